@@ -1,0 +1,195 @@
+"""One event type per fact. The store, `reins exec --json` and the UI protocol carry these.
+
+Every event is a frozen dataclass with a `type` tag; `to_dict`/`from_dict` map it to and from
+plain JSON-able dicts. `from_dict` is strict: an unknown type or a bad field raises
+`EventDecodeError`, which receivers log and drop.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+
+class EventDecodeError(ValueError):
+    """A dict that is not a valid event."""
+
+
+@dataclass(frozen=True)
+class Event:
+    type: ClassVar[str] = ""
+    session_id: str
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return {"type": self.type, **data}
+
+
+_EVENT_TYPES: dict[str, type[Event]] = {}
+
+
+def _event(cls: type[Event]) -> type[Event]:
+    _EVENT_TYPES[cls.type] = cls
+    return cls
+
+
+@_event
+@dataclass(frozen=True)
+class SessionStarted(Event):
+    type: ClassVar[str] = "session_started"
+    workspace: str
+    model: str
+    sandbox: str
+    mode: str = "ask"
+
+
+@_event
+@dataclass(frozen=True)
+class UserMessage(Event):
+    type: ClassVar[str] = "user_message"
+    text: str
+
+
+@_event
+@dataclass(frozen=True)
+class AssistantDelta(Event):
+    """A piece of streamed text; not stored (the finished block is)."""
+
+    type: ClassVar[str] = "assistant_delta"
+    text: str
+
+
+@_event
+@dataclass(frozen=True)
+class AssistantText(Event):
+    type: ClassVar[str] = "assistant_text"
+    text: str
+
+
+@_event
+@dataclass(frozen=True)
+class ToolCallStarted(Event):
+    type: ClassVar[str] = "tool_call"
+    call_id: str
+    name: str
+    input: Any
+    summary: str = ""
+    risk: str = "read"
+
+
+@_event
+@dataclass(frozen=True)
+class ApprovalRequest(Event):
+    type: ClassVar[str] = "approval_request"
+    call_id: str
+    name: str
+    input: Any
+    risk: str
+    reason: str
+    preview: str = ""
+    rule: str = ""
+    can_always: bool = True
+
+
+@_event
+@dataclass(frozen=True)
+class ApprovalDecision(Event):
+    type: ClassVar[str] = "approval_decision"
+    call_id: str
+    decision: str
+    """allow_once | allow_session | allow_always | deny | unavailable"""
+    decided_by: str = "user"
+    scope: str = "once"
+    rule: str = ""
+    message: str = ""
+
+
+@_event
+@dataclass(frozen=True)
+class ToolProgress(Event):
+    type: ClassVar[str] = "tool_progress"
+    call_id: str
+    bytes_so_far: int = 0
+    last_line: str = ""
+    elapsed_s: float = 0.0
+
+
+@_event
+@dataclass(frozen=True)
+class ToolResultEvent(Event):
+    type: ClassVar[str] = "tool_result"
+    call_id: str
+    name: str
+    is_error: bool
+    error_code: str | None = None
+    duration_ms: float = 0.0
+    output_bytes: int = 0
+    externalized_path: str | None = None
+    preview: str = ""
+
+
+@_event
+@dataclass(frozen=True)
+class RunFinished(Event):
+    type: ClassVar[str] = "run_finished"
+    stop_reason: str
+    rounds: int = 0
+    usage: Mapping[str, int] = field(default_factory=dict)
+    cost_usd: float = 0.0
+
+
+@_event
+@dataclass(frozen=True)
+class ErrorEvent(Event):
+    type: ClassVar[str] = "error"
+    code: str
+    message: str
+
+
+EVENT_TYPES: Mapping[str, type[Event]] = _EVENT_TYPES
+
+
+def event_from_dict(data: Any) -> Event:
+    """Build an event from a plain dict, checking the type tag and every field."""
+    if not isinstance(data, Mapping):
+        raise EventDecodeError(f"event must be an object, got {type(data).__name__}")
+    tag = data.get("type")
+    cls = _EVENT_TYPES.get(tag) if isinstance(tag, str) else None
+    if cls is None:
+        raise EventDecodeError(f"unknown event type {tag!r}")
+    hints = typing.get_type_hints(cls)
+    kwargs: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if f.name in data:
+            value = data[f.name]
+            _check_type(cls.type, f.name, hints[f.name], value)
+            kwargs[f.name] = value
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise EventDecodeError(f"{tag}: missing field {f.name!r}")
+    return cls(**kwargs)
+
+
+def _check_type(tag: str, name: str, hint: Any, value: Any) -> None:
+    if hint is Any:
+        return
+    origin = typing.get_origin(hint)
+    options = typing.get_args(hint) if origin in (typing.Union, _UnionType) else (hint,)
+    for option in options:
+        if option is type(None) and value is None:
+            return
+        base = typing.get_origin(option) or option
+        if base is Mapping:
+            base = dict
+        if base is float and isinstance(value, int) and not isinstance(value, bool):
+            return
+        if base in (int, float) and isinstance(value, bool):
+            continue
+        if isinstance(base, type) and isinstance(value, base):
+            return
+    raise EventDecodeError(f"{tag}: field {name!r} has the wrong type ({type(value).__name__})")
+
+
+_UnionType = type(int | None)

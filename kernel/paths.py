@@ -1,0 +1,82 @@
+"""Every place Reins keeps things on disk. This module is the only one that knows them.
+
+`REINS_HOME`, when set, holds everything (data and config) under one folder: tests and
+portable installs use it. Otherwise data goes to `platformdirs.user_data_dir("reins")` and
+settings to `platformdirs.user_config_dir("reins")`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import platformdirs
+
+ENV_HOME = "REINS_HOME"
+APP_NAME = "reins"
+_SESSION_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+_CALL_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+
+
+class UnsafeIdentifier(ValueError):
+    """An identifier that is not safe to use as a path component."""
+
+
+def check_session_id(session_id: str) -> str:
+    if not isinstance(session_id, str) or not _SESSION_ID.match(session_id):
+        raise UnsafeIdentifier(f"session id {session_id!r} must match {_SESSION_ID.pattern}")
+    return session_id
+
+
+def check_call_id(call_id: str) -> str:
+    if not isinstance(call_id, str) or not _CALL_ID.match(call_id):
+        raise UnsafeIdentifier(f"call id {call_id!r} must match {_CALL_ID.pattern}")
+    return call_id
+
+
+@dataclass(frozen=True)
+class AppPaths:
+    data: Path
+    config: Path
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> AppPaths:
+        env = os.environ if environ is None else environ
+        home = env.get(ENV_HOME)
+        if home:
+            root = Path(home).expanduser().resolve()
+            return cls(data=root / "data", config=root / "config")
+        return cls(
+            data=Path(platformdirs.user_data_dir(APP_NAME)),
+            config=Path(platformdirs.user_config_dir(APP_NAME)),
+        )
+
+    @property
+    def database(self) -> Path:
+        return self.data / "reins.sqlite3"
+
+    @property
+    def settings_file(self) -> Path:
+        return self.config / "settings.json"
+
+    @property
+    def logs(self) -> Path:
+        return self.data / "logs"
+
+    @property
+    def sandbox_home(self) -> Path:
+        """The empty home folder commands see inside the sandbox."""
+        return self.data / "sandbox-home"
+
+    def session_dir(self, session_id: str) -> Path:
+        return self.data / "sessions" / check_session_id(session_id)
+
+    def tool_results_dir(self, session_id: str) -> Path:
+        return self.session_dir(session_id) / "tool-results"
+
+    def protected(self) -> tuple[Path, ...]:
+        """Reins' own settings and data: never writable by a tool."""
+        return (self.config, self.data)

@@ -1,0 +1,183 @@
+"""The one externalization store: large tool outputs live on disk, the model gets a preview.
+
+Full outputs are written to `<data>/sessions/<session>/tool-results/<call_id>.txt`; the
+context keeps a head and a tail cut on character boundaries and a marker that says how much
+was left out and where the rest is. The call id is checked before it becomes part of a path,
+so a path is never built from model input.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from kernel.paths import AppPaths, check_call_id
+
+HEAD_CHARS = 6_000
+TAIL_CHARS = 24_000
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+_SURROGATES = re.compile(r"[\udc80-\udcff]+")
+
+
+def clean_for_model(text: str) -> str:
+    """Strip ANSI escapes and show undecodable bytes as U+FFFD."""
+    return _SURROGATES.sub("\ufffd", _ANSI.sub("", text))
+
+
+def split_budget(limit: int) -> tuple[int, int]:
+    """Head and tail sizes (characters) for a preview that fits in `limit` characters."""
+    head = min(HEAD_CHARS, limit // 5)
+    tail = min(TAIL_CHARS, limit - head)
+    return head, tail
+
+
+def omission_marker(omitted_bytes: int, omitted_lines: int | None, path: Path) -> str:
+    lines = f", {omitted_lines} lines" if omitted_lines is not None else ""
+    return (
+        f"\n[… {omitted_bytes} bytes{lines} omitted; full output at {path} "
+        f"— page through it with read_tool_output …]\n"
+    )
+
+
+def looks_binary(sample: bytes) -> bool:
+    """A NUL byte, or mostly non-text bytes, in the first block."""
+    if not sample:
+        return False
+    if b"\x00" in sample:
+        return True
+    text_bytes = bytes(range(32, 127)) + b"\n\r\t\f\b\x1b"
+    nontext = sum(1 for b in sample[:4096] if b not in text_bytes and b < 128)
+    return nontext / min(len(sample), 4096) > 0.3
+
+
+@dataclass(frozen=True)
+class Preview:
+    text: str
+    """What the model sees."""
+    path: Path | None
+    """Where the full output is, when it was externalized."""
+    total_bytes: int
+
+
+class SpoolWriter:
+    """Streams a running command's output to its file; memory stays flat."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._file: BinaryIO = open(path, "wb")  # noqa: SIM115 - closed by close()
+        self.bytes_written = 0
+        self._tail = b""
+
+    def write(self, data: bytes) -> None:
+        if not data:
+            return
+        self._file.write(data)
+        self.bytes_written += len(data)
+        self._tail = (self._tail + data)[-4096:]
+
+    @property
+    def last_line(self) -> str:
+        lines = self._tail.rstrip(b"\n").rsplit(b"\n", 1)
+        line = lines[-1].decode("utf-8", "replace")
+        return clean_for_model(line)[-200:]
+
+    def close(self) -> None:
+        if not self._file.closed:
+            self._file.flush()
+            self._file.close()
+
+    def __enter__(self) -> SpoolWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class OutputStore:
+    """Full outputs of one session's tool calls, and the previews the model gets."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    @classmethod
+    def for_session(cls, paths: AppPaths, session_id: str) -> OutputStore:
+        return cls(paths.tool_results_dir(session_id))
+
+    def path_for(self, call_id: str) -> Path:
+        return self.root / f"{check_call_id(call_id)}.txt"
+
+    def spool(self, call_id: str) -> SpoolWriter:
+        self.root.mkdir(parents=True, exist_ok=True)
+        return SpoolWriter(self.path_for(call_id))
+
+    def externalize(self, call_id: str, text: str, limit: int) -> Preview:
+        """Keep `text` inline when it fits in `limit` characters, else store it in full."""
+        size = len(text.encode("utf-8", "surrogateescape"))
+        if len(text) <= limit:
+            return Preview(clean_for_model(text), None, size)
+        path = self.path_for(call_id)
+        self.root.mkdir(parents=True, exist_ok=True)
+        _atomic_write(path, text.encode("utf-8", "surrogateescape"))
+        head_n, tail_n = split_budget(limit)
+        head, tail = text[:head_n], text[len(text) - tail_n :]
+        middle = text[head_n : len(text) - tail_n]
+        omitted = len(middle.encode("utf-8", "surrogateescape"))
+        body = head + omission_marker(omitted, middle.count("\n"), path) + tail
+        return Preview(clean_for_model(body), path, size)
+
+    def preview_file(self, path: Path, limit: int) -> Preview:
+        """A preview of a file already on disk (a spooled command output).
+
+        Reads only the head and the tail, so a 1 GB file costs the same as a small one.
+        """
+        size = path.stat().st_size
+        head_n, tail_n = split_budget(limit)
+        with open(path, "rb") as f:
+            sample = f.read(min(size, max(limit * 4, 4096)))
+            if looks_binary(sample):
+                return Preview(
+                    f"[binary output, {size} bytes, not shown; full output at {path}]",
+                    path,
+                    size,
+                )
+            if size <= limit * 4:
+                text = sample.decode("utf-8", "surrogateescape")
+                if len(text) <= limit:
+                    return Preview(clean_for_model(text), None, size)
+            head = _decode_head(sample, head_n)
+            head_bytes = len(head.encode("utf-8", "surrogateescape"))
+            f.seek(max(0, size - tail_n * 4))
+            tail = _decode_tail(f.read(), tail_n)
+        tail_bytes = len(tail.encode("utf-8", "surrogateescape"))
+        omitted = max(0, size - head_bytes - tail_bytes)
+        body = head + omission_marker(omitted, None, path) + tail
+        return Preview(clean_for_model(body), path, size)
+
+
+def _decode_head(data: bytes, chars: int) -> str:
+    decoder = codecs.getincrementaldecoder("utf-8")("surrogateescape")
+    return decoder.decode(data, final=False)[:chars]
+
+
+def _decode_tail(data: bytes, chars: int) -> str:
+    start = 0
+    while start < min(3, len(data)) and (data[start] & 0xC0) == 0x80:
+        start += 1
+    text = data[start:].decode("utf-8", "surrogateescape")
+    return text[len(text) - chars :] if len(text) > chars else text
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,161 @@
+"""The data that crosses the dispatch boundary: ToolSpec, ToolCall, ToolResult.
+
+A tool is defined once, as a ToolSpec. The registry, the dispatcher, the approval policy,
+the timeline and the executor all read the same spec; there is no second list of schemas
+and no second map of handlers.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kernel.tools.externalize import OutputStore
+    from kernel.tools.pathpolicy import PathPolicy
+
+DEFAULT_OUTPUT_LIMIT = 30_000
+DEFAULT_TIMEOUT_S = 120.0
+
+
+class Risk(enum.StrEnum):
+    """How much a tool can change. The approval policy starts from this."""
+
+    READ = "read"
+    WRITE = "write"
+    EXECUTE = "execute"
+    DESTRUCTIVE = "destructive"
+
+
+class ErrorCode(enum.StrEnum):
+    """Stable error codes of a failed call; the model and the timeline see them."""
+
+    UNKNOWN_TOOL = "unknown_tool"
+    INVALID_ARGUMENTS = "invalid_arguments"
+    PERMISSION_DENIED = "permission_denied"
+    APPROVAL_DENIED = "approval_denied"
+    APPROVAL_UNAVAILABLE = "approval_unavailable"
+    TIMEOUT = "timeout"
+    EXECUTION_ERROR = "execution_error"
+    CANCELLED = "cancelled"
+    LOOP_DETECTED = "loop_detected"
+    RATE_LIMITED = "rate_limited"
+    SANDBOX_UNAVAILABLE = "sandbox_unavailable"
+
+
+class ToolError(Exception):
+    """Raised by a handler for an expected failure: the message goes to the model.
+
+    `retryable` marks transient failures the dispatcher may retry (up to the spec's
+    `retries`); `code` lets a tool report a more precise code than execution_error.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        hint: str = "",
+        retryable: bool = False,
+        code: ErrorCode = ErrorCode.EXECUTION_ERROR,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        self.retryable = retryable
+        self.code = code
+
+
+Content = str | tuple[Mapping[str, Any], ...]
+"""A result's content: plain text, or Anthropic content blocks (text, image, ...)."""
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool_use block from the model. `input` is untrusted until validated."""
+
+    call_id: str
+    name: str
+    input: Any
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """How every call ends, success or failure. Never an exception."""
+
+    call_id: str
+    content: Content
+    is_error: bool = False
+    error_code: ErrorCode | None = None
+    duration_ms: float = 0.0
+    output_bytes: int = 0
+    externalized_path: str | None = None
+
+    @property
+    def text(self) -> str:
+        """The content as plain text (text blocks joined; other blocks named)."""
+        if isinstance(self.content, str):
+            return self.content
+        parts = []
+        for block in self.content:
+            if block.get("type") == "text":
+                parts.append(str(block.get("text", "")))
+            else:
+                parts.append(f"[{block.get('type', 'block')}]")
+        return "\n".join(parts)
+
+
+@dataclass(frozen=True)
+class Progress:
+    """A running call's progress, for the timeline (emitted, never returned)."""
+
+    call_id: str
+    bytes_so_far: int = 0
+    last_line: str = ""
+    elapsed_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """Per-call facts a handler may ask for by annotating a parameter with ToolContext."""
+
+    session_id: str
+    call_id: str
+    workspace: Path
+    path_policy: PathPolicy
+    outputs: OutputStore
+    progress: Callable[[Progress], None] = field(default=lambda _p: None)
+    network: bool = False
+    """True only when the user allowed network access for this call or session."""
+
+
+Handler = Callable[..., Any] | Callable[..., Awaitable[Any]]
+
+
+def _default_summary(args: Mapping[str, Any]) -> str:
+    text = ", ".join(f"{k}={v!r}" for k, v in args.items())
+    return text if len(text) <= 80 else text[:79] + "…"
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """Everything about one tool. Built by `@tool` or by hand, registered once."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+    handler: Handler
+    risk: Risk = Risk.READ
+    concurrent_safe: bool = False
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    retries: int = 0
+    output_limit: int = DEFAULT_OUTPUT_LIMIT
+    summarize: Callable[[Mapping[str, Any]], str] = _default_summary
+    path_params: tuple[str, ...] = ()
+    """Names of arguments that are filesystem paths: the policy checks them before a call."""
+    origin: str = "builtin"
+    """Where the tool comes from: "builtin", or "mcp:<server>"."""
+    annotations: Mapping[str, Any] = field(default_factory=dict)
+    """Free-form facts for display (e.g. MCP hints); never trusted for decisions."""

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs the system packages the test suite needs, when it can (root with apt-get),
+# and says clearly what is missing when it cannot. It never fails the build by itself:
+# the tests that need a missing package fail with their own message.
+set -u
+need=()
+command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
+command -v xvfb-run >/dev/null 2>&1 || need+=(xvfb)
+# Qt's xcb platform plugin (used under xvfb) needs these shared libraries.
+for lib in libxcb-cursor.so.0 libxkbcommon-x11.so.0 libEGL.so.1 libGL.so.1; do
+  if ! ldconfig -p 2>/dev/null | grep -q "$lib"; then
+    case "$lib" in
+      libxcb-cursor.so.0) need+=(libxcb-cursor0) ;;
+      libxkbcommon-x11.so.0) need+=(libxkbcommon-x11-0) ;;
+      libEGL.so.1) need+=(libegl1) ;;
+      libGL.so.1) need+=(libgl1) ;;
+    esac
+  fi
+done
+[ ${#need[@]} -eq 0 ] && exit 0
+extra=(libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0 libxcb-shape0
+       libxcb-xinerama0 libxcb-randr0 libdbus-1-3 fonts-dejavu-core xauth)
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "system-deps: installing ${need[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q >/dev/null 2>&1 || true
+  if ! apt-get install -y -q "${need[@]}" "${extra[@]}" >/dev/null 2>&1; then
+    echo "system-deps: apt-get install failed for: ${need[*]}" >&2
+  fi
+else
+  echo "system-deps: missing ${need[*]} (run as root with apt-get, or install them by hand);" \
+       "tests that need them will fail and say so" >&2
+fi
+exit 0
