@@ -129,6 +129,8 @@ class ToolContext:
     progress: Callable[[Progress], None] = field(default=lambda _p: None)
     network: bool = False
     """True only when the user allowed network access for this call or session."""
+    user_approved: bool = False
+    """True only when the user explicitly approved this very call (a click or CLI flag)."""
 
 
 Handler = Callable[..., Any] | Callable[..., Awaitable[Any]]

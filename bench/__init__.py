@@ -1,0 +1,1 @@
+"""Benchmarks run by `make bench`. Each `bench/bench_*.py` module has a `run()` function."""
