@@ -1,0 +1,345 @@
+"""The versioned message protocol between the desktop UI and the kernel worker process.
+
+It is the only thing the two processes share. Every message is a frozen dataclass with a
+`kind` tag; `encode` turns it into JSON bytes for the pipe and `decode` turns bytes back into
+a message. Commands travel from the UI to the kernel; replies travel back. Facts about a
+session travel as `EventMessage`, which wraps the one event type per fact of
+`kernel.events` — this module never redefines an event.
+
+`decode` is strict and never raises: a malformed, unknown or wrong-version message is logged
+and dropped (it returns None), so neither side can be crashed by the other.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from kernel.events import Event, EventDecodeError, event_from_dict
+
+PROTOCOL_VERSION = 1
+log = logging.getLogger(__name__)
+
+MODES = ("read-only", "ask", "auto-edit", "auto")
+DECISIONS = ("allow_once", "allow_session", "allow_always", "deny")
+
+
+class ProtocolError(ValueError):
+    """A message that does not follow the protocol."""
+
+
+@dataclass(frozen=True)
+class Message:
+    kind: ClassVar[str] = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        return {"v": PROTOCOL_VERSION, "kind": self.kind, **data}
+
+
+_KINDS: dict[str, type[Message]] = {}
+
+
+def _message(cls: type[Message]) -> type[Message]:
+    if cls.kind in _KINDS:
+        raise RuntimeError(f"duplicate message kind {cls.kind!r}")
+    _KINDS[cls.kind] = cls
+    return cls
+
+
+# ---- shared records ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """One session as the sidebar lists it."""
+
+    session_id: str
+    title: str
+    workspace: str
+    mode: str = "ask"
+    model: str = ""
+    updated_at: float = 0.0
+
+
+# ---- commands: UI → kernel ----------------------------------------------------------------
+
+
+@_message
+@dataclass(frozen=True)
+class SetApiKey(Message):
+    """The key, read from the keyring by the UI; the kernel keeps it in memory only."""
+
+    kind: ClassVar[str] = "set_api_key"
+    api_key: str = field(repr=False)
+
+
+@_message
+@dataclass(frozen=True)
+class Configure(Message):
+    kind: ClassVar[str] = "configure"
+    model: str = ""
+    base_url: str = ""
+
+
+@_message
+@dataclass(frozen=True)
+class ListSessions(Message):
+    kind: ClassVar[str] = "list_sessions"
+    query: str = ""
+
+
+@_message
+@dataclass(frozen=True)
+class NewSession(Message):
+    kind: ClassVar[str] = "new_session"
+    workspace: str
+    mode: str = "ask"
+    title: str = ""
+
+
+@_message
+@dataclass(frozen=True)
+class OpenSession(Message):
+    """Load a session's history (also used to reload it after a kernel restart)."""
+
+    kind: ClassVar[str] = "open_session"
+    session_id: str
+
+
+@_message
+@dataclass(frozen=True)
+class RenameSession(Message):
+    kind: ClassVar[str] = "rename_session"
+    session_id: str
+    title: str
+
+
+@_message
+@dataclass(frozen=True)
+class DeleteSession(Message):
+    kind: ClassVar[str] = "delete_session"
+    session_id: str
+
+
+@_message
+@dataclass(frozen=True)
+class SetMode(Message):
+    kind: ClassVar[str] = "set_mode"
+    session_id: str
+    mode: str
+
+
+@_message
+@dataclass(frozen=True)
+class StartRun(Message):
+    kind: ClassVar[str] = "start_run"
+    session_id: str
+    prompt: str
+
+
+@_message
+@dataclass(frozen=True)
+class ResumeRun(Message):
+    """Continue a session whose last run was interrupted (pending approval, crash)."""
+
+    kind: ClassVar[str] = "resume_run"
+    session_id: str
+
+
+@_message
+@dataclass(frozen=True)
+class CancelRun(Message):
+    kind: ClassVar[str] = "cancel_run"
+    session_id: str
+
+
+@_message
+@dataclass(frozen=True)
+class ApprovalAnswer(Message):
+    kind: ClassVar[str] = "approval_answer"
+    session_id: str
+    call_id: str
+    decision: str
+    """allow_once | allow_session | allow_always | deny"""
+    message: str = ""
+    """For a denial: an optional message passed to the model."""
+    confirmed: bool = False
+    """True when the user gave the second confirmation a destructive call needs."""
+
+
+@_message
+@dataclass(frozen=True)
+class Shutdown(Message):
+    kind: ClassVar[str] = "shutdown"
+
+
+# ---- replies: kernel → UI -------------------------------------------------------------------
+
+
+@_message
+@dataclass(frozen=True)
+class KernelReady(Message):
+    kind: ClassVar[str] = "kernel_ready"
+    protocol_version: int
+    pid: int
+    sandbox: str = "none"
+    sandbox_reason: str = ""
+    has_api_key: bool = False
+    model: str = ""
+
+
+@_message
+@dataclass(frozen=True)
+class EventMessage(Message):
+    """One fact about a session, as stored: the events of `kernel.events`."""
+
+    kind: ClassVar[str] = "event"
+    event: Event
+
+
+@_message
+@dataclass(frozen=True)
+class SessionList(Message):
+    kind: ClassVar[str] = "session_list"
+    sessions: tuple[SessionInfo, ...] = ()
+    query: str = ""
+
+
+@_message
+@dataclass(frozen=True)
+class SessionLoaded(Message):
+    """A session's stored history, replayed in order; `interrupted` marks a run to retry."""
+
+    kind: ClassVar[str] = "session_loaded"
+    info: SessionInfo
+    events: tuple[Event, ...] = ()
+    interrupted: bool = False
+
+
+@_message
+@dataclass(frozen=True)
+class SessionDeleted(Message):
+    kind: ClassVar[str] = "session_deleted"
+    session_id: str
+
+
+@_message
+@dataclass(frozen=True)
+class RunStatus(Message):
+    """running | idle | interrupted (a run was cut short and can be resumed)."""
+
+    kind: ClassVar[str] = "run_status"
+    session_id: str
+    state: str
+
+
+@_message
+@dataclass(frozen=True)
+class CommandFailed(Message):
+    kind: ClassVar[str] = "command_failed"
+    command: str
+    message: str
+    session_id: str = ""
+
+
+MESSAGE_KINDS: Mapping[str, type[Message]] = _KINDS
+
+
+# ---- encoding --------------------------------------------------------------------------------
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Event):
+        return value.to_dict()
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return value
+
+
+def encode(message: Message) -> bytes:
+    return json.dumps(message.to_dict(), ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def message_from_dict(data: Any) -> Message:
+    """Build a message from a plain dict; raises ProtocolError naming what is wrong."""
+    if not isinstance(data, Mapping):
+        raise ProtocolError(f"message must be an object, got {type(data).__name__}")
+    version = data.get("v")
+    if version != PROTOCOL_VERSION or isinstance(version, bool):
+        raise ProtocolError(f"unsupported protocol version {version!r}")
+    kind = data.get("kind")
+    cls = _KINDS.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise ProtocolError(f"unknown message kind {kind!r}")
+    return _build(cls, data, kind)
+
+
+def decode(raw: bytes | str) -> Message | None:
+    """The message in `raw`, or None (logged) when it is malformed, unknown or too new."""
+    try:
+        data = json.loads(raw)
+        return message_from_dict(data)
+    except (ProtocolError, ValueError, RecursionError) as exc:
+        log.warning("dropped a malformed protocol message: %s", _short(exc))
+        return None
+
+
+def _short(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    return text if len(text) <= 300 else text[:299] + "…"
+
+
+def _build(cls: type, data: Mapping[str, Any], tag: str) -> Any:
+    hints = typing.get_type_hints(cls)
+    kwargs: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if f.name in data:
+            kwargs[f.name] = _convert(hints[f.name], data[f.name], f"{tag}.{f.name}")
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise ProtocolError(f"{tag}: missing field {f.name!r}")
+    return cls(**kwargs)
+
+
+def _convert(hint: Any, value: Any, where: str) -> Any:
+    """Check `value` against a field's type, building nested records and events."""
+    if hint is Any:
+        return value
+    if hint is Event:
+        try:
+            return event_from_dict(value)
+        except EventDecodeError as exc:
+            raise ProtocolError(f"{where}: {exc}") from exc
+    origin = typing.get_origin(hint)
+    if origin is tuple:
+        (item,) = typing.get_args(hint)[:1]
+        if not isinstance(value, list):
+            raise ProtocolError(f"{where}: expected a list, got {type(value).__name__}")
+        return tuple(_convert(item, v, f"{where}[{i}]") for i, v in enumerate(value))
+    if dataclasses.is_dataclass(hint):
+        if not isinstance(value, Mapping):
+            raise ProtocolError(f"{where}: expected an object, got {type(value).__name__}")
+        return _build(hint, value, where)
+    if _scalar_ok(hint, value):
+        return float(value) if hint is float else value
+    raise ProtocolError(f"{where}: expected {getattr(hint, '__name__', hint)}, "
+                        f"got {type(value).__name__}")
+
+
+def _scalar_ok(hint: Any, value: Any) -> bool:
+    if hint is bool:
+        return isinstance(value, bool)
+    if isinstance(value, bool):
+        return False
+    if hint is float:
+        return isinstance(value, int | float)
+    return hint in (int, str) and isinstance(value, hint)
