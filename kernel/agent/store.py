@@ -1,0 +1,512 @@
+"""The session store: one SQLite database (WAL) that loses nothing that was shown.
+
+It holds the sessions (title, workspace, model, mode, run state), the exact message history
+sent to the API, every stored event, the results of executed tool calls (the dispatcher's
+`ResultLog`, so a call executed before a crash is never run twice) and the per-round trace.
+
+Durability: every write is committed (WAL, `synchronous=FULL`, so fsynced) before the call
+that made it returns. `append_event` therefore returns only once the event is on disk, and
+callers report an event (print it, send it to the UI) only after that.
+
+Threads: the store is safe to use from any number of threads. All writes go through one
+writer thread that commits whatever is queued at that moment in one transaction (group
+commit): concurrent writers share one fsync, and each caller still waits for its own commit.
+Each write runs inside its own savepoint, so a failing write raises in its caller only.
+Reads use a separate connection. Tool outputs are never stored here as blobs: a stored
+result holds only the preview the model saw and the path of the externalized output.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import queue
+import secrets
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from kernel.events import Event, event_from_dict
+from kernel.paths import check_session_id
+from kernel.tools.spec import ErrorCode, ToolResult
+
+T = TypeVar("T")
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,
+    title TEXT NOT NULL DEFAULT '',
+    workspace TEXT NOT NULL,
+    model TEXT NOT NULL,
+    mode TEXT NOT NULL,
+    created REAL NOT NULL,
+    updated REAL NOT NULL,
+    run_state TEXT NOT NULL DEFAULT 'idle',
+    run_info TEXT NOT NULL DEFAULT '{}'
+);
+CREATE TABLE IF NOT EXISTS events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    type TEXT NOT NULL,
+    data TEXT NOT NULL,
+    created REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_by_session ON events(session_id, seq);
+CREATE TABLE IF NOT EXISTS messages (
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    idx INTEGER NOT NULL,
+    role TEXT NOT NULL,
+    content TEXT NOT NULL,
+    PRIMARY KEY (session_id, idx)
+);
+CREATE TABLE IF NOT EXISTS tool_results (
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    call_id TEXT NOT NULL,
+    content TEXT NOT NULL,
+    is_error INTEGER NOT NULL,
+    error_code TEXT,
+    duration_ms REAL NOT NULL,
+    output_bytes INTEGER NOT NULL,
+    externalized_path TEXT,
+    PRIMARY KEY (session_id, call_id)
+);
+CREATE TABLE IF NOT EXISTS trace (
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    pos INTEGER NOT NULL,
+    record TEXT NOT NULL,
+    PRIMARY KEY (session_id, pos)
+);
+"""
+
+
+class UnknownSession(KeyError):
+    """No session with this id."""
+
+    def __str__(self) -> str:
+        return f"no session {self.args[0]!r}"
+
+
+class RunState(enum.StrEnum):
+    """Where a session's latest run stands. `running` after a crash means interrupted."""
+
+    IDLE = "idle"
+    RUNNING = "running"
+    INTERRUPTED = "interrupted"
+    FINISHED = "finished"
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    session_id: str
+    title: str
+    workspace: str
+    model: str
+    mode: str
+    created: float
+    updated: float
+    run_state: RunState
+    run_info: Mapping[str, Any] = field(default_factory=dict)
+    """The loop's progress record of the latest run (rounds, usage, cost, limits)."""
+
+
+def new_session_id() -> str:
+    return time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(4)
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _result_content(content: str) -> Any:
+    value = json.loads(content)
+    return value if isinstance(value, str) else tuple(value)
+
+
+class SessionResultLog:
+    """The dispatcher's ResultLog for one session: results by call id, durable on `put`."""
+
+    def __init__(self, store: SessionStore, session_id: str) -> None:
+        self._store = store
+        self.session_id = session_id
+
+    def get(self, call_id: str) -> ToolResult | None:
+        return self._store.get_result(self.session_id, call_id)
+
+    def put(self, result: ToolResult) -> None:
+        self._store.put_result(self.session_id, result)
+
+
+@dataclass
+class _Job:
+    fn: Callable[[sqlite3.Connection], Any]
+    future: Future[Any]
+
+
+class SessionStore:
+    """Sessions, message history, events, tool results and traces in one SQLite file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        writer = self._connect()
+        writer.executescript(_SCHEMA)
+        writer.execute(
+            "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)",
+            (str(SCHEMA_VERSION),),
+        )
+        self._reader = self._connect()
+        self._read_lock = threading.Lock()
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._closed = False
+        self._thread = threading.Thread(
+            target=self._writer_loop, args=(writer,), name="reins-store-writer", daemon=True
+        )
+        self._thread.start()
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=FULL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute("PRAGMA busy_timeout=10000")
+        return conn
+
+    # ---- the writer -------------------------------------------------------------------
+
+    def _writer_loop(self, conn: sqlite3.Connection) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                break
+            batch = [job]
+            stop = False
+            while True:
+                try:
+                    more = self._jobs.get_nowait()
+                except queue.Empty:
+                    break
+                if more is None:
+                    stop = True
+                    break
+                batch.append(more)
+            self._commit_batch(conn, batch)
+            if stop:
+                break
+        conn.close()
+
+    @staticmethod
+    def _commit_batch(conn: sqlite3.Connection, batch: list[_Job]) -> None:
+        outcomes: list[tuple[bool, Any]] = []
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            for job in batch:
+                conn.execute("SAVEPOINT job")
+                try:
+                    outcomes.append((True, job.fn(conn)))
+                    conn.execute("RELEASE job")
+                except Exception as exc:
+                    conn.execute("ROLLBACK TO job")
+                    conn.execute("RELEASE job")
+                    outcomes.append((False, exc))
+            conn.execute("COMMIT")
+        except Exception as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            for job in batch:
+                job.future.set_exception(exc)
+            return
+        for job, (ok, value) in zip(batch, outcomes, strict=True):
+            if ok:
+                job.future.set_result(value)
+            else:
+                job.future.set_exception(value)
+
+    def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run `fn` in the writer; return once its transaction is committed."""
+        if self._closed:
+            raise RuntimeError("the session store is closed")
+        future: Future[T] = Future()
+        self._jobs.put(_Job(fn, future))
+        return future.result()
+
+    def _read(self, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._read_lock:
+            return self._reader.execute(sql, tuple(params)).fetchall()
+
+    def close(self) -> None:
+        """Finish pending writes and close. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        self._jobs.put(None)
+        self._thread.join()
+        with self._read_lock:
+            self._reader.close()
+
+    def __enter__(self) -> SessionStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---- sessions ---------------------------------------------------------------------
+
+    def create_session(
+        self, workspace: Path | str, model: str, mode: str = "ask", title: str = ""
+    ) -> str:
+        session_id = new_session_id()
+        now = time.time()
+
+        def insert(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "INSERT INTO sessions(id, title, workspace, model, mode, created, updated)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (session_id, title, str(workspace), model, mode, now, now),
+            )
+
+        self._write(insert)
+        return session_id
+
+    def get_session(self, session_id: str) -> SessionInfo:
+        rows = self._read(
+            "SELECT id, title, workspace, model, mode, created, updated, run_state, run_info"
+            " FROM sessions WHERE id = ?",
+            (session_id,),
+        )
+        if not rows:
+            raise UnknownSession(session_id)
+        return _session_info(rows[0])
+
+    def has_session(self, session_id: str) -> bool:
+        return bool(self._read("SELECT 1 FROM sessions WHERE id = ?", (session_id,)))
+
+    def list_sessions(self, query: str | None = None) -> list[SessionInfo]:
+        """Newest first. `query` matches title, workspace, or any stored message text."""
+        columns = "id, title, workspace, model, mode, created, updated, run_state, run_info"
+        if not query:
+            rows = self._read(f"SELECT {columns} FROM sessions ORDER BY updated DESC")
+        else:
+            like = "%" + query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            rows = self._read(
+                f"SELECT {columns} FROM sessions s WHERE title LIKE ?1 ESCAPE '\\'"
+                " OR workspace LIKE ?1 ESCAPE '\\' OR EXISTS (SELECT 1 FROM events e"
+                " WHERE e.session_id = s.id AND e.type IN ('user_message', 'assistant_text')"
+                " AND e.data LIKE ?1 ESCAPE '\\') ORDER BY updated DESC",
+                (like,),
+            )
+        return [_session_info(r) for r in rows]
+
+    def _update_session(self, session_id: str, column: str, value: Any) -> None:
+        def update(conn: sqlite3.Connection) -> None:
+            cur = conn.execute(
+                f"UPDATE sessions SET {column} = ?, updated = ? WHERE id = ?",
+                (value, time.time(), session_id),
+            )
+            if cur.rowcount == 0:
+                raise UnknownSession(session_id)
+
+        self._write(update)
+
+    def rename_session(self, session_id: str, title: str) -> None:
+        self._update_session(session_id, "title", title)
+
+    def set_session_mode(self, session_id: str, mode: str) -> None:
+        self._update_session(session_id, "mode", mode)
+
+    def set_session_model(self, session_id: str, model: str) -> None:
+        self._update_session(session_id, "model", model)
+
+    def delete_session(self, session_id: str) -> None:
+        """Remove the session and everything stored for it (externalized files stay)."""
+
+        def delete(conn: sqlite3.Connection) -> None:
+            if conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount == 0:
+                raise UnknownSession(session_id)
+
+        self._write(delete)
+
+    # ---- run state --------------------------------------------------------------------
+
+    def set_run_state(
+        self, session_id: str, state: RunState, info: Mapping[str, Any] | None = None
+    ) -> None:
+        """Record where the latest run stands; `info` replaces the run's progress record."""
+
+        def update(conn: sqlite3.Connection) -> None:
+            if info is None:
+                sql, params = "UPDATE sessions SET run_state = ?, updated = ? WHERE id = ?", (
+                    state.value, time.time(), session_id)
+            else:
+                sql = "UPDATE sessions SET run_state = ?, run_info = ?, updated = ? WHERE id = ?"
+                params = (state.value, _dumps(dict(info)), time.time(), session_id)
+            if conn.execute(sql, params).rowcount == 0:
+                raise UnknownSession(session_id)
+
+        self._write(update)
+
+    def mark_interrupted(self) -> list[str]:
+        """After a crash: every session still `running` becomes `interrupted`; their ids."""
+
+        def update(conn: sqlite3.Connection) -> list[str]:
+            ids = [r[0] for r in conn.execute("SELECT id FROM sessions WHERE run_state = ?",
+                                              (RunState.RUNNING.value,))]
+            conn.execute("UPDATE sessions SET run_state = ? WHERE run_state = ?",
+                         (RunState.INTERRUPTED.value, RunState.RUNNING.value))
+            return ids
+
+        return self._write(update)
+
+    # ---- events -----------------------------------------------------------------------
+
+    def append_event(self, event: Event) -> int:
+        """Store one event; returns its sequence number once it is committed to disk."""
+        return self.append_events([event])[0]
+
+    def append_events(self, events: Iterable[Event]) -> list[int]:
+        """Store several events in one transaction; their sequence numbers, in order."""
+        rows = [(e.session_id, e.type, _dumps(e.to_dict())) for e in events]
+
+        def insert(conn: sqlite3.Connection) -> list[int]:
+            now = time.time()
+            seqs = []
+            for session_id, type_, data in rows:
+                cur = conn.execute(
+                    "INSERT INTO events(session_id, type, data, created) VALUES (?, ?, ?, ?)",
+                    (session_id, type_, data, now),
+                )
+                seqs.append(int(cur.lastrowid or 0))
+            return seqs
+
+        return self._write(insert)
+
+    def events(self, session_id: str, after_seq: int = 0) -> list[tuple[int, Event]]:
+        rows = self._read(
+            "SELECT seq, data FROM events WHERE session_id = ? AND seq > ? ORDER BY seq",
+            (session_id, after_seq),
+        )
+        return [(seq, event_from_dict(json.loads(data))) for seq, data in rows]
+
+    # ---- the API message history ------------------------------------------------------
+
+    def append_message(self, session_id: str, message: Mapping[str, Any]) -> int:
+        """Append one API message ({"role", "content"}) exactly as sent; returns its index."""
+        role = message["role"]
+        content = _dumps(message["content"])
+
+        def insert(conn: sqlite3.Connection) -> int:
+            (idx,) = conn.execute(
+                "SELECT COALESCE(MAX(idx) + 1, 0) FROM messages WHERE session_id = ?",
+                (session_id,),
+            ).fetchone()
+            conn.execute(
+                "INSERT INTO messages(session_id, idx, role, content) VALUES (?, ?, ?, ?)",
+                (session_id, idx, role, content),
+            )
+            conn.execute("UPDATE sessions SET updated = ? WHERE id = ?", (time.time(), session_id))
+            return int(idx)
+
+        return self._write(insert)
+
+    def replace_last_message(self, session_id: str, message: Mapping[str, Any]) -> None:
+        """Replace the newest message (used to merge consecutive user turns)."""
+        role = message["role"]
+        content = _dumps(message["content"])
+
+        def update(conn: sqlite3.Connection) -> None:
+            cur = conn.execute(
+                "UPDATE messages SET role = ?, content = ? WHERE session_id = ? AND idx ="
+                " (SELECT MAX(idx) FROM messages WHERE session_id = ?)",
+                (role, content, session_id, session_id),
+            )
+            if cur.rowcount == 0:
+                raise ValueError(f"session {session_id!r} has no message to replace")
+
+        self._write(update)
+
+    def messages(self, session_id: str) -> list[dict[str, Any]]:
+        rows = self._read(
+            "SELECT role, content FROM messages WHERE session_id = ? ORDER BY idx",
+            (session_id,),
+        )
+        return [{"role": role, "content": json.loads(content)} for role, content in rows]
+
+    # ---- tool results (ResultLog) -----------------------------------------------------
+
+    def result_log(self, session_id: str) -> SessionResultLog:
+        check_session_id(session_id)
+        return SessionResultLog(self, session_id)
+
+    def put_result(self, session_id: str, result: ToolResult) -> None:
+        content = _dumps(result.content if isinstance(result.content, str)
+                         else [dict(b) for b in result.content])
+        row = (
+            session_id, result.call_id, content, int(result.is_error),
+            result.error_code.value if result.error_code else None,
+            float(result.duration_ms), int(result.output_bytes), result.externalized_path,
+        )
+
+        def insert(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "INSERT OR REPLACE INTO tool_results(session_id, call_id, content, is_error,"
+                " error_code, duration_ms, output_bytes, externalized_path)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                row,
+            )
+
+        self._write(insert)
+
+    def get_result(self, session_id: str, call_id: str) -> ToolResult | None:
+        rows = self._read(
+            "SELECT content, is_error, error_code, duration_ms, output_bytes, externalized_path"
+            " FROM tool_results WHERE session_id = ? AND call_id = ?",
+            (session_id, call_id),
+        )
+        if not rows:
+            return None
+        content, is_error, code, duration_ms, output_bytes, path = rows[0]
+        return ToolResult(
+            call_id=call_id,
+            content=_result_content(content),
+            is_error=bool(is_error),
+            error_code=ErrorCode(code) if code else None,
+            duration_ms=duration_ms,
+            output_bytes=output_bytes,
+            externalized_path=path,
+        )
+
+    # ---- trace ------------------------------------------------------------------------
+
+    def append_trace(self, session_id: str, record: Mapping[str, Any]) -> None:
+        data = _dumps(dict(record))
+
+        def insert(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "INSERT INTO trace(session_id, pos, record) VALUES (?, (SELECT COALESCE("
+                "MAX(pos) + 1, 0) FROM trace WHERE session_id = ?), ?)",
+                (session_id, session_id, data),
+            )
+
+        self._write(insert)
+
+    def trace(self, session_id: str) -> list[dict[str, Any]]:
+        rows = self._read(
+            "SELECT record FROM trace WHERE session_id = ? ORDER BY pos", (session_id,)
+        )
+        return [json.loads(r[0]) for r in rows]
+
+
+def _session_info(row: tuple[Any, ...]) -> SessionInfo:
+    sid, title, workspace, model, mode, created, updated, state, info = row
+    return SessionInfo(
+        session_id=sid, title=title, workspace=workspace, model=model, mode=mode,
+        created=created, updated=updated, run_state=RunState(state),
+        run_info=json.loads(info),
+    )
