@@ -105,6 +105,20 @@ class ApprovalDecision(Event):
     scope: str = "once"
     rule: str = ""
     message: str = ""
+    network: bool = False
+    """The approved call (and a session grant made from it) gets the network."""
+
+
+@_event
+@dataclass(frozen=True)
+class GrantRevoked(Event):
+    """The user took back a session grant or an always-allow rule."""
+
+    type: ClassVar[str] = "grant_revoked"
+    rule: str
+    scope: str
+    """session | always"""
+    revoked_by: str = "user"
 
 
 @_event
