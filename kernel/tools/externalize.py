@@ -21,12 +21,22 @@ from kernel.paths import AppPaths, check_call_id
 HEAD_CHARS = 6_000
 TAIL_CHARS = 24_000
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
-_SURROGATES = re.compile(r"[\udc80-\udcff]+")
+_SURROGATES = re.compile(r"[\ud800-\udfff]+")
+_UNPAIRED = re.compile(r"[\ud800-\udc7f\udd00-\udfff]")
+"""Surrogates that do not stand for an undecodable byte (those are U+DC80..U+DCFF)."""
 
 
 def clean_for_model(text: str) -> str:
-    """Strip ANSI escapes and show undecodable bytes as U+FFFD."""
+    """Strip ANSI escapes and show undecodable bytes (and stray surrogates) as U+FFFD."""
     return _SURROGATES.sub("\ufffd", _ANSI.sub("", text))
+
+
+def encode_text(text: str) -> bytes:
+    """UTF-8 bytes of tool output: undecodable bytes kept, stray surrogates as U+FFFD."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return _UNPAIRED.sub("\ufffd", text).encode("utf-8", "surrogateescape")
 
 
 def split_budget(limit: int) -> tuple[int, int]:
@@ -117,18 +127,18 @@ class OutputStore:
 
     def externalize(self, call_id: str, text: str, limit: int) -> Preview:
         """Keep `text` inline when it fits in `limit` characters, else store it in full."""
-        size = len(text.encode("utf-8", "surrogateescape"))
+        data = encode_text(text)
         if len(text) <= limit:
-            return Preview(clean_for_model(text), None, size)
+            return Preview(clean_for_model(text), None, len(data))
         path = self.path_for(call_id)
         self.root.mkdir(parents=True, exist_ok=True)
-        _atomic_write(path, text.encode("utf-8", "surrogateescape"))
+        _atomic_write(path, data)
         head_n, tail_n = split_budget(limit)
         head, tail = text[:head_n], text[len(text) - tail_n :]
         middle = text[head_n : len(text) - tail_n]
-        omitted = len(middle.encode("utf-8", "surrogateescape"))
+        omitted = len(encode_text(middle))
         body = head + omission_marker(omitted, middle.count("\n"), path) + tail
-        return Preview(clean_for_model(body), path, size)
+        return Preview(clean_for_model(body), path, len(data))
 
     def preview_file(self, path: Path, limit: int) -> Preview:
         """A preview of a file already on disk (a spooled command output).
@@ -150,10 +160,10 @@ class OutputStore:
                 if len(text) <= limit:
                     return Preview(clean_for_model(text), None, size)
             head = _decode_head(sample, head_n)
-            head_bytes = len(head.encode("utf-8", "surrogateescape"))
+            head_bytes = len(encode_text(head))
             f.seek(max(0, size - tail_n * 4))
             tail = _decode_tail(f.read(), tail_n)
-        tail_bytes = len(tail.encode("utf-8", "surrogateescape"))
+        tail_bytes = len(encode_text(tail))
         omitted = max(0, size - head_bytes - tail_bytes)
         body = head + omission_marker(omitted, None, path) + tail
         return Preview(clean_for_model(body), path, size)

@@ -1,0 +1,596 @@
+"""Dispatch: every tool call ends as a ToolResult, never as an exception.
+
+One call goes through, in this order (each failure is an error result with a stable code):
+
+1. the call id is checked (`invalid_arguments`; it is never used in a path otherwise);
+2. a call id already executed in this session returns its stored result (idempotency);
+3. lookup (`unknown_tool`, naming the available tools and the closest match);
+4. argument validation against the spec's compiled schema (`invalid_arguments`, every bad
+   field with its JSON path, what was expected and what was received);
+5. the gate (`permission_denied` / `approval_denied` / `approval_unavailable`);
+6. execution under the spec's timeout (`timeout`), exceptions → `execution_error` (or the
+   ToolError's own code); ToolError(retryable=True) is retried with exponential backoff and
+   jitter up to `spec.retries` times, nothing else is retried;
+7. output longer than `spec.output_limit` is externalized through the OutputStore.
+
+Sync handlers run in a worker thread (the event loop never blocks); async handlers run in
+the loop. A timed-out or cancelled sync handler cannot be stopped: its thread finishes on
+its own and its result is dropped.
+
+Cancellation: when the task awaiting `dispatch` or `dispatch_many` is cancelled, every call
+that had not finished gets a `cancelled` result, which is stored in the ResultLog and sent
+to `observer.call_finished`, and then CancelledError is re-raised so cancellation keeps
+its normal asyncio meaning. A caller that must answer every tool_use after a cancel reads
+the results back with `Dispatcher.stored(call_id)`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import inspect
+import json
+import logging
+import random
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from kernel.paths import UnsafeIdentifier, check_call_id
+from kernel.tools.externalize import OutputStore, encode_text
+from kernel.tools.pathpolicy import PathPolicy
+from kernel.tools.registry import RegisteredTool, ToolRegistry
+from kernel.tools.spec import (
+    Content,
+    ErrorCode,
+    Progress,
+    ToolCall,
+    ToolContext,
+    ToolError,
+    ToolResult,
+    ToolSpec,
+)
+
+log = logging.getLogger(__name__)
+
+RETRY_BASE_S = 0.25
+RETRY_MAX_S = 8.0
+_MAX_SHOWN = 200
+_BLOCK_TYPES = frozenset({"text", "image", "document"})
+
+
+@dataclass(frozen=True)
+class GateOutcome:
+    """The gate's answer for one call."""
+
+    allowed: bool
+    error_code: ErrorCode | None = None
+    message: str = ""
+    network: bool = False
+    user_approved: bool = False
+    extra_paths: tuple[Path, ...] = ()
+
+
+ALLOWED = GateOutcome(allowed=True)
+
+
+class Gate(Protocol):
+    async def authorize(
+        self, spec: ToolSpec, call: ToolCall, args: Mapping[str, Any]
+    ) -> GateOutcome: ...
+
+
+class AllowAll:
+    """The gate that allows every call (path confinement is still enforced by PathPolicy)."""
+
+    async def authorize(
+        self, spec: ToolSpec, call: ToolCall, args: Mapping[str, Any]
+    ) -> GateOutcome:
+        return ALLOWED
+
+
+class DispatchObserver(Protocol):
+    """Told about each call; always called on the event loop thread."""
+
+    def call_started(self, call: ToolCall, spec: ToolSpec | None) -> None: ...
+    def progress(self, progress: Progress) -> None: ...
+    def call_finished(self, call: ToolCall, result: ToolResult) -> None: ...
+
+
+class NullObserver:
+    def call_started(self, call: ToolCall, spec: ToolSpec | None) -> None:
+        return None
+
+    def progress(self, progress: Progress) -> None:
+        return None
+
+    def call_finished(self, call: ToolCall, result: ToolResult) -> None:
+        return None
+
+
+class ResultLog(Protocol):
+    """Results of calls already executed in the session (idempotency)."""
+
+    def get(self, call_id: str) -> ToolResult | None: ...
+    def put(self, result: ToolResult) -> None: ...
+
+
+class MemoryResultLog:
+    def __init__(self) -> None:
+        self._results: dict[str, ToolResult] = {}
+
+    def get(self, call_id: str) -> ToolResult | None:
+        return self._results.get(call_id)
+
+    def put(self, result: ToolResult) -> None:
+        self._results[result.call_id] = result
+
+
+def _short(value: Any, limit: int = 120) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _call_id_text(call: ToolCall) -> str:
+    return call.call_id if isinstance(call.call_id, str) else repr(call.call_id)
+
+
+def error_result(
+    call_id: str, code: ErrorCode, message: str, *, duration_ms: float = 0.0
+) -> ToolResult:
+    """An error result; `message` should say what happened, why, and how to fix it."""
+    return ToolResult(
+        call_id=call_id,
+        content=message,
+        is_error=True,
+        error_code=code,
+        duration_ms=duration_ms,
+        output_bytes=len(message.encode("utf-8", "replace")),
+    )
+
+
+def describe_validation_errors(tool_name: str, errors: list[Any]) -> str:
+    """One line per bad field: JSON path, what was expected, what was received."""
+    lines = [f"Invalid arguments for tool {tool_name!r}:"]
+    for err in sorted(errors, key=lambda e: (e.json_path, e.validator)):
+        if err.validator == "required":
+            expected = "a required property that is missing"
+        elif err.validator == "additionalProperties":
+            expected = "only the properties declared in the schema"
+        else:
+            expected = f"{err.validator} {_short(err.validator_value, 80)}"
+        lines.append(
+            f"- at {err.json_path}: {err.message} (expected {expected}; "
+            f"received {_short(err.instance)})"
+        )
+    lines.append("Fix these fields and call the tool again with arguments matching its schema.")
+    return "\n".join(lines)
+
+
+def _normalize(value: Any) -> Content:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if (
+        isinstance(value, (list, tuple))
+        and value
+        and all(isinstance(b, Mapping) and b.get("type") in _BLOCK_TYPES for b in value)
+    ):
+        return tuple(value)
+    return json.dumps(value, ensure_ascii=False, indent=2, default=str)
+
+
+class Dispatcher:
+    """Runs tool calls for one session; nothing raised by a tool reaches the caller."""
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        *,
+        session_id: str,
+        workspace: Path,
+        outputs: OutputStore,
+        path_policy: PathPolicy,
+        gate: Gate | None = None,
+        observer: DispatchObserver | None = None,
+        results: ResultLog | None = None,
+        max_parallel: int = 4,
+        retry_base_s: float = RETRY_BASE_S,
+    ) -> None:
+        if max_parallel < 1:
+            raise ValueError(f"max_parallel must be ≥ 1, got {max_parallel}")
+        self.registry = registry
+        self.session_id = session_id
+        self.workspace = workspace
+        self.outputs = outputs
+        self.path_policy = path_policy
+        self.gate: Gate = gate if gate is not None else AllowAll()
+        self.observer: DispatchObserver = observer if observer is not None else NullObserver()
+        self.results: ResultLog = results if results is not None else MemoryResultLog()
+        self.max_parallel = max_parallel
+        self.retry_base_s = retry_base_s
+        self._inflight: dict[str, asyncio.Future[ToolResult]] = {}
+
+    # -- public ----------------------------------------------------------------------------
+
+    def stored(self, call_id: str) -> ToolResult | None:
+        """The stored result of a call already finished (or cancelled) in this session."""
+        try:
+            return self.results.get(call_id)
+        except Exception:
+            log.exception("result log failed to read %r", call_id)
+            return None
+
+    async def dispatch(self, call: ToolCall) -> ToolResult:
+        """Run one call; always returns a ToolResult (CancelledError is re-raised, see above)."""
+        try:
+            check_call_id(call.call_id)
+        except UnsafeIdentifier:
+            result = error_result(
+                _call_id_text(call),
+                ErrorCode.INVALID_ARGUMENTS,
+                f"The tool call id {_short(call.call_id, 60)} is not valid: ids must be 1-128 "
+                f"letters, digits, '_' or '-'. The call was not run; issue it again with a "
+                f"new id.",
+            )
+            self._notify("call_started", call, None)
+            self._notify("call_finished", call, result)
+            return result
+        previous = self.stored(call.call_id)
+        if previous is not None:
+            return previous
+        running = self._inflight.get(call.call_id)
+        if running is not None:
+            return await asyncio.shield(running)
+        future: asyncio.Future[ToolResult] = asyncio.get_running_loop().create_future()
+        self._inflight[call.call_id] = future
+        started = time.perf_counter()
+        entry = self.registry.entry(call.name) if isinstance(call.name, str) else None
+        self._notify("call_started", call, entry.spec if entry else None)
+        try:
+            result = await self._run(call, entry, started)
+        except asyncio.CancelledError:
+            result = error_result(
+                call.call_id,
+                ErrorCode.CANCELLED,
+                f"The call to {call.name!r} was cancelled by the user before it finished; "
+                f"its effects, if any, may be partial. Ask the user before running it again.",
+                duration_ms=(time.perf_counter() - started) * 1000,
+            )
+            self._finish(call, result, future)
+            raise
+        except BaseException as exc:  # a bug in the pipeline itself: still a result
+            log.exception("dispatch pipeline failed for %s", call.call_id)
+            result = error_result(
+                call.call_id,
+                ErrorCode.EXECUTION_ERROR,
+                f"Reins failed internally while running {call.name!r} "
+                f"({type(exc).__name__}: {exc}). This is not caused by the arguments; "
+                f"try again or tell the user.",
+                duration_ms=(time.perf_counter() - started) * 1000,
+            )
+            if not isinstance(exc, Exception):
+                self._finish(call, result, future)
+                raise
+        self._finish(call, result, future)
+        return result
+
+    async def dispatch_many(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
+        """Run a batch in the model's order: consecutive concurrency-safe calls in parallel
+        (at most `max_parallel` at once), every other call alone. Results come back in call
+        order, each bound to its own call id; one failing call never drops the others."""
+        results: list[ToolResult | None] = [None] * len(calls)
+        semaphore = asyncio.Semaphore(self.max_parallel)
+
+        async def run_one(index: int) -> None:
+            async with semaphore:
+                results[index] = await self.dispatch(calls[index])
+
+        index = 0
+        try:
+            while index < len(calls):
+                group = [index]
+                if self._is_concurrent_safe(calls[index]):
+                    while index + len(group) < len(calls) and self._is_concurrent_safe(
+                        calls[index + len(group)]
+                    ):
+                        group.append(index + len(group))
+                if len(group) == 1:
+                    results[index] = await self.dispatch(calls[index])
+                else:
+                    tasks = [asyncio.ensure_future(run_one(i)) for i in group]
+                    try:
+                        await asyncio.gather(*tasks)
+                    except asyncio.CancelledError:
+                        for task in tasks:
+                            task.cancel()
+                        await asyncio.gather(*tasks, return_exceptions=True)
+                        raise
+                index += len(group)
+        except asyncio.CancelledError:
+            self._cancel_rest(calls, results)
+            raise
+        return [r for r in results if r is not None]
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _is_concurrent_safe(self, call: ToolCall) -> bool:
+        entry = self.registry.entry(call.name) if isinstance(call.name, str) else None
+        return entry is None or entry.spec.concurrent_safe
+
+    def _cancel_rest(self, calls: Sequence[ToolCall], results: list[ToolResult | None]) -> None:
+        for call, result in zip(calls, results, strict=True):
+            if result is not None or not isinstance(call.call_id, str):
+                continue
+            try:
+                check_call_id(call.call_id)
+            except UnsafeIdentifier:
+                continue
+            if self.stored(call.call_id) is not None:
+                continue
+            skipped = error_result(
+                call.call_id,
+                ErrorCode.CANCELLED,
+                f"The call to {call.name!r} was not started because the user cancelled the "
+                f"run. Ask the user before running it.",
+            )
+            self._store(skipped)
+            self._notify("call_finished", call, skipped)
+
+    def _finish(
+        self, call: ToolCall, result: ToolResult, future: asyncio.Future[ToolResult]
+    ) -> None:
+        self._store(result)
+        self._inflight.pop(call.call_id, None)
+        if not future.done():
+            future.set_result(result)
+        self._notify("call_finished", call, result)
+
+    def _store(self, result: ToolResult) -> None:
+        try:
+            self.results.put(result)
+        except Exception:
+            log.exception("result log failed to store %s", result.call_id)
+
+    def _notify(self, method: str, *args: Any) -> None:
+        try:
+            getattr(self.observer, method)(*args)
+        except Exception:
+            log.exception("dispatch observer %s failed", method)
+
+    async def _run(
+        self, call: ToolCall, entry: RegisteredTool | None, started: float
+    ) -> ToolResult:
+        def elapsed() -> float:
+            return (time.perf_counter() - started) * 1000
+
+        if entry is None:
+            return error_result(
+                call.call_id,
+                ErrorCode.UNKNOWN_TOOL,
+                self._unknown_message(call.name),
+                duration_ms=elapsed(),
+            )
+        spec = entry.spec
+        args = call.input
+        if not isinstance(args, dict):
+            return error_result(
+                call.call_id,
+                ErrorCode.INVALID_ARGUMENTS,
+                f"Invalid arguments for tool {spec.name!r}: the input must be a JSON object, "
+                f"received {type(args).__name__} {_short(args)}. Call it again with an object "
+                f"whose fields match the tool's schema.",
+                duration_ms=elapsed(),
+            )
+        if not entry.validator.is_valid(args):
+            errors = list(entry.validator.iter_errors(args))
+            return error_result(
+                call.call_id,
+                ErrorCode.INVALID_ARGUMENTS,
+                describe_validation_errors(spec.name, errors),
+                duration_ms=elapsed(),
+            )
+        outcome = await self._authorize(spec, call, args)
+        if not outcome.allowed:
+            code = outcome.error_code or ErrorCode.PERMISSION_DENIED
+            message = outcome.message or (
+                f"The call to {spec.name!r} was not allowed by the permission policy. "
+                f"Do something else, or ask the user to allow it."
+            )
+            return error_result(call.call_id, code, message, duration_ms=elapsed())
+        kwargs = dict(args)
+        if entry.context_param is not None:
+            kwargs[entry.context_param] = self._context(call, outcome)
+        return await self._execute(call, entry, kwargs, started)
+
+    def _unknown_message(self, name: Any) -> str:
+        names = sorted(self.registry.names())
+        close = difflib.get_close_matches(name, names, n=1) if isinstance(name, str) else []
+        suggestion = f" Did you mean {close[0]!r}?" if close else ""
+        shown = ", ".join(names[:_MAX_SHOWN]) or "(none)"
+        return (
+            f"There is no tool named {_short(name, 80)}, so nothing was run.{suggestion} "
+            f"Available tools: {shown}."
+        )
+
+    async def _authorize(
+        self, spec: ToolSpec, call: ToolCall, args: Mapping[str, Any]
+    ) -> GateOutcome:
+        if isinstance(self.gate, AllowAll):
+            return ALLOWED
+        try:
+            outcome = await self.gate.authorize(spec, call, args)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.exception("gate failed for %s", call.call_id)
+            return GateOutcome(
+                allowed=False,
+                error_code=ErrorCode.APPROVAL_UNAVAILABLE,
+                message=(
+                    f"The call to {spec.name!r} was not run because the permission check "
+                    f"failed ({type(exc).__name__}: {exc}). Reins refuses when it cannot "
+                    f"check; tell the user."
+                ),
+            )
+        if not isinstance(outcome, GateOutcome):
+            return GateOutcome(
+                allowed=False,
+                error_code=ErrorCode.APPROVAL_UNAVAILABLE,
+                message=f"The permission check for {spec.name!r} gave no answer; not run.",
+            )
+        return outcome
+
+    def _context(self, call: ToolCall, outcome: GateOutcome) -> ToolContext:
+        loop = asyncio.get_running_loop()
+        loop_thread = threading.get_ident()
+        observer_progress = self._notify
+
+        def progress(p: Progress) -> None:
+            if threading.get_ident() == loop_thread:
+                observer_progress("progress", p)
+            else:
+                loop.call_soon_threadsafe(observer_progress, "progress", p)
+
+        policy = self.path_policy.allowing(outcome.extra_paths)
+        return ToolContext(
+            session_id=self.session_id,
+            call_id=call.call_id,
+            workspace=self.workspace,
+            path_policy=policy,
+            outputs=self.outputs,
+            progress=progress,
+            network=outcome.network,
+            user_approved=outcome.user_approved,
+        )
+
+    async def _execute(
+        self, call: ToolCall, entry: RegisteredTool, kwargs: dict[str, Any], started: float
+    ) -> ToolResult:
+        spec = entry.spec
+        attempt = 0
+        while True:
+            timer = asyncio.timeout(spec.timeout_s)
+            try:
+                async with timer:
+                    if entry.is_async:
+                        value = await spec.handler(**kwargs)
+                    else:
+                        value = await asyncio.to_thread(spec.handler, **kwargs)
+                        if inspect.isawaitable(value):
+                            value = await value
+                return self._success(call, spec, value, started)
+            except TimeoutError as exc:
+                if not timer.expired():
+                    return self._exception_result(call, spec, exc, started)
+                return error_result(
+                    call.call_id,
+                    ErrorCode.TIMEOUT,
+                    f"The call to {spec.name!r} did not finish within its {spec.timeout_s:g} s "
+                    f"time limit and was stopped. Try a smaller or more specific request.",
+                    duration_ms=(time.perf_counter() - started) * 1000,
+                )
+            except ToolError as exc:
+                if exc.retryable and attempt < spec.retries:
+                    delay = min(RETRY_MAX_S, self.retry_base_s * 2**attempt)
+                    await asyncio.sleep(delay * random.uniform(0.5, 1.5))
+                    attempt += 1
+                    continue
+                return self._tool_error_result(call, spec, exc, started, attempt)
+            except Exception as exc:
+                return self._exception_result(call, spec, exc, started)
+
+    def _tool_error_result(
+        self, call: ToolCall, spec: ToolSpec, exc: ToolError, started: float, attempt: int
+    ) -> ToolResult:
+        text = exc.message
+        if exc.hint:
+            text = f"{text}\n{exc.hint}"
+        if attempt:
+            text = f"{text}\n(failed {attempt + 1} times; retried {attempt} times)"
+        return error_result(
+            call.call_id, exc.code, text, duration_ms=(time.perf_counter() - started) * 1000
+        )
+
+    def _exception_result(
+        self, call: ToolCall, spec: ToolSpec, exc: BaseException, started: float
+    ) -> ToolResult:
+        return error_result(
+            call.call_id,
+            ErrorCode.EXECUTION_ERROR,
+            f"The tool {spec.name!r} failed with {type(exc).__name__}: {exc}. Check the "
+            f"arguments against the error, or try a different approach.",
+            duration_ms=(time.perf_counter() - started) * 1000,
+        )
+
+    def _success(self, call: ToolCall, spec: ToolSpec, value: Any, started: float) -> ToolResult:
+        if isinstance(value, ToolResult):
+            return self._from_handler_result(call, spec, value, started)
+        content = _normalize(value)
+        return self._limited(call, spec, content, False, None, started)
+
+    def _from_handler_result(
+        self, call: ToolCall, spec: ToolSpec, value: ToolResult, started: float
+    ) -> ToolResult:
+        code = value.error_code
+        if value.is_error and code is None:
+            code = ErrorCode.EXECUTION_ERROR
+        if value.externalized_path is not None:
+            return ToolResult(
+                call_id=call.call_id,
+                content=value.content,
+                is_error=value.is_error,
+                error_code=code if value.is_error else None,
+                duration_ms=(time.perf_counter() - started) * 1000,
+                output_bytes=value.output_bytes,
+                externalized_path=value.externalized_path,
+            )
+        return self._limited(
+            call, spec, value.content, value.is_error, code if value.is_error else None, started
+        )
+
+    def _limited(
+        self,
+        call: ToolCall,
+        spec: ToolSpec,
+        content: Content,
+        is_error: bool,
+        code: ErrorCode | None,
+        started: float,
+    ) -> ToolResult:
+        if isinstance(content, str):
+            text = content
+            others: tuple[Mapping[str, Any], ...] = ()
+        else:
+            text = "\n".join(str(b.get("text", "")) for b in content if b.get("type") == "text")
+            others = tuple(b for b in content if b.get("type") != "text")
+        size = len(encode_text(text))
+        externalized: str | None = None
+        if len(text) > spec.output_limit:
+            try:
+                preview = self.outputs.externalize(call.call_id, text, spec.output_limit)
+                shown = preview.text
+                externalized = str(preview.path) if preview.path is not None else None
+            except OSError as exc:
+                log.exception("could not externalize the output of %s", call.call_id)
+                shown = text[: spec.output_limit] + (
+                    f"\n[… output cut at {spec.output_limit} characters of {len(text)}; the "
+                    f"full output could not be stored ({exc}) …]"
+                )
+            content = shown if not others else ({"type": "text", "text": shown}, *others)
+        return ToolResult(
+            call_id=call.call_id,
+            content=content,
+            is_error=is_error,
+            error_code=code,
+            duration_ms=(time.perf_counter() - started) * 1000,
+            output_bytes=size,
+            externalized_path=externalized,
+        )

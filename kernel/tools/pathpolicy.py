@@ -1,0 +1,320 @@
+"""The one path policy: where a tool may read and write.
+
+Every tool that touches the filesystem (file tools, commands, MCP roots, the approval policy)
+goes through `PathPolicy`. A raw path from the model is resolved the same way everywhere:
+`~` expanded, relative to the workspace, `..` and symlinks resolved. Anything that ends
+outside the workspace is refused unless the user allowed that path for this call
+(`allowing`). Writes inside the workspace are also refused for protected files (git hooks
+and config, shell start-up files, editor settings, Reins' own folders).
+
+Checking a path and then opening it by name leaves a gap: a symlink swapped in between
+would redirect the write. So writes (and reads) go through file descriptors: the parent
+directory is opened one component at a time with O_NOFOLLOW starting from the workspace
+(or the approved root), and the file is created and renamed relative to that directory fd.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import re
+import stat
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from kernel.paths import AppPaths
+from kernel.tools.spec import ErrorCode, ToolError
+
+DEFAULT_PROTECTED: tuple[str, ...] = (
+    ".git/hooks/**",
+    ".git/config",
+    ".bashrc",
+    ".bash_profile",
+    ".zshrc",
+    ".zprofile",
+    ".profile",
+    ".gitconfig",
+    ".gitmodules",
+    ".mcp.json",
+    ".vscode/**",
+    ".idea/**",
+)
+"""Workspace-relative patterns that no tool may write without the user's explicit approval.
+
+A pattern matches at any depth (`.git/config` also protects `sub/.git/config`); `**` matches
+everything below a folder.
+"""
+
+
+def _read_umask() -> int:
+    current = os.umask(0o022)
+    os.umask(current)
+    return current
+
+
+_UMASK = _read_umask()
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+class PathRefused(ToolError):
+    """A path the policy does not allow; the message says why and what to do instead."""
+
+    def __init__(self, message: str, *, hint: str = "") -> None:
+        super().__init__(message, hint=hint, code=ErrorCode.PERMISSION_DENIED)
+
+
+@dataclass(frozen=True)
+class PathVerdict:
+    """What the policy thinks of one raw path (no decision is taken here)."""
+
+    resolved: Path
+    inside_workspace: bool
+    protected: str | None
+    """The protected pattern or folder this write would touch, else None (always None for reads)."""
+    approved: bool = False
+    """The user allowed this path for the current call (`PathPolicy.allowing`)."""
+
+    @property
+    def allowed(self) -> bool:
+        """True when resolve_read/resolve_write would accept the path."""
+        if self.protected is not None and self.protected.startswith("reins:"):
+            return False
+        return self.approved or (self.inside_workspace and self.protected is None)
+
+
+def _pattern_regex(pattern: str) -> re.Pattern[str]:
+    """A workspace-relative glob (`*`, `?`, `**`) as a regex matching at any depth."""
+    parts: list[str] = []
+    for segment in PurePosixPath(pattern).parts:
+        if segment == "**":
+            parts.append(".*")
+            continue
+        out = ""
+        for ch in segment:
+            out += "[^/]*" if ch == "*" else "[^/]" if ch == "?" else re.escape(ch)
+        parts.append(out)
+    return re.compile(r"(?:^|.*/)" + "/".join(parts) + r"$")
+
+
+class PathPolicy:
+    """Resolves raw paths and decides which of them a tool may read or write."""
+
+    def __init__(
+        self,
+        workspace: Path,
+        protected: Sequence[Path | str] = (),
+        *,
+        app_paths: AppPaths | None = None,
+        extra: Iterable[Path] = (),
+    ) -> None:
+        self.workspace = Path(os.path.realpath(Path(workspace).expanduser()))
+        self._protected_input = tuple(protected)
+        self._app_paths = app_paths if app_paths is not None else AppPaths.from_env()
+        self._patterns: list[tuple[str, re.Pattern[str]]] = []
+        self._protected_roots: list[Path] = []
+        for item in (*DEFAULT_PROTECTED, *self._protected_input):
+            if isinstance(item, Path) or os.path.isabs(os.path.expanduser(item)):
+                self._protected_roots.append(Path(os.path.realpath(Path(item).expanduser())))
+            else:
+                self._patterns.append((str(item), _pattern_regex(str(item))))
+        self._reins_roots = tuple(Path(os.path.realpath(p)) for p in self._app_paths.protected())
+        self.extra: tuple[Path, ...] = tuple(Path(os.path.realpath(p)) for p in extra)
+
+    # -- decisions -------------------------------------------------------------------------
+
+    def allowing(self, paths: Iterable[Path]) -> PathPolicy:
+        """The same policy, also accepting `paths` (and anything below them)."""
+        paths = tuple(paths)
+        if not paths:
+            return self
+        return PathPolicy(
+            self.workspace,
+            self._protected_input,
+            app_paths=self._app_paths,
+            extra=(*self.extra, *paths),
+        )
+
+    def resolve(self, raw: str) -> Path:
+        """`raw` made absolute: `~` expanded, relative to the workspace, `..` and links resolved."""
+        if not isinstance(raw, str) or not raw.strip():
+            raise ToolError(
+                "The path is empty.",
+                hint="Pass a file or folder path, relative to the workspace or absolute.",
+                code=ErrorCode.INVALID_ARGUMENTS,
+            )
+        if "\x00" in raw:
+            raise ToolError(
+                "The path contains a NUL character, which no filesystem path can hold.",
+                hint="Remove the NUL character from the path.",
+                code=ErrorCode.INVALID_ARGUMENTS,
+            )
+        expanded = os.path.expanduser(raw)
+        joined = os.path.join(self.workspace, expanded)
+        return Path(os.path.realpath(joined))
+
+    def classify(self, raw: str, *, write: bool) -> PathVerdict:
+        resolved = self.resolve(raw)
+        inside = resolved.is_relative_to(self.workspace)
+        protected = self._protected_reason(resolved, inside) if write else None
+        approved = any(resolved.is_relative_to(root) for root in self.extra)
+        return PathVerdict(resolved, inside, protected, approved)
+
+    def _protected_reason(self, resolved: Path, inside: bool) -> str | None:
+        for root in self._reins_roots:
+            if resolved.is_relative_to(root):
+                return f"reins:{root}"
+        for root in self._protected_roots:
+            if resolved.is_relative_to(root):
+                return str(root)
+        if inside and resolved != self.workspace:
+            rel = resolved.relative_to(self.workspace).as_posix()
+            for name, regex in self._patterns:
+                if regex.match(rel):
+                    return name
+        return None
+
+    def resolve_read(self, raw: str) -> Path:
+        return self._check(self.classify(raw, write=False), raw, write=False)
+
+    def resolve_write(self, raw: str) -> Path:
+        return self._check(self.classify(raw, write=True), raw, write=True)
+
+    def _check(self, verdict: PathVerdict, raw: str, *, write: bool) -> Path:
+        if verdict.allowed:
+            return verdict.resolved
+        where = f"{raw!r} (resolves to {verdict.resolved})"
+        if verdict.protected is not None and verdict.protected.startswith("reins:"):
+            raise PathRefused(
+                f"Writing {where} is refused: it is inside Reins' own settings or data folder "
+                f"({verdict.protected.removeprefix('reins:')}), which tools may never change.",
+                hint="Write somewhere in the workspace instead.",
+            )
+        if verdict.protected is not None and verdict.inside_workspace:
+            raise PathRefused(
+                f"Writing {where} is refused: it matches the protected pattern "
+                f"{verdict.protected!r} (files that can run code or change tool settings).",
+                hint="Ask the user to make this change, or to approve writing this file.",
+            )
+        if verdict.protected is not None:
+            raise PathRefused(
+                f"Writing {where} is refused: it is inside the protected folder "
+                f"{verdict.protected}.",
+                hint="Ask the user to make this change.",
+            )
+        action = "Writing" if write else "Reading"
+        raise PathRefused(
+            f"{action} {where} is refused: it is outside the workspace {self.workspace}.",
+            hint="Use a path inside the workspace, or ask the user to allow this path.",
+        )
+
+    # -- I/O through directory file descriptors --------------------------------------------
+
+    def _root_for(self, resolved: Path) -> Path:
+        if resolved.is_relative_to(self.workspace):
+            return self.workspace
+        for root in sorted(self.extra, key=lambda p: len(p.parts), reverse=True):
+            if resolved.is_relative_to(root):
+                return root if root != resolved else root.parent
+        return Path(resolved.anchor)
+
+    @contextlib.contextmanager
+    def open_parent(self, resolved: Path, *, create: bool = False) -> Iterator[int]:
+        """A file descriptor of `resolved`'s parent folder, opened without following links.
+
+        Walks from the workspace (or the approved root) one component at a time with
+        O_NOFOLLOW, creating missing folders when `create` is set. A component that became
+        a symlink or a file since the check makes this fail with PathRefused.
+        """
+        root = self._root_for(resolved)
+        if resolved == root:
+            root = Path(resolved.anchor)
+        rel_parts = resolved.parent.relative_to(root).parts
+        fd = os.open(root, _DIR_FLAGS)
+        try:
+            for part in rel_parts:
+                try:
+                    next_fd = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                except FileNotFoundError:
+                    if not create:
+                        raise
+                    with contextlib.suppress(FileExistsError):
+                        os.mkdir(part, dir_fd=fd)
+                    next_fd = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                except OSError as exc:
+                    if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                        raise PathRefused(
+                            f"The folder {part!r} on the way to {resolved} is a symlink or "
+                            f"not a folder (it changed after the path was checked).",
+                            hint="Check the path again; do not write through symlinks.",
+                        ) from exc
+                    raise
+                os.close(fd)
+                fd = next_fd
+            yield fd
+        finally:
+            os.close(fd)
+
+    def read_bytes(self, resolved: Path, *, max_bytes: int | None = None) -> bytes:
+        """The content of an already-resolved file, opened without following a swapped link."""
+        with self.open_parent(resolved) as dir_fd:
+            fd = self._open_file(resolved, dir_fd, os.O_RDONLY)
+            with os.fdopen(fd, "rb") as f:
+                return f.read() if max_bytes is None else f.read(max_bytes)
+
+    def open_read(self, resolved: Path) -> int:
+        """A read-only fd of an already-resolved file (the caller closes it)."""
+        with self.open_parent(resolved) as dir_fd:
+            return self._open_file(resolved, dir_fd, os.O_RDONLY)
+
+    @staticmethod
+    def _open_file(resolved: Path, dir_fd: int, flags: int) -> int:
+        try:
+            return os.open(
+                resolved.name, flags | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), dir_fd=dir_fd
+            )
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise PathRefused(
+                    f"{resolved} became a symlink after the path was checked.",
+                    hint="Check the path again; do not read or write through symlinks.",
+                ) from exc
+            raise
+
+    def write_bytes(self, resolved: Path, data: bytes) -> bool:
+        """Atomically replace (or create) an already-resolved file; creates parent folders.
+
+        Returns True when the file existed before. The new content goes to a temporary file
+        in the same folder (by dir fd) and is renamed over the target, so a reader never
+        sees half a file and a symlink swapped in after the check is replaced, not followed.
+        """
+        with self.open_parent(resolved, create=True) as dir_fd:
+            name = resolved.name
+            mode = 0o666 & ~_UMASK
+            existed = False
+            try:
+                st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+                existed = True
+                if stat.S_ISREG(st.st_mode):
+                    mode = stat.S_IMODE(st.st_mode)
+            except FileNotFoundError:
+                pass
+            tmp = f".{name}.reins-{os.getpid()}-{os.urandom(4).hex()}.tmp"
+            fd = os.open(
+                tmp,
+                os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
+                0o600,
+                dir_fd=dir_fd,
+            )
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+                    f.flush()
+                    os.fchmod(f.fileno(), mode)
+                os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp, dir_fd=dir_fd)
+                raise
+            return existed
