@@ -1,0 +1,218 @@
+"""A real HTTP server on loopback that speaks the Anthropic Messages API, scripted.
+
+`POST /v1/messages` answers with the next turn of the script: a JSON message, or an SSE
+stream when the request asks for `stream: true` (chunked transfer encoding, like the real
+API, so a stream cut part-way is a protocol error for the client, not a clean end). Every
+request is recorded (body and headers) for the test to inspect. Requests that break a rule
+the real API enforces get the real API's 400 answer.
+
+Used by the tests, the benchmarks, and `reins --self-test` (its built-in loopback model).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from kernel.fakemodel.script import Failure, Reply, Turn, message_json, sse_events
+from kernel.fakemodel.validate import request_problem
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    body: Mapping[str, Any]
+    headers: Mapping[str, str]
+    """Header names in lower case."""
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+    fake: FakeAnthropicServer
+
+
+class FakeAnthropicServer:
+    """Start with `start()` (or `with`); point the SDK at `base_url`."""
+
+    def __init__(
+        self,
+        script: Iterable[Turn] = (),
+        *,
+        responder: Callable[[Mapping[str, Any]], Reply | Failure] | None = None,
+        api_key: str | None = None,
+        host: str = "127.0.0.1",
+    ) -> None:
+        self._turns: deque[Turn] = deque(script)
+        self._responder = responder
+        self.api_key = api_key
+        """When set, requests must carry it (`x-api-key` or a bearer token), else 401."""
+        self.requests: list[RecordedRequest] = []
+        self.problems: list[str] = []
+        """Requests answered 400 (harness bugs) or past the end of the script."""
+        self._lock = threading.Lock()
+        self._release = threading.Event()
+        self.stalled = threading.Event()
+        """Set while a reply is stalled part-way (tests wait on it)."""
+        self._request_seen = threading.Condition(self._lock)
+        self._httpd = _Server((host, 0), _Handler)
+        self._httpd.fake = self
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> FakeAnthropicServer:
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
+            name="fake-anthropic", daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._release.set()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join()
+
+    def __enter__(self) -> FakeAnthropicServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def add(self, *turns: Turn) -> None:
+        """Append turns to the script."""
+        with self._lock:
+            self._turns.extend(turns)
+
+    def release(self) -> None:
+        """Let stalled replies finish (they close their connection)."""
+        self._release.set()
+
+    def wait_for_requests(self, n: int, timeout: float = 30.0) -> bool:
+        """Block until at least `n` requests have arrived."""
+        with self._request_seen:
+            return self._request_seen.wait_for(lambda: len(self.requests) >= n, timeout)
+
+    @property
+    def remaining(self) -> int:
+        with self._lock:
+            return len(self._turns)
+
+    def _next_turn(self, body: Mapping[str, Any], headers: Mapping[str, str]) -> tuple[int, Any]:
+        with self._request_seen:
+            self.requests.append(RecordedRequest(body, headers))
+            request_no = len(self.requests)
+            self._request_seen.notify_all()
+            turn: Turn | None = self._turns.popleft() if self._turns else self._responder
+        if turn is None:
+            self.problems.append(f"request {request_no}: the script has no more turns")
+            return request_no, Failure(400, "invalid_request_error",
+                                       "fake server: the script has no more turns", None)
+        if callable(turn) and not isinstance(turn, Reply | Failure):
+            turn = turn(body)
+        return request_no, turn
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: the recorded requests are the log."""
+
+    def do_POST(self) -> None:
+        fake = self.server.fake
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length)
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        if self.path.split("?")[0] != "/v1/messages":
+            self._error(404, "not_found_error", f"no route {self.path}", None)
+            return
+        if fake.api_key is not None and fake.api_key not in (
+            headers.get("x-api-key"), headers.get("authorization", "").removeprefix("Bearer ")
+        ):
+            self._error(401, "authentication_error", "invalid x-api-key", None)
+            return
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            self._error(400, "invalid_request_error", "body is not JSON", None)
+            return
+        problem = request_problem(body)
+        if problem is not None:
+            with fake._lock:
+                fake.requests.append(RecordedRequest(body, headers))
+            fake.problems.append(problem)
+            self._error(400, "invalid_request_error", problem, None)
+            return
+        request_no, turn = fake._next_turn(body, headers)
+        if isinstance(turn, Failure):
+            self._error(turn.status, turn.error_type, turn.message, turn.retry_after_ms,
+                        turn.headers)
+            return
+        model = str(body.get("model", "fake-model"))
+        if body.get("stream"):
+            self._stream(turn, request_no, model)
+        else:
+            self._send_json(200, message_json(turn, request_no, model), request_no)
+
+    def _send_json(self, status: int, payload: Any, request_no: int = 0,
+                   extra: Mapping[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.send_header("request-id", f"req_fake_{request_no}")
+        for key, value in (extra or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _error(self, status: int, kind: str, message: str, retry_after_ms: int | None,
+               headers: Mapping[str, str] | None = None) -> None:
+        extra = dict(headers or {})
+        if retry_after_ms is not None:
+            extra["retry-after-ms"] = str(retry_after_ms)
+        payload = {"type": "error", "error": {"type": kind, "message": message}}
+        self._send_json(status, payload, extra=extra)
+
+    def _stream(self, turn: Reply, request_no: int, model: str) -> None:
+        fake = self.server.fake
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("transfer-encoding", "chunked")
+        self.send_header("request-id", f"req_fake_{request_no}")
+        self.end_headers()
+        for sent, (name, data) in enumerate(sse_events(turn, request_no, model)):
+            if turn.cut_after is not None and sent >= turn.cut_after:
+                self.wfile.flush()
+                self.close_connection = True
+                return
+            if turn.stall_after is not None and sent >= turn.stall_after:
+                self.wfile.flush()
+                fake.stalled.set()
+                fake._release.wait()
+                self.close_connection = True
+                return
+            if turn.delay_s and sent:
+                fake._release.wait(turn.delay_s)
+            payload = f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+            try:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(payload), payload))
+                self.wfile.flush()
+            except OSError:
+                self.close_connection = True
+                return
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
