@@ -74,6 +74,44 @@ class Preview:
     total_bytes: int
 
 
+@dataclass(frozen=True)
+class Page:
+    """One page of a stored output, cut on character boundaries."""
+
+    text: str
+    start: int
+    """Byte offset where the page starts (moved back to the start of a character)."""
+    end: int
+    """Byte offset just after the page: the offset of the next page."""
+    total: int
+    """Size of the whole stored output in bytes."""
+
+
+def _is_continuation(byte: int) -> bool:
+    return (byte & 0xC0) == 0x80
+
+
+def _char_length(lead: int) -> int:
+    """Bytes of the UTF-8 sequence a lead byte announces (1 for anything else)."""
+    if 0xF0 <= lead < 0xF8:
+        return 4
+    if 0xE0 <= lead < 0xF0:
+        return 3
+    if 0xC0 <= lead < 0xE0:
+        return 2
+    return 1
+
+
+def _char_start(data: bytes, i: int, floor: int) -> int:
+    """`i`, or the start of the multi-byte character `i` falls inside of (not before floor)."""
+    if i >= len(data) or not _is_continuation(data[i]):
+        return i
+    for k in range(i - 1, max(floor, i - 3) - 1, -1):
+        if not _is_continuation(data[k]):
+            return k if k + _char_length(data[k]) > i else i
+    return i
+
+
 class SpoolWriter:
     """Streams a running command's output to its file; memory stays flat."""
 
@@ -139,6 +177,31 @@ class OutputStore:
         omitted = len(encode_text(middle))
         body = head + omission_marker(omitted, middle.count("\n"), path) + tail
         return Preview(clean_for_model(body), path, len(data))
+
+    def read_page(self, call_id: str, offset: int, limit: int) -> Page:
+        """About `limit` bytes of a stored output from byte `offset`, whole characters only.
+
+        A page never splits a UTF-8 character: a start inside a character moves back to its
+        first byte and the end moves back to the last whole character (forward, when
+        `limit` is smaller than one character), so following `end` from page to page yields
+        every byte exactly once. FileNotFoundError when nothing is stored for `call_id`.
+        """
+        if offset < 0 or limit < 1:
+            raise ValueError(f"offset must be ≥ 0 and limit ≥ 1, got {offset} and {limit}")
+        path = self.path_for(call_id)
+        with open(path, "rb") as f:
+            total = os.fstat(f.fileno()).st_size
+            offset = min(offset, total)
+            lo = max(0, offset - 3)
+            f.seek(lo)
+            data = f.read(offset - lo + limit + 4)
+        start = _char_start(data, offset - lo, 0)
+        end = min(len(data), start + limit)
+        if end < len(data):
+            cut = _char_start(data, end, start)
+            end = cut if cut > start else min(len(data), start + _char_length(data[start]))
+        text = data[start:end].decode("utf-8", "surrogateescape")
+        return Page(clean_for_model(text), lo + start, lo + end, total)
 
     def preview_file(self, path: Path, limit: int) -> Preview:
         """A preview of a file already on disk (a spooled command output).

@@ -4,7 +4,8 @@ The docstring is the description; each parameter becomes a property of the input
 `str`, `int`, `float`, `bool`, `list[...]`, `dict[str, ...]`, `Literal[...]` (→ `enum`),
 an `Enum` subclass (→ `enum` of its values; the handler receives the member), `X | None`,
 `Any`; a default makes the property optional and is shown as `default`;
-`Annotated[T, "text"]` gives the property its description. A parameter annotated
+`Annotated[T, "text"]` gives the property its description and a dict in the metadata adds
+keywords (`Annotated[int, "Line to start at", {"minimum": 1}]`). A parameter annotated
 `ToolContext` is filled in by the dispatcher and is not part of the schema.
 """
 
@@ -65,6 +66,9 @@ def json_schema_for(annotation: Any, *, where: str = "parameter") -> dict[str, A
         texts = [a for a in args[1:] if isinstance(a, str)]
         if texts:
             schema["description"] = " ".join(texts)
+        for extra in args[1:]:
+            if isinstance(extra, Mapping):
+                schema.update(extra)
         return schema
     if annotation is Any:
         return {}

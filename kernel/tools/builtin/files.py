@@ -1,0 +1,478 @@
+"""Built-in file tools, confined by the one PathPolicy (read_file, write_file, edit_file,
+list_directory, glob, grep). Every path goes through `ctx.path_policy`; reads and writes of
+file content go through directory file descriptors (see pathpolicy)."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import stat
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
+from typing import Annotated
+
+from kernel.tools.externalize import looks_binary
+from kernel.tools.pathpolicy import PathPolicy
+from kernel.tools.schema import tool
+from kernel.tools.spec import ErrorCode, Risk, ToolContext, ToolError
+
+MAX_READ_LINES = 2000
+MAX_LINE_CHARS = 2000
+MAX_LIST_ENTRIES = 1000
+MAX_GLOB_RESULTS = 1000
+MAX_GREP_MATCHES = 1000
+MAX_GREP_LINE_CHARS = 300
+MAX_GREP_FILE_BYTES = 20 * 1024 * 1024
+SKIPPED_DIRS = frozenset({".git"})
+"""Folders glob and grep do not descend into (name them explicitly in `path` to search them)."""
+
+PathArg = Annotated[str, "A path relative to the workspace, or absolute, or starting with ~."]
+
+
+def _shown(ctx: ToolContext, resolved: Path) -> str:
+    """A path as the model should see it: relative inside the workspace, else absolute."""
+    if resolved.is_relative_to(ctx.workspace):
+        rel = resolved.relative_to(ctx.workspace).as_posix()
+        return rel or "."
+    return str(resolved)
+
+
+def _not_found(ctx: ToolContext, resolved: Path, raw: str) -> ToolError:
+    hint = "Check the spelling, or use list_directory or glob to find it."
+    try:
+        names = os.listdir(resolved.parent)
+    except OSError:
+        names = []
+    close = difflib.get_close_matches(resolved.name, names, n=3)
+    if close:
+        hint = f"Similar names in the same folder: {', '.join(close)}. " + hint
+    return ToolError(f"{raw!r} ({_shown(ctx, resolved)}) does not exist.", hint=hint)
+
+
+def _stat_existing(ctx: ToolContext, resolved: Path, raw: str) -> os.stat_result:
+    try:
+        return os.stat(resolved)
+    except FileNotFoundError:
+        raise _not_found(ctx, resolved, raw) from None
+    except OSError as exc:
+        raise ToolError(f"Cannot access {_shown(ctx, resolved)}: {exc.strerror}.") from exc
+
+
+def _open_text_file(ctx: ToolContext, resolved: Path, raw: str) -> int:
+    """A read fd of a regular, non-binary file (or a ToolError saying why not)."""
+    st = _stat_existing(ctx, resolved, raw)
+    if stat.S_ISDIR(st.st_mode):
+        raise ToolError(
+            f"{_shown(ctx, resolved)} is a folder, not a file.",
+            hint="Use list_directory to see what it contains.",
+        )
+    fd = ctx.path_policy.open_read(resolved)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ToolError(
+                f"{_shown(ctx, resolved)} is not a regular file (a device, pipe or socket), "
+                f"so it cannot be read as text.",
+                hint="Only regular text files can be read.",
+            )
+        sample = os.pread(fd, 8192, 0)
+        if looks_binary(sample):
+            raise ToolError(
+                f"{_shown(ctx, resolved)} is a binary file ({st.st_size} bytes); read_file "
+                f"only shows text.",
+                hint="Inspect it with a command suited to its format instead.",
+            )
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _check_text_arg(name: str, value: str) -> bytes:
+    try:
+        return value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ToolError(
+            f"{name} contains an unpaired surrogate (\\u{ord(value[exc.start]):04x}) at "
+            f"character {exc.start}, which cannot be written as UTF-8.",
+            hint="Remove it or write the intended character instead.",
+            code=ErrorCode.INVALID_ARGUMENTS,
+        ) from exc
+
+
+@tool(
+    risk=Risk.READ,
+    concurrent_safe=True,
+    timeout_s=30,
+    path_params=("path",),
+    summarize=lambda a: str(a.get("path", "")),
+)
+def read_file(
+    ctx: ToolContext,
+    path: PathArg,
+    offset: Annotated[int, "The first line to show (1 = the first line).", {"minimum": 1}] = 1,
+    limit: Annotated[
+        int, "How many lines to show at most.", {"minimum": 1, "maximum": MAX_READ_LINES}
+    ] = MAX_READ_LINES,
+) -> str:
+    """Read a text file. Lines are shown numbered ("   12\\tcontent"); use offset and limit to
+    read a long file in parts. Binary files are refused."""
+    resolved = ctx.path_policy.resolve_read(path)
+    fd = _open_text_file(ctx, resolved, path)
+    shown: list[str] = []
+    total = 0
+    with open(fd, encoding="utf-8", errors="replace", newline="\n") as f:
+        for total, line in enumerate(f, 1):
+            if offset <= total < offset + limit:
+                text = line.rstrip("\r\n")
+                if len(text) > MAX_LINE_CHARS:
+                    text = text[:MAX_LINE_CHARS] + f"… [line cut at {MAX_LINE_CHARS} characters]"
+                shown.append(f"{total:6}\t{text}")
+    name = _shown(ctx, resolved)
+    if total == 0:
+        return f"[{name} is empty]"
+    if offset > total:
+        raise ToolError(
+            f"{name} has {total} lines, so offset {offset} is past the end.",
+            hint=f"Use an offset between 1 and {total}.",
+            code=ErrorCode.INVALID_ARGUMENTS,
+        )
+    last = offset + len(shown) - 1
+    body = "\n".join(shown)
+    if offset > 1 or last < total:
+        more = f"; call read_file with offset={last + 1} for more" if last < total else ""
+        body += f"\n[lines {offset}–{last} of {total} in {name}{more}]"
+    return body
+
+
+@tool(
+    risk=Risk.WRITE,
+    timeout_s=30,
+    path_params=("path",),
+    summarize=lambda a: f"{a.get('path', '')} ({len(str(a.get('content', '')))} chars)",
+)
+def write_file(
+    ctx: ToolContext,
+    path: PathArg,
+    content: Annotated[str, "The complete new content of the file."],
+) -> str:
+    """Create a file or replace its whole content (missing parent folders are created). The
+    file is replaced atomically: readers see the old or the new content, never a mix."""
+    resolved = ctx.path_policy.resolve_write(path)
+    data = _check_text_arg("content", content)
+    if resolved.is_dir():
+        raise ToolError(
+            f"{_shown(ctx, resolved)} is a folder; write_file writes files.",
+            hint="Give a file path inside that folder.",
+        )
+    existed = ctx.path_policy.write_bytes(resolved, data)
+    lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
+    what = "replaced its previous content" if existed else "new file"
+    return f"Wrote {len(data)} bytes ({lines} lines) to {_shown(ctx, resolved)} ({what})."
+
+
+@tool(
+    risk=Risk.WRITE,
+    timeout_s=30,
+    path_params=("path",),
+    summarize=lambda a: str(a.get("path", "")),
+)
+def edit_file(
+    ctx: ToolContext,
+    path: PathArg,
+    old_string: Annotated[str, "The exact text to replace, including whitespace."],
+    new_string: Annotated[str, "The text to put in its place."],
+    replace_all: Annotated[bool, "Replace every occurrence instead of exactly one."] = False,
+) -> str:
+    """Replace text in an existing UTF-8 file. old_string must occur exactly once unless
+    replace_all is true; include enough surrounding lines to make it unique."""
+    resolved = ctx.path_policy.resolve_write(path)
+    name = _shown(ctx, resolved)
+    _check_text_arg("new_string", new_string)
+    if not old_string:
+        raise ToolError(
+            "old_string is empty, so there is nothing to find.",
+            hint="Give the exact text to replace; to write a whole file use write_file.",
+            code=ErrorCode.INVALID_ARGUMENTS,
+        )
+    if old_string == new_string:
+        raise ToolError(
+            "old_string and new_string are identical, so the edit would change nothing.",
+            hint="Give the new text in new_string.",
+            code=ErrorCode.INVALID_ARGUMENTS,
+        )
+    fd = _open_text_file(ctx, resolved, path)
+    with os.fdopen(fd, "rb") as f:
+        raw = f.read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ToolError(
+            f"{name} is not valid UTF-8 (byte {exc.start}), so edit_file cannot change it safely.",
+            hint="Rewrite it with write_file if you know its full content.",
+        ) from exc
+    old, new = old_string, new_string
+    count = text.count(old)
+    if count == 0 and "\r\n" in text and "\n" in old and "\r\n" not in old:
+        old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
+        count = text.count(old)
+    if count == 0:
+        raise ToolError(
+            f"old_string was not found in {name} (0 matches).",
+            hint="Read the file again and copy the exact text, including indentation and "
+            "line breaks.",
+        )
+    if count > 1 and not replace_all:
+        raise ToolError(
+            f"old_string occurs {count} times in {name}; it must be unique.",
+            hint="Add surrounding lines to old_string so it matches once, or set "
+            "replace_all=true to change all of them.",
+        )
+    first_line = text.count("\n", 0, text.index(old)) + 1
+    updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
+    ctx.path_policy.write_bytes(resolved, updated.encode("utf-8"))
+    replaced = count if replace_all else 1
+    return f"Edited {name}: replaced {replaced} occurrence(s), the first at line {first_line}."
+
+
+@tool(
+    risk=Risk.READ,
+    concurrent_safe=True,
+    timeout_s=30,
+    path_params=("path",),
+    summarize=lambda a: str(a.get("path", ".")),
+)
+def list_directory(ctx: ToolContext, path: PathArg = ".") -> str:
+    """List a folder: sub-folders end with '/', symlinks show their target, files show
+    their size in bytes."""
+    resolved = ctx.path_policy.resolve_read(path)
+    st = _stat_existing(ctx, resolved, path)
+    name = _shown(ctx, resolved)
+    if not stat.S_ISDIR(st.st_mode):
+        raise ToolError(f"{name} is a file, not a folder.", hint="Use read_file to read it.")
+    try:
+        with os.scandir(resolved) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError as exc:
+        raise ToolError(f"Cannot list {name}: {exc.strerror}.") from exc
+    lines = []
+    for entry in entries[:MAX_LIST_ENTRIES]:
+        try:
+            if entry.is_symlink():
+                lines.append(f"{entry.name} -> {os.readlink(entry.path)}")
+            elif entry.is_dir(follow_symlinks=False):
+                lines.append(f"{entry.name}/")
+            else:
+                lines.append(f"{entry.name}  ({entry.stat(follow_symlinks=False).st_size} bytes)")
+        except OSError:
+            lines.append(f"{entry.name}  (unreadable)")
+    if not entries:
+        return f"[{name} is empty]"
+    header = f"{name}/ ({len(entries)} entries)"
+    if len(entries) > MAX_LIST_ENTRIES:
+        lines.append(f"[… {len(entries) - MAX_LIST_ENTRIES} more entries not shown]")
+    return header + "\n" + "\n".join(lines)
+
+
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A relative glob as a regex over '/'-separated paths: `*` and `?` stay inside one
+    folder, `**` spans any number of folders, `[...]` is a character class."""
+    out = []
+    segments = PurePosixPath(pattern).parts
+    for i, segment in enumerate(segments):
+        last = i == len(segments) - 1
+        if segment == "**":
+            out.append(".*" if last else "(?:[^/]+/)*")
+            continue
+        j = 0
+        part = ""
+        while j < len(segment):
+            ch = segment[j]
+            if ch == "*":
+                part += "[^/]*"
+            elif ch == "?":
+                part += "[^/]"
+            elif ch == "[" and segment.find("]", j + 2) > 0:
+                end = segment.find("]", j + 2)
+                body = segment[j + 1 : end]
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                part += "[" + body.replace("\\", "\\\\") + "]"
+                j = end
+            else:
+                part += re.escape(ch)
+            j += 1
+        out.append(part + ("" if last else "/"))
+    return re.compile("".join(out) + r"\Z")
+
+
+def _compile_glob(pattern: str, field: str) -> re.Pattern[str]:
+    if not pattern or pattern.startswith(("/", "~")) or ".." in PurePosixPath(pattern).parts:
+        raise ToolError(
+            f"{field} {pattern!r} must be a relative pattern without '..' (like '**/*.py').",
+            hint="Put the folder to search in `path` and keep the pattern relative to it.",
+            code=ErrorCode.INVALID_ARGUMENTS,
+        )
+    try:
+        return glob_regex(pattern)
+    except re.error as exc:
+        raise ToolError(
+            f"{field} {pattern!r} is not a valid glob: {exc}.",
+            hint="Check the [...] character classes in the pattern.",
+            code=ErrorCode.INVALID_ARGUMENTS,
+        ) from exc
+
+
+def _walk(base: Path) -> Iterator[tuple[str, bool]]:
+    """(path relative to base, is folder) for everything below base; links not followed."""
+    for root, dirs, files in os.walk(base, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
+        rel_root = os.path.relpath(root, base)
+        prefix = "" if rel_root == "." else rel_root.replace(os.sep, "/") + "/"
+        for d in dirs:
+            yield prefix + d, True
+        for f in sorted(files):
+            yield prefix + f, False
+
+
+def _folder(ctx: ToolContext, raw: str) -> Path:
+    resolved = ctx.path_policy.resolve_read(raw)
+    st = _stat_existing(ctx, resolved, raw)
+    if not stat.S_ISDIR(st.st_mode):
+        raise ToolError(
+            f"{_shown(ctx, resolved)} is a file; `path` must be a folder to search in.",
+            hint="Pass its folder, or read the file with read_file.",
+            code=ErrorCode.INVALID_ARGUMENTS,
+        )
+    return resolved
+
+
+@tool(
+    name="glob",
+    risk=Risk.READ,
+    concurrent_safe=True,
+    timeout_s=60,
+    path_params=("path",),
+    summarize=lambda a: f"{a.get('pattern', '')} in {a.get('path', '.')}",
+)
+def glob_files(
+    ctx: ToolContext,
+    pattern: Annotated[str, "A glob like '**/*.py' or 'src/*.txt' ('**' spans folders)."],
+    path: Annotated[str, "The folder to search in (default: the workspace)."] = ".",
+) -> str:
+    """Find files and folders whose path (relative to `path`) matches a glob pattern.
+    Results are sorted; folders end with '/'. .git folders are skipped."""
+    regex = _compile_glob(pattern, "pattern")
+    base = _folder(ctx, path)
+    matches = [rel + ("/" if is_dir else "") for rel, is_dir in _walk(base) if regex.match(rel)]
+    matches.sort()
+    where = _shown(ctx, base)
+    if not matches:
+        return f"No paths match {pattern!r} in {where}."
+    prefix = "" if where == "." else where.rstrip("/") + "/"
+    lines = [prefix + m for m in matches[:MAX_GLOB_RESULTS]]
+    if len(matches) > MAX_GLOB_RESULTS:
+        lines.append(
+            f"[… {len(matches) - MAX_GLOB_RESULTS} more matches not shown; use a narrower "
+            f"pattern or path]"
+        )
+    return f"{len(matches)} match(es) for {pattern!r} in {where}:\n" + "\n".join(lines)
+
+
+def _grep_targets(
+    ctx: ToolContext, resolved: Path, file_glob: str | None, regex: re.Pattern[str] | None
+) -> Iterator[tuple[Path, str]]:
+    if not resolved.is_dir():
+        yield resolved, _shown(ctx, resolved)
+        return
+    name_only = file_glob is not None and "/" not in file_glob
+    for rel, is_dir in _walk(resolved):
+        if is_dir:
+            continue
+        if regex is not None and not regex.match(rel.rsplit("/", 1)[-1] if name_only else rel):
+            continue
+        yield resolved / rel, _shown(ctx, resolved / rel)
+
+
+def _readable_text(policy: PathPolicy, path: Path) -> bytes | None:
+    """The file's bytes when it is a small regular text file the policy lets us read."""
+    try:
+        if path.is_symlink() and not policy.classify(str(path), write=False).allowed:
+            return None
+        real = Path(os.path.realpath(path))
+        st = os.stat(real)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_GREP_FILE_BYTES:
+            return None
+        data = policy.read_bytes(real)
+    except (OSError, ToolError):
+        return None
+    return None if looks_binary(data[:8192]) else data
+
+
+@tool(
+    risk=Risk.READ,
+    concurrent_safe=True,
+    timeout_s=60,
+    path_params=("path",),
+    summarize=lambda a: f"/{a.get('pattern', '')}/ in {a.get('path', '.')}",
+)
+def grep(
+    ctx: ToolContext,
+    pattern: Annotated[str, "A Python regular expression to search for, line by line."],
+    path: Annotated[str, "A file or folder to search (default: the workspace)."] = ".",
+    glob: Annotated[
+        str | None, "Only search files matching this glob ('*.py' matches names)."
+    ] = None,
+    case_insensitive: Annotated[bool, "Ignore upper/lower case."] = False,
+    max_matches: Annotated[
+        int, "Stop listing after this many matches.", {"minimum": 1, "maximum": MAX_GREP_MATCHES}
+    ] = 100,
+) -> str:
+    """Search text files for a regular expression. Shows 'path:line: text' for each match,
+    at most max_matches, and counts the rest. Binary files, files over 20 MB and .git
+    folders are skipped."""
+    try:
+        regex = re.compile(pattern, re.IGNORECASE if case_insensitive else 0)
+    except re.error as exc:
+        raise ToolError(
+            f"The pattern {pattern!r} is not a valid regular expression: {exc}.",
+            hint="Escape special characters like ( [ . * with a backslash, or fix the syntax.",
+            code=ErrorCode.INVALID_ARGUMENTS,
+        ) from exc
+    file_regex = _compile_glob(glob, "glob") if glob is not None else None
+    resolved = ctx.path_policy.resolve_read(path)
+    _stat_existing(ctx, resolved, path)
+    shown: list[str] = []
+    total = 0
+    files_with_matches = 0
+    searched = 0
+    for file_path, name in _grep_targets(ctx, resolved, glob, file_regex):
+        data = _readable_text(ctx.path_policy, file_path)
+        if data is None:
+            continue
+        searched += 1
+        found = False
+        for lineno, line in enumerate(data.decode("utf-8", "replace").split("\n"), 1):
+            if regex.search(line):
+                found = True
+                total += 1
+                if len(shown) < max_matches:
+                    text = (
+                        line
+                        if len(line) <= MAX_GREP_LINE_CHARS
+                        else (line[:MAX_GREP_LINE_CHARS] + "…")
+                    )
+                    shown.append(f"{name}:{lineno}: {text}")
+        files_with_matches += found
+    where = _shown(ctx, resolved)
+    if total == 0:
+        return f"No matches for /{pattern}/ in {where} ({searched} text files searched)."
+    head = f"{total} match(es) in {files_with_matches} file(s) under {where}:"
+    tail = ""
+    if total > len(shown):
+        tail = (
+            f"\n[… {total - len(shown)} more matches not shown; narrow the pattern, path or "
+            f"glob, or raise max_matches]"
+        )
+    return head + "\n" + "\n".join(shown) + tail
