@@ -1,0 +1,294 @@
+"""The timeline's table model: one row per tool call, fed by `kernel.events`.
+
+    model = TimelineModel()
+    model.apply(event)            # any Event; non-tool events are ignored
+    model.apply_many(events)
+    model.flush()                 # insert/signal now instead of at the next batch tick
+
+Rows are only ever appended (one per call id, in the order calls were first seen). New rows
+are inserted in batches: events are folded into their records at once, and the rows they add
+are inserted together every `batch_ms` (default 75 ms) with one beginInsertRows. Updates to
+rows already shown emit `dataChanged` for exactly those rows (contiguous runs merged), at the
+same tick; while any call runs, a 1 s tick signals only the Duration cell of running rows so
+their elapsed time moves. Nothing repaints rows that did not change.
+
+Every cell is plain text (`Qt.DisplayRole`); `RECORD_ROLE` gives the row's `CallRecord`.
+"""
+
+from __future__ import annotations
+
+import enum
+import html
+import time
+from collections.abc import Callable, Iterable
+
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+    QTimer,
+    Signal,
+)
+
+from desktop.timeline.record import TOOL_EVENTS, CallRecord, Status, advance
+from kernel.events import Event
+
+RECORD_ROLE = int(Qt.ItemDataRole.UserRole) + 1
+STATUS_ROLE = int(Qt.ItemDataRole.UserRole) + 2
+CALL_ID_ROLE = int(Qt.ItemDataRole.UserRole) + 3
+
+DEFAULT_BATCH_MS = 75
+TICK_MS = 1000
+
+Index = QModelIndex | QPersistentModelIndex
+
+
+class Column(enum.IntEnum):
+    STATUS = 0
+    TOOL = 1
+    ARGUMENTS = 2
+    DURATION = 3
+    OUTPUT = 4
+    APPROVAL = 5
+    ACTION = 6
+
+
+HEADERS = {
+    Column.STATUS: "Status",
+    Column.TOOL: "Tool",
+    Column.ARGUMENTS: "Arguments",
+    Column.DURATION: "Duration",
+    Column.OUTPUT: "Output",
+    Column.APPROVAL: "Approved by",
+    Column.ACTION: "",
+}
+
+EXTERNALIZED_MARKER = "⇱"
+"""Shown after the size of an output kept on disk in full (open it in the viewer)."""
+
+
+def format_bytes(n: int) -> str:
+    if n < 1024:
+        return f"{n} B"
+    value = float(n)
+    for unit in ("KB", "MB", "GB", "TB"):
+        value /= 1024
+        if value < 1024 or unit == "TB":
+            return f"{value:.1f} {unit}"
+    raise AssertionError("unreachable")
+
+
+def format_seconds(s: float) -> str:
+    if s < 1:
+        return f"{s * 1000:.0f} ms"
+    if s < 60:
+        return f"{s:.1f} s"
+    minutes, seconds = divmod(int(s), 60)
+    return f"{minutes}m {seconds:02d}s"
+
+
+def status_label(record: CallRecord) -> str:
+    if record.status is Status.ERROR and record.error_code:
+        return f"error: {record.error_code}"
+    return str(record.status)
+
+
+def action_label(record: CallRecord) -> str:
+    if record.status is Status.RUNNING:
+        return "■ Stop"
+    if record.externalized_path:
+        return "Open output"
+    return ""
+
+
+class TimelineModel(QAbstractTableModel):
+    """Tool-call rows built from events; see the module docstring."""
+
+    tools_changed = Signal()
+    """A tool name appeared that no earlier row had (for the tool filter)."""
+
+    def __init__(
+        self,
+        parent: QObject | None = None,
+        *,
+        batch_ms: int = DEFAULT_BATCH_MS,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        super().__init__(parent)
+        self._clock = clock
+        self._records: dict[str, CallRecord] = {}
+        self._order: list[str] = []
+        self._row: dict[str, int] = {}
+        self._pending: list[str] = []
+        self._dirty: set[int] = set()
+        self._running: set[str] = set()
+        self._tools: set[str] = set()
+        self._batch = QTimer(self)
+        self._batch.setSingleShot(True)
+        self._batch.setInterval(batch_ms)
+        self._batch.timeout.connect(self.flush)
+        self._tick = QTimer(self)
+        self._tick.setInterval(TICK_MS)
+        self._tick.timeout.connect(self._tick_running)
+
+    # --- feeding -------------------------------------------------------------------------
+
+    def apply(self, event: Event) -> None:
+        if not isinstance(event, TOOL_EVENTS):
+            return
+        call_id = event.call_id
+        old = self._records.get(call_id)
+        new = advance(old, event, self._clock())
+        if new is None or new == old:
+            return
+        self._records[call_id] = new
+        if new.status is Status.RUNNING:
+            self._running.add(call_id)
+            if not self._tick.isActive():
+                self._tick.start()
+        else:
+            self._running.discard(call_id)
+        if old is None:
+            self._pending.append(call_id)
+        elif call_id in self._row:
+            self._dirty.add(self._row[call_id])
+        if new.name not in self._tools:
+            self._tools.add(new.name)
+            self.tools_changed.emit()
+        if not self._batch.isActive():
+            self._batch.start()
+
+    def apply_many(self, events: Iterable[Event]) -> None:
+        for event in events:
+            self.apply(event)
+
+    def flush(self) -> None:
+        """Insert the rows waiting for the batch tick and signal the changed ones, now."""
+        self._batch.stop()
+        if self._pending:
+            first = len(self._order)
+            self.beginInsertRows(QModelIndex(), first, first + len(self._pending) - 1)
+            for offset, call_id in enumerate(self._pending):
+                self._row[call_id] = first + offset
+            self._order.extend(self._pending)
+            self._pending = []
+            self.endInsertRows()
+        if self._dirty:
+            rows = sorted(self._dirty)
+            self._dirty = set()
+            self._signal_rows(rows, Column.STATUS, Column.ACTION)
+
+    def clear(self) -> None:
+        """Forget every call (for a session switch)."""
+        self._batch.stop()
+        self._tick.stop()
+        self.beginResetModel()
+        self._records.clear()
+        self._order.clear()
+        self._row.clear()
+        self._pending.clear()
+        self._dirty.clear()
+        self._running.clear()
+        self._tools.clear()
+        self.endResetModel()
+        self.tools_changed.emit()
+
+    # --- lookups -------------------------------------------------------------------------
+
+    def record_at(self, row: int) -> CallRecord:
+        return self._records[self._order[row]]
+
+    def record(self, call_id: str) -> CallRecord | None:
+        return self._records.get(call_id)
+
+    def row_of(self, call_id: str) -> int | None:
+        """The row of a call, inserting pending rows first so a just-seen call has one."""
+        if call_id in self._records and call_id not in self._row:
+            self.flush()
+        return self._row.get(call_id)
+
+    def tool_names(self) -> list[str]:
+        return sorted(self._tools)
+
+    # --- Qt model interface --------------------------------------------------------------
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._order)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(Column)
+
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        if orientation != Qt.Orientation.Horizontal:
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return HEADERS[Column(section)]
+        if role == Qt.ItemDataRole.AccessibleTextRole:
+            return HEADERS[Column(section)] or "Action"
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        if not index.isValid():
+            return None
+        record = self._records[self._order[index.row()]]
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
+            return self._text(record, Column(index.column()))
+        if role == RECORD_ROLE:
+            return record
+        if role == STATUS_ROLE:
+            return record.status
+        if role == CALL_ID_ROLE:
+            return record.call_id
+        if role == Qt.ItemDataRole.ToolTipRole and index.column() == Column.ARGUMENTS:
+            # Tooltips render rich text when they look like it: escape the untrusted text.
+            return f"<pre>{html.escape(record.summary)}</pre>"
+        if role == Qt.ItemDataRole.TextAlignmentRole and index.column() in (
+            Column.DURATION, Column.OUTPUT
+        ):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def _text(self, record: CallRecord, column: Column) -> str:
+        if column is Column.STATUS:
+            return status_label(record)
+        if column is Column.TOOL:
+            return record.name
+        if column is Column.ARGUMENTS:
+            return record.summary
+        if column is Column.DURATION:
+            if record.status is Status.RUNNING or record.duration_ms is not None:
+                return format_seconds(record.elapsed(self._clock()))
+            return ""
+        if column is Column.OUTPUT:
+            if record.output_bytes is not None:
+                size = format_bytes(record.output_bytes)
+                return f"{size} {EXTERNALIZED_MARKER}" if record.externalized_path else size
+            if record.status is Status.RUNNING:
+                return format_bytes(record.bytes_so_far)
+            return ""
+        if column is Column.APPROVAL:
+            return record.approval.label
+        return action_label(record)
+
+    # --- signalling ----------------------------------------------------------------------
+
+    def _tick_running(self) -> None:
+        if not self._running:
+            self._tick.stop()
+            return
+        rows = sorted(self._row[c] for c in self._running if c in self._row)
+        self._signal_rows(rows, Column.DURATION, Column.DURATION)
+
+    def _signal_rows(self, rows: list[int], first_col: Column, last_col: Column) -> None:
+        """One dataChanged per run of consecutive rows in `rows` (sorted)."""
+        if not rows:
+            return
+        start = prev = rows[0]
+        for row in [*rows[1:], -2]:
+            if row != prev + 1:
+                self.dataChanged.emit(self.index(start, first_col), self.index(prev, last_col))
+                start = row
+            prev = row

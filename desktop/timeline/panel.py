@@ -1,0 +1,266 @@
+"""The tool-call timeline panel: a live table of every tool call plus the selected call's details.
+
+    panel = TimelinePanel(parent=None)
+    panel.apply(event)              # feed every kernel.events.Event (others are ignored)
+    panel.apply_many(events)        # e.g. a session's stored events on load
+    panel.clear()                   # forget every call (session switch)
+    panel.select_call(call_id)      # jump to a call's row (from a chat card); clears filters
+                                    # that hide it; does NOT emit call_selected
+    panel.open_output               # Signal(str): the user wants a call's full output (path)
+    panel.stop_requested            # Signal(str): the user wants a running call stopped (id)
+    panel.call_selected             # Signal(str): the user selected a row (call id)
+
+Layout: a filter bar (text search over tool names and arguments, a status filter, a tool
+filter, the number of calls shown), a `QTableView` over `TimelineModel` → `TimelineFilter`
+with `TimelineDelegate` and fixed-height rows, and the `DetailsPane` below it in a splitter.
+A running call is stopped with its row's "■ Stop" cell, the Stop button of the details pane,
+the row's context menu, or the Delete key; an externalized output is opened with the row's
+"Open output" cell, a double click, the context menu, or the details pane.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from PySide6.QtCore import QItemSelection, QModelIndex, QPoint, Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QMenu,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.timeline.delegate import TimelineDelegate
+from desktop.timeline.details import DetailsPane
+from desktop.timeline.filter import TimelineFilter
+from desktop.timeline.model import CALL_ID_ROLE, RECORD_ROLE, Column, TimelineModel
+from desktop.timeline.record import CallRecord, Status
+from kernel.events import Event
+
+ALL = "all"
+FAILED = "failed"
+STATUS_CHOICES: list[tuple[str, str, frozenset[Status]]] = [
+    ("All statuses", ALL, frozenset()),
+    ("Active (queued, awaiting, running)", "active",
+     frozenset({Status.QUEUED, Status.AWAITING_APPROVAL, Status.RUNNING})),
+    ("Failed (error, denied, cancelled, timed out)", FAILED,
+     frozenset({Status.ERROR, Status.DENIED, Status.CANCELLED, Status.TIMED_OUT})),
+    *((str(s).capitalize(), str(s), frozenset({s})) for s in Status),
+]
+
+
+class TimelinePanel(QWidget):
+    open_output = Signal(str)
+    stop_requested = Signal(str)
+    call_selected = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None, *, batch_ms: int = 75) -> None:
+        super().__init__(parent)
+        self.setAccessibleName("Tool call timeline")
+        self.model = TimelineModel(self, batch_ms=batch_ms)
+        self.proxy = TimelineFilter(self)
+        self.proxy.setSourceModel(self.model)
+        self._selecting = False
+
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Search tool calls…")
+        self.search.setClearButtonEnabled(True)
+        self.search.setAccessibleName("Search tool names and arguments")
+        self.search.textChanged.connect(self.proxy.set_text)
+        self.status_filter = QComboBox()
+        self.status_filter.setAccessibleName("Filter by status")
+        for label, key, _ in STATUS_CHOICES:
+            self.status_filter.addItem(label, key)
+        self.status_filter.currentIndexChanged.connect(self._status_changed)
+        self.tool_filter = QComboBox()
+        self.tool_filter.setAccessibleName("Filter by tool")
+        self.tool_filter.addItem("All tools", "")
+        self.tool_filter.currentIndexChanged.connect(
+            lambda _i: self.proxy.set_tool(self.tool_filter.currentData() or None)
+        )
+        self.model.tools_changed.connect(self._refresh_tools)
+        self.count = QLabel()
+        self.count.setAccessibleName("Number of calls shown")
+        bar = QHBoxLayout()
+        bar.addWidget(self.search, 3)
+        bar.addWidget(self.status_filter, 2)
+        bar.addWidget(self.tool_filter, 1)
+        bar.addWidget(self.count)
+
+        self.delegate = TimelineDelegate(self)
+        self.delegate.stop_clicked.connect(self.stop_requested)
+        self.delegate.open_clicked.connect(self.open_output)
+        self.view = QTableView()
+        self.view.setAccessibleName("Tool calls")
+        self.view.setModel(self.proxy)
+        self.view.setItemDelegate(self.delegate)
+        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.view.setShowGrid(False)
+        self.view.setWordWrap(False)
+        self.view.setAlternatingRowColors(True)
+        self.view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.view.customContextMenuRequested.connect(self._context_menu)
+        self.view.doubleClicked.connect(self._double_clicked)
+        rows = self.view.verticalHeader()
+        rows.hide()
+        rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        rows.setDefaultSectionSize(self.delegate.row_height(self.view.fontMetrics()))
+        header = self.view.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(Column.ARGUMENTS, QHeaderView.ResizeMode.Stretch)
+        metrics = self.view.fontMetrics()
+        widths = {
+            Column.STATUS: metrics.horizontalAdvance("awaiting approval") + 30,
+            Column.TOOL: metrics.horizontalAdvance("read_tool_output") + 12,
+            Column.DURATION: metrics.horizontalAdvance("00m 00s") + 16,
+            Column.OUTPUT: metrics.horizontalAdvance("999.9 MB ⇱") + 16,
+            Column.APPROVAL: metrics.horizontalAdvance("user (session)") + 20,
+            Column.ACTION: metrics.horizontalAdvance("Open output") + 26,
+        }
+        for column, width in widths.items():
+            self.view.setColumnWidth(column, width)
+        self.view.selectionModel().selectionChanged.connect(self._selection_changed)
+        stop_key = QShortcut(QKeySequence(Qt.Key.Key_Delete), self.view)
+        stop_key.activated.connect(self._stop_current)
+
+        self.details = DetailsPane()
+        self.details.open_output.connect(self.open_output)
+        self.details.stop_requested.connect(self.stop_requested)
+
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.addWidget(self.view)
+        splitter.addWidget(self.details)
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 2)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(bar)
+        layout.addWidget(splitter, 1)
+
+        for signal in (self.model.rowsInserted, self.model.modelReset,
+                       self.proxy.rowsInserted, self.proxy.rowsRemoved,
+                       self.proxy.modelReset, self.proxy.layoutChanged):
+            signal.connect(self._update_count)
+        self.model.dataChanged.connect(self._refresh_details)
+        self._update_count()
+
+    # --- public API ----------------------------------------------------------------------
+
+    def apply(self, event: Event) -> None:
+        self.model.apply(event)
+
+    def apply_many(self, events: Iterable[Event]) -> None:
+        self.model.apply_many(events)
+
+    def clear(self) -> None:
+        self.model.clear()
+        self.details.show_record(None)
+
+    def select_call(self, call_id: str) -> bool:
+        """Select and show a call's row; False when no call has that id."""
+        row = self.model.row_of(call_id)
+        if row is None:
+            return False
+        source = self.model.index(row, 0)
+        index = self.proxy.mapFromSource(source)
+        if not index.isValid():
+            self.search.clear()
+            self.status_filter.setCurrentIndex(0)
+            self.tool_filter.setCurrentIndex(0)
+            self.proxy.clear_filters()
+            index = self.proxy.mapFromSource(source)
+        self._selecting = True
+        try:
+            self.view.selectRow(index.row())
+            self.view.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
+        finally:
+            self._selecting = False
+        return True
+
+    def selected_call(self) -> str | None:
+        record = self._current_record()
+        return record.call_id if record else None
+
+    # --- internals -----------------------------------------------------------------------
+
+    def _current_record(self) -> CallRecord | None:
+        rows = self.view.selectionModel().selectedRows()
+        if not rows:
+            return None
+        record = rows[0].data(RECORD_ROLE)
+        return record if isinstance(record, CallRecord) else None
+
+    def _selection_changed(self, _selected: QItemSelection, _deselected: QItemSelection) -> None:
+        record = self._current_record()
+        self.details.show_record(record)
+        if record is not None and not self._selecting:
+            self.call_selected.emit(record.call_id)
+
+    def _refresh_details(self, top: QModelIndex, bottom: QModelIndex) -> None:
+        shown = self.details.record
+        if shown is None:
+            return
+        row = self.model.row_of(shown.call_id)
+        if row is not None and top.row() <= row <= bottom.row():
+            self.details.show_record(self.model.record(shown.call_id))
+
+    def _status_changed(self, _index: int) -> None:
+        key = self.status_filter.currentData()
+        statuses = next(s for _, k, s in STATUS_CHOICES if k == key)
+        self.proxy.set_statuses(statuses)
+
+    def _refresh_tools(self) -> None:
+        current = self.tool_filter.currentData()
+        self.tool_filter.blockSignals(True)
+        self.tool_filter.clear()
+        self.tool_filter.addItem("All tools", "")
+        for name in self.model.tool_names():
+            self.tool_filter.addItem(name, name)
+        found = self.tool_filter.findData(current)
+        self.tool_filter.setCurrentIndex(max(found, 0))
+        self.tool_filter.blockSignals(False)
+        if found < 0 and current:
+            self.proxy.set_tool(None)
+
+    def _update_count(self) -> None:
+        total, shown = self.model.rowCount(), self.proxy.rowCount()
+        self.count.setText(f"{shown} of {total} calls" if self.proxy.active else f"{total} calls")
+
+    def _double_clicked(self, index: QModelIndex) -> None:
+        record = index.data(RECORD_ROLE)
+        if isinstance(record, CallRecord) and record.externalized_path:
+            self.open_output.emit(record.externalized_path)
+
+    def _stop_current(self) -> None:
+        record = self._current_record()
+        if record is not None and record.status is Status.RUNNING:
+            self.stop_requested.emit(record.call_id)
+
+    def _context_menu(self, pos: QPoint) -> None:
+        index = self.view.indexAt(pos)
+        record = index.data(RECORD_ROLE) if index.isValid() else None
+        if not isinstance(record, CallRecord):
+            return
+        call_id = index.data(CALL_ID_ROLE)
+        menu = QMenu(self)
+        menu.setAccessibleName("Tool call actions")
+        stop = menu.addAction("Stop")
+        stop.setEnabled(record.status is Status.RUNNING)
+        stop.triggered.connect(lambda: self.stop_requested.emit(call_id))
+        path = record.externalized_path
+        open_action = menu.addAction("Open full output")
+        open_action.setEnabled(bool(path))
+        open_action.triggered.connect(lambda: self.open_output.emit(path or ""))
+        menu.popup(self.view.viewport().mapToGlobal(pos))

@@ -1,0 +1,209 @@
+"""What the timeline knows about one tool call, and how each event changes it (pure).
+
+`CallRecord` is a frozen snapshot; `advance(record, event, now)` returns the next snapshot for
+one of the five tool-call events of `kernel.events` (ToolCallStarted, ApprovalRequest,
+ApprovalDecision, ToolProgress, ToolResultEvent). Nothing here touches Qt, so the rules for
+statuses are tested without a widget. Times are wall-clock seconds (`time.time()`), taken when
+the UI received the event (events carry no timestamp of their own).
+
+Status rules:
+  tool_call                    → queued
+  approval_request             → awaiting approval
+  approval_decision allow_*    → running
+  approval_decision deny/unav. → denied
+  tool_progress                → running (bytes so far, last line, elapsed)
+  tool_result                  → done | error | denied | cancelled | timed out (from its code)
+A finished call never goes back to an earlier status (late events only add facts).
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from dataclasses import dataclass, replace
+from functools import cached_property
+from typing import Any
+
+from kernel.events import (
+    ApprovalDecision,
+    ApprovalRequest,
+    Event,
+    ToolCallStarted,
+    ToolProgress,
+    ToolResultEvent,
+)
+
+TOOL_EVENTS = (ToolCallStarted, ApprovalRequest, ApprovalDecision, ToolProgress, ToolResultEvent)
+"""The event types the timeline reads; every other event is ignored."""
+
+
+class Status(enum.StrEnum):
+    QUEUED = "queued"
+    AWAITING_APPROVAL = "awaiting approval"
+    RUNNING = "running"
+    DONE = "done"
+    ERROR = "error"
+    DENIED = "denied"
+    CANCELLED = "cancelled"
+    TIMED_OUT = "timed out"
+
+    @property
+    def finished(self) -> bool:
+        return self in _FINISHED
+
+
+_FINISHED = frozenset(
+    {Status.DONE, Status.ERROR, Status.DENIED, Status.CANCELLED, Status.TIMED_OUT}
+)
+_ERROR_STATUS = {
+    "approval_denied": Status.DENIED,
+    "approval_unavailable": Status.DENIED,
+    "cancelled": Status.CANCELLED,
+    "timeout": Status.TIMED_OUT,
+}
+
+
+@dataclass(frozen=True)
+class Approval:
+    """How a call was approved or refused: the request's reason and the decision."""
+
+    risk: str = ""
+    reason: str = ""
+    preview: str = ""
+    requested_rule: str = ""
+    decision: str = ""
+    decided_by: str = ""
+    scope: str = ""
+    rule: str = ""
+    message: str = ""
+
+    @property
+    def label(self) -> str:
+        """One line for the table: who approved it, and with which scope or rule."""
+        if not self.decision:
+            return "pending" if self.reason else ""
+        verb = "denied" if self.decision in ("deny", "unavailable") else "allowed"
+        who = self.decided_by or "user"
+        if who == "rule" and self.rule:
+            return f"{verb} by rule {self.rule}"
+        if who == "user" and verb == "allowed":
+            return f"user ({self.scope or 'once'})"
+        return f"{verb} by {who}"
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    call_id: str
+    name: str
+    input: Any
+    summary: str
+    risk: str
+    status: Status
+    queued_at: float
+    approval: Approval = Approval()
+    approval_requested_at: float | None = None
+    decided_at: float | None = None
+    started_at: float | None = None
+    finished_at: float | None = None
+    bytes_so_far: int = 0
+    last_line: str = ""
+    elapsed_s: float = 0.0
+    duration_ms: float | None = None
+    output_bytes: int | None = None
+    externalized_path: str | None = None
+    error_code: str | None = None
+    preview: str = ""
+    """The exact text the model received as the result."""
+
+    @property
+    def arguments_json(self) -> str:
+        return format_arguments(self.input)
+
+    @cached_property
+    def search_text(self) -> str:
+        """Lower-case text the filter's search matches: name, summary and arguments."""
+        return f"{self.name}\n{self.summary}\n{compact_arguments(self.input)}".lower()
+
+    def elapsed(self, now: float) -> float:
+        """Seconds the call has run: its final duration, or the time since it started."""
+        if self.duration_ms is not None:
+            return self.duration_ms / 1000
+        if self.started_at is None:
+            return 0.0
+        end = self.finished_at if self.finished_at is not None else now
+        return max(self.elapsed_s, end - self.started_at)
+
+
+def format_arguments(value: Any) -> str:
+    """Arguments as indented JSON (anything not JSON-able is shown by its repr)."""
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=repr)
+
+
+def compact_arguments(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=repr)
+
+
+def one_line_summary(value: Any, limit: int = 120) -> str:
+    text = compact_arguments(value)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def advance(record: CallRecord | None, event: Event, now: float) -> CallRecord | None:
+    """The record after `event`; None when the event says nothing about a known call."""
+    if isinstance(event, ToolCallStarted):
+        if record is not None:
+            return replace(record, name=event.name, input=event.input,
+                           summary=event.summary or one_line_summary(event.input),
+                           risk=event.risk)
+        return CallRecord(
+            call_id=event.call_id,
+            name=event.name,
+            input=event.input,
+            summary=event.summary or one_line_summary(event.input),
+            risk=event.risk,
+            status=Status.QUEUED,
+            queued_at=now,
+        )
+    if isinstance(event, ApprovalRequest):
+        base = record or CallRecord(
+            call_id=event.call_id, name=event.name, input=event.input,
+            summary=one_line_summary(event.input), risk=event.risk,
+            status=Status.QUEUED, queued_at=now,
+        )
+        approval = replace(base.approval, risk=event.risk, reason=event.reason,
+                           preview=event.preview, requested_rule=event.rule)
+        status = base.status if base.status.finished else Status.AWAITING_APPROVAL
+        return replace(base, approval=approval, approval_requested_at=now, status=status)
+    if record is None:
+        return None
+    if isinstance(event, ApprovalDecision):
+        approval = replace(record.approval, decision=event.decision,
+                           decided_by=event.decided_by, scope=event.scope, rule=event.rule,
+                           message=event.message)
+        allowed = event.decision.startswith("allow")
+        status = record.status
+        if not status.finished and status is not Status.RUNNING:
+            status = Status.RUNNING if allowed else Status.DENIED
+        started = record.started_at if record.started_at is not None or not allowed else now
+        return replace(record, approval=approval, decided_at=now, status=status,
+                       started_at=started)
+    if isinstance(event, ToolProgress):
+        if record.status.finished:
+            return record
+        return replace(record, status=Status.RUNNING, bytes_so_far=event.bytes_so_far,
+                       last_line=event.last_line, elapsed_s=event.elapsed_s,
+                       started_at=record.started_at if record.started_at is not None
+                       else now - event.elapsed_s)
+    if isinstance(event, ToolResultEvent):
+        if not event.is_error:
+            status = Status.DONE
+        else:
+            status = _ERROR_STATUS.get(event.error_code or "", Status.ERROR)
+        return replace(record, status=status, finished_at=now,
+                       started_at=record.started_at if record.started_at is not None
+                       else now - event.duration_ms / 1000,
+                       duration_ms=event.duration_ms, output_bytes=event.output_bytes,
+                       externalized_path=event.externalized_path,
+                       error_code=event.error_code, preview=event.preview)
+    return None
