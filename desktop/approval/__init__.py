@@ -1,0 +1,1 @@
+"""The approval dialog and its queue."""

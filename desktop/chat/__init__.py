@@ -1,0 +1,1 @@
+"""The chat: Markdown messages, tool cards, and the prompt box."""

@@ -1,0 +1,160 @@
+"""Markdown for untrusted model text: one QTextDocument per message, code highlighted.
+
+Qt's defaults render inline HTML and load `file://` images named in the text; here raw HTML
+is shown as text (`MarkdownNoHTML`) and every resource load is refused, so a message can
+neither style itself as something else nor make the app read a file. Links stay links: the
+chat view opens them in the system browser only when clicked.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from pygments.lexer import Lexer
+from pygments.lexers import get_lexer_by_name
+from pygments.token import Token, _TokenType
+from pygments.util import ClassNotFound
+from PySide6.QtCore import QByteArray, QObject, QUrl
+from PySide6.QtGui import (
+    QColor,
+    QGuiApplication,
+    QSyntaxHighlighter,
+    QTextCharFormat,
+    QTextDocument,
+    QTextFormat,
+)
+
+MARKDOWN_FEATURES = (
+    QTextDocument.MarkdownFeature.MarkdownDialectGitHub
+    | QTextDocument.MarkdownFeature.MarkdownNoHTML
+)
+
+_LIGHT = {
+    Token.Keyword: "#8250df",
+    Token.Name.Builtin: "#0550ae",
+    Token.Name.Function: "#6639ba",
+    Token.Name.Class: "#953800",
+    Token.Literal.String: "#0a3069",
+    Token.Literal.Number: "#0550ae",
+    Token.Comment: "#6e7781",
+    Token.Operator: "#cf222e",
+    Token.Generic.Inserted: "#116329",
+    Token.Generic.Deleted: "#82071e",
+}
+_DARK = {
+    Token.Keyword: "#d2a8ff",
+    Token.Name.Builtin: "#79c0ff",
+    Token.Name.Function: "#d2a8ff",
+    Token.Name.Class: "#ffa657",
+    Token.Literal.String: "#a5d6ff",
+    Token.Literal.Number: "#79c0ff",
+    Token.Comment: "#8b949e",
+    Token.Operator: "#ff7b72",
+    Token.Generic.Inserted: "#7ee787",
+    Token.Generic.Deleted: "#ffa198",
+}
+
+
+def is_dark() -> bool:
+    """Whether the system palette is dark (light/dark follow the system)."""
+    app = QGuiApplication.instance()
+    if app is None:
+        return False
+    return QGuiApplication.palette().window().color().lightness() < 128
+
+
+@lru_cache(maxsize=64)
+def _lexer(language: str) -> Lexer | None:
+    try:
+        return get_lexer_by_name(language.strip().lower() or "text", stripnl=False)
+    except ClassNotFound:
+        return None
+
+
+def _colour_for(token: _TokenType, palette: dict[_TokenType, str]) -> str | None:
+    while token is not Token:
+        if token in palette:
+            return palette[token]
+        token = token.parent
+    return None
+
+
+class CodeHighlighter(QSyntaxHighlighter):
+    """Colours the lines of fenced code blocks, by the fence's language, with Pygments."""
+
+    def __init__(self, document: QTextDocument) -> None:
+        super().__init__(document)
+        self._palette = _DARK if is_dark() else _LIGHT
+        self._formats: dict[str, QTextCharFormat] = {}
+
+    def _format(self, colour: str) -> QTextCharFormat:
+        fmt = self._formats.get(colour)
+        if fmt is None:
+            fmt = QTextCharFormat()
+            fmt.setForeground(QColor(colour))
+            self._formats[colour] = fmt
+        return fmt
+
+    def highlightBlock(self, text: str) -> None:
+        block_format = self.currentBlock().blockFormat()
+        if not block_format.hasProperty(QTextFormat.Property.BlockCodeFence):
+            return
+        lexer = _lexer(block_format.stringProperty(QTextFormat.Property.BlockCodeLanguage))
+        if lexer is None:
+            return
+        position = 0
+        for token, value in lexer.get_tokens(text):
+            colour = _colour_for(token, self._palette)
+            if colour is not None:
+                self.setFormat(position, len(value), self._format(colour))
+            position += len(value)
+
+
+class SafeDocument(QTextDocument):
+    """A document that never loads a resource (images, style sheets) named by its text."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.setUndoRedoEnabled(False)
+        self.setDocumentMargin(2)
+        self.setDefaultFont(QGuiApplication.font())
+        self.highlighter: CodeHighlighter | None = None
+
+    def loadResource(self, kind: int, name: QUrl) -> object:
+        return QByteArray()
+
+
+def markdown_document(text: str, width: float, parent: QObject | None = None) -> SafeDocument:
+    """A laid-out document for one piece of Markdown."""
+    doc = SafeDocument(parent)
+    doc.setMarkdown(text, MARKDOWN_FEATURES)
+    if "```" in text or "~~~" in text:
+        # Highlight once the fences' block formats exist (they are set after the text).
+        doc.highlighter = CodeHighlighter(doc)
+        doc.highlighter.rehighlight()
+    doc.setTextWidth(width)
+    return doc
+
+
+def plain_document(text: str, width: float, parent: QObject | None = None) -> SafeDocument:
+    """A laid-out document showing text exactly as typed (the user's own messages)."""
+    doc = SafeDocument(parent)
+    doc.setPlainText(text)
+    doc.setTextWidth(width)
+    return doc
+
+
+def split_stable(text: str) -> int:
+    """Where the finished part of streaming Markdown ends: after the last blank line that
+    is outside a code fence. Everything before it will not change as more text arrives."""
+    cut = 0
+    in_fence = False
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        stripped = line.strip()
+        if stripped.startswith(("```", "~~~")):
+            in_fence = not in_fence
+        elif not stripped and not in_fence and line.endswith("\n"):
+            cut = offset + len(line)
+        offset += len(line)
+    return cut

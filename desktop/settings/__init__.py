@@ -1,0 +1,1 @@
+"""The settings dialog and where settings and the API key are kept."""
