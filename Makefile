@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: run test lint bench system-deps screenshots clean
+.PHONY: run test lint bench system-deps screenshots clean package icons
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -27,6 +27,16 @@ test: $(STAMP) system-deps lint
 
 bench: $(STAMP) system-deps
 	QT_QPA_PLATFORM=offscreen $(PY) -m bench
+
+# The double-clickable app (issue 8): a PyInstaller one-folder build into dist/ (on Linux
+# also dist/reins-<version>-linux-<arch>.tar.gz); see packaging/reins.spec.
+package: $(STAMP)
+	$(PY) -c "import PyInstaller" 2>/dev/null || $(PY) -m pip install -q pyinstaller
+	$(PY) packaging/build_bundle.py
+
+# Re-render resources/icons/*.png, reins.ico and reins.icns after editing reins.svg.
+icons: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(PY) packaging/render_icons.py
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .ruff_cache
