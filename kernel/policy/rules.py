@@ -1,0 +1,258 @@
+"""Permission rules: `Tool` or `Tool(spec)`, parsed once, matched word by word or path by path.
+
+Forms (the `permissions.allow|ask|deny` lists of settings.json):
+- `read_file`, `mcp__git__*`      a tool name; `*` in the name matches any characters.
+- `run_command(git status)`      a command, compared word by word with each part of the
+                                 parsed call (`a && b`, pipes: every part is a command).
+                                 A word is a glob (`test-*`); a lone `*` as the last word
+                                 matches any number of further words (also none; so
+                                 `run_command(*)` is every command); a lone `*` elsewhere
+                                 matches exactly one word. Quoting and spacing
+                                 are those of the shell, so `git  "status"` is `git status`.
+- `write_file(docs/**)`          a path glob for tools with path arguments: relative to the
+                                 workspace, `~/...` under the home folder, or absolute.
+                                 `**` matches any number of folders, `*` and `?` stay inside
+                                 one name. `docs/**` matches what is inside `docs`.
+
+A rule that cannot be parsed raises `RuleError` naming it; it is never skipped.
+"""
+
+from __future__ import annotations
+
+import enum
+import fnmatch
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from kernel.shell.parse import ShellParseError, split_commands
+
+COMMAND_TOOLS: Mapping[str, str] = {"run_command": "command"}
+"""Tools whose rule spec is a command, and the argument that holds it."""
+
+_RULE = re.compile(r"^\s*(?P<tool>[A-Za-z0-9_*-]{1,64})\s*(?:\((?P<spec>.*)\))?\s*$", re.S)
+_GLOB_CHARS = re.compile(r"([*?\[])")
+
+
+class RuleError(ValueError):
+    """A rule that cannot be parsed; the message names the rule."""
+
+    def __init__(self, rule: str, problem: str) -> None:
+        super().__init__(f"rule {rule!r}: {problem}")
+        self.rule = rule
+        self.problem = problem
+
+
+class Anchor(enum.StrEnum):
+    WORKSPACE = "workspace"
+    HOME = "home"
+    ABSOLUTE = "absolute"
+
+
+@dataclass(frozen=True)
+class CommandPattern:
+    """The words of a command rule. `rest` is True when it ends with a lone `*`."""
+
+    words: tuple[str, ...]
+    rest: bool
+    regexes: tuple[re.Pattern[str] | None, ...] = field(compare=False, repr=False)
+
+    def matches(self, words: Sequence[str]) -> bool:
+        n = len(self.words)
+        if len(words) < n or (not self.rest and len(words) != n):
+            return False
+        for pattern, rx, word in zip(self.words, self.regexes, words, strict=False):
+            if rx is None:
+                if pattern != word:
+                    return False
+            elif not rx.match(word):
+                return False
+        return True
+
+
+@dataclass(frozen=True)
+class PathPattern:
+    """A path glob anchored at the workspace, the home folder, or the root."""
+
+    anchor: Anchor
+    glob: str
+    regex: re.Pattern[str] = field(compare=False, repr=False)
+
+    def matches(self, path: str) -> bool:
+        """`path` is relative to the anchor (POSIX separators, no leading slash)."""
+        return self.regex.match(path) is not None
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One parsed rule. `text` is its canonical spelling (what settings store)."""
+
+    text: str
+    tool: str
+    tool_regex: re.Pattern[str] | None = field(compare=False, repr=False)
+    command: CommandPattern | None = None
+    path: PathPattern | None = None
+
+    @property
+    def has_spec(self) -> bool:
+        return self.command is not None or self.path is not None
+
+    def matches_tool(self, name: str) -> bool:
+        if self.tool_regex is None:
+            return name == self.tool
+        return self.tool_regex.match(name) is not None
+
+
+def parse_rule(text: str) -> Rule:
+    """Parse one rule or raise RuleError naming it."""
+    if not isinstance(text, str):
+        raise RuleError(str(text), "a rule must be a string")
+    m = _RULE.match(text)
+    if m is None:
+        raise RuleError(
+            text,
+            "expected `Tool` or `Tool(spec)`; a tool name uses letters, digits, `_`, `-` "
+            "and `*`, and the spec is closed by `)` at the very end",
+        )
+    tool, spec = m.group("tool"), m.group("spec")
+    tool_regex = _tool_regex(tool)
+    if spec is None:
+        return Rule(text=tool, tool=tool, tool_regex=tool_regex)
+    if tool_regex is not None:
+        raise RuleError(text, "a tool name with `*` cannot take a (spec); write it bare")
+    spec = spec.strip()
+    if not spec:
+        raise RuleError(text, "empty (spec); write the tool name alone to match every call")
+    if tool in COMMAND_TOOLS:
+        command = _parse_command(text, spec)
+        shown = " ".join([_join_words(command.words)] * bool(command.words)
+                         + ["*"] * command.rest)
+        return Rule(text=f"{tool}({shown})", tool=tool, tool_regex=None, command=command)
+    path = _parse_path(text, spec)
+    return Rule(text=f"{tool}({path.glob})", tool=tool, tool_regex=None, path=path)
+
+
+def parse_rules(texts: Iterable[str]) -> tuple[Rule, ...]:
+    return tuple(parse_rule(t) for t in texts)
+
+
+def _tool_regex(tool: str) -> re.Pattern[str] | None:
+    if "*" not in tool:
+        return None
+    return re.compile(re.escape(tool).replace(r"\*", ".*") + r"\Z")
+
+
+def _parse_command(text: str, spec: str) -> CommandPattern:
+    try:
+        parts = split_commands(spec)
+    except ShellParseError as exc:
+        raise RuleError(text, f"the command cannot be parsed: {exc}") from exc
+    if len(parts) != 1 or not parts[0]:
+        raise RuleError(
+            text,
+            "a command rule names one command; write one rule per part of a compound "
+            "command (`a && b` needs a rule for `a` and one for `b`)",
+        )
+    words = tuple(parts[0])
+    rest = words[-1] == "*"
+    if rest:
+        words = words[:-1]
+    regexes = tuple(_word_regex(w) for w in words)
+    return CommandPattern(words=words, rest=rest, regexes=regexes)
+
+
+def _word_regex(word: str) -> re.Pattern[str] | None:
+    if not _GLOB_CHARS.search(word):
+        return None
+    return re.compile(fnmatch.translate(word), re.S)
+
+
+def _join_words(words: Sequence[str]) -> str:
+    """Words back to rule text that parses to the same words."""
+    return " ".join(_quote(w) for w in words)
+
+
+def _quote(word: str) -> str:
+    if word and re.fullmatch(r"[A-Za-z0-9_@%+=:,./*?\[\]!^-]+", word):
+        return word
+    return "'" + word.replace("'", "'\"'\"'") + "'"
+
+
+def _parse_path(text: str, spec: str) -> PathPattern:
+    if "\x00" in spec:
+        raise RuleError(text, "a path cannot contain a NUL character")
+    if spec.startswith("~/") or spec == "~":
+        anchor, body = Anchor.HOME, spec[1:].lstrip("/")
+    elif spec.startswith("~"):
+        raise RuleError(text, "only `~/` (your own home folder) is supported, not `~user`")
+    elif spec.startswith("/"):
+        anchor, body = Anchor.ABSOLUTE, spec.lstrip("/")
+    else:
+        anchor, body = Anchor.WORKSPACE, spec
+    parts = [p for p in PurePosixPath(body).parts if p != "."]
+    if ".." in parts:
+        raise RuleError(text, "a path rule cannot contain `..`; write the path it leads to")
+    if not parts:
+        raise RuleError(text, "the path names no file or folder; use `**` for everything")
+    glob = "/".join(parts)
+    shown = {Anchor.HOME: "~/" + glob, Anchor.ABSOLUTE: "/" + glob, Anchor.WORKSPACE: glob}
+    return PathPattern(anchor=anchor, glob=shown[anchor], regex=_path_regex(text, parts))
+
+
+def _path_regex(text: str, parts: Sequence[str]) -> re.Pattern[str]:
+    out: list[str] = []
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        if part == "**":
+            out.append(".*" if last else "(?:[^/]+/)*")
+            continue
+        if "**" in part:
+            raise RuleError(text, f"`**` must be a whole path component, not part of {part!r}")
+        out.append(_component_regex(part) + ("" if last else "/"))
+    body = "".join(out)
+    if parts[-1] == "**":
+        body = body[: -len(".*")] + "[^/].*" if len(parts) > 1 else "[^/].*"
+    return re.compile(body + r"\Z", re.S)
+
+
+def _component_regex(part: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(part):
+        c = part[i]
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            j = part.find("]", i + 2 if part[i + 1 : i + 2] in ("!", "]") else i + 1)
+            if j == -1:
+                out.append(re.escape(c))
+            else:
+                inner = part[i + 1 : j].replace("\\", "\\\\").replace("[", "\\[")
+                if inner.startswith("!"):
+                    inner = "^" + inner[1:]
+                elif inner.startswith("^"):
+                    inner = "\\" + inner
+                out.append("[" + inner + "]")
+                i = j
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+def literal_word(word: str) -> str:
+    """A command word as a rule word that matches only itself (globs escaped)."""
+    return _GLOB_CHARS.sub(r"[\1]", word)
+
+
+def literal_path(path: str) -> str:
+    """A relative or absolute path as a rule glob that matches only itself."""
+    return _GLOB_CHARS.sub(r"[\1]", path)
+
+
+def command_rule_text(tool: str, words: Sequence[str]) -> str:
+    """The rule that matches exactly this command part (and equivalent spellings)."""
+    return f"{tool}({_join_words([literal_word(w) for w in words])})"
