@@ -1,0 +1,300 @@
+"""The approval dialog and its queue: one pending request shown at a time, with a count.
+
+The dialog is not application-modal and is never run with `exec()`: it is shown, and the
+answer resolves a future (and emits `answered`), so the rest of the window — other sessions,
+the timeline, the event stream — keeps running while the user decides. Closing the dialog
+without answering postpones the request; it never counts as a denial.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QCloseEvent, QColor, QFontDatabase, QSyntaxHighlighter, QTextCharFormat
+from PySide6.QtWidgets import (
+    QApplication,
+    QCheckBox,
+    QDialog,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from kernel.events import ApprovalRequest
+from kernel.protocol import ApprovalAnswer
+
+RISK_COLOURS = {
+    "read": "#2da44e",
+    "write": "#bf8700",
+    "execute": "#d1242f",
+    "destructive": "#82071e",
+}
+
+
+class DiffHighlighter(QSyntaxHighlighter):
+    """Colours unified-diff lines in the preview."""
+
+    def highlightBlock(self, text: str) -> None:
+        colour = None
+        if text.startswith(("+++", "---")):
+            colour = "#6e7781"
+        elif text.startswith("+"):
+            colour = "#2da44e"
+        elif text.startswith("-"):
+            colour = "#cf222e"
+        elif text.startswith("@@"):
+            colour = "#0969da"
+        if colour:
+            fmt = QTextCharFormat()
+            fmt.setForeground(QColor(colour))
+            self.setFormat(0, len(text), fmt)
+
+
+def preview_text(request: ApprovalRequest) -> str:
+    """What the preview pane shows: the kernel's preview, else the exact arguments."""
+    if request.preview:
+        return request.preview
+    return json.dumps(request.input, indent=2, ensure_ascii=False, default=str)
+
+
+class ApprovalDialog(QDialog):
+    """Shows one request; emits `decided(decision, message, confirmed)` or `postponed`."""
+
+    decided = Signal(str, str, bool)
+    postponed = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Reins — approval needed")
+        self.setAccessibleName("Approval request")
+        self.setModal(False)
+        self.setWindowModality(Qt.WindowModality.NonModal)
+        self.resize(640, 460)
+        self.request: ApprovalRequest | None = None
+
+        self.count_label = QLabel(self)
+        self.count_label.setAccessibleName("Pending approvals")
+        self.session_label = QLabel(self)
+        self.session_label.setAccessibleName("Session")
+        self.tool_label = QLabel(self)
+        self.tool_label.setAccessibleName("Tool")
+        self.tool_label.setTextFormat(Qt.TextFormat.PlainText)
+        font = self.tool_label.font()
+        font.setPointSizeF(font.pointSizeF() * 1.3)
+        font.setBold(True)
+        self.tool_label.setFont(font)
+        self.risk_badge = QLabel(self)
+        self.risk_badge.setAccessibleName("Risk")
+        self.reason_label = QLabel(self)
+        self.reason_label.setAccessibleName("Reason")
+        self.reason_label.setWordWrap(True)
+        self.reason_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.preview = QPlainTextEdit(self)
+        self.preview.setAccessibleName("Preview")
+        self.preview.setReadOnly(True)
+        self.preview.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.preview.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self._diff = DiffHighlighter(self.preview.document())
+        self.confirm_box = QCheckBox(
+            "I understand this call is &destructive and want it to run", self)
+        self.confirm_box.setAccessibleName("Confirm destructive call")
+        self.deny_message = QLineEdit(self)
+        self.deny_message.setAccessibleName("Message to the model when denying")
+        self.deny_message.setPlaceholderText("Optional message for the model if you deny")
+
+        self.allow_once = QPushButton("&Allow once", self)
+        self.allow_once.setAccessibleName("Allow once")
+        self.allow_session = QPushButton("Allow for this &session", self)
+        self.allow_session.setAccessibleName("Allow for this session")
+        self.allow_always = QPushButton("Al&ways allow", self)
+        self.allow_always.setAccessibleName("Always allow")
+        self.always_rule = QLabel(self)
+        self.always_rule.setAccessibleName("Rule that Always allow saves")
+        self.always_rule.setTextFormat(Qt.TextFormat.PlainText)
+        self.always_rule.setWordWrap(True)
+        self.deny = QPushButton("&Deny", self)
+        self.deny.setAccessibleName("Deny")
+
+        header = QHBoxLayout()
+        header.addWidget(self.tool_label)
+        header.addWidget(self.risk_badge)
+        header.addStretch(1)
+        header.addWidget(self.count_label)
+        buttons = QHBoxLayout()
+        for button in (self.allow_once, self.allow_session, self.allow_always):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        buttons.addWidget(self.deny)
+        layout = QVBoxLayout(self)
+        layout.addLayout(header)
+        layout.addWidget(self.session_label)
+        layout.addWidget(self.reason_label)
+        layout.addWidget(self.preview, 1)
+        layout.addWidget(self.confirm_box)
+        layout.addWidget(self.always_rule)
+        layout.addWidget(self.deny_message)
+        layout.addLayout(buttons)
+
+        self.allow_once.clicked.connect(lambda: self._decide("allow_once"))
+        self.allow_session.clicked.connect(lambda: self._decide("allow_session"))
+        self.allow_always.clicked.connect(lambda: self._decide("allow_always"))
+        self.deny.clicked.connect(lambda: self._decide("deny"))
+        self.confirm_box.toggled.connect(self._update_buttons)
+        self.deny_message.returnPressed.connect(lambda: self._decide("deny"))
+
+    @property
+    def destructive(self) -> bool:
+        return self.request is not None and self.request.risk == "destructive"
+
+    def show_request(self, request: ApprovalRequest, position: int, total: int,
+                     session_title: str = "") -> None:
+        self.request = request
+        self.tool_label.setText(request.name)
+        colour = RISK_COLOURS.get(request.risk, "#6e7781")
+        self.risk_badge.setText(f" {request.risk.upper()} ")
+        self.risk_badge.setStyleSheet(
+            f"QLabel {{ background: {colour}; color: white; border-radius: 4px;"
+            " padding: 2px 6px; font-weight: bold; }")
+        self.count_label.setText(f"{position} of {total} pending" if total > 1 else "")
+        self.count_label.setVisible(total > 1)
+        self.session_label.setText(f"Session: {session_title}" if session_title else "")
+        self.session_label.setVisible(bool(session_title))
+        self.reason_label.setText(f"Why you are asked: {request.reason}")
+        self.preview.setPlainText(preview_text(request))
+        self.confirm_box.setChecked(False)
+        self.confirm_box.setVisible(self.destructive)
+        self.deny_message.clear()
+        can_always = request.can_always and not self.destructive and bool(request.rule)
+        self.allow_always.setVisible(can_always)
+        self.always_rule.setVisible(can_always)
+        self.always_rule.setText(f"Always allow saves this rule to settings: {request.rule}"
+                                 if can_always else "")
+        self._update_buttons()
+        (self.confirm_box if self.destructive else self.allow_once).setFocus()
+
+    def update_count(self, position: int, total: int) -> None:
+        self.count_label.setText(f"{position} of {total} pending" if total > 1 else "")
+        self.count_label.setVisible(total > 1)
+
+    def _update_buttons(self) -> None:
+        enabled = not self.destructive or self.confirm_box.isChecked()
+        for button in (self.allow_once, self.allow_session, self.allow_always):
+            button.setEnabled(enabled)
+        self.allow_once.setDefault(enabled)
+        self.deny.setDefault(not enabled)
+
+    def _decide(self, decision: str) -> None:
+        if self.request is None:
+            return
+        allowing = decision != "deny"
+        if allowing and self.destructive and not self.confirm_box.isChecked():
+            return
+        message = self.deny_message.text().strip() if not allowing else ""
+        self.decided.emit(decision, message, allowing and self.destructive)
+
+    def reject(self) -> None:
+        """Esc or the close button: postpone (the request stays pending), never deny."""
+        self.hide()
+        self.postponed.emit()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        event.ignore()
+        self.reject()
+
+
+@dataclass(eq=False)
+class _Pending:
+    request: ApprovalRequest
+    future: Future[ApprovalAnswer] = field(default_factory=Future)
+
+
+class ApprovalQueue(QObject):
+    """Pending approvals of every session, shown one by one in one dialog."""
+
+    answered = Signal(object)
+    """An ApprovalAnswer (protocol command) to send to the kernel."""
+    count_changed = Signal(int)
+
+    def __init__(self, window: QWidget | None = None,
+                 session_title: Callable[[str], str] = lambda _s: "") -> None:
+        super().__init__(window)
+        self._window = window
+        self._session_title = session_title
+        self._pending: deque[_Pending] = deque()
+        self.dialog = ApprovalDialog(window)
+        self.dialog.decided.connect(self._on_decided)
+
+    def __len__(self) -> int:
+        return len(self._pending)
+
+    def submit(self, request: ApprovalRequest) -> Future[ApprovalAnswer]:
+        """Queue a request; the future resolves with the user's answer.
+
+        A request already queued (the kernel re-sends pending approvals after a restart) is
+        not queued twice: the existing future is returned."""
+        for pending in self._pending:
+            if (pending.request.session_id, pending.request.call_id) == (
+                    request.session_id, request.call_id):
+                return pending.future
+        pending = _Pending(request)
+        self._pending.append(pending)
+        self.count_changed.emit(len(self._pending))
+        if len(self._pending) == 1:
+            self.show_current()
+        else:
+            self.dialog.update_count(1, len(self._pending))
+        return pending.future
+
+    def show_current(self) -> None:
+        """(Re)open the dialog on the oldest pending request."""
+        if not self._pending:
+            self.dialog.hide()
+            return
+        current = self._pending[0].request
+        self.dialog.show_request(current, 1, len(self._pending),
+                                 self._session_title(current.session_id))
+        self.dialog.show()
+        self.dialog.raise_()
+        self.dialog.activateWindow()
+        if self._window is not None and not self._window.isActiveWindow():
+            QApplication.alert(self._window)
+
+    def discard(self, session_id: str, call_id: str | None = None) -> None:
+        """Drop requests decided elsewhere, or all of a session's (run cancelled, restart)."""
+        keep: deque[_Pending] = deque()
+        head = self._pending[0] if self._pending else None
+        for pending in self._pending:
+            request = pending.request
+            if request.session_id == session_id and call_id in (None, request.call_id):
+                pending.future.cancel()
+            else:
+                keep.append(pending)
+        self._pending = keep
+        self.count_changed.emit(len(self._pending))
+        if not self._pending:
+            self.dialog.hide()
+        elif self._pending[0] is not head:
+            self.show_current()
+        else:
+            self.dialog.update_count(1, len(self._pending))
+
+    def _on_decided(self, decision: str, message: str, confirmed: bool) -> None:
+        if not self._pending:
+            return
+        pending = self._pending.popleft()
+        request = pending.request
+        answer = ApprovalAnswer(request.session_id, request.call_id, decision, message,
+                                confirmed)
+        pending.future.set_result(answer)
+        self.count_changed.emit(len(self._pending))
+        self.answered.emit(answer)
+        self.show_current()
