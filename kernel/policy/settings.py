@@ -1,0 +1,263 @@
+"""THE settings file: `settings.json` in the config folder (AppPaths.settings_file).
+
+Loaded once, validated against `SETTINGS_SCHEMA` (JSON Schema 2020-12) and every permission
+rule parsed; anything wrong stops the load with a `SettingsError` that names the file, the
+line and the key or rule. Nothing is skipped. A missing file means the defaults.
+
+```json
+{
+  "model": "claude-sonnet-4-5",
+  "base_url": "http://127.0.0.1:8080",
+  "default_mode": "ask",
+  "permissions": {
+    "allow": ["run_command(git status)", "run_command(npm test *)", "write_file(docs/**)"],
+    "ask":   ["mcp__git__*"],
+    "deny":  ["read_file(~/.ssh/**)"]
+  },
+  "exec": {"path": ["/opt/tools/bin"], "env": ["JAVA_HOME"], "secret_env": ["NPM_TOKEN"],
+           "limits": {"memory_mb": 4096, "file_size_mb": 1024, "processes": 512}},
+  "mcpServers": {"git": {"command": "uvx", "args": ["mcp-server-git"]}}
+}
+```
+
+Writes (an "always allow" rule, a revocation) go through `add_rule` / `remove_rule`: under
+a file lock, re-read, change, validate, and replace the file atomically.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import tempfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import jsonschema
+
+from kernel.mcp.config import MCP_SERVERS_SCHEMA
+from kernel.paths import AppPaths
+from kernel.policy.decide import Mode, RuleSet
+from kernel.policy.jsonpos import line_of
+from kernel.policy.rules import RuleError, parse_rule
+
+RuleList = Literal["allow", "ask", "deny"]
+RULE_LISTS: tuple[RuleList, ...] = ("allow", "ask", "deny")
+
+_ENV_NAME: dict[str, Any] = {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"}
+_NAMES: dict[str, Any] = {"type": "array", "items": _ENV_NAME, "uniqueItems": True}
+_RULES: dict[str, Any] = {"type": "array", "items": {"type": "string", "minLength": 1}}
+
+SETTINGS_SCHEMA: Mapping[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "Reins settings",
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "$schema": {"type": "string"},
+        "model": {"type": "string", "minLength": 1},
+        "base_url": {"type": "string", "pattern": "^https?://"},
+        "default_mode": {"enum": [m.value for m in Mode]},
+        "permissions": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {name: _RULES for name in RULE_LISTS},
+        },
+        "exec": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "path": {"type": "array", "items": {"type": "string", "pattern": "^/"}},
+                "env": _NAMES,
+                "secret_env": _NAMES,
+                "limits": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "properties": {
+                        "memory_mb": {"type": "integer", "minimum": 16},
+                        "file_size_mb": {"type": "integer", "minimum": 1},
+                        "processes": {"type": "integer", "minimum": 8},
+                    },
+                },
+            },
+        },
+        "mcpServers": MCP_SERVERS_SCHEMA,
+    },
+}
+"""The schema of settings.json. `mcpServers` is owned by kernel.mcp.config."""
+
+_VALIDATOR = jsonschema.Draft202012Validator(SETTINGS_SCHEMA)
+
+
+class SettingsError(ValueError):
+    """settings.json cannot be used; the message names the file, the line and what is wrong."""
+
+    def __init__(self, source: str, line: int | None, problem: str) -> None:
+        where = f"{source}:{line}" if line is not None else source
+        super().__init__(f"{where}: {problem}")
+        self.source = source
+        self.line = line
+        self.problem = problem
+
+
+@dataclass(frozen=True)
+class ExecSettings:
+    """What commands get beyond the built-in allowlist (kernel.sandbox reads this)."""
+
+    path: tuple[str, ...] = ()
+    """Folders appended to the fixed PATH."""
+    env: tuple[str, ...] = ()
+    """Variables passed through from Reins' environment by exact name (secrets still dropped)."""
+    secret_env: tuple[str, ...] = ()
+    """Secret-looking variables the user explicitly opted in to pass through."""
+    limits: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Permissions:
+    allow: RuleSet = field(default_factory=RuleSet)
+    ask: RuleSet = field(default_factory=RuleSet)
+    deny: RuleSet = field(default_factory=RuleSet)
+
+
+@dataclass(frozen=True)
+class Settings:
+    model: str | None = None
+    base_url: str | None = None
+    default_mode: Mode = Mode.ASK
+    permissions: Permissions = field(default_factory=Permissions)
+    exec: ExecSettings = field(default_factory=ExecSettings)
+    mcp_servers: Mapping[str, Any] = field(default_factory=dict)
+    """The raw `mcpServers` object, validated by its schema (kernel.mcp.config reads it)."""
+    raw: Mapping[str, Any] = field(default_factory=dict)
+
+
+def load_settings(paths: AppPaths | None = None) -> Settings:
+    """The settings of `paths.settings_file` (defaults when it does not exist)."""
+    file = (paths or AppPaths.from_env()).settings_file
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return Settings()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SettingsError(str(file), None, f"cannot be read: {exc}") from exc
+    return parse_settings(text, str(file))
+
+
+def parse_settings(text: str, source: str = "settings.json") -> Settings:
+    """Validate and parse the text of a settings file, or raise SettingsError."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SettingsError(source, exc.lineno, f"not valid JSON: {exc.msg} "
+                                                f"(column {exc.colno})") from exc
+    errors = sorted(_VALIDATOR.iter_errors(data), key=lambda e: list(e.absolute_path))
+    if errors:
+        first = errors[0]
+        path = list(first.absolute_path)
+        where = "/".join(str(p) for p in path) or "(top level)"
+        more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
+        if first.validator == "additionalProperties" and isinstance(first.instance, dict):
+            known = first.schema.get("properties", {})
+            path += [k for k in first.instance if k not in known][:1]
+        raise SettingsError(source, line_of(text, path), f"{where}: {first.message}{more}")
+    perms = data.get("permissions", {})
+    lists: dict[str, RuleSet] = {}
+    for name in RULE_LISTS:
+        rules = []
+        for i, rule_text in enumerate(perms.get(name, [])):
+            try:
+                rules.append(parse_rule(rule_text))
+            except RuleError as exc:
+                raise SettingsError(source, line_of(text, ["permissions", name, i]),
+                                    f"permissions/{name}/{i}: {exc}") from exc
+        lists[name] = RuleSet(rules)
+    ex = data.get("exec", {})
+    return Settings(
+        model=data.get("model"),
+        base_url=data.get("base_url"),
+        default_mode=Mode(data.get("default_mode", Mode.ASK.value)),
+        permissions=Permissions(**lists),
+        exec=ExecSettings(path=tuple(ex.get("path", ())), env=tuple(ex.get("env", ())),
+                          secret_env=tuple(ex.get("secret_env", ())),
+                          limits=dict(ex.get("limits", {}))),
+        mcp_servers=data.get("mcpServers", {}),
+        raw=data,
+    )
+
+
+def add_rule(paths: AppPaths, rule_list: RuleList, rule_text: str) -> Settings:
+    """Append a rule (canonical spelling) to a permissions list of settings.json.
+
+    The current file must load cleanly; the result is validated before it replaces the file.
+    Adding a rule that is already there changes nothing."""
+    canonical = _canonical(rule_text)
+
+    def change(data: dict[str, Any]) -> None:
+        rules = data.setdefault("permissions", {}).setdefault(rule_list, [])
+        if all(_canonical(r) != canonical for r in rules):
+            rules.append(canonical)
+
+    return _update(paths, change)
+
+
+def remove_rule(paths: AppPaths, rule_list: RuleList, rule_text: str) -> Settings:
+    """Remove a rule (any spelling equivalent to `rule_text`) from a permissions list.
+    Raises KeyError when the list holds no such rule."""
+    canonical = _canonical(rule_text)
+
+    def change(data: dict[str, Any]) -> None:
+        rules = data.get("permissions", {}).get(rule_list, [])
+        kept = [r for r in rules if _canonical(r) != canonical]
+        if len(kept) == len(rules):
+            raise KeyError(f"permissions/{rule_list} has no rule {canonical!r}")
+        data["permissions"][rule_list] = kept
+
+    return _update(paths, change)
+
+
+def _canonical(rule_text: str) -> str:
+    try:
+        return parse_rule(rule_text).text
+    except RuleError:
+        return rule_text
+
+
+def _update(paths: AppPaths, change: Any) -> Settings:
+    file = paths.settings_file
+    file.parent.mkdir(parents=True, exist_ok=True)
+    with _locked(file):
+        try:
+            text = file.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            text = "{}"
+        parse_settings(text, str(file))
+        data = json.loads(text)
+        change(data)
+        new_text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        settings = parse_settings(new_text, str(file))
+        fd, tmp = tempfile.mkstemp(prefix=".settings-", suffix=".tmp", dir=file.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(new_text)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, file)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+    return settings
+
+
+@contextlib.contextmanager
+def _locked(file: Path) -> Iterator[None]:
+    with open(file.with_name(file.name + ".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
