@@ -1,0 +1,288 @@
+"""The sessions sidebar: list (title, workspace, time), new, rename, delete, search.
+
+Every question it asks (delete?, which folder?) is a dialog opened with `open()`; nothing
+here blocks the event loop.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from PySide6.QtCore import (
+    QAbstractListModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+    Signal,
+)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLineEdit,
+    QListView,
+    QMessageBox,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from kernel.protocol import MODES, SessionInfo
+
+SEARCH_ROLE = Qt.ItemDataRole.UserRole + 1
+ID_ROLE = Qt.ItemDataRole.UserRole + 2
+
+
+def when(timestamp: float, now: float | None = None) -> str:
+    """A short human time: 14:05 today, 'Mon 14:05' this week, else the date."""
+    if timestamp <= 0:
+        return ""
+    now = time.time() if now is None else now
+    local = time.localtime(timestamp)
+    if time.strftime("%Y-%m-%d", local) == time.strftime("%Y-%m-%d", time.localtime(now)):
+        return time.strftime("%H:%M", local)
+    if now - timestamp < 6 * 86400:
+        return time.strftime("%a %H:%M", local)
+    return time.strftime("%Y-%m-%d", local)
+
+
+class SessionListModel(QAbstractListModel):
+    rename_requested = Signal(str, str)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._sessions: list[SessionInfo] = []
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._sessions)
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = 0) -> object:
+        if not index.isValid() or index.row() >= len(self._sessions):
+            return None
+        info = self._sessions[index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            title = info.title or "Untitled session"
+            return f"{title}\n{_short_path(info.workspace)} · {info.mode} · {when(info.updated_at)}"
+        if role == Qt.ItemDataRole.EditRole:
+            return info.title
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return f"{info.title}\nWorkspace: {info.workspace}\nMode: {info.mode}"
+        if role == Qt.ItemDataRole.AccessibleTextRole:
+            return f"Session {info.title}, workspace {info.workspace}"
+        if role == SEARCH_ROLE:
+            return f"{info.title} {info.workspace}".lower()
+        if role == ID_ROLE:
+            return info.session_id
+        return None
+
+    def flags(self, index: QModelIndex | QPersistentModelIndex) -> Qt.ItemFlag:
+        return super().flags(index) | Qt.ItemFlag.ItemIsEditable
+
+    def setData(self, index: QModelIndex | QPersistentModelIndex, value: object,
+                role: int = Qt.ItemDataRole.EditRole) -> bool:
+        if role != Qt.ItemDataRole.EditRole or not isinstance(value, str):
+            return False
+        title = value.strip()
+        info = self._sessions[index.row()]
+        if not title or title == info.title:
+            return False
+        self.rename_requested.emit(info.session_id, title)
+        return True
+
+    def set_sessions(self, sessions: list[SessionInfo]) -> None:
+        self.beginResetModel()
+        self._sessions = sorted(sessions, key=lambda s: s.updated_at, reverse=True)
+        self.endResetModel()
+
+    def upsert(self, info: SessionInfo) -> None:
+        for row, existing in enumerate(self._sessions):
+            if existing.session_id == info.session_id:
+                self._sessions[row] = info
+                index = self.index(row)
+                self.dataChanged.emit(index, index)
+                return
+        self.beginInsertRows(QModelIndex(), 0, 0)
+        self._sessions.insert(0, info)
+        self.endInsertRows()
+
+    def remove(self, session_id: str) -> None:
+        for row, existing in enumerate(self._sessions):
+            if existing.session_id == session_id:
+                self.beginRemoveRows(QModelIndex(), row, row)
+                del self._sessions[row]
+                self.endRemoveRows()
+                return
+
+    def get(self, session_id: str) -> SessionInfo | None:
+        return next((s for s in self._sessions if s.session_id == session_id), None)
+
+    def row_of(self, session_id: str) -> int:
+        return next((r for r, s in enumerate(self._sessions) if s.session_id == session_id), -1)
+
+
+def _short_path(path: str) -> str:
+    home = str(Path.home())
+    return "~" + path[len(home):] if path.startswith(home) else path
+
+
+class SessionsPanel(QWidget):
+    session_activated = Signal(str)
+    new_requested = Signal(str, str)
+    """workspace, mode"""
+    rename_requested = Signal(str, str)
+    delete_requested = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None, default_mode: str = "ask") -> None:
+        super().__init__(parent)
+        self.setAccessibleName("Sessions")
+        self.default_mode = default_mode
+        self.default_workspace = str(Path.home())
+        self.model = SessionListModel(self)
+        self.proxy = QSortFilterProxyModel(self)
+        self.proxy.setSourceModel(self.model)
+        self.proxy.setFilterRole(SEARCH_ROLE)
+        self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        self.search = QLineEdit(self)
+        self.search.setAccessibleName("Search sessions")
+        self.search.setPlaceholderText("Search sessions")
+        self.search.setClearButtonEnabled(True)
+        self.list = QListView(self)
+        self.list.setAccessibleName("Session list")
+        self.list.setModel(self.proxy)
+        self.list.setEditTriggers(QAbstractItemView.EditTrigger.EditKeyPressed)
+        self.list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.list.setUniformItemSizes(True)
+        self.new_button = QPushButton("&New", self)
+        self.new_button.setAccessibleName("New session")
+        self.rename_button = QPushButton("&Rename", self)
+        self.rename_button.setAccessibleName("Rename session")
+        self.delete_button = QPushButton("De&lete", self)
+        self.delete_button.setAccessibleName("Delete session")
+        buttons = QHBoxLayout()
+        for button in (self.new_button, self.rename_button, self.delete_button):
+            buttons.addWidget(button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.search)
+        layout.addWidget(self.list, 1)
+        layout.addLayout(buttons)
+
+        self.search.textChanged.connect(self.proxy.setFilterFixedString)
+        self.list.activated.connect(self._on_activated)
+        self.list.clicked.connect(self._on_activated)
+        self.new_button.clicked.connect(self.ask_new)
+        self.rename_button.clicked.connect(self.rename_selected)
+        self.delete_button.clicked.connect(self.ask_delete)
+        self.model.rename_requested.connect(self.rename_requested)
+        self.confirm: QMessageBox | None = None
+        self.new_dialog: NewSessionDialog | None = None
+
+    def selected_id(self) -> str | None:
+        index = self.list.currentIndex()
+        return index.data(ID_ROLE) if index.isValid() else None
+
+    def select(self, session_id: str) -> None:
+        row = self.model.row_of(session_id)
+        if row >= 0:
+            self.list.setCurrentIndex(self.proxy.mapFromSource(self.model.index(row)))
+
+    def _on_activated(self, index: QModelIndex) -> None:
+        if index.isValid():
+            self.session_activated.emit(index.data(ID_ROLE))
+
+    def rename_selected(self) -> None:
+        index = self.list.currentIndex()
+        if index.isValid():
+            self.list.edit(index)
+
+    def ask_new(self) -> None:
+        self.new_dialog = NewSessionDialog(self, self.default_workspace, self.default_mode)
+        self.new_dialog.accepted.connect(self._on_new_accepted)
+        self.new_dialog.open()
+
+    def _on_new_accepted(self) -> None:
+        dialog = self.new_dialog
+        if dialog is None:
+            return
+        self.default_workspace = dialog.workspace()
+        self.new_requested.emit(dialog.workspace(), dialog.mode())
+
+    def ask_delete(self) -> None:
+        session_id = self.selected_id()
+        info = self.model.get(session_id) if session_id else None
+        if info is None:
+            return
+        box = QMessageBox(QMessageBox.Icon.Warning, "Delete session?",
+                          f"Delete “{info.title or 'Untitled session'}” and its history? "
+                          "This cannot be undone.",
+                          QMessageBox.StandardButton.Cancel, self)
+        box.setAccessibleName("Confirm delete session")
+        delete = box.addButton("Delete", QMessageBox.ButtonRole.DestructiveRole)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.buttonClicked.connect(
+            lambda button: button is delete and self.delete_requested.emit(info.session_id))
+        self.confirm = box
+        box.open()
+
+
+class NewSessionDialog(QDialog):
+    """Asks for the workspace folder and the mode of a new session."""
+
+    def __init__(self, parent: QWidget | None, workspace: str, mode: str) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("New session")
+        self.setAccessibleName("New session")
+        self.workspace_edit = QLineEdit(workspace, self)
+        self.workspace_edit.setAccessibleName("Workspace folder")
+        browse = QPushButton("&Browse…", self)
+        browse.setAccessibleName("Choose workspace folder")
+        browse.clicked.connect(self._browse)
+        self.mode_combo = QComboBox(self)
+        self.mode_combo.setAccessibleName("Mode")
+        self.mode_combo.addItems(list(MODES))
+        self.mode_combo.setCurrentText(mode)
+        row = QHBoxLayout()
+        row.addWidget(self.workspace_edit, 1)
+        row.addWidget(browse)
+        form = QFormLayout()
+        form.addRow("&Workspace:", row)
+        form.addRow("&Mode:", self.mode_combo)
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self)
+        self.buttons.accepted.connect(self._accept_if_valid)
+        self.buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(self.buttons)
+        self.workspace_edit.textChanged.connect(self._validate)
+        self._validate()
+        self._picker: QFileDialog | None = None
+
+    def workspace(self) -> str:
+        return str(Path(self.workspace_edit.text().strip()).expanduser())
+
+    def mode(self) -> str:
+        return self.mode_combo.currentText()
+
+    def _validate(self) -> None:
+        ok = Path(self.workspace()).is_dir()
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(ok)
+        self.workspace_edit.setToolTip("" if ok else "Not an existing folder")
+
+    def _accept_if_valid(self) -> None:
+        if Path(self.workspace()).is_dir():
+            self.accept()
+
+    def _browse(self) -> None:
+        self._picker = QFileDialog(self, "Choose the workspace folder", self.workspace())
+        self._picker.setFileMode(QFileDialog.FileMode.Directory)
+        self._picker.setOption(QFileDialog.Option.ShowDirsOnly)
+        self._picker.fileSelected.connect(self.workspace_edit.setText)
+        self._picker.open()
