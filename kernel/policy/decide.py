@@ -18,7 +18,7 @@ computed by the caller and passed in. Precedence:
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import TYPE_CHECKING
@@ -311,3 +311,11 @@ def _matching(rules: Sequence[Rule], spec: ToolSpec, facts: CallFacts, session: 
     else:
         names = [r.text for r in relevant if _rule_matches(r, spec, facts, session, command)]
     return " + ".join(n for n in dict.fromkeys(names) if n)
+
+
+def offered_tools(specs: Iterable[ToolSpec], mode: Mode) -> list[str] | None:
+    """The tool names to offer the model (`registry.schemas(allowed=...)`): in read-only mode
+    only read tools; otherwise None, meaning all of them."""
+    if mode is not Mode.READ_ONLY:
+        return None
+    return [s.name for s in specs if s.risk is Risk.READ]

@@ -1,0 +1,101 @@
+"""What a person sees before approving a call: a diff for edits, the exact command for commands.
+
+- `write_file` / `edit_file`: a unified diff of the current file against what the call
+  would leave (a new file is a diff against /dev/null; an edit that cannot apply says so).
+- `run_command`: the exact command, the working directory, the sandbox state, and whether
+  the command gets the network.
+- anything else: the arguments, as JSON.
+
+Previews are bounded (`MAX_LINES`) with a marker saying how much was left out.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from kernel.tools.pathpolicy import PathPolicy, PathVerdict
+from kernel.tools.spec import ToolSpec
+
+MAX_LINES = 400
+MAX_FILE_BYTES = 2_000_000
+
+
+def build_preview(spec: ToolSpec, args: Mapping[str, Any], *, policy: PathPolicy,
+                  paths: Mapping[str, PathVerdict], sandbox: str, network: bool) -> str:
+    if spec.name == "write_file" and "path" in paths:
+        return _file_diff(policy, paths["path"], lambda _old: str(args.get("content", "")))
+    if spec.name == "edit_file" and "path" in paths:
+        return _file_diff(policy, paths["path"], lambda old: _apply_edit(old, args))
+    if spec.name == "run_command":
+        return command_preview(str(args.get("command", "")), cwd=_cwd(policy, paths),
+                               sandbox=sandbox, network=network)
+    return _bounded(json.dumps(dict(args), indent=2, ensure_ascii=False, default=str))
+
+
+def command_preview(command: str, *, cwd: Path, sandbox: str, network: bool) -> str:
+    net = "yes (allowed for this command)" if network else "no"
+    return f"$ {command}\ncwd: {cwd}\nsandbox: {sandbox}\nnetwork: {net}"
+
+
+def _cwd(policy: PathPolicy, paths: Mapping[str, PathVerdict]) -> Path:
+    verdict = paths.get("cwd")
+    return verdict.resolved if verdict is not None else policy.workspace
+
+
+class _EditFails(Exception):
+    pass
+
+
+def _apply_edit(old: str | None, args: Mapping[str, Any]) -> str:
+    if old is None:
+        raise _EditFails("the file does not exist")
+    before, after = str(args.get("old_string", "")), str(args.get("new_string", ""))
+    count = old.count(before) if before else 0
+    if count == 0:
+        raise _EditFails("old_string is not in the file")
+    if count > 1 and not args.get("replace_all"):
+        raise _EditFails(f"old_string occurs {count} times and replace_all is not set")
+    return old.replace(before, after) if args.get("replace_all") else old.replace(before, after, 1)
+
+
+def _file_diff(policy: PathPolicy, verdict: PathVerdict, new_text: Any) -> str:
+    path = verdict.resolved
+    old: str | None
+    try:
+        data = policy.read_bytes(path, max_bytes=MAX_FILE_BYTES + 1)
+    except FileNotFoundError:
+        old = None
+    except OSError as exc:
+        return f"{path}: the current file cannot be read ({exc.strerror or exc})"
+    else:
+        if len(data) > MAX_FILE_BYTES:
+            return f"{path}: the current file is over {MAX_FILE_BYTES} bytes; no diff shown"
+        if b"\x00" in data:
+            return f"{path}: the current file is binary; it would be replaced"
+        old = data.decode("utf-8", errors="replace")
+    try:
+        new = new_text(old)
+    except _EditFails as exc:
+        return f"{path}: this edit will fail: {exc}"
+    label = str(path)
+    diff = difflib.unified_diff(
+        (old or "").splitlines(keepends=True), new.splitlines(keepends=True),
+        fromfile="/dev/null" if old is None else f"a{label}", tofile=f"b{label}",
+    )
+    lines = [line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+             for line in diff]
+    if not lines:
+        return f"{path}: no change"
+    return _bounded("".join(lines))
+
+
+def _bounded(text: str) -> str:
+    lines = text.splitlines()
+    if len(lines) <= MAX_LINES:
+        return text
+    left = len(lines) - MAX_LINES
+    return "\n".join(lines[:MAX_LINES]) + f"\n[… {left} more lines not shown …]"
