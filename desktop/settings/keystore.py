@@ -1,0 +1,89 @@
+"""Where the API key lives: the OS keyring, or the environment variable — never a file.
+
+If the system has no keyring backend, saving says so (KeyringUnavailable) and the user is
+offered `ANTHROPIC_API_KEY` instead; the key is never written to a plain-text file.
+The key found here travels to the kernel over the protocol (SetApiKey) only.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import MutableMapping
+from dataclasses import dataclass
+
+import keyring
+import keyring.backend
+import keyring.backends.fail
+import keyring.errors
+
+from kernel.agent.provider import KEYRING_SERVICE, KEYRING_USER
+
+ENV_VAR = "ANTHROPIC_API_KEY"
+
+
+class KeyringUnavailable(RuntimeError):
+    """No usable keyring backend: the key cannot be stored safely."""
+
+
+@dataclass(frozen=True)
+class KeyringState:
+    available: bool
+    backend: str
+    explanation: str
+
+
+def keyring_state() -> KeyringState:
+    try:
+        backend = keyring.get_keyring()
+    except (keyring.errors.KeyringError, RuntimeError, OSError) as exc:
+        return KeyringState(False, "none", f"The system keyring cannot be used ({exc}).")
+    name = type(backend).__module__ + "." + type(backend).__name__
+    if isinstance(backend, keyring.backends.fail.Keyring) or _priority(backend) <= 0:
+        return KeyringState(
+            False, name,
+            "No system keyring is available, so Reins cannot store the key safely. Set the "
+            f"{ENV_VAR} environment variable in the environment that starts Reins instead; "
+            "Reins never writes the key to a plain-text file.")
+    return KeyringState(True, name, "The key is stored in the system keyring.")
+
+
+def _priority(backend: keyring.backend.KeyringBackend) -> float:
+    try:
+        return float(backend.priority)
+    except (keyring.errors.KeyringError, RuntimeError, AttributeError, TypeError):
+        return 0.0
+
+
+def stored_key() -> str | None:
+    """The key in the keyring, or None (no backend, no entry)."""
+    if not keyring_state().available:
+        return None
+    try:
+        return keyring.get_password(KEYRING_SERVICE, KEYRING_USER) or None
+    except (keyring.errors.KeyringError, RuntimeError, OSError):
+        return None
+
+
+def save_key(key: str) -> None:
+    """Store (or, for an empty key, delete) the key in the keyring."""
+    if not keyring_state().available:
+        raise KeyringUnavailable(keyring_state().explanation)
+    try:
+        if key:
+            keyring.set_password(KEYRING_SERVICE, KEYRING_USER, key)
+        else:
+            try:
+                keyring.delete_password(KEYRING_SERVICE, KEYRING_USER)
+            except keyring.errors.PasswordDeleteError:
+                return
+    except (keyring.errors.KeyringError, RuntimeError, OSError) as exc:
+        raise KeyringUnavailable(f"The system keyring refused the key: {exc}") from exc
+
+
+def take_env_key(environ: MutableMapping[str, str] | None = None) -> str | None:
+    """Remove the key from this process's environment and return it.
+
+    Called before the kernel is spawned, so the kernel's environment never holds the key;
+    the UI hands it over the queue instead."""
+    env = os.environ if environ is None else environ
+    return env.pop(ENV_VAR, None) or None
