@@ -1,0 +1,101 @@
+"""How a command is started on this platform: the argv that wraps `/bin/sh -c COMMAND`.
+
+- `BwrapLauncher` (Linux): util-linux `prlimit` applies the resource limits, then bubblewrap
+  builds the sandbox (see `kernel.sandbox.bwrap`). The command sees a private /tmp.
+- `UnsandboxedLauncher`: only for a call the user explicitly approved while no sandbox is
+  available. The `reaper.py` script applies the limits and makes sure nothing outlives the
+  call; it confines nothing else (the environment is still built from the allowlist).
+
+Slots for the other platforms (not implemented; `detect_sandbox` reports `none` there, so
+every command needs an explicit approval):
+- macOS: a `SandboxExecLauncher` will run `sandbox-exec -p PROFILE /bin/sh -c COMMAND` with a
+  profile generated per call: `(deny default)`, reads allowed except the home folder and
+  Reins' folders, writes only to the workspace, the sandbox home and a private TMPDIR,
+  `(deny network*)` unless allowed, git hooks/config read-only. Limits via `setrlimit` in a
+  reaper like `reaper.py`; process cleanup by process group (macOS has no PID namespaces).
+- Windows: an `AppContainerLauncher` will start the command in an AppContainer (or a
+  restricted token) inside a Job Object with JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE (lifetime),
+  JOB_OBJECT_LIMIT_PROCESS_MEMORY and ACTIVE_PROCESS limits, with capability SIDs for the
+  workspace only and no internetClient capability unless allowed.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from kernel.paths import AppPaths
+from kernel.sandbox.bwrap import bwrap_argv
+from kernel.sandbox.limits import ResourceLimits
+
+REAPER = Path(__file__).with_name("reaper.py")
+
+
+@dataclass(frozen=True)
+class LaunchRequest:
+    command: str
+    cwd: Path
+    workspace: Path
+    network: bool
+    limits: ResourceLimits
+    """With the CPU limit filled in."""
+    grace_s: float
+    sandbox_home: Path
+    real_home: Path
+    paths: AppPaths
+
+
+class Launcher(Protocol):
+    kind: str
+    """"bwrap", "none", … (reported to the model and the user)."""
+    private_tmp: bool
+    """The launcher gives the command its own /tmp; otherwise the executor makes a TMPDIR."""
+    signal_leader_first: bool
+    """SIGTERM the launcher process itself when stopping (it forwards and waits the grace)."""
+
+    def argv(self, request: LaunchRequest) -> list[str]: ...
+
+
+@dataclass(frozen=True)
+class BwrapLauncher:
+    bwrap: str
+    prlimit: str
+    kind: str = "bwrap"
+    private_tmp: bool = True
+    signal_leader_first: bool = False
+    """bwrap dies on SIGTERM and takes the namespace with it at once; the command's own
+    processes are signalled instead, so they get the grace period."""
+
+    def argv(self, request: LaunchRequest) -> list[str]:
+        return [
+            self.prlimit,
+            *request.limits.prlimit_args(),
+            *bwrap_argv(
+                self.bwrap,
+                command=request.command,
+                cwd=request.cwd,
+                workspace=request.workspace,
+                network=request.network,
+                paths=request.paths,
+                sandbox_home=request.sandbox_home,
+                real_home=request.real_home,
+            ),
+        ]
+
+
+@dataclass(frozen=True)
+class UnsandboxedLauncher:
+    kind: str = "none"
+    private_tmp: bool = False
+    signal_leader_first: bool = True
+
+    def argv(self, request: LaunchRequest) -> list[str]:
+        limits = request.limits
+        return [
+            sys.executable, "-I", "-S", str(REAPER), f"{request.grace_s:g}",
+            str(limits.address_space), str(limits.file_size), str(limits.processes),
+            str(limits.cpu_s or 1), str(limits.cpu_hard()),
+            "--", "/bin/sh", "-c", request.command,
+        ]  # fmt: skip

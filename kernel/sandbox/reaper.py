@@ -1,0 +1,122 @@
+"""Runs one command without a sandbox and leaves nothing behind (a standalone script).
+
+Used only when no sandbox is available and the user approved that very call. Run as
+`python -I -S reaper.py GRACE AS FSIZE NPROC CPU CPU_HARD -- argv...`: it applies the resource
+limits to itself (inherited by the command), becomes a child subreaper so orphaned
+descendants (`nohup … &`, `setsid …`) stay below it instead of escaping to init, runs the
+command, and when the command exits or it is told to stop (SIGTERM, or its parent dying)
+sends SIGTERM to everything below it, waits GRACE seconds, then SIGKILL. It exits with the
+command's status (128+N for a signal). It imports nothing from Reins.
+"""
+
+import ctypes
+import os
+import resource
+import signal
+import sys
+import time
+
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+
+
+class _Stop(Exception):
+    pass
+
+
+def _on_term(_signum, _frame):
+    raise _Stop
+
+
+def _descendants():
+    """Live processes below this one (read from /proc; zombies excluded)."""
+    children = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                data = f.read()
+        except OSError:
+            continue
+        fields = data[data.rfind(b")") + 2 :].split()
+        if fields[0] not in (b"Z", b"X"):
+            children.setdefault(int(fields[1]), []).append(int(name))
+    found = []
+    queue = [os.getpid()]
+    while queue:
+        for child in children.get(queue.pop(), ()):
+            found.append(child)
+            queue.append(child)
+    return found
+
+
+def _signal_tree(sig):
+    for pid in _descendants():
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            continue
+
+
+def _reap():
+    while True:
+        try:
+            pid, _status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _end_all(grace):
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    _signal_tree(signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        _reap()
+        if not _descendants():
+            return
+        time.sleep(0.02)
+    _signal_tree(signal.SIGKILL)
+    while _descendants():
+        _reap()
+        time.sleep(0.01)
+    _reap()
+
+
+def main(argv):
+    grace = float(argv[1])
+    limits = [int(v) for v in argv[2:7]]
+    command = argv[8:]
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    address_space, file_size, processes, cpu, cpu_hard = limits
+    resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (file_size, file_size))
+    resource.setrlimit(resource.RLIMIT_NPROC, (processes, processes))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu_hard))
+    status = 143
+    signal.signal(signal.SIGTERM, _on_term)
+    try:
+        if os.getppid() == 1:
+            raise _Stop
+        main_pid = os.posix_spawn(command[0], command, os.environ)
+        while True:
+            pid, wait_status = os.waitpid(-1, 0)
+            if pid == main_pid:
+                status = os.waitstatus_to_exitcode(wait_status)
+                status = 128 - status if status < 0 else status
+                break
+    except _Stop:
+        status = 143
+    except OSError as exc:
+        os.write(2, f"reins: could not start the command: {exc}\n".encode())
+        status = 126
+    _end_all(grace)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,26 @@
+"""What the user configures about running commands (filled by the settings loader)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kernel.sandbox.limits import ResourceLimits
+
+DEFAULT_GRACE_S = 2.0
+
+
+@dataclass(frozen=True)
+class ExecSettings:
+    extra_path: tuple[str, ...] = ()
+    """Folders put in front of the fixed PATH (they must be visible inside the sandbox)."""
+    env_passthrough: tuple[str, ...] = ()
+    """Variables passed to commands by exact name (secret-looking ones need an opt-in too)."""
+    env_secret_opt_in: tuple[str, ...] = ()
+    """Secret-looking variables the user explicitly allows (each must also be passed through)."""
+    limits: ResourceLimits = field(default_factory=ResourceLimits)
+    grace_s: float = DEFAULT_GRACE_S
+    """Time between SIGTERM and SIGKILL when a command is stopped."""
+    bwrap: str = "bwrap"
+    """The bubblewrap program (a name looked up in PATH, or a path)."""
+    prlimit: str = "prlimit"
+    """util-linux prlimit, which applies the limits in front of bubblewrap."""
