@@ -1,0 +1,657 @@
+"""The agent loop: a prompt becomes model turns and tool calls, every fact stored first.
+
+    agent = Agent(store, registry, provider, paths=AppPaths.from_env())
+    finished = await agent.run(session_id, "fix the test", sink)   # -> RunFinished
+    agent.cancel(session_id)               # from another task: stops stream and tools at once
+    finished = await agent.resume(session_id, sink)   # after a crash or a pending approval
+
+`sink(event)` is called for every event, on the event loop thread, only after the event is
+committed to the SessionStore (except AssistantDelta, which is streamed text and is never
+stored: the finished block follows as AssistantText). The loop does no terminal I/O; the
+CLI (`reins exec`) and the desktop kernel worker drive it the same way, each with its own
+sink and, for approvals, its own gate (`gate_factory`).
+
+One round: the request (system prompt + tools with prompt-cache breakpoints, history
+trimmed if near the context window) is streamed; the finished assistant message is stored
+in the history; its tool_use blocks go, after the loop-detection and rate-limit checks, to
+the dispatcher's `dispatch_many` (concurrency, ordering, approvals and idempotency are the
+registry's); all results go back in one user message of tool_result blocks. Stop reasons
+end_turn, tool_use, max_tokens (continued once), pause_turn and refusal are handled; every
+limit (LoopLimits) ends the run with its own stop_reason.
+
+Resume: the history tells where a run stopped. An assistant turn whose tool calls have no
+results yet has them dispatched (the dispatcher returns stored results for calls that had
+already finished, through the store's ResultLog, so no call runs twice and none is
+skipped); a history that ends with a user turn asks the model again (this is also how a
+turn that failed with an API error is retried).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from kernel.agent.context import (
+    cached_system,
+    cached_tools,
+    estimate_tokens,
+    trim_tool_results,
+    with_cache_breakpoint,
+)
+from kernel.agent.limits import (
+    LoopLimits,
+    RateLimiter,
+    Repeat,
+    RepeatDetector,
+    StopReason,
+    budget_stop,
+    rate_message,
+    repeat_message,
+)
+from kernel.agent.pricing import Price, cost_usd, price_for
+from kernel.agent.prompt import system_prompt
+from kernel.agent.provider import USAGE_KEYS, ModelTurn, TurnCallbacks
+from kernel.agent.store import RunState, SessionInfo, SessionStore
+from kernel.events import (
+    AssistantDelta,
+    AssistantText,
+    ErrorEvent,
+    Event,
+    RunFinished,
+    SessionStarted,
+    ToolCallStarted,
+    ToolProgress,
+    ToolResultEvent,
+    UserMessage,
+)
+from kernel.paths import AppPaths, UnsafeIdentifier, check_call_id
+from kernel.tools.dispatch import Dispatcher, Gate, error_result
+from kernel.tools.externalize import OutputStore
+from kernel.tools.pathpolicy import PathPolicy
+from kernel.tools.registry import ToolRegistry
+from kernel.tools.spec import ErrorCode, Progress, Risk, ToolCall, ToolResult, ToolSpec
+
+Sink = Callable[[Event], None]
+PREVIEW_CHARS = 2_000
+CONTINUE_PROMPT = ("Your previous answer was cut off by the output token limit. Continue "
+                   "exactly where it stopped, without repeating what you already wrote.")
+
+
+class Provider(Protocol):
+    """What the loop needs from a model provider (AnthropicProvider implements it)."""
+
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def context_window(self) -> int: ...
+
+    @property
+    def max_tokens(self) -> int: ...
+
+    def request_params(self, *, system: Any, tools: Sequence[Mapping[str, Any]],
+                       messages: Sequence[Mapping[str, Any]]) -> dict[str, Any]: ...
+
+    async def stream_turn(self, params: Mapping[str, Any],
+                          callbacks: TurnCallbacks) -> ModelTurn: ...
+
+
+@dataclass(frozen=True)
+class GateContext:
+    """What a gate factory gets to build one session's gate for one run."""
+
+    session: SessionInfo
+    path_policy: PathPolicy
+    emit: Sink
+    """Commit an event to the store, then report it (approval_request, approval_decision)."""
+    report: Sink
+    """Report an event without storing it again (a pending request shown after a restart)."""
+    history: Sequence[Event]
+    """The session's stored events, oldest first."""
+
+
+GateFactory = Callable[[GateContext], Gate | None]
+
+
+class RunBusy(RuntimeError):
+    """A run is already active for this session in this Agent."""
+
+
+@dataclass
+class _RunState:
+    """Progress of one run, persisted in the session's run_info after every round."""
+
+    rounds: int = 0
+    usage: dict[str, int] = field(default_factory=lambda: dict.fromkeys(USAGE_KEYS, 0))
+    continued_max_tokens: bool = False
+
+    def to_info(self, cost: float | None, stop_reason: str = "") -> dict[str, Any]:
+        return {"rounds": self.rounds, "usage": dict(self.usage), "cost_usd": cost,
+                "continued_max_tokens": self.continued_max_tokens, "stop_reason": stop_reason}
+
+    @classmethod
+    def from_info(cls, info: Mapping[str, Any]) -> _RunState:
+        state = cls()
+        state.rounds = int(info.get("rounds", 0))
+        usage = info.get("usage") or {}
+        state.usage.update({k: int(usage.get(k, 0)) for k in USAGE_KEYS})
+        state.continued_max_tokens = bool(info.get("continued_max_tokens", False))
+        return state
+
+
+class _Stopped(Exception):
+    def __init__(self, reason: StopReason) -> None:
+        super().__init__(reason.value)
+        self.reason = reason
+
+
+class Agent:
+    """Runs sessions stored in `store` with the tools of `registry` and one provider."""
+
+    def __init__(
+        self,
+        store: SessionStore,
+        registry: ToolRegistry,
+        provider: Provider,
+        *,
+        paths: AppPaths,
+        limits: LoopLimits | None = None,
+        gate_factory: GateFactory | None = None,
+        sandbox: str = "none",
+        system_extra: str = "",
+        max_parallel: int = 4,
+        prices: Mapping[str, Price] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.store = store
+        self.registry = registry
+        self.provider = provider
+        self.paths = paths
+        self.limits = limits or LoopLimits()
+        self.gate_factory = gate_factory
+        self.sandbox = sandbox
+        self.system_extra = system_extra
+        self.max_parallel = max_parallel
+        self.clock = clock
+        self.price = price_for(provider.model) if prices is None else price_for(provider.model,
+                                                                                  prices)
+        self._active: dict[str, _Run] = {}
+
+    def check_can_run(self) -> None:
+        """Raise ValueError when the limits cannot be enforced for this provider's model."""
+        if self.limits.max_cost_usd is not None and self.price is None:
+            raise ValueError(
+                f"a cost budget needs the model's price, and no price is known for "
+                f"{self.provider.model!r}; remove the cost budget or use a priced model")
+
+    async def run(self, session_id: str, prompt: str, sink: Sink) -> RunFinished:
+        """Settle anything left from an interrupted run, then run `prompt` to its end."""
+        async with self._running(session_id, sink) as run:
+            return await run.execute(prompt)
+
+    async def resume(self, session_id: str, sink: Sink) -> RunFinished | None:
+        """Continue an interrupted run; None when the session has nothing left to do."""
+        async with self._running(session_id, sink) as run:
+            if not run.has_work():
+                run.store.set_run_state(session_id, RunState.FINISHED)
+                return None
+            return await run.execute(None)
+
+    def cancel(self, session_id: str) -> bool:
+        """Stop the session's active run now (stream closed, running tools cancelled)."""
+        run = self._active.get(session_id)
+        return run.cancel() if run is not None else False
+
+    def is_running(self, session_id: str) -> bool:
+        return session_id in self._active
+
+    def _running(self, session_id: str, sink: Sink) -> _RunContext:
+        return _RunContext(self, session_id, sink)
+
+
+class _RunContext:
+    def __init__(self, agent: Agent, session_id: str, sink: Sink) -> None:
+        self.agent, self.session_id, self.sink = agent, session_id, sink
+
+    async def __aenter__(self) -> _Run:
+        self.agent.check_can_run()
+        if self.session_id in self.agent._active:
+            raise RunBusy(f"session {self.session_id} already has an active run")
+        run = _Run(self.agent, self.session_id, self.sink)
+        self.agent._active[self.session_id] = run
+        return run
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.agent._active.pop(self.session_id, None)
+
+
+class _Run:
+    """One run of one session: the state and the steps of the loop."""
+
+    def __init__(self, agent: Agent, session_id: str, sink: Sink) -> None:
+        self.agent = agent
+        self.store = agent.store
+        self.session = agent.store.get_session(session_id)
+        self.session_id = session_id
+        self.sink = sink
+        self.workspace = Path(self.session.workspace)
+        self.outputs = OutputStore.for_session(agent.paths, session_id)
+        self.path_policy = PathPolicy(self.workspace, app_paths=agent.paths)
+        self.results = self.store.result_log(session_id)
+        self.history = self.store.messages(session_id)
+        self.state = _RunState()
+        self.started = agent.clock()
+        self.repeats = RepeatDetector(agent.limits)
+        self.rates = RateLimiter(agent.limits.rate_limits)
+        self._task: asyncio.Task[Any] | None = None
+        self._cancel_requested = False
+        past = [e for _, e in self.store.events(session_id)]
+        self._reported_results = {e.call_id for e in past if isinstance(e, ToolResultEvent)}
+        self._reported_calls = {e.call_id for e in past if isinstance(e, ToolCallStarted)}
+        gate = None
+        if agent.gate_factory is not None:
+            gate = agent.gate_factory(GateContext(self.session, self.path_policy, self.emit,
+                                                  self.sink, past))
+        self.dispatcher = Dispatcher(
+            agent.registry, session_id=session_id, workspace=self.workspace,
+            outputs=self.outputs, path_policy=self.path_policy, gate=gate,
+            observer=_Observer(self), results=self.results, max_parallel=agent.max_parallel,
+        )
+        self._replay_repeats()
+
+    # ---- events -----------------------------------------------------------------------
+
+    def emit(self, event: Event) -> None:
+        """Commit, then report. Streamed deltas are only reported."""
+        if not isinstance(event, AssistantDelta):
+            self.store.append_event(event)
+        self.sink(event)
+
+    def cancel(self) -> bool:
+        if self._task is None or self._task.done():
+            return False
+        self._cancel_requested = True
+        self._task.cancel()
+        return True
+
+    # ---- the run ----------------------------------------------------------------------
+
+    def has_work(self) -> bool:
+        if not self.history:
+            return False
+        last = self.history[-1]
+        return last["role"] == "user" or bool(self._pending_calls())
+
+    async def execute(self, prompt: str | None) -> RunFinished:
+        self._task = asyncio.current_task()
+        info = self.session.run_info
+        resuming = self.session.run_state in (RunState.RUNNING, RunState.INTERRUPTED)
+        if prompt is None and resuming:
+            self.state = _RunState.from_info(info)
+        self.emit(SessionStarted(self.session_id, workspace=str(self.workspace),
+                                 model=self.agent.provider.model, sandbox=self.agent.sandbox,
+                                 mode=self.session.mode))
+        self.store.set_run_state(self.session_id, RunState.RUNNING,
+                                 self.state.to_info(self._cost()))
+        try:
+            await self._settle_pending_calls()
+            if prompt is not None:
+                if not self.session.title:
+                    self.store.rename_session(self.session_id, _title_from(prompt))
+                self.emit(UserMessage(self.session_id, prompt))
+                self._add_user_blocks([{"type": "text", "text": prompt}])
+            reason = await self._loop()
+        except asyncio.CancelledError:
+            self._after_cancel()
+            finished = self._finish(StopReason.CANCELLED)
+            if self._cancel_requested and self._task is not None:
+                self._task.uncancel()
+                return finished
+            raise
+        return self._finish(reason)
+
+    async def _loop(self) -> StopReason:
+        limits = self.agent.limits
+        while True:
+            stop = budget_stop(limits, rounds=self.state.rounds, usage=self.state.usage,
+                               cost=self._cost(), elapsed_s=self.agent.clock() - self.started)
+            if stop is not None:
+                return stop
+            try:
+                outcome = await self._round()
+            except _Stopped as stopped:
+                return stopped.reason
+            if outcome is not None:
+                return outcome
+
+    async def _round(self) -> StopReason | None:
+        round_index = self.state.rounds
+        params, trimmed = self._request()
+        collector = _Collector(self)
+        started = time.perf_counter()
+        try:
+            turn = await self.agent.provider.stream_turn(params, collector.callbacks)
+        except asyncio.CancelledError:
+            collector.keep_partial(in_history=True)
+            raise
+        self.state.rounds += 1
+        for key, value in turn.usage.items():
+            self.state.usage[key] = self.state.usage.get(key, 0) + int(value)
+        trace: dict[str, Any] = {
+            "round": round_index, "request_id": turn.request_id,
+            "stop_reason": turn.stop_reason, "usage": dict(turn.usage),
+            "duration_ms": round((time.perf_counter() - started) * 1000, 1),
+            "trimmed_results": trimmed,
+            "model_tool_calls": [
+                {"id": b.get("id"), "name": b.get("name"), "input": b.get("input")}
+                for b in turn.content if b.get("type") == "tool_use"],
+            "tools": [],
+            "answer": "".join(b.get("text", "") for b in turn.content if b.get("type") == "text"),
+        }
+        if turn.error is not None:
+            collector.keep_partial(in_history=False)
+            trace["error"] = {"code": turn.error.code, "status": turn.error.status}
+            self._save_progress(trace)
+            self.emit(ErrorEvent(self.session_id, turn.error.code, turn.error.message))
+            return StopReason.ERROR
+        content = list(turn.content)
+        reason = turn.stop_reason
+        if reason == "max_tokens":
+            content = [b for i, b in enumerate(content)
+                       if not (b.get("type") == "tool_use" and i == len(content) - 1)]
+        calls = [ToolCall(b["id"], b["name"], b.get("input")) for b in content
+                 if b.get("type") == "tool_use"]
+        if content:
+            self._append_message({"role": "assistant", "content": content})
+        stop: StopReason | None = None
+        if calls:
+            stop = await self._run_calls(calls, trace)
+        elif reason == "max_tokens":
+            if self.state.continued_max_tokens:
+                stop = StopReason.MAX_TOKENS
+                self._save_progress(trace)
+                self.emit(ErrorEvent(self.session_id, "max_tokens", (
+                    f"The answer hit the output limit ({self.agent.provider.max_tokens} "
+                    f"tokens) twice in a row and was stopped. Raise max_tokens or ask for a "
+                    f"shorter answer.")))
+                return stop
+            self.state.continued_max_tokens = True
+            self._add_user_blocks([{"type": "text", "text": CONTINUE_PROMPT}])
+        elif reason == "pause_turn":
+            if not content:
+                self._add_user_blocks([{"type": "text", "text": "Continue."}])
+        elif reason == "refusal":
+            stop = StopReason.REFUSAL
+        else:
+            stop = StopReason.END_TURN
+        if reason != "max_tokens":
+            self.state.continued_max_tokens = False
+        self._save_progress(trace)
+        return stop
+
+    # ---- tool calls ---------------------------------------------------------------------
+
+    async def _run_calls(self, calls: list[ToolCall], trace: dict[str, Any]) -> StopReason | None:
+        """Check, dispatch and answer one assistant turn's calls; a stop reason if any."""
+        synthetic: dict[str, ToolResult] = {}
+        stop: StopReason | None = None
+        now = self.agent.clock()
+        for call in calls:
+            verdict = self.repeats.observe(call)
+            if verdict is not Repeat.RUN:
+                first = self.results.get(self.repeats.first_call_id or "")
+                synthetic[call.call_id] = error_result(
+                    call.call_id, ErrorCode.LOOP_DETECTED,
+                    repeat_message(str(call.name), self.repeats.count,
+                                   first.text if first else "(no result)",
+                                   stopping=verdict is Repeat.STOP))
+                if verdict is Repeat.STOP:
+                    stop = StopReason.LOOP_DETECTED
+                continue
+            wait = self.rates.check(str(call.name), now)
+            if wait is not None:
+                limit = self.rates.limit_for(str(call.name)) or 0
+                synthetic[call.call_id] = error_result(
+                    call.call_id, ErrorCode.RATE_LIMITED, rate_message(str(call.name), limit,
+                                                                       wait))
+        for call in calls:
+            result = synthetic.get(call.call_id)
+            if result is not None and _safe_id(call.call_id):
+                self._announce(call)
+                self.results.put(result)
+                self._report_result(call, result)
+        to_run = [c for c in calls if c.call_id not in synthetic]
+        ran = await self.dispatcher.dispatch_many(to_run)
+        by_id = {**synthetic, **{r.call_id: r for r in ran}}
+        self._answer_calls(calls, by_id, trace)
+        return stop
+
+    def _answer_calls(self, calls: Sequence[ToolCall], by_id: Mapping[str, ToolResult],
+                      trace: dict[str, Any] | None) -> None:
+        blocks = []
+        for call in calls:
+            result = by_id.get(call.call_id) or error_result(
+                call.call_id, ErrorCode.CANCELLED,
+                f"The call to {call.name!r} did not run: the run was stopped before it.")
+            blocks.append(_tool_result_block(call.call_id, result))
+            if trace is not None:
+                spec = self.agent.registry.get(call.name) if isinstance(call.name, str) else None
+                trace["tools"].append({
+                    "call_id": call.call_id, "name": call.name, "input": call.input,
+                    "summary": _summary(spec, call.input), "is_error": result.is_error,
+                    "error_code": result.error_code.value if result.error_code else None,
+                    "duration_ms": round(result.duration_ms, 1),
+                    "result": result.text[:200],
+                })
+        self._add_user_blocks(blocks)
+
+    def _pending_calls(self) -> list[ToolCall]:
+        if not self.history or self.history[-1]["role"] != "assistant":
+            return []
+        content = self.history[-1]["content"]
+        if isinstance(content, str):
+            return []
+        return [ToolCall(b["id"], b["name"], b.get("input")) for b in content
+                if b.get("type") == "tool_use"]
+
+    async def _settle_pending_calls(self) -> None:
+        """Answer the tool calls of an interrupted turn (stored results are reused)."""
+        calls = self._pending_calls()
+        if not calls:
+            return
+        for call in calls:
+            stored = self.results.get(call.call_id) if _safe_id(call.call_id) else None
+            if stored is not None and call.call_id not in self._reported_results:
+                self._announce(call)
+                self._report_result(call, stored)
+        trace: dict[str, Any] = {"round": self.state.rounds - 1, "resumed": True, "tools": [],
+                                 "model_tool_calls": [], "answer": ""}
+        ran = await self.dispatcher.dispatch_many(calls)
+        self._answer_calls(calls, {r.call_id: r for r in ran}, trace)
+        self.store.append_trace(self.session_id, trace)
+
+    def _after_cancel(self) -> None:
+        """Leave a valid history after a cancel: every pending call gets its result."""
+        calls = self._pending_calls()
+        if calls:
+            by_id = {c.call_id: s for c in calls if (s := self.dispatcher.stored(c.call_id))}
+            self._answer_calls(calls, by_id, None)
+
+    def _announce(self, call: ToolCall) -> None:
+        if call.call_id in self._reported_calls:
+            return
+        spec = self.agent.registry.get(call.name) if isinstance(call.name, str) else None
+        self.call_started(call, spec)
+
+    def call_started(self, call: ToolCall, spec: ToolSpec | None) -> None:
+        self._reported_calls.add(str(call.call_id))
+        self.emit(ToolCallStarted(
+            self.session_id, call_id=str(call.call_id), name=str(call.name), input=call.input,
+            summary=_summary(spec, call.input), risk=(spec.risk if spec else Risk.READ).value))
+
+    def _report_result(self, call: ToolCall, result: ToolResult) -> None:
+        if result.call_id in self._reported_results:
+            return
+        self._reported_results.add(result.call_id)
+        self.emit(ToolResultEvent(
+            self.session_id, call_id=result.call_id, name=str(call.name),
+            is_error=result.is_error,
+            error_code=result.error_code.value if result.error_code else None,
+            duration_ms=round(result.duration_ms, 3), output_bytes=result.output_bytes,
+            externalized_path=result.externalized_path, preview=result.text[:PREVIEW_CHARS]))
+
+    def _replay_repeats(self) -> None:
+        for message in self.history:
+            if message["role"] != "assistant" or isinstance(message["content"], str):
+                continue
+            for block in message["content"]:
+                if block.get("type") == "tool_use":
+                    self.repeats.observe(ToolCall(block["id"], block["name"], block.get("input")))
+
+    # ---- history and requests -----------------------------------------------------------
+
+    def _append_message(self, message: dict[str, Any]) -> None:
+        self.store.append_message(self.session_id, message)
+        self.history.append(message)
+
+    def _add_user_blocks(self, blocks: list[dict[str, Any]]) -> None:
+        """Append a user turn, merged into the previous one if that is a user turn too."""
+        if self.history and self.history[-1]["role"] == "user":
+            previous = self.history[-1]["content"]
+            old = [{"type": "text", "text": previous}] if isinstance(previous, str) else previous
+            merged = {"role": "user", "content": [*old, *blocks]}
+            self.store.replace_last_message(self.session_id, merged)
+            self.history[-1] = merged
+        else:
+            self._append_message({"role": "user", "content": blocks})
+
+    def _request(self) -> tuple[dict[str, Any], list[str]]:
+        provider = self.agent.provider
+        allowed = None
+        if self.session.mode == "read-only":
+            allowed = [n for n in self.agent.registry.names()
+                       if (s := self.agent.registry.get(n)) is not None and s.risk is Risk.READ]
+        tools = cached_tools(self.agent.registry.schemas(allowed))
+        system = cached_system(system_prompt(self.workspace, self.agent.system_extra))
+        messages, trimmed = trim_tool_results(
+            self.history, budget_tokens=provider.context_window,
+            fixed_tokens=estimate_tokens(tools) + estimate_tokens(system),
+            store_full=self._store_full)
+        return provider.request_params(system=system, tools=tools,
+                                       messages=with_cache_breakpoint(messages)), trimmed
+
+    def _store_full(self, call_id: str, text: str) -> str | None:
+        stored = self.results.get(call_id) if _safe_id(call_id) else None
+        if stored is not None and stored.externalized_path:
+            return stored.externalized_path
+        try:
+            preview = self.outputs.externalize(call_id, text, 0)
+        except (OSError, UnsafeIdentifier):
+            return None
+        return str(preview.path) if preview.path is not None else None
+
+    # ---- bookkeeping --------------------------------------------------------------------
+
+    def _cost(self) -> float | None:
+        return cost_usd(self.state.usage, self.agent.price)
+
+    def _save_progress(self, trace: Mapping[str, Any]) -> None:
+        self.store.append_trace(self.session_id, trace)
+        self.store.set_run_state(self.session_id, RunState.RUNNING,
+                                 self.state.to_info(self._cost()))
+
+    def _finish(self, reason: StopReason) -> RunFinished:
+        cost = self._cost()
+        finished = RunFinished(self.session_id, stop_reason=reason.value,
+                               rounds=self.state.rounds, usage=dict(self.state.usage),
+                               cost_usd=round(cost or 0.0, 6))
+        self.store.set_run_state(self.session_id, RunState.FINISHED,
+                                 self.state.to_info(cost, reason.value))
+        self.emit(finished)
+        return finished
+
+
+class _Observer:
+    """Turns the dispatcher's notifications into stored, reported events."""
+
+    def __init__(self, run: _Run) -> None:
+        self._run = run
+
+    def call_started(self, call: ToolCall, spec: ToolSpec | None) -> None:
+        self._run.call_started(call, spec)
+
+    def progress(self, progress: Progress) -> None:
+        self._run.emit(ToolProgress(self._run.session_id, call_id=progress.call_id,
+                                    bytes_so_far=progress.bytes_so_far,
+                                    last_line=progress.last_line,
+                                    elapsed_s=progress.elapsed_s))
+
+    def call_finished(self, call: ToolCall, result: ToolResult) -> None:
+        self._run._report_result(call, result)
+
+
+class _Collector:
+    """Streams deltas out and stores each finished text block as AssistantText."""
+
+    def __init__(self, run: _Run) -> None:
+        self._run = run
+        self._partial: list[str] = []
+        self.texts: list[str] = []
+        self.callbacks = TurnCallbacks(on_text=self._on_text, on_block=self._on_block)
+
+    def _on_text(self, text: str) -> None:
+        self._partial.append(text)
+        self._run.emit(AssistantDelta(self._run.session_id, text))
+
+    def _on_block(self, block: Mapping[str, Any]) -> None:
+        self._partial.clear()
+        if block.get("type") == "text" and block.get("text"):
+            self.texts.append(str(block["text"]))
+            self._run.emit(AssistantText(self._run.session_id, str(block["text"])))
+
+    def keep_partial(self, *, in_history: bool) -> None:
+        """The turn broke off: keep the text that was shown (and, on cancel, in history)."""
+        partial = "".join(self._partial)
+        self._partial.clear()
+        if partial:
+            self._run.emit(AssistantText(self._run.session_id, partial))
+            self.texts.append(partial)
+        last_role = self._run.history[-1]["role"] if self._run.history else "user"
+        if in_history and self.texts and last_role == "user":
+            text = "\n\n".join(self.texts).rstrip()
+            if text:
+                self._run._append_message(
+                    {"role": "assistant", "content": [{"type": "text", "text": text}]})
+
+
+def _tool_result_block(call_id: str, result: ToolResult) -> dict[str, Any]:
+    content: Any = result.content if isinstance(result.content, str) else [
+        dict(b) for b in result.content]
+    return {"type": "tool_result", "tool_use_id": call_id, "content": content,
+            "is_error": result.is_error}
+
+
+def _summary(spec: ToolSpec | None, args: Any) -> str:
+    if spec is None or not isinstance(args, dict):
+        return ""
+    try:
+        return str(spec.summarize(args))[:200]
+    except Exception:
+        return ""
+
+
+def _safe_id(call_id: Any) -> bool:
+    try:
+        check_call_id(call_id)
+    except UnsafeIdentifier:
+        return False
+    return True
+
+
+def _title_from(prompt: str) -> str:
+    line = " ".join(prompt.split())
+    return line if len(line) <= 60 else line[:59] + "…"
