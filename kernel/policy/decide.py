@@ -4,6 +4,7 @@
 classified command, the sandbox state, the session's mode and grants, the settings' rules) is
 computed by the caller and passed in. Precedence:
 
+0. a write into Reins' own settings or data (never possible for a tool)      → deny
 1. a `deny` rule matching the call (any path, any part of a command)           → deny
 2. `read-only` mode and a tool that is not a read                              → deny
 3. an `ask` rule matching the call                                             → ask
@@ -29,6 +30,11 @@ from kernel.tools.spec import ErrorCode, Risk
 if TYPE_CHECKING:
     from kernel.tools.pathpolicy import PathVerdict
     from kernel.tools.spec import ToolSpec
+
+
+OWN_DATA = "reins:"
+"""PathVerdict.protected prefix of Reins' own folders: the path policy never lets tools write
+there, so asking would be pointless; such writes are denied."""
 
 
 class Mode(enum.StrEnum):
@@ -159,6 +165,12 @@ def decide(spec: ToolSpec, args: Mapping[str, object], facts: CallFacts, session
                    f"the command cannot be parsed ({command.parse_error}); nothing was run",
                    code=ErrorCode.INVALID_ARGUMENTS)
 
+    own = [str(v.resolved) for v in facts.paths.values()
+           if v.protected is not None and v.protected.startswith(OWN_DATA)]
+    if own and writes:
+        return out(Verdict.DENY, "always deny",
+                   f"{', '.join(own)} is inside Reins' own settings or data, which tools never "
+                   f"write (change settings in the app or in settings.json yourself)")
     hit = _any_match(deny, spec, facts, session, command)
     if hit is not None:
         return out(Verdict.DENY, f"rule deny {hit.text}", f"denied by the rule {hit.text}",

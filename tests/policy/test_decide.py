@@ -280,3 +280,13 @@ def test_many_rules_are_indexed_without_changing_answers(world: PolicyWorld) -> 
                         allow=allow).verdict is Verdict.ASK
     w = world.decide(WRITE, {"path": "dir299/x/y"}, Mode.ASK, allow=allow)
     assert (w.verdict, w.rule) == (Verdict.ALLOW, "write_file(dir299/**)")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_writes_into_reins_own_folders_are_denied(world: PolicyWorld, mode: Mode) -> None:
+    target = world.paths.settings_file
+    d = world.decide(WRITE, {"path": str(target)}, mode, allow=["write_file"])
+    assert (d.verdict, d.decided_by) == (Verdict.DENY, "always deny")
+    assert str(target) in d.reason
+    read = world.decide(READ, {"path": str(target)}, mode)
+    assert read.verdict is Verdict.ASK

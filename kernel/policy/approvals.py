@@ -1,0 +1,235 @@
+"""The Gate: decides every call with `decide()`, asks a person when the answer is `ask`.
+
+For each validated call (dispatch step 5) the gate gathers the facts (facts.py), runs the
+pure policy, and:
+- allow → the call runs; the decision is recorded (`approval_decision`, decided_by policy);
+- deny  → `permission_denied` (or `invalid_arguments` for an unparsable command), recorded;
+- ask   → `approval_request` (with a preview) is recorded and reported, the channel is asked,
+          and the answer is recorded as `approval_decision` (who, which rule, scope). Allow
+          once / for the session (a grant, revocable) / always (an allow rule saved to
+          settings.json, revocable); deny with an optional message for the model. A channel
+          that cannot answer gives `approval_unavailable`, never "denied by the user".
+
+Requests are asked one at a time, in the order the calls arrive. A request already in the
+session's history (the process stopped while it waited) is not recorded again: it is
+reported again and asked again, so the run continues from exactly that call. A decision
+already in the history is reused without asking.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from kernel.events import ApprovalDecision, ApprovalRequest, Event, GrantRevoked
+from kernel.paths import AppPaths
+from kernel.policy.channels import Answer, ApprovalChannel, ChannelUnavailable, Choice
+from kernel.policy.decide import CallFacts, Decision, Grant, Mode, Session, Verdict, decide
+from kernel.policy.facts import SandboxState, call_facts
+from kernel.policy.grants import describe, encode_rules, grant_rules, session_grants
+from kernel.policy.preview import build_preview
+from kernel.policy.settings import Settings, SettingsError, add_rule, remove_rule
+from kernel.tools.dispatch import GateOutcome
+from kernel.tools.pathpolicy import PathPolicy
+from kernel.tools.spec import ErrorCode, Risk, ToolCall, ToolError, ToolSpec
+
+Emit = Callable[[Event], None]
+
+
+class PolicyGate:
+    """One session's gate. `emit` commits an event to the session's store and then reports
+    it; `report` only reports (used to show a request again after a restart)."""
+
+    def __init__(
+        self,
+        *,
+        session_id: str,
+        mode: Mode,
+        path_policy: PathPolicy,
+        settings: Settings,
+        sandbox: SandboxState,
+        channel: ApprovalChannel | None,
+        emit: Emit,
+        report: Emit | None = None,
+        app_paths: AppPaths | None = None,
+        history: Iterable[Event] = (),
+        home: Path | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.mode = mode
+        self.path_policy = path_policy
+        self.settings = settings
+        self.sandbox = sandbox
+        self.channel = channel
+        self._emit = emit
+        self._report = report or (lambda _e: None)
+        self.app_paths = app_paths or AppPaths.from_env()
+        self.home = Path(home if home is not None else Path.home()).resolve()
+        past = list(history)
+        self._grants: dict[str, Grant] = {g.rule.text: g for g in session_grants(past)}
+        self._requests = {e.call_id: e for e in past if isinstance(e, ApprovalRequest)}
+        answered = {c.value for c in Choice}
+        self._decisions = {e.call_id: e for e in past if isinstance(e, ApprovalDecision)
+                           and e.decided_by != "policy" and e.decision in answered}
+        self._asking = asyncio.Lock()
+
+    # -- grants ----------------------------------------------------------------------------
+
+    @property
+    def grants(self) -> tuple[Grant, ...]:
+        """The session grants in force, oldest first."""
+        return tuple(self._grants.values())
+
+    def revoke_session_grant(self, rule_text: str, *, by: str = "user") -> None:
+        """Take back a session grant (KeyError when there is none with this text)."""
+        grant = self._grants.pop(rule_text)
+        self._emit(GrantRevoked(self.session_id, rule=grant.rule.text, scope="session",
+                                revoked_by=by))
+
+    def revoke_always_rule(self, rule_text: str, *, by: str = "user") -> None:
+        """Remove an allow rule from settings.json (KeyError when it is not there)."""
+        self.settings = remove_rule(self.app_paths, "allow", rule_text)
+        self._emit(GrantRevoked(self.session_id, rule=rule_text, scope="always", revoked_by=by))
+
+    # -- the Gate protocol -----------------------------------------------------------------
+
+    def session(self) -> Session:
+        return Session(mode=self.mode, workspace=self.path_policy.workspace, home=self.home,
+                       grants=self.grants)
+
+    def decide(self, spec: ToolSpec, args: Mapping[str, Any]) -> tuple[Decision, CallFacts]:
+        """The policy's decision for a call, without asking anyone or recording anything."""
+        facts = call_facts(spec, args, self.path_policy, self.sandbox)
+        perms = self.settings.permissions
+        return decide(spec, args, facts, self.session(), perms.allow, perms.ask,
+                      perms.deny), facts
+
+    async def authorize(self, spec: ToolSpec, call: ToolCall,
+                        args: Mapping[str, Any]) -> GateOutcome:
+        try:
+            decision, facts = self.decide(spec, args)
+        except ToolError as exc:
+            return GateOutcome(False, exc.code, f"{exc.message}\n{exc.hint}".strip())
+        if decision.verdict is Verdict.ALLOW:
+            self._record_policy(call, decision)
+            return self._allowed(decision, facts, user_approved=False)
+        if decision.verdict is Verdict.DENY:
+            self._record_policy(call, decision)
+            code = decision.error_code or ErrorCode.PERMISSION_DENIED
+            return GateOutcome(False, code, (
+                f"The call to {spec.name!r} was not run: {decision.reason} "
+                f"(decided by {decision.decided_by}). Do something else, or ask the user to "
+                f"change the permissions."))
+        async with self._asking:
+            return await self._ask(spec, call, args, decision, facts)
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _allowed(self, decision: Decision, facts: CallFacts, *, user_approved: bool,
+                 network: bool | None = None) -> GateOutcome:
+        extra = tuple(v.resolved for v in facts.paths.values() if not v.allowed)
+        net = decision.network if network is None else network
+        return GateOutcome(True, network=net, user_approved=user_approved, extra_paths=extra)
+
+    def _record_policy(self, call: ToolCall, decision: Decision) -> None:
+        self._emit(ApprovalDecision(
+            self.session_id, call_id=call.call_id, decision=decision.verdict.value,
+            decided_by="policy", scope="call", rule=decision.decided_by,
+            message=decision.reason, network=decision.network))
+
+    async def _ask(self, spec: ToolSpec, call: ToolCall, args: Mapping[str, Any],
+                   decision: Decision, facts: CallFacts) -> GateOutcome:
+        destructive = decision.risk is Risk.DESTRUCTIVE
+        earlier = self._decisions.get(call.call_id)
+        if earlier is not None:
+            return self._outcome(spec, decision, facts, earlier)
+        request = self._requests.get(call.call_id)
+        if request is None:
+            preview = build_preview(spec, args, policy=self.path_policy, paths=facts.paths,
+                                    sandbox=self.sandbox.describe(), network=decision.network)
+            rules = grant_rules(spec, facts, self.session())
+            if decision.can_always:
+                preview += "\n\nalways allow would save: " + "; ".join(
+                    f"{r.text} — {describe(r)}" for r in rules)
+            request = ApprovalRequest(
+                self.session_id, call_id=call.call_id, name=spec.name, input=dict(args),
+                risk=decision.risk.value, reason=decision.reason, preview=preview,
+                rule=decision.decided_by, can_always=decision.can_always)
+            self._emit(request)
+            self._requests[call.call_id] = request
+        else:
+            self._report(request)
+        if self.channel is None:
+            return self._unavailable(spec, call, "no approval channel is connected (not a "
+                                     "terminal, and no --approve given)")
+        try:
+            answer = await self.channel.ask(request, destructive=destructive)
+        except ChannelUnavailable as exc:
+            return self._unavailable(spec, call, str(exc))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            return self._unavailable(spec, call, f"the channel failed: {type(exc).__name__}: "
+                                     f"{exc}")
+        recorded = self._record_answer(spec, call, decision, facts, answer, destructive)
+        return self._outcome(spec, decision, facts, recorded)
+
+    def _record_answer(self, spec: ToolSpec, call: ToolCall, decision: Decision,
+                       facts: CallFacts, answer: Answer, destructive: bool) -> ApprovalDecision:
+        by = self.channel.name if self.channel is not None else "user"
+        choice, message, scope, rule = answer.choice, answer.message, "once", ""
+        if choice.allows and destructive and not answer.confirmed:
+            choice, message = Choice.DENY, "a destructive call needs a second confirmation"
+        if choice is Choice.ALLOW_SESSION and not decision.can_session:
+            choice, message = Choice.ALLOW_ONCE, "allowed once: this call cannot be granted "\
+                "for the session"
+        if choice is Choice.ALLOW_ALWAYS and not decision.can_always:
+            choice, message = Choice.ALLOW_ONCE, "allowed once: this call cannot be always "\
+                "allowed"
+        if choice in (Choice.ALLOW_SESSION, Choice.ALLOW_ALWAYS):
+            texts = [r.text for r in grant_rules(spec, facts, self.session())]
+            rule = encode_rules(texts)
+            scope = "session" if choice is Choice.ALLOW_SESSION else "always"
+            if choice is Choice.ALLOW_SESSION:
+                for r in grant_rules(spec, facts, self.session()):
+                    self._grants[r.text] = Grant(r, network=decision.network)
+            else:
+                message = self._save_always(texts)
+        elif choice is Choice.DENY:
+            scope = "call"
+        event = ApprovalDecision(
+            self.session_id, call_id=call.call_id, decision=choice.value, decided_by=by,
+            scope=scope, rule=rule, message=message,
+            network=decision.network and choice.allows)
+        self._emit(event)
+        self._decisions[call.call_id] = event
+        return event
+
+    def _save_always(self, texts: list[str]) -> str:
+        try:
+            for text in texts:
+                self.settings = add_rule(self.app_paths, "allow", text)
+        except (SettingsError, OSError) as exc:
+            return f"allowed once: the rule could not be saved to settings.json ({exc})"
+        return ""
+
+    def _outcome(self, spec: ToolSpec, decision: Decision, facts: CallFacts,
+                 recorded: ApprovalDecision) -> GateOutcome:
+        if recorded.decision == Choice.DENY.value:
+            said = f" The user said: {recorded.message}" if recorded.message else ""
+            return GateOutcome(False, ErrorCode.APPROVAL_DENIED, (
+                f"The user denied the call to {spec.name!r} ({decision.reason}); nothing was "
+                f"run.{said} Do not retry the same call; adapt, or ask the user."))
+        return self._allowed(decision, facts, user_approved=True, network=recorded.network)
+
+    def _unavailable(self, spec: ToolSpec, call: ToolCall, why: str) -> GateOutcome:
+        by = self.channel.name if self.channel is not None else "none"
+        event = ApprovalDecision(self.session_id, call_id=call.call_id, decision="unavailable",
+                                 decided_by=by, scope="call", message=why)
+        self._emit(event)
+        return GateOutcome(False, ErrorCode.APPROVAL_UNAVAILABLE, (
+            f"The call to {spec.name!r} needs the user's approval, but no answer could be "
+            f"obtained: {why}. It was not run. This is not a denial by the user; tell the user "
+            f"what you wanted to do."))

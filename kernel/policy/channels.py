@@ -1,0 +1,173 @@
+"""Approval channels: the only ways a person answers an approval request.
+
+- `FixedChannel`     `reins exec --approve allow|deny`: the same answer for every request,
+                     given by the user on the command line before the run.
+- `TerminalChannel`  an interactive prompt on a terminal.
+- `QueueChannel`     requests out, answers in; the desktop worker forwards requests to the
+                     UI's dialog and feeds the user's answers back with `answer()`.
+
+A channel that cannot answer (closed, end of input, no terminal, broken) raises
+`ChannelUnavailable`; the gate reports that as `approval_unavailable`, never as a denial.
+Destructive calls need `Answer.confirmed` (a second explicit confirmation) to be allowed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+from dataclasses import dataclass
+from typing import Protocol, TextIO
+
+from kernel.events import ApprovalRequest
+
+
+class Choice(enum.StrEnum):
+    ALLOW_ONCE = "allow_once"
+    ALLOW_SESSION = "allow_session"
+    ALLOW_ALWAYS = "allow_always"
+    DENY = "deny"
+
+    @property
+    def allows(self) -> bool:
+        return self is not Choice.DENY
+
+
+@dataclass(frozen=True)
+class Answer:
+    choice: Choice
+    message: str = ""
+    """With a denial: passed to the model in the error result."""
+    confirmed: bool = False
+    """The second, explicit confirmation a destructive call needs."""
+
+
+class ChannelUnavailable(Exception):
+    """No one can answer on this channel; the message says why."""
+
+
+class ApprovalChannel(Protocol):
+    name: str
+    """Who answers, for the record: `cli`, `terminal`, `ui`."""
+
+    async def ask(self, request: ApprovalRequest, *, destructive: bool) -> Answer: ...
+
+
+class FixedChannel:
+    """`--approve allow|deny`: every request gets this answer.
+
+    A flag given before the run is not a confirmation of one destructive call, so with
+    `allow` destructive calls are denied, with a message that says why."""
+
+    name = "cli"
+
+    def __init__(self, choice: Choice) -> None:
+        if choice not in (Choice.ALLOW_ONCE, Choice.DENY):
+            raise ValueError("--approve gives allow (once per call) or deny")
+        self.choice = choice
+
+    async def ask(self, request: ApprovalRequest, *, destructive: bool) -> Answer:
+        if destructive and self.choice is Choice.ALLOW_ONCE:
+            return Answer(Choice.DENY, message=(
+                "destructive calls need a second explicit confirmation, which "
+                "`--approve allow` cannot give; run without --approve on a terminal, or use "
+                "the app"))
+        return Answer(self.choice)
+
+
+_KEYS = {"o": Choice.ALLOW_ONCE, "s": Choice.ALLOW_SESSION, "a": Choice.ALLOW_ALWAYS,
+         "d": Choice.DENY}
+
+
+class TerminalChannel:
+    """Asks on a terminal: the request, its preview, then `[o]nce [s]ession [a]lways [d]eny`.
+
+    A denial may carry a message: `d: use the test database instead`. Destructive calls
+    offer only once/deny and then ask to type `yes`. End of input → ChannelUnavailable."""
+
+    name = "terminal"
+
+    def __init__(self, stdin: TextIO, stdout: TextIO) -> None:
+        self.stdin = stdin
+        self.stdout = stdout
+
+    async def ask(self, request: ApprovalRequest, *, destructive: bool) -> Answer:
+        return await asyncio.to_thread(self._ask, request, destructive)
+
+    def _ask(self, request: ApprovalRequest, destructive: bool) -> Answer:
+        out = self.stdout
+        out.write(f"\n── approval needed: {request.name} ({request.risk}) — {request.reason}\n")
+        if request.preview:
+            out.write(request.preview.rstrip("\n") + "\n")
+        keys = "od" if destructive else ("osad" if request.can_always else "osd")
+        labels = {"o": "[o]nce", "s": "[s]ession", "a": "[a]lways", "d": "[d]eny[: message]"}
+        prompt = " ".join(labels[k] for k in keys) + " > "
+        while True:
+            line = self._line(prompt).strip()
+            key, _, message = line.partition(":")
+            key = key.strip().lower()[:1]
+            if key in keys:
+                break
+            out.write(f"please answer with one of: {', '.join(keys)}\n")
+        choice = _KEYS[key]
+        if choice is Choice.DENY:
+            return Answer(choice, message=message.strip())
+        if destructive:
+            confirm = self._line("this is destructive; type yes to run it > ").strip().lower()
+            if confirm != "yes":
+                return Answer(Choice.DENY, message="not confirmed")
+            return Answer(choice, confirmed=True)
+        return Answer(choice)
+
+    def _line(self, prompt: str) -> str:
+        self.stdout.write(prompt)
+        self.stdout.flush()
+        try:
+            line = self.stdin.readline()
+        except (OSError, ValueError) as exc:
+            raise ChannelUnavailable(f"the terminal cannot be read: {exc}") from exc
+        if not line:
+            raise ChannelUnavailable("the terminal closed (end of input) before an answer")
+        return line
+
+
+class QueueChannel:
+    """Requests go to `requests` (an asyncio queue); `answer(call_id, Answer)` resolves them.
+
+    `close(reason)` makes every waiting and every later request fail as unavailable.
+    Call `answer`/`close` on the event loop's thread (use loop.call_soon_threadsafe)."""
+
+    name = "ui"
+
+    def __init__(self) -> None:
+        self.requests: asyncio.Queue[ApprovalRequest] = asyncio.Queue()
+        self._waiting: dict[str, asyncio.Future[Answer]] = {}
+        self._closed: str | None = None
+
+    @property
+    def pending(self) -> list[str]:
+        return list(self._waiting)
+
+    async def ask(self, request: ApprovalRequest, *, destructive: bool) -> Answer:
+        if self._closed is not None:
+            raise ChannelUnavailable(self._closed)
+        future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
+        self._waiting[request.call_id] = future
+        try:
+            self.requests.put_nowait(request)
+            return await future
+        finally:
+            self._waiting.pop(request.call_id, None)
+
+    def answer(self, call_id: str, answer: Answer) -> bool:
+        """Resolve the request of `call_id`; False when no such request is waiting."""
+        future = self._waiting.get(call_id)
+        if future is None or future.done():
+            return False
+        future.set_result(answer)
+        return True
+
+    def close(self, reason: str = "the approval window was closed") -> None:
+        self._closed = reason
+        for future in self._waiting.values():
+            if not future.done():
+                future.set_exception(ChannelUnavailable(reason))
