@@ -113,6 +113,10 @@ class CommandExecutor:
     def status(self) -> SandboxStatus:
         return detect_sandbox(self.settings.bwrap, self.settings.prlimit)
 
+    def check_runnable(self, *, allow_unsandboxed: bool) -> None:
+        """Raise SandboxUnavailable when a command could not run now (fail closed)."""
+        self._launcher(allow_unsandboxed)
+
     def _launcher(self, allow_unsandboxed: bool) -> Launcher:
         status = self.status()
         if status.available:

@@ -1,0 +1,177 @@
+"""The run_command tool: one shell command in the sandbox (see kernel.sandbox.executor).
+
+Built by `make_run_command(executor)` because it needs the session's executor. The output
+goes to the call's spool file as it arrives; the model gets the same head/tail preview and
+pointer as every other large result, and small outputs inline.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from kernel.sandbox.executor import CommandExecutor, CommandOutcome
+from kernel.sandbox.settings import DEFAULT_GRACE_S
+from kernel.tools.spec import (
+    ErrorCode,
+    Progress,
+    Risk,
+    ToolContext,
+    ToolError,
+    ToolResult,
+    ToolSpec,
+)
+
+DEFAULT_TIMEOUT_S = 120
+MAX_TIMEOUT_S = 600
+HEADER_BUDGET = 2_000
+"""Characters of the output limit kept for the result's header lines."""
+
+DESCRIPTION = """\
+Run one shell command (`/bin/sh -c`) in the workspace, inside a sandbox. The workspace is \
+read-write; the rest of the filesystem is read-only, the user's home is hidden (HOME is an \
+empty sandbox home), /tmp is private, and there is no network unless the user allowed it \
+(a command that needs the network fails to resolve or connect). The environment holds only \
+a few standard variables: secrets such as API keys are not passed, and the result names \
+any that were withheld. Nothing keeps running after the call: background processes end \
+with it. Stdout and stderr are returned together in the order they were written; a long \
+output is shown as its beginning and end with the path of the full output, which \
+read_tool_output can page through. The result starts with the exit code and the duration; \
+a non-zero exit code is an error. Prefer the file tools for reading and editing files."""
+
+SCHEMA: Mapping[str, Any] = {
+    "type": "object",
+    "properties": {
+        "command": {
+            "type": "string",
+            "minLength": 1,
+            "description": "The shell command line, e.g. `pytest -q tests/test_x.py`.",
+        },
+        "timeout_s": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": MAX_TIMEOUT_S,
+            "default": DEFAULT_TIMEOUT_S,
+            "description": "Seconds before the command is stopped (its output so far is kept).",
+        },
+        "cwd": {
+            "type": "string",
+            "description": "Working directory, relative to the workspace (default: the workspace).",
+        },
+    },
+    "required": ["command"],
+    "additionalProperties": False,
+}
+
+
+def _summary(args: Mapping[str, Any]) -> str:
+    command = " ".join(str(args.get("command", "")).split())
+    return command if len(command) <= 80 else command[:79] + "…"
+
+
+def check_command(command: str) -> None:
+    """Refuse what cannot be run: empty text, a NUL byte, quotes `shlex` cannot balance."""
+    if not command.strip():
+        raise ToolError("The command is empty.", hint="Pass a shell command line.",
+                        code=ErrorCode.INVALID_ARGUMENTS)
+    if "\x00" in command:
+        raise ToolError("The command contains a NUL character.", hint="Remove it.",
+                        code=ErrorCode.INVALID_ARGUMENTS)
+    try:
+        shlex.split(command)
+    except ValueError as exc:
+        raise ToolError(
+            f"The command was not run: it cannot be parsed ({exc}).",
+            hint="Check that every quote is closed and every backslash escapes something.",
+            code=ErrorCode.INVALID_ARGUMENTS,
+        ) from exc
+
+
+def _header(outcome: CommandOutcome) -> list[str]:
+    exit_text = "none (never ended)" if outcome.exit_code is None else str(outcome.exit_code)
+    lines = [
+        f"exit code {exit_text} · {outcome.duration_s:.2f} s · sandbox: {outcome.sandbox} · "
+        f"network: {'on' if outcome.network else 'off'}"
+    ]
+    if outcome.stopped:
+        lines.append(outcome.stopped)
+    if outcome.withheld_env:
+        lines.append(
+            "withheld environment variables (secrets, not passed to the command): "
+            + ", ".join(outcome.withheld_env)
+        )
+    if outcome.write_error:
+        lines.append(f"output incomplete: {outcome.write_error}")
+    return lines
+
+
+def _error_code(outcome: CommandOutcome) -> ErrorCode | None:
+    if outcome.timed_out:
+        return ErrorCode.TIMEOUT
+    if outcome.cancelled:
+        return ErrorCode.CANCELLED
+    if outcome.exit_code != 0:
+        return ErrorCode.EXECUTION_ERROR
+    return None
+
+
+def make_run_command(executor: CommandExecutor) -> ToolSpec:
+    """The run_command ToolSpec bound to `executor`."""
+
+    async def run_command(
+        command: str, ctx: ToolContext, timeout_s: int = DEFAULT_TIMEOUT_S, cwd: str | None = None
+    ) -> ToolResult:
+        check_command(command)
+        executor.check_runnable(allow_unsandboxed=ctx.user_approved)
+        workdir: Path | None = ctx.path_policy.resolve_read(cwd) if cwd else None
+        if workdir is not None and not workdir.is_dir():
+            raise ToolError(f"The working directory {cwd!r} is not a folder.",
+                            hint="Pass a folder relative to the workspace.",
+                            code=ErrorCode.INVALID_ARGUMENTS)
+
+        def progress(size: int, last_line: str, elapsed: float) -> None:
+            ctx.progress(Progress(ctx.call_id, size, last_line, elapsed))
+
+        with ctx.outputs.spool(ctx.call_id) as spool:
+            outcome = await executor.run(
+                command,
+                workspace=ctx.workspace,
+                spool=spool,
+                timeout_s=timeout_s,
+                cwd=workdir,
+                network=ctx.network,
+                allow_unsandboxed=ctx.user_approved,
+                on_progress=progress,
+            )
+        limit = max(1_000, spec.output_limit - HEADER_BUDGET)
+        preview = ctx.outputs.preview_file(outcome.spool_path, limit)
+        lines = _header(outcome)
+        if outcome.output_bytes:
+            lines.append(f"--- output ({outcome.output_bytes} bytes, stdout and stderr) ---")
+            lines.append(preview.text)
+        else:
+            lines.append("(no output)")
+        code = _error_code(outcome)
+        return ToolResult(
+            call_id=ctx.call_id,
+            content="\n".join(lines),
+            is_error=code is not None,
+            error_code=code,
+            output_bytes=outcome.output_bytes,
+            externalized_path=str(preview.path) if preview.path is not None else None,
+        )
+
+    spec = ToolSpec(
+        name="run_command",
+        description=DESCRIPTION,
+        input_schema=SCHEMA,
+        handler=run_command,
+        risk=Risk.EXECUTE,
+        concurrent_safe=False,
+        timeout_s=MAX_TIMEOUT_S + DEFAULT_GRACE_S + 15,
+        summarize=_summary,
+        path_params=("cwd",),
+    )
+    return spec
