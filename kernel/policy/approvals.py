@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kernel.events import ApprovalDecision, ApprovalRequest, Event, GrantRevoked
 from kernel.paths import AppPaths
@@ -30,10 +30,19 @@ from kernel.policy.decide import CallFacts, Decision, Grant, Mode, Session, Verd
 from kernel.policy.facts import SandboxState, call_facts
 from kernel.policy.grants import describe, encode_rules, grant_rules, session_grants
 from kernel.policy.preview import build_preview
-from kernel.policy.settings import Settings, SettingsError, add_rule, remove_rule
+from kernel.policy.settings import (
+    Settings,
+    SettingsError,
+    add_rule,
+    load_settings,
+    remove_rule,
+)
 from kernel.tools.dispatch import GateOutcome
 from kernel.tools.pathpolicy import PathPolicy
 from kernel.tools.spec import ErrorCode, Risk, ToolCall, ToolError, ToolSpec
+
+if TYPE_CHECKING:
+    from kernel.agent.loop import GateContext
 
 Emit = Callable[[Event], None]
 
@@ -233,3 +242,20 @@ class PolicyGate:
             f"The call to {spec.name!r} needs the user's approval, but no answer could be "
             f"obtained: {why}. It was not run. This is not a denial by the user; tell the user "
             f"what you wanted to do."))
+
+
+def gate_factory(*, app_paths: AppPaths, sandbox: SandboxState,
+                 channel: ApprovalChannel | None) -> Callable[[GateContext], PolicyGate]:
+    """What the loop's `Agent(gate_factory=...)` takes: a PolicyGate per run of a session,
+    in the session's stored mode, with the settings as they are on disk at that moment
+    (an "always" rule saved in one session applies to the next). A settings file that
+    cannot be loaded raises SettingsError: the run does not start."""
+
+    def build(ctx: GateContext) -> PolicyGate:
+        return PolicyGate(
+            session_id=ctx.session.session_id, mode=Mode(ctx.session.mode),
+            path_policy=ctx.path_policy, settings=load_settings(app_paths), sandbox=sandbox,
+            channel=channel, emit=ctx.emit, report=ctx.report, app_paths=app_paths,
+            history=ctx.history)
+
+    return build

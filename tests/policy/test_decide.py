@@ -9,7 +9,7 @@ import pytest
 from kernel.policy.decide import Grant, Mode, Verdict
 from kernel.policy.rules import parse_rule
 from kernel.tools.spec import ErrorCode, Risk
-from tests.policy.conftest import (
+from tests.policy.worldkit import (
     COMMAND,
     MCP_READ,
     READ,

@@ -16,7 +16,7 @@ from kernel.policy.preview import MAX_LINES, build_preview, command_preview
 from kernel.policy.rules import parse_rule
 from kernel.tools.builtin.files import edit_file, read_file, write_file
 from kernel.tools.spec import Risk
-from tests.policy.conftest import COMMAND, MCP_READ, READ, WRITE, PolicyWorld, make_spec
+from tests.policy.worldkit import COMMAND, MCP_READ, READ, WRITE, PolicyWorld, make_spec
 
 
 def _preview(world: PolicyWorld, spec: object, args: dict) -> str:
