@@ -1,0 +1,314 @@
+"""One live MCP session with one server, owned by one long-lived task.
+
+`McpConnection.serve()` opens the transport (stdio or streamable HTTP), initializes the
+session, lists the tools, reports them, and then waits: a `tools/list_changed` notification
+re-lists and reports again; the server going away raises `ServerExited`; `stop()` makes
+`serve()` return after closing the session and ending the server's process group. Entering
+and leaving every context manager happens in that one task, so startup and shutdown are
+clean and nothing leaks into other servers. Calls come from other tasks through `call()`.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
+
+from kernel.mcp.config import McpServerConfig
+from kernel.mcp.stdio import open_stdio
+
+MAX_TOOL_PAGES = 100
+ToolsCallback = Callable[[tuple[mcp_types.Tool, ...]], Awaitable[None]]
+
+
+class ServerFailed(Exception):
+    """The server could not be started, or stopped answering."""
+
+
+class ServerExited(ServerFailed):
+    """The server's process exited, or its connection closed, while it was in use."""
+
+
+class ServerUnavailable(Exception):
+    """A call to a server that has no live session."""
+
+
+def _client_info() -> mcp_types.Implementation:
+    try:
+        version = metadata.version("reins-desktop")
+    except metadata.PackageNotFoundError:
+        version = "dev"
+    return mcp_types.Implementation(name="reins", version=version)
+
+
+def resolve_command(command: str, search_paths: tuple[str, ...]) -> str:
+    """`command` as an absolute path, looked up in each PATH of `search_paths` in order.
+
+    The server's own PATH comes first; the user's login PATH lets `npx`/`uvx` installed in
+    the user's home be found as they are by Claude Desktop. Unchanged when not found (the
+    start then fails with "No such file").
+    """
+    if "/" in command:
+        return command
+    for path in search_paths:
+        found = shutil.which(command, path=path)
+        if found:
+            return found
+    return command
+
+
+class McpConnection:
+    """The session with one server, while `serve()` runs."""
+
+    def __init__(
+        self,
+        config: McpServerConfig,
+        *,
+        env: Mapping[str, str],
+        stderr_path: Path,
+        startup_timeout_s: float,
+        search_paths: tuple[str, ...] = (),
+    ) -> None:
+        self.config = config
+        self.env = dict(env)
+        self.stderr_path = stderr_path
+        self.startup_timeout_s = startup_timeout_s
+        self.search_paths = search_paths
+        self.pid: int | None = None
+        self._process: Any = None
+        self.protocol_errors: list[str] = []
+        self._session: ClientSession | None = None
+        self._closed: anyio.Event | None = None
+        self._stop: anyio.Event | None = None
+        self._wake: anyio.Event | None = None
+        self._tools_changed = False
+        self._stop_requested = False
+
+    @property
+    def ready(self) -> bool:
+        """A live session that can take calls."""
+        return self._session is not None and not (self._closed and self._closed.is_set())
+
+    def stop(self) -> None:
+        """Ask `serve()` to close the session and return (safe to call at any time)."""
+        self._stop_requested = True
+        if self._stop is not None:
+            self._stop.set()
+
+    async def serve(self, on_tools: ToolsCallback) -> None:
+        """Run the session until `stop()`; `on_tools` gets every (re-)listing.
+
+        Raises ServerFailed (start-up failed or timed out) or ServerExited (went away later).
+        """
+        self._stop = anyio.Event()
+        if self._stop_requested:
+            return
+        try:
+            async with self._transport() as (read, write, closed), ClientSession(
+                read, write, message_handler=self._on_message, client_info=_client_info()
+            ) as session:
+                self._closed = closed
+                await self._start(session, closed, on_tools)
+                self._session = session
+                try:
+                    await self._wait_loop(session, closed, on_tools)
+                finally:
+                    self._session = None
+        except BaseExceptionGroup as group:
+            raise _first_leaf(group) from group
+        except OSError as exc:
+            raise ServerFailed(f"cannot start {self.config.describe()!r}: {exc}") from exc
+
+    async def _start(self, session: ClientSession, closed: anyio.Event,
+                     on_tools: ToolsCallback) -> None:
+        assert self._stop is not None
+        with anyio.move_on_after(self.startup_timeout_s) as scope:
+            outcome = await _first_of(lambda: self._list_after_init(session), closed.wait,
+                                      self._stop.wait)
+        if scope.cancelled_caught:
+            raise ServerFailed(f"no answer within {self.startup_timeout_s:g} s of starting")
+        if isinstance(outcome, BaseException):
+            if closed.is_set():
+                raise ServerExited(await self._exit_text("before it was ready")) from outcome
+            raise ServerFailed(_describe(outcome)) from outcome
+        if outcome is None:
+            if self._stop.is_set():
+                return
+            raise ServerExited(await self._exit_text("before it was ready"))
+        await on_tools(outcome)
+
+    async def _list_after_init(self, session: ClientSession) -> Any:
+        try:
+            await session.initialize()
+            return await list_all_tools(session)
+        except Exception as exc:  # surfaced as the start-up error
+            return exc
+
+    async def _wait_loop(self, session: ClientSession, closed: anyio.Event,
+                         on_tools: ToolsCallback) -> None:
+        assert self._stop is not None
+        while not self._stop.is_set():
+            if closed.is_set():
+                raise ServerExited(await self._exit_text("while it was in use"))
+            if self._tools_changed:
+                self._tools_changed = False
+                outcome = await _first_of(lambda: _guard(list_all_tools(session)), closed.wait)
+                if isinstance(outcome, tuple):
+                    await on_tools(outcome)
+                elif isinstance(outcome, BaseException):
+                    self.protocol_errors.append(f"re-listing tools failed: {_describe(outcome)}")
+                continue
+            self._wake = anyio.Event()
+            if not self._tools_changed:
+                await _first_of(self._stop.wait, closed.wait, self._wake.wait)
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, mcp_types.ToolListChangedNotification):
+            self._tools_changed = True
+            if self._wake is not None:
+                self._wake.set()
+        elif isinstance(message, Exception):
+            self.protocol_errors.append(_describe(message))
+            del self.protocol_errors[:-20]
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
+        """Call `tool` on the live session.
+
+        Raises ServerUnavailable when there is none, ServerExited when the connection
+        closes during the call, MCPError for a protocol-level error answer.
+        """
+        session = self._session
+        if session is None or not self.ready:
+            raise ServerUnavailable(await self._exit_text("") if self._closed else "not started")
+        try:
+            return await session.call_tool(tool, arguments)
+        except MCPError as exc:
+            if exc.error.code == mcp_types.CONNECTION_CLOSED:
+                raise ServerExited(await self._exit_text("during the call")) from exc
+            raise
+
+    @property
+    def returncode(self) -> int | None:
+        return None if self._process is None else self._process.returncode
+
+    async def _exit_text(self, when: str) -> str:
+        if self.config.transport == "http":
+            return f"the connection to {self.config.url} closed {when}"
+        with anyio.move_on_after(0.5):
+            while self.returncode is None:
+                await anyio.sleep(0.01)
+        code = self.returncode
+        how = "exited" if code is None else (
+            f"exited with code {code}" if code >= 0 else f"was killed by signal {-code}")
+        return f"the server process {how} {when}".rstrip()
+
+    @asynccontextmanager
+    async def _transport(self) -> AsyncIterator[tuple[Any, Any, anyio.Event]]:
+        if self.config.transport == "http":
+            async with (
+                create_mcp_http_client(headers=dict(self.config.headers)) as http,
+                streamable_http_client(self.config.url, http_client=http) as (read, write),
+            ):
+                closed = anyio.Event()
+                send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(_pump, read, send, closed)
+                    yield receive, write, closed
+                    tg.cancel_scope.cancel()
+            return
+        self.stderr_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.stderr_path, "wb") as stderr:
+            command = resolve_command(self.config.command,
+                                      (self.env.get("PATH", ""), *self.search_paths))
+            async with open_stdio(command, self.config.args, env=self.env,
+                                  cwd=self.config.cwd, stderr=stderr) as channel:
+                self.pid = channel.pid
+                self._process = channel.process
+                yield channel.read_stream, channel.write_stream, channel.closed
+
+
+async def list_all_tools(session: ClientSession) -> tuple[mcp_types.Tool, ...]:
+    """Every tool of the server, following `nextCursor` (bounded)."""
+    tools: list[mcp_types.Tool] = []
+    cursor: str | None = None
+    for _ in range(MAX_TOOL_PAGES):
+        params = mcp_types.PaginatedRequestParams(cursor=cursor) if cursor else None
+        page = await session.list_tools(params=params)
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return tuple(tools)
+
+
+async def _pump(source: Any, sink: Any, closed: anyio.Event) -> None:
+    """Forward messages; when the source ends, close the sink and set `closed`."""
+    try:
+        async with sink:
+            async for item in source:
+                await sink.send(item)
+    except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
+        pass
+    finally:
+        closed.set()
+
+
+async def _guard(awaitable: Awaitable[Any]) -> Any:
+    try:
+        return await awaitable
+    except Exception as exc:
+        return exc
+
+
+async def _first_of(*functions: Callable[[], Awaitable[Any]]) -> Any:
+    """The value of whichever call finishes first; the others are cancelled."""
+    result: list[Any] = [None]
+
+    async with anyio.create_task_group() as tg:
+
+        async def run(fn: Callable[[], Awaitable[Any]]) -> None:
+            result[0] = await fn()
+            tg.cancel_scope.cancel()
+
+        for fn in functions:
+            tg.start_soon(run, fn)
+    return result[0]
+
+
+def _first_leaf(group: BaseExceptionGroup[Any]) -> BaseException:
+    """The exception a task group wrapped: ServerFailed first, else the first leaf."""
+    leaves: list[BaseException] = []
+    stack: list[BaseException] = [group]
+    while stack:
+        exc = stack.pop(0)
+        if isinstance(exc, BaseExceptionGroup):
+            stack[:0] = list(exc.exceptions)
+        else:
+            leaves.append(exc)
+    for leaf in leaves:
+        if isinstance(leaf, ServerFailed):
+            return leaf
+    first = leaves[0] if leaves else group
+    if isinstance(first, OSError):
+        return ServerFailed(f"I/O error with the server: {first}")
+    if isinstance(first, Exception):
+        return ServerFailed(_describe(first))
+    return first
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, MCPError):
+        return f"MCP error {exc.error.code}: {exc.error.message}"
+    text = str(exc) or type(exc).__name__
+    return f"{type(exc).__name__}: {text}"

@@ -1,0 +1,408 @@
+"""All configured MCP servers: started together, watched, restarted, their tools registered.
+
+`start()` launches every enabled server in its own supervising task and returns at once:
+a slow or broken server delays nobody. Each server goes `starting` → `ready` (its tools are
+in THE registry) or `failed` (the error and the last lines of its stderr are kept). A server
+that exits is marked failed, its tools stay registered so that calls return an
+`execution_error` result that says why, and it is restarted with exponential backoff; after
+`max_failures` failures in a row it stays failed until the user restarts it. A
+`tools/list_changed` notification re-registers that server's tools. Nothing a server does
+ever raises out of the manager.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import logging
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import mcp_types
+from mcp.shared.exceptions import MCPError
+
+from kernel.mcp.client import McpConnection, ServerExited, ServerFailed, ServerUnavailable
+from kernel.mcp.config import McpServerConfig
+from kernel.mcp.fingerprint import spec_fingerprint
+from kernel.mcp.naming import check_collision, describe_origin, sanitize
+from kernel.mcp.stdio import EXIT_GRACE_S, KILL_GRACE_S, tail_lines
+from kernel.mcp.tools import origin_of, to_spec
+from kernel.tools.registry import RegistrationError, ToolRegistry
+from kernel.tools.spec import ToolError, ToolSpec
+
+log = logging.getLogger(__name__)
+
+STABLE_AFTER_S = 60.0
+"""A server that stayed ready this long starts its failure count from zero again."""
+_STOP_WAIT_S = EXIT_GRACE_S + 2 * KILL_GRACE_S + 1.0
+
+
+class ServerStatus(enum.StrEnum):
+    STARTING = "starting"
+    READY = "ready"
+    FAILED = "failed"
+    DISABLED = "disabled"
+
+
+@dataclass(frozen=True)
+class ServerState:
+    """What settings show for one server."""
+
+    name: str
+    status: ServerStatus
+    target: str
+    """The command line or URL."""
+    tools: tuple[str, ...] = ()
+    """Registered tool names."""
+    skipped: tuple[str, ...] = ()
+    """One message per tool that was not registered (invalid schema, name collision)."""
+    error: str = ""
+    stderr_tail: tuple[str, ...] = ()
+    failures: int = 0
+    """Failures in a row (reset when the server stays up for STABLE_AFTER_S)."""
+    retry_in_s: float | None = None
+    """Seconds until the next automatic restart; None when none is planned."""
+    pid: int | None = None
+
+    @property
+    def summary(self) -> str:
+        """One line: "ready with 3 tools", "failed: …", "starting", "disabled"."""
+        if self.status is ServerStatus.READY:
+            count = len(self.tools)
+            skipped = f" ({len(self.skipped)} skipped)" if self.skipped else ""
+            return f"ready with {count} tool{'s' if count != 1 else ''}{skipped}"
+        if self.status is ServerStatus.FAILED:
+            retry = f"; retrying in {self.retry_in_s:g} s" if self.retry_in_s is not None else ""
+            return f"failed: {self.error}{retry}"
+        return self.status.value
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Delay before restart attempt n (1-based): base · 2^(n-1), at most `cap`."""
+
+    base_s: float = 1.0
+    cap_s: float = 60.0
+    max_failures: int = 6
+
+    def delay(self, failures: int) -> float:
+        return min(self.cap_s, self.base_s * 2 ** max(0, failures - 1))
+
+
+EnvBuilder = Callable[[McpServerConfig], Mapping[str, str]]
+StateListener = Callable[[ServerState], None]
+
+
+def server_env(base: Mapping[str, str], config: McpServerConfig) -> dict[str, str]:
+    """The allowlisted environment plus exactly the variables the config names."""
+    return {**base, **config.env}
+
+
+@dataclass
+class _Slot:
+    config: McpServerConfig
+    state: ServerState
+    task: asyncio.Task[None] | None = None
+    connection: McpConnection | None = None
+    stopping: bool = False
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class McpManager:
+    """The configured servers of one kernel; their tools live in the kernel's registry."""
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        *,
+        env_for: EnvBuilder,
+        logs_dir: Path,
+        startup_timeout_s: float = 30.0,
+        backoff: Backoff | None = None,
+        on_state: StateListener | None = None,
+        search_paths: tuple[str, ...] | None = None,
+    ) -> None:
+        self.registry = registry
+        self.env_for = env_for
+        self.logs_dir = logs_dir
+        self.startup_timeout_s = startup_timeout_s
+        self.backoff = backoff or Backoff()
+        self.on_state = on_state
+        self.search_paths = (
+            (os.environ.get("PATH", ""),) if search_paths is None else search_paths
+        )
+        self._slots: dict[str, _Slot] = {}
+        self._changed = asyncio.Event()
+
+    # -- public ----------------------------------------------------------------------------
+
+    async def start(self, configs: Sequence[McpServerConfig]) -> None:
+        """Launch every enabled server concurrently; returns without waiting for any."""
+        for config in configs:
+            if config.name in self._slots:
+                await self._stop_slot(self._slots[config.name], unregister=True)
+            slot = _Slot(config, self._initial_state(config))
+            self._slots[config.name] = slot
+            self._publish(slot)
+            if config.enabled:
+                self._launch(slot)
+
+    async def apply(self, configs: Sequence[McpServerConfig]) -> None:
+        """Bring the running set in line with new settings: removed servers stop, new or
+        changed ones (re)start, unchanged ones are left alone."""
+        wanted = {c.name: c for c in configs}
+        for name in [n for n in self._slots if n not in wanted]:
+            await self._stop_slot(self._slots.pop(name), unregister=True)
+        await self.start([c for c in configs if self._slots.get(c.name) is None
+                          or self._slots[c.name].config != c])
+
+    def states(self) -> tuple[ServerState, ...]:
+        return tuple(slot.state for slot in self._slots.values())
+
+    def state(self, name: str) -> ServerState:
+        return self._slot(name).state
+
+    async def wait_settled(self, timeout_s: float | None = None) -> tuple[ServerState, ...]:
+        """Wait until no server is `starting` (each is ready, failed or disabled)."""
+        await self._wait_until(lambda: all(s.state.status is not ServerStatus.STARTING
+                                           for s in self._slots.values()), timeout_s)
+        return self.states()
+
+    async def wait_for(self, name: str, predicate: Callable[[ServerState], bool],
+                       timeout_s: float | None = None) -> ServerState:
+        """Wait until the state of `name` satisfies `predicate`."""
+        await self._wait_until(lambda: predicate(self._slot(name).state), timeout_s)
+        return self._slot(name).state
+
+    async def _wait_until(self, condition: Callable[[], bool], timeout_s: float | None) -> None:
+        async with asyncio.timeout(timeout_s):
+            while not condition():
+                await self._changed.wait()
+
+    async def enable(self, name: str) -> None:
+        slot = self._slot(name)
+        slot.config = replace(slot.config, enabled=True)
+        if slot.task is None:
+            self._launch(slot)
+
+    async def disable(self, name: str) -> None:
+        """Stop the server and remove its tools; it stays configured."""
+        slot = self._slot(name)
+        slot.config = replace(slot.config, enabled=False)
+        await self._stop_slot(slot, unregister=True)
+        self._set(slot, status=ServerStatus.DISABLED, error="", retry_in_s=None, pid=None,
+                  failures=0, tools=(), skipped=())
+
+    async def restart(self, name: str) -> None:
+        """Stop (if running) and start again now, with a fresh failure count."""
+        slot = self._slot(name)
+        slot.config = replace(slot.config, enabled=True)
+        await self._stop_slot(slot, unregister=False)
+        self._set(slot, failures=0)
+        self._launch(slot)
+
+    async def aclose(self) -> None:
+        """Stop every server (each process group ends) and remove their tools."""
+        await asyncio.gather(*(self._stop_slot(s, unregister=True)
+                               for s in self._slots.values()))
+
+    # -- supervision -------------------------------------------------------------------------
+
+    def _initial_state(self, config: McpServerConfig) -> ServerState:
+        status = ServerStatus.STARTING if config.enabled else ServerStatus.DISABLED
+        return ServerState(config.name, status, config.describe())
+
+    def _slot(self, name: str) -> _Slot:
+        try:
+            return self._slots[name]
+        except KeyError:
+            raise KeyError(f"no MCP server named {name!r} is configured") from None
+
+    def _launch(self, slot: _Slot) -> None:
+        slot.stopping = False
+        slot.wake = asyncio.Event()
+        self._set(slot, status=ServerStatus.STARTING, retry_in_s=None)
+        slot.task = asyncio.create_task(self._supervise(slot), name=f"mcp:{slot.config.name}")
+
+    async def _stop_slot(self, slot: _Slot, *, unregister: bool) -> None:
+        slot.stopping = True
+        slot.wake.set()
+        task, slot.task = slot.task, None
+        if slot.connection is not None:
+            slot.connection.stop()
+        if task is not None:
+            done, _ = await asyncio.wait({task}, timeout=_STOP_WAIT_S)
+            if not done:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+        if unregister:
+            self._sync_tools(slot, {}, ())
+
+    async def _supervise(self, slot: _Slot) -> None:
+        name = slot.config.name
+        stderr_path = self.logs_dir / f"{sanitize(name)}.stderr.log"
+        failures = slot.state.failures
+        while not slot.stopping:
+            try:
+                env = server_env(self.env_for(slot.config), slot.config)
+            except Exception as exc:  # the environment cannot be built: fail closed
+                env, error = None, f"cannot build the server's environment: {exc}"
+            if env is not None:
+                connection = McpConnection(
+                    slot.config, env=env, stderr_path=stderr_path,
+                    startup_timeout_s=self.startup_timeout_s, search_paths=self.search_paths)
+                slot.connection = connection
+                self._set(slot, status=ServerStatus.STARTING, error="", retry_in_s=None)
+                started = time.monotonic()
+                ready_at: list[float] = []
+                error = await self._serve(slot, connection, ready_at)
+                if slot.stopping:
+                    break
+                if ready_at and time.monotonic() - ready_at[0] >= STABLE_AFTER_S:
+                    failures = 0
+                log.info("MCP server %s failed after %.1f s: %s", name,
+                         time.monotonic() - started, error)
+            failures += 1
+            tail = tail_lines(stderr_path)
+            if failures >= self.backoff.max_failures:
+                self._set(slot, status=ServerStatus.FAILED, failures=failures, retry_in_s=None,
+                          error=f"{error} (gave up after {failures} failures in a row; "
+                                f"restart it from settings)", stderr_tail=tail, pid=None)
+                await slot.wake.wait()
+                break
+            delay = self.backoff.delay(failures)
+            self._set(slot, status=ServerStatus.FAILED, error=error, stderr_tail=tail,
+                      failures=failures, retry_in_s=delay, pid=None)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(delay):
+                    await slot.wake.wait()
+
+    async def _serve(self, slot: _Slot, connection: McpConnection,
+                     ready_at: list[float]) -> str:
+        """Run one connection; the error text when it ends other than by a stop."""
+
+        async def on_tools(tools: tuple[mcp_types.Tool, ...]) -> None:
+            if not ready_at:
+                ready_at.append(time.monotonic())
+            self._register(slot, tools)
+
+        try:
+            await connection.serve(on_tools)
+        except ServerFailed as exc:
+            return str(exc)
+        except Exception as exc:  # anything else a server can cause: still just a failure
+            log.exception("MCP server %s: unexpected failure", slot.config.name)
+            return f"{type(exc).__name__}: {exc}"
+        return "the server closed the session"
+
+    # -- tools -------------------------------------------------------------------------------
+
+    def _register(self, slot: _Slot, tools: tuple[mcp_types.Tool, ...]) -> None:
+        server = slot.config.name
+        specs: dict[str, ToolSpec] = {}
+        skipped: list[str] = []
+        for tool in tools:
+            spec = to_spec(server, tool, self._caller(server))
+            if spec.name in specs:
+                first = specs[spec.name].annotations["mcp_tool"]
+                skipped.append(
+                    f"tool name {spec.name!r} collides: {describe_origin(origin_of(server), first)}"
+                    f" and {describe_origin(origin_of(server), tool.name)} both map to it; "
+                    f"only the first is registered")
+                continue
+            specs[spec.name] = spec
+        self._sync_tools(slot, specs, tuple(skipped))
+        connection = slot.connection
+        self._set(slot, status=ServerStatus.READY, error="", retry_in_s=None,
+                  pid=connection.pid if connection else None, stderr_tail=())
+
+    def _sync_tools(self, slot: _Slot, specs: Mapping[str, ToolSpec],
+                    skipped: tuple[str, ...]) -> None:
+        """Make the registry hold exactly `specs` for this server (unchanged tools stay)."""
+        origin = origin_of(slot.config.name)
+        problems = list(skipped)
+        for name in slot.state.tools:
+            current = self.registry.get(name)
+            new = specs.get(name)
+            if current is None or current.origin != origin:
+                continue
+            if new is None or spec_fingerprint(new) != spec_fingerprint(current):
+                self.registry.unregister(name)
+        registered: list[str] = []
+        for name, spec in specs.items():
+            current = self.registry.get(name)
+            if current is not None and current.origin == origin:
+                registered.append(name)
+                continue
+            try:
+                if current is not None:
+                    check_collision(
+                        name,
+                        describe_origin(origin, spec.annotations["mcp_tool"]),
+                        describe_origin(current.origin,
+                                        current.annotations.get("mcp_tool", current.name)),
+                    )
+                self.registry.register(spec)
+            except (RegistrationError, ValueError) as exc:
+                problems.append(f"{spec.annotations['mcp_tool']}: {exc}")
+                continue
+            registered.append(name)
+        for problem in problems:
+            log.warning("MCP server %s: tool skipped: %s", slot.config.name, problem)
+        self._set(slot, tools=tuple(registered), skipped=tuple(problems))
+
+    def _caller(self, server: str) -> Callable[[str, dict[str, Any]], Any]:
+        async def call(tool: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
+            return await self._call(server, tool, arguments)
+
+        return call
+
+    async def _call(self, server: str, tool: str,
+                    arguments: dict[str, Any]) -> mcp_types.CallToolResult:
+        slot = self._slots.get(server)
+        connection = slot.connection if slot is not None else None
+        if slot is None or connection is None:
+            state = slot.state.summary if slot is not None else "not configured"
+            raise ToolError(
+                f"The MCP server {server!r} is not available ({state}), so {tool!r} was not "
+                f"run.", hint="Try again later, or tell the user to check the server in "
+                              "settings.")
+        try:
+            return await connection.call(tool, arguments)
+        except ServerExited as exc:
+            raise ToolError(
+                f"The MCP server {server!r} stopped while running {tool!r}: {exc}. The call "
+                f"may have had partial effects.",
+                hint="Reins restarts the server; check the state before calling it again."
+            ) from exc
+        except ServerUnavailable as exc:
+            state = "" if slot.state.status is ServerStatus.READY else f" ({slot.state.summary})"
+            raise ToolError(
+                f"The MCP server {server!r} is not available{state}: {exc}, so {tool!r} was "
+                f"not run.", hint="Reins restarts failed servers; try again in a moment, or "
+                                  "tell the user to check the server in settings.") from exc
+        except MCPError as exc:
+            raise ToolError(
+                f"The MCP server {server!r} refused the call to {tool!r}: "
+                f"{exc.error.message} (MCP error {exc.error.code})") from exc
+
+    # -- state ---------------------------------------------------------------------------------
+
+    def _set(self, slot: _Slot, **changes: Any) -> None:
+        slot.state = replace(slot.state, **changes)
+        self._publish(slot)
+
+    def _publish(self, slot: _Slot) -> None:
+        if self.on_state is not None:
+            try:
+                self.on_state(slot.state)
+            except Exception:
+                log.exception("MCP state listener failed")
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()

@@ -1,0 +1,82 @@
+"""Helpers for the MCP tests: real servers, THE registry, a real dispatcher."""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kernel.mcp.config import McpServerConfig, parse_mcp_servers
+from kernel.mcp.manager import Backoff, McpManager, ServerState
+from kernel.tools.dispatch import Dispatcher
+from kernel.tools.externalize import OutputStore
+from kernel.tools.pathpolicy import PathPolicy
+from kernel.tools.registry import ToolRegistry
+from kernel.tools.spec import ToolCall, ToolResult
+
+EDGE = Path(__file__).parent / "servers" / "edge.py"
+BIN = str(Path(sys.executable).parent)
+
+
+def edge(*args: str, **extra: Any) -> dict[str, Any]:
+    """A Claude-Desktop-style entry that runs the edge-case test server."""
+    return {"command": sys.executable, "args": [str(EDGE), *args], **extra}
+
+
+def base_env(home: Path) -> dict[str, str]:
+    """What the servers get in these tests: a small built environment, nothing inherited."""
+    return {"PATH": f"{BIN}:/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8"}
+
+
+@dataclass
+class Harness:
+    registry: ToolRegistry
+    manager: McpManager
+    dispatcher: Dispatcher
+    published: list[ServerState] = field(default_factory=list)
+    _ids: Any = field(default_factory=lambda: itertools.count(1))
+
+    async def call(self, name: str, args: Mapping[str, Any] | None = None) -> ToolResult:
+        return await self.dispatcher.dispatch(
+            ToolCall(f"call-{next(self._ids)}", name, dict(args or {})))
+
+    def seen(self, name: str) -> list[ServerState]:
+        return [s for s in self.published if s.name == name]
+
+
+@asynccontextmanager
+async def harness(
+    tmp_path: Path,
+    servers: Mapping[str, Any],
+    *,
+    backoff: Backoff | None = None,
+    startup_timeout_s: float = 30.0,
+    env: dict[str, str] | None = None,
+) -> AsyncIterator[Harness]:
+    """A manager with `servers` started (not awaited), stopped at the end."""
+    registry = ToolRegistry()
+    workspace = tmp_path / "workspace"
+    workspace.mkdir(exist_ok=True)
+    dispatcher = Dispatcher(registry, session_id="mcp-test", workspace=workspace,
+                            outputs=OutputStore(tmp_path / "tool-results"),
+                            path_policy=PathPolicy(workspace))
+    published: list[ServerState] = []
+    built = env if env is not None else base_env(tmp_path)
+
+    def env_for(_config: McpServerConfig) -> dict[str, str]:
+        return built
+
+    manager = McpManager(registry, env_for=env_for, logs_dir=tmp_path / "logs",
+                         backoff=backoff or Backoff(0.2, 1.0, 4),
+                         startup_timeout_s=startup_timeout_s, on_state=published.append,
+                         search_paths=())
+    h = Harness(registry, manager, dispatcher, published)
+    await manager.start(parse_mcp_servers(servers))
+    try:
+        yield h
+    finally:
+        await manager.aclose()
