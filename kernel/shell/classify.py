@@ -321,13 +321,16 @@ def _find_reasons(argv: list[str]) -> list[str]:
     return reasons
 
 
-def _git_reasons(argv: list[str]) -> list[str]:
+def _git_subcommand(argv: list[str]) -> tuple[str, list[str]]:
+    """`git -C dir -c k=v push -f` gives ("push", ["-f"])."""
     words = argv[1:]
     while words and words[0].startswith("-"):
         words = words[2:] if words[0] in ("-C", "-c") else words[1:]
-    if not words:
-        return []
-    sub, rest = words[0], words[1:]
+    return (words[0], words[1:]) if words else ("", [])
+
+
+def _git_reasons(argv: list[str]) -> list[str]:
+    sub, rest = _git_subcommand(argv)
     if sub == "reset" and "--hard" in rest:
         return ["git reset --hard discards uncommitted work"]
     if sub == "clean" and any((w.startswith("-") and not w.startswith("--") and "f" in w)
@@ -349,6 +352,8 @@ def _needs_network(argv: list[str]) -> bool:
         return True
     if name == "rsync":
         return any(":" in w and not w.startswith("-") for w in argv[1:])
+    if name == "git":
+        return _git_subcommand(argv)[0] in _NET_SUBCOMMANDS["git"]
     subs = _NET_SUBCOMMANDS.get(name)
     if subs is not None:
         operands = [w for w in argv[1:] if not w.startswith("-")]
