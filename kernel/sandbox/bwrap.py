@@ -3,7 +3,8 @@
 Mounts, in order (later ones lie on top of earlier ones):
 1. the root read-only, a minimal /dev, a fresh /proc (only the sandbox's own processes), a
    private /tmp;
-2. the user's home hidden under an empty tmpfs, and the sockets of the user's session
+2. the user's home hidden under an empty tmpfs (except the toolchain folders the user lists
+   in `read_only_paths`, shown read-only), and the sockets of the user's session
    (/run/user: D-Bus, keyring and agent sockets; the Docker socket) hidden;
 3. the workspace bound read-write (if it contains credential folders of the home, those are
    hidden again);
@@ -72,6 +73,7 @@ def bwrap_argv(
     paths: AppPaths,
     sandbox_home: Path,
     real_home: Path,
+    read_only_paths: Iterable[Path] = (),
 ) -> list[str]:
     """The full argv: `bwrap … -- /bin/sh -c COMMAND`. Paths must be absolute and resolved."""
     argv = [bwrap, *NAMESPACE_FLAGS]
@@ -82,6 +84,9 @@ def bwrap_argv(
     if real_home.is_dir() and real_home != Path("/") and not _inside(real_home, workspace):
         argv += ["--tmpfs", str(real_home)]
         read_only_later.append(real_home)
+        for extra in read_only_paths:
+            if extra.exists() and _inside(extra, real_home):
+                argv += ["--ro-bind", str(extra), str(extra)]
     for socket in SESSION_SOCKETS:
         real = Path(socket).resolve()
         if not _inside(workspace, real):

@@ -165,6 +165,9 @@ class CommandExecutor:
                 sandbox_home=sandbox_home.resolve(),
                 real_home=Path.home().resolve(),
                 paths=self.paths,
+                read_only_paths=tuple(
+                    Path(p).expanduser().resolve() for p in self.settings.read_only_paths
+                ),
             )
         )
         try:

@@ -45,6 +45,7 @@ class LaunchRequest:
     sandbox_home: Path
     real_home: Path
     paths: AppPaths
+    read_only_paths: tuple[Path, ...] = ()
 
 
 class Launcher(Protocol):
@@ -81,6 +82,7 @@ class BwrapLauncher:
                 paths=request.paths,
                 sandbox_home=request.sandbox_home,
                 real_home=request.real_home,
+                read_only_paths=request.read_only_paths,
             ),
         ]
 

@@ -17,6 +17,9 @@ class ExecSettings:
     """Variables passed to commands by exact name (secret-looking ones need an opt-in too)."""
     env_secret_opt_in: tuple[str, ...] = ()
     """Secret-looking variables the user explicitly allows (each must also be passed through)."""
+    read_only_paths: tuple[str, ...] = ()
+    """Folders shown read-only inside the sandbox although they are under the hidden home
+    (e.g. `~/.pyenv`, `~/.nvm`, `~/.cargo/bin`: toolchains installed in the home)."""
     limits: ResourceLimits = field(default_factory=ResourceLimits)
     grace_s: float = DEFAULT_GRACE_S
     """Time between SIGTERM and SIGKILL when a command is stopped."""
