@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kernel.events import ApprovalDecision, ApprovalRequest, Event, GrantRevoked
+from kernel.mcp.grants import GrantFingerprints
 from kernel.paths import AppPaths
 from kernel.policy.channels import Answer, ApprovalChannel, ChannelUnavailable, Choice
 from kernel.policy.decide import CallFacts, Decision, Grant, Mode, Session, Verdict, decide
@@ -75,6 +77,7 @@ class PolicyGate:
         self._emit = emit
         self._report = report or (lambda _e: None)
         self.app_paths = app_paths or AppPaths.from_env()
+        self.fingerprints = GrantFingerprints.for_paths(self.app_paths)
         self.home = Path(home if home is not None else Path.home()).resolve()
         past = list(history)
         self._grants: dict[str, Grant] = {g.rule.text: g for g in session_grants(past)}
@@ -112,8 +115,19 @@ class PolicyGate:
         """The policy's decision for a call, without asking anyone or recording anything."""
         facts = call_facts(spec, args, self.path_policy, self.sandbox)
         perms = self.settings.permissions
-        return decide(spec, args, facts, self.session(), perms.allow, perms.ask,
-                      perms.deny), facts
+        decision = decide(spec, args, facts, self.session(), perms.allow, perms.ask, perms.deny)
+        return self._unless_changed(spec, decision), facts
+
+    def _unless_changed(self, spec: ToolSpec, decision: Decision) -> Decision:
+        """An MCP tool whose definition changed since its grant: the grant is suspended and
+        the user is asked again (kernel.mcp.grants)."""
+        if decision.verdict is not Verdict.ALLOW:
+            return decision
+        check = self.fingerprints.check(decision.rule, spec)
+        if check.valid:
+            return decision
+        return replace(decision, verdict=Verdict.ASK,
+                       decided_by=f"grant suspended {decision.rule}", reason=check.reason)
 
     async def authorize(self, spec: ToolSpec, call: ToolCall,
                         args: Mapping[str, Any]) -> GateOutcome:
@@ -200,6 +214,7 @@ class PolicyGate:
         if choice in (Choice.ALLOW_SESSION, Choice.ALLOW_ALWAYS):
             texts = [r.text for r in grant_rules(spec, facts, self.session())]
             rule = encode_rules(texts)
+            self.fingerprints.record(texts, spec)
             scope = "session" if choice is Choice.ALLOW_SESSION else "always"
             if choice is Choice.ALLOW_SESSION:
                 for r in grant_rules(spec, facts, self.session()):
