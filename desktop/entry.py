@@ -1,0 +1,35 @@
+"""The `reins` console script (and the frozen app's entry point).
+
+`multiprocessing.freeze_support()` comes first, so a frozen build's kernel worker (spawned
+with the spawn start method) starts as a worker, not as a second app. Then:
+  reins                 → the desktop app (desktop.app.main, imported only then)
+  reins --self-test     → desktop.selftest.main (offscreen round trip against the loopback
+                          fake model)
+  reins exec|export|doctor ...  → kernel.cli (never imports Qt; bad usage exits 2)
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import sys
+from collections.abc import Sequence
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    multiprocessing.freeze_support()
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["--self-test"]:
+        from desktop.selftest import main as selftest_main
+
+        return int(selftest_main(args[1:]) or 0)
+    if args:
+        from kernel.cli import main as cli_main
+
+        return cli_main(args)
+    from desktop.app import main as app_main
+
+    return int(app_main() or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

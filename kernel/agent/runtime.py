@@ -1,0 +1,52 @@
+"""Assembling a kernel: the store, the tools, the command executor, and Agents over them.
+
+`open_kernel()` is what `reins exec` and the desktop kernel worker both start from, so the
+two run the same registry (built-in tools + run_command) against the same database:
+
+    kernel = open_kernel(AppPaths.from_env())
+    agent = kernel.agent(AnthropicProvider(config), limits=..., gate_factory=...)
+    ...
+    await agent.provider.close(); kernel.close()
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kernel.agent.limits import LoopLimits
+from kernel.agent.loop import Agent, GateFactory, Provider
+from kernel.agent.store import SessionStore
+from kernel.paths import AppPaths
+from kernel.sandbox.detect import SandboxStatus
+from kernel.sandbox.executor import CommandExecutor
+from kernel.sandbox.hardening import make_non_dumpable
+from kernel.tools.builtin import builtin_tools
+from kernel.tools.builtin.command import make_run_command
+from kernel.tools.registry import ToolRegistry
+
+
+@dataclass
+class Kernel:
+    paths: AppPaths
+    store: SessionStore
+    registry: ToolRegistry
+    executor: CommandExecutor
+    sandbox: SandboxStatus
+
+    def agent(self, provider: Provider, *, limits: LoopLimits | None = None,
+              gate_factory: GateFactory | None = None) -> Agent:
+        return Agent(self.store, self.registry, provider, paths=self.paths, limits=limits,
+                     gate_factory=gate_factory, sandbox=self.sandbox.kind)
+
+    def close(self) -> None:
+        """End every running command, then close the store (pending writes finish)."""
+        self.executor.shutdown()
+        self.store.close()
+
+
+def open_kernel(paths: AppPaths) -> Kernel:
+    make_non_dumpable()
+    store = SessionStore(paths.database)
+    executor = CommandExecutor(paths)
+    registry = ToolRegistry([*builtin_tools(), make_run_command(executor)])
+    return Kernel(paths, store, registry, executor, executor.status())

@@ -1,0 +1,385 @@
+"""The `reins` command line: `exec`, `export`, `doctor`.
+
+    reins exec [--workspace DIR] [--mode ask|auto-edit|auto|read-only] [--approve deny|allow]
+               [--max-rounds N] [--model M] [--session ID] [--json] [PROMPT]
+    reins export SESSION
+    reins doctor
+
+`exec` runs one prompt to its end (or, with `--session ID` and no prompt, resumes that
+session's interrupted run). With `--session`, the session's stored events are printed
+first, so a resumed run shows everything that was shown before. With `--json`, stdout
+carries only events, one `event.to_dict()` per line; streamed text deltas are not printed
+(the finished text block is). Exit codes: 0 the run ended with end_turn (or there was
+nothing to resume), 1 an error, 2 bad usage, 3 a limit stopped it (max_rounds, budgets,
+loop_detected, max_tokens, cancel).
+
+`export SESSION` writes the session's trace as JSON lines: a `session` line, then one
+`round` line per model round (request id, round index, the model's raw tool calls, each
+tool's name, arguments, result summary, duration and error code, the answer text).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import signal
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from kernel.agent.limits import LIMIT_REASONS, LoopLimits, StopReason
+from kernel.agent.loop import Agent, GateContext, GateFactory
+from kernel.agent.provider import (
+    DEFAULT_MODEL,
+    AnthropicProvider,
+    ConfigError,
+    ProviderConfig,
+    resolve_api_key,
+    resolve_base_url,
+)
+from kernel.agent.runtime import Kernel, open_kernel
+from kernel.agent.store import SessionStore, UnknownSession
+from kernel.events import (
+    ApprovalDecision,
+    ApprovalRequest,
+    AssistantDelta,
+    AssistantText,
+    ErrorEvent,
+    Event,
+    RunFinished,
+    SessionStarted,
+    ToolCallStarted,
+    ToolResultEvent,
+    UserMessage,
+)
+from kernel.paths import AppPaths
+from kernel.policy.approvals import PolicyGate
+from kernel.policy.channels import ApprovalChannel, Choice, FixedChannel, TerminalChannel
+from kernel.policy.decide import Mode
+from kernel.policy.settings import Settings, SettingsError, load_settings
+from kernel.sandbox.detect import SandboxStatus, detect_sandbox
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_LIMIT = 0, 1, 2, 3
+MODES = [m.value for m in Mode]
+
+
+class UsageError(Exception):
+    """Bad usage: exit code 2 with this message."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="reins", description="Reins: an AI assistant that "
+                                     "acts on your computer while you keep hold of the reins.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    ex = sub.add_parser("exec", help="run one prompt headless and print its events")
+    ex.add_argument("prompt", nargs="?", help="the prompt (optional with --session: resume)")
+    ex.add_argument("--workspace", type=Path, help="the folder the tools work in (default: .)")
+    ex.add_argument("--mode", choices=MODES, help="permission mode (default: settings, ask)")
+    ex.add_argument("--approve", choices=["deny", "allow"],
+                    help="answer every approval request this way (allow: once per call)")
+    ex.add_argument("--max-rounds", type=_positive_int, default=50, metavar="N")
+    ex.add_argument("--max-tokens-budget", type=_positive_int, metavar="N",
+                    help="stop when the run has used this many tokens")
+    ex.add_argument("--cost-budget", type=float, metavar="USD",
+                    help="stop when the run has cost this much (needs a priced model)")
+    ex.add_argument("--time-budget", type=float, metavar="SECONDS",
+                    help="stop when the run has taken this long")
+    ex.add_argument("--model", help=f"model (default: settings, else {DEFAULT_MODEL})")
+    ex.add_argument("--tool-choice", default="auto", help="auto, any, none, or a tool name")
+    ex.add_argument("--session", metavar="ID", help="continue this session")
+    ex.add_argument("--json", action="store_true", help="print events as JSON lines")
+    exp = sub.add_parser("export", help="write a session's trace as JSON lines")
+    exp.add_argument("session", metavar="SESSION")
+    sub.add_parser("doctor", help="check the sandbox, the API key and the data folder")
+    return parser
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "exec":
+            return exec_command(args)
+        if args.command == "export":
+            return export_command(args.session, sys.stdout)
+        return doctor_command(sys.stdout)
+    except UsageError as exc:
+        sys.stderr.write(f"reins {args.command}: {exc}\n")
+        return EXIT_USAGE
+    except SettingsError as exc:
+        sys.stderr.write(f"reins {args.command}: the settings cannot be loaded: {exc}\n")
+        return EXIT_USAGE
+
+
+# ---- exec ---------------------------------------------------------------------------------
+
+
+def exit_code(finished: RunFinished | None) -> int:
+    if finished is None or finished.stop_reason == StopReason.END_TURN:
+        return EXIT_OK
+    if finished.stop_reason in LIMIT_REASONS:
+        return EXIT_LIMIT
+    return EXIT_ERROR
+
+
+def exec_command(args: argparse.Namespace) -> int:
+    paths = AppPaths.from_env()
+    settings = load_settings(paths)
+    if args.prompt is None and args.session is None:
+        raise UsageError("give a PROMPT, or --session ID to resume a session")
+    if args.prompt is not None and not args.prompt.strip():
+        raise UsageError("the prompt is empty")
+    kernel = open_kernel(paths)
+    try:
+        session_id = _prepare_session(kernel.store, args, settings)
+        printer = JsonPrinter(sys.stdout) if args.json else HumanPrinter(sys.stdout, sys.stderr)
+        if args.session:
+            for _, event in kernel.store.events(session_id):
+                printer(event)
+        return asyncio.run(_exec(kernel, args, settings, session_id, printer))
+    finally:
+        kernel.close()
+
+
+def _prepare_session(store: SessionStore, args: argparse.Namespace, settings: Settings) -> str:
+    if args.session:
+        try:
+            info = store.get_session(args.session)
+        except UnknownSession as exc:
+            raise UsageError(str(exc)) from None
+        if args.workspace is not None and args.workspace.resolve() != Path(info.workspace):
+            raise UsageError(f"session {info.session_id} works in {info.workspace}; "
+                             f"--workspace cannot move it")
+        if args.mode and args.mode != info.mode:
+            store.set_session_mode(info.session_id, args.mode)
+        if args.model and args.model != info.model:
+            store.set_session_model(info.session_id, args.model)
+        return info.session_id
+    workspace = (args.workspace or Path.cwd()).expanduser().resolve()
+    if not workspace.is_dir():
+        raise UsageError(f"the workspace {workspace} is not a folder")
+    model = args.model or settings.model or DEFAULT_MODEL
+    mode = args.mode or settings.default_mode.value
+    return store.create_session(workspace, model, mode)
+
+
+async def _exec(kernel: Kernel, args: argparse.Namespace, settings: Settings, session_id: str,
+                printer: Callable[[Event], None]) -> int:
+    info = kernel.store.get_session(session_id)
+    config = ProviderConfig(model=info.model, tool_choice=args.tool_choice,
+                            base_url=settings.base_url)
+    limits = LoopLimits(max_rounds=args.max_rounds, max_tokens=args.max_tokens_budget,
+                        max_cost_usd=args.cost_budget, max_seconds=args.time_budget)
+    try:
+        provider = AnthropicProvider(config)
+    except ConfigError as exc:
+        error = ErrorEvent(session_id, "config_error", str(exc))
+        kernel.store.append_event(error)
+        printer(error)
+        return EXIT_ERROR
+    try:
+        agent = kernel.agent(provider, limits=limits,
+                             gate_factory=cli_gate_factory(kernel, settings, args.approve))
+        try:
+            agent.check_can_run()
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        finished = await _run_with_signals(agent, session_id, args.prompt, printer)
+    finally:
+        await provider.close()
+    return exit_code(finished)
+
+
+async def _run_with_signals(agent: Agent, session_id: str, prompt: str | None,
+                            printer: Callable[[Event], None]) -> RunFinished | None:
+    """Run (or resume); SIGINT/SIGTERM cancel the run (a second SIGINT interrupts)."""
+    loop = asyncio.get_running_loop()
+
+    def cancel(sig: signal.Signals) -> None:
+        agent.cancel(session_id)
+        loop.remove_signal_handler(sig)
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, cancel, sig)
+    try:
+        if prompt is None:
+            return await agent.resume(session_id, printer)
+        return await agent.run(session_id, prompt, printer)
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(sig)
+
+
+def cli_gate_factory(kernel: Kernel, settings: Settings, approve: str | None) -> GateFactory:
+    """The permission gate of a `reins exec` run, asking on the CLI's channel.
+
+    `--approve allow|deny` answers every request; without it a terminal is asked
+    interactively (on stderr, so `--json` stdout stays clean); with neither, requests
+    cannot be answered and such calls end as `approval_unavailable` (never run)."""
+    channel: ApprovalChannel | None
+    if approve is not None:
+        channel = FixedChannel(Choice.ALLOW_ONCE if approve == "allow" else Choice.DENY)
+    elif sys.stdin.isatty():
+        channel = TerminalChannel(sys.stdin, sys.stderr)
+    else:
+        channel = None
+    sandbox = _SandboxFacts(kernel.sandbox)
+
+    def factory(ctx: GateContext) -> PolicyGate:
+        return PolicyGate(
+            session_id=ctx.session.session_id, mode=Mode(ctx.session.mode),
+            path_policy=ctx.path_policy, settings=settings, sandbox=sandbox, channel=channel,
+            emit=ctx.emit, report=ctx.report, app_paths=kernel.paths, history=ctx.history)
+
+    return factory
+
+
+class _SandboxFacts:
+    """The sandbox status as the policy reads it."""
+
+    def __init__(self, status: SandboxStatus) -> None:
+        self._status = status
+
+    @property
+    def available(self) -> bool:
+        return self._status.available
+
+    def describe(self) -> str:
+        if self._status.available:
+            return "bubblewrap"
+        return f"none ({self._status.reason}; {self._status.fix})"
+
+
+class JsonPrinter:
+    """`--json`: one event per line, exactly `event.to_dict()`; deltas are not printed."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, AssistantDelta):
+            return
+        self.out.write(json.dumps(event.to_dict(), ensure_ascii=False) + "\n")
+        self.out.flush()
+
+
+class HumanPrinter:
+    """The same run, readable: streamed text as it comes, tools one line each."""
+
+    def __init__(self, out: TextIO, err: TextIO) -> None:
+        self.out, self.err = out, err
+        self._streamed = False
+        self._names: dict[str, str] = {}
+
+    def __call__(self, event: Event) -> None:
+        line = self._line(event)
+        if line is not None:
+            stream = self.err if isinstance(event, ErrorEvent) else self.out
+            stream.write(line + "\n")
+        (self.out if not isinstance(event, ErrorEvent) else self.err).flush()
+
+    def _line(self, event: Event) -> str | None:
+        if isinstance(event, AssistantDelta):
+            self.out.write(event.text)
+            self._streamed = True
+            return None
+        if isinstance(event, AssistantText):
+            streamed, self._streamed = self._streamed, False
+            return "" if streamed else event.text
+        if isinstance(event, SessionStarted):
+            return (f"── session {event.session_id} · {event.workspace} · {event.model} · "
+                    f"mode {event.mode} · sandbox {event.sandbox}")
+        if isinstance(event, UserMessage):
+            return f"\n> {event.text}\n"
+        if isinstance(event, ToolCallStarted):
+            self._names[event.call_id] = event.name
+            return f"→ {event.name} {event.summary or _short(event.input)}"
+        if isinstance(event, ToolResultEvent):
+            status = f"error {event.error_code}" if event.is_error else "ok"
+            where = f" · full output: {event.externalized_path}" if event.externalized_path else ""
+            text = (f"← {event.name} {status} ({event.duration_ms:.0f} ms, "
+                    f"{event.output_bytes} B){where}")
+            if event.is_error:
+                text += "\n  " + event.preview[:400].replace("\n", "\n  ")
+            return text
+        if isinstance(event, ApprovalRequest):
+            return f"? {event.name} needs approval ({event.risk}): {event.reason}"
+        if isinstance(event, ApprovalDecision):
+            name = self._names.get(event.call_id, event.call_id)
+            return f"  {name}: {event.decision} (by {event.decided_by})"
+        if isinstance(event, RunFinished):
+            usage = event.usage
+            tokens = sum(int(v) for v in usage.values())
+            return (f"── {event.stop_reason} · {event.rounds} rounds · {tokens} tokens "
+                    f"(cache read {usage.get('cache_read_input_tokens', 0)}) · "
+                    f"${event.cost_usd:.4f}")
+        if isinstance(event, ErrorEvent):
+            return f"error [{event.code}]: {event.message}"
+        return None
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# ---- export -------------------------------------------------------------------------------
+
+
+def export_command(session_id: str, out: TextIO) -> int:
+    paths = AppPaths.from_env()
+    if not paths.database.exists():
+        raise UsageError(f"no session {session_id!r} (no database at {paths.database})")
+    with SessionStore(paths.database) as store:
+        try:
+            info = store.get_session(session_id)
+        except UnknownSession as exc:
+            raise UsageError(str(exc)) from None
+        header = {"type": "session", "session_id": info.session_id, "title": info.title,
+                  "workspace": info.workspace, "model": info.model, "mode": info.mode,
+                  "created": info.created, "updated": info.updated,
+                  "run_state": info.run_state.value, "run": dict(info.run_info)}
+        out.write(json.dumps(header, ensure_ascii=False) + "\n")
+        for record in store.trace(session_id):
+            out.write(json.dumps({"type": "round", **record}, ensure_ascii=False) + "\n")
+    return EXIT_OK
+
+
+# ---- doctor -------------------------------------------------------------------------------
+
+
+def doctor_command(out: TextIO) -> int:
+    paths = AppPaths.from_env()
+    status = detect_sandbox()
+    key = resolve_api_key()
+    settings_problem = ""
+    try:
+        settings = load_settings(paths)
+    except SettingsError as exc:
+        settings, settings_problem = Settings(), str(exc)
+    base_url = resolve_base_url(ProviderConfig(base_url=settings.base_url))
+    lines = [
+        f"sandbox:   {status.kind} — {status.reason}",
+        *([f"  fix:     {status.fix}"] if status.fix else []),
+        f"API key:   {'found in the ' + key.source if key.key else 'missing'}"
+        + ("" if key.key else " — store it in Settings (keyring) or set ANTHROPIC_API_KEY"),
+        f"base URL:  {base_url or 'https://api.anthropic.com (default)'}",
+        f"model:     {settings.model or DEFAULT_MODEL}",
+        f"data:      {paths.data}",
+        f"database:  {paths.database}",
+        f"settings:  {paths.settings_file}"
+        + (f" — INVALID: {settings_problem}" if settings_problem else ""),
+    ]
+    out.write("\n".join(lines) + "\n")
+    return EXIT_OK if status.available and key.key and not settings_problem else EXIT_ERROR
