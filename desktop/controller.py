@@ -1,0 +1,393 @@
+"""The app's wiring: kernel messages → widgets, user actions → protocol commands.
+
+One `SessionView` per session opened in this window keeps its chat model and its stored
+events (for the timeline), so switching sessions is instant and a run in one session never
+stops another from being used. After a kernel crash the open sessions are reloaded from the
+store by the new kernel; what was shown stays, and an interrupted run can be retried.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from PySide6.QtCore import QObject
+
+from desktop.approval.dialog import ApprovalQueue
+from desktop.chat.feed import apply_event
+from desktop.chat.model import ChatModel, Role
+from desktop.kernel_client import KernelClient
+from desktop.main_window import MainWindow, window_title
+from desktop.settings import keystore
+from desktop.settings.dialog import SavedSettings, SettingsDialog
+from kernel import protocol as p
+from kernel.events import (
+    ApprovalDecision,
+    ApprovalRequest,
+    AssistantDelta,
+    Event,
+    RunFinished,
+    SessionStarted,
+)
+from kernel.paths import AppPaths
+from kernel.policy.settings import SettingsError, load_settings
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(eq=False)
+class SessionView:
+    info: p.SessionInfo
+    chat: ChatModel
+    events: list[Event] = field(default_factory=list)
+    running: bool = False
+    interrupted: bool = False
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float = 0.0
+
+    def count(self, event: RunFinished) -> None:
+        usage = event.usage
+        self.input_tokens += int(usage.get("input_tokens", 0)) + int(
+            usage.get("cache_read_input_tokens", 0)) + int(
+            usage.get("cache_creation_input_tokens", 0))
+        self.output_tokens += int(usage.get("output_tokens", 0))
+        self.cost += float(event.cost_usd or 0.0)
+
+
+def unanswered_requests(events: list[Event]) -> list[ApprovalRequest]:
+    answered = {e.call_id for e in events if isinstance(e, ApprovalDecision)}
+    return [e for e in events if isinstance(e, ApprovalRequest) and e.call_id not in answered]
+
+
+class AppController(QObject):
+    def __init__(self, paths: AppPaths, client: KernelClient | None = None,
+                 api_key: str | None = None) -> None:
+        super().__init__()
+        self.paths = paths
+        self.window = MainWindow()
+        self.client = client or KernelClient(self)
+        self.approvals = ApprovalQueue(self.window, session_title=self._title_of)
+        self.views: dict[str, SessionView] = {}
+        self.current: str | None = None
+        self.api_key = api_key
+        self.base_url = ""
+        self.model = ""
+        self.sandbox = ("none", "")
+        self._opening: str | None = None
+        self._pending_prompt: str | None = None
+        self._closed = False
+        self.settings_dialog: SettingsDialog | None = None
+        self._read_settings()
+        self._connect()
+
+    # ---- setup ------------------------------------------------------------------------------
+
+    def _read_settings(self) -> None:
+        try:
+            settings = load_settings(self.paths)
+        except SettingsError as exc:
+            self.window.banner.show_notice(f"settings.json cannot be used: {exc}",
+                                           "Open &Settings")
+            return
+        self.base_url = settings.base_url or ""
+        self.model = settings.model or ""
+        self.window.sessions.default_mode = str(settings.default_mode)
+
+    def _connect(self) -> None:
+        w = self.window
+        self.client.batch.connect(self.on_batch)
+        self.client.ready.connect(self.on_ready)
+        self.client.died.connect(self.on_died)
+        w.sessions.session_activated.connect(self.open_session)
+        w.sessions.new_requested.connect(
+            lambda workspace, mode: self.client.send(p.NewSession(workspace, mode)))
+        w.sessions.rename_requested.connect(
+            lambda sid, title: self.client.send(p.RenameSession(sid, title)))
+        w.sessions.delete_requested.connect(
+            lambda sid: self.client.send(p.DeleteSession(sid)))
+        w.sessions.search.textChanged.connect(self._search)
+        w.prompt.send.connect(self.send_prompt)
+        w.prompt.stop.connect(self.cancel_run)
+        w.banner.action.connect(self._banner_action)
+        w.mode_changed.connect(self._set_mode)
+        w.settings_requested.connect(self.open_settings)
+        w.closing.connect(self.shutdown)
+        w.approvals_button.clicked.connect(self.approvals.show_current)
+        w.chat.tool_card_activated.connect(self._show_call)
+        w.timeline.call_selected.connect(w.chat.scroll_to_card)
+        w.timeline.open_output.connect(self._open_output)
+        w.timeline.stop_requested.connect(lambda _call: self.cancel_run())
+        self.approvals.answered.connect(self.client.send)
+        self.approvals.count_changed.connect(w.set_pending_approvals)
+
+    def start(self) -> None:
+        self.window.set_kernel_state("Starting the kernel…")
+        self.client.start()
+        self._refresh_page()
+        self.window.show()
+
+    def shutdown(self) -> None:
+        """Cancel runs, end tool processes, stop the kernel (within 2 s)."""
+        if self._closed:
+            return
+        self._closed = True
+        for session_id, view in self.views.items():
+            if view.running:
+                self.client.send(p.CancelRun(session_id))
+        self.approvals.dialog.hide()
+        self.client.stop(2.0)
+
+    # ---- key and settings ------------------------------------------------------------------
+
+    @property
+    def can_run(self) -> bool:
+        return bool(self.api_key or self.base_url)
+
+    def open_settings(self) -> None:
+        dialog = SettingsDialog(self.paths, self.window)
+        dialog.saved.connect(self._settings_saved)
+        self.settings_dialog = dialog
+        dialog.open()
+
+    def _settings_saved(self, saved: SavedSettings) -> None:
+        if saved.api_key is not None or keystore.keyring_state().available:
+            self.api_key = saved.api_key or self.api_key
+        self.model, self.base_url = saved.model, saved.base_url
+        self._configure_kernel()
+        self.window.banner.hide()
+        self._refresh_page()
+
+    def _configure_kernel(self) -> None:
+        if self.api_key:
+            self.client.send(p.SetApiKey(self.api_key))
+        self.client.send(p.Configure(self.model, self.base_url))
+
+    # ---- kernel lifecycle ------------------------------------------------------------------
+
+    def on_ready(self, ready: p.KernelReady) -> None:
+        self.sandbox = (ready.sandbox, ready.sandbox_reason)
+        self.window.set_sandbox(ready.sandbox, ready.sandbox_reason)
+        self.window.set_model(self.model or ready.model)
+        self.window.set_kernel_state("")
+        self._configure_kernel()
+        self.client.send(p.ListSessions(self.window.sessions.search.text()))
+        if self.current is not None:
+            self.client.send(p.OpenSession(self.current))
+
+    def on_died(self, reason: str) -> None:
+        self.window.set_kernel_state("Kernel restarting…")
+        for session_id, view in self.views.items():
+            view.chat.finish_streaming()
+            if view.running:
+                view.running = False
+                view.interrupted = True
+            self.approvals.discard(session_id)
+        view = self._view()
+        if view is not None:
+            view.chat.add_message(Role.ERROR, f"{reason} A new kernel is starting; this "
+                                  "session is being reloaded from the store.")
+        self._refresh_page()
+
+    # ---- messages from the kernel ----------------------------------------------------------
+
+    def on_batch(self, messages: list[p.Message]) -> None:
+        for message in messages:
+            handler = getattr(self, f"_on_{message.kind}", None)
+            if handler is not None:
+                handler(message)
+
+    def _on_event(self, message: p.EventMessage) -> None:
+        event = message.event
+        view = self.views.get(event.session_id)
+        if view is None:
+            return
+        apply_event(view.chat, event)
+        if isinstance(event, AssistantDelta):
+            return
+        view.events.append(event)
+        if event.session_id == self.current:
+            self.window.timeline.apply(event)
+        if isinstance(event, ApprovalRequest):
+            self.approvals.submit(event)
+        elif isinstance(event, ApprovalDecision):
+            self.approvals.discard(event.session_id, event.call_id)
+        elif isinstance(event, RunFinished):
+            view.count(event)
+            self._refresh_status()
+        elif isinstance(event, SessionStarted) and event.session_id == self.current:
+            self.window.set_model(event.model)
+
+    def _on_session_list(self, message: p.SessionList) -> None:
+        self.window.sessions.model.set_sessions(list(message.sessions))
+        for info in message.sessions:
+            view = self.views.get(info.session_id)
+            if view is not None:
+                view.info = info
+        if self.current is not None:
+            self.window.sessions.select(self.current)
+        self._refresh_status()
+
+    def _on_session_loaded(self, message: p.SessionLoaded) -> None:
+        info = message.info
+        self.window.sessions.model.upsert(info)
+        old = self.views.get(info.session_id)
+        chat = ChatModel(self)
+        view = SessionView(info, chat, interrupted=message.interrupted)
+        for event in message.events:
+            apply_event(chat, event)
+            view.events.append(event)
+            if isinstance(event, RunFinished):
+                view.count(event)
+        chat.finish_streaming()
+        if old is not None and old.running:
+            view.running = True
+        self.views[info.session_id] = view
+        if self._opening == info.session_id or self.current in (None, info.session_id):
+            self._opening = None
+            self._make_current(info.session_id)
+        for request in unanswered_requests(view.events):
+            self.approvals.submit(request)
+        if self._pending_prompt is not None and self.current == info.session_id:
+            prompt, self._pending_prompt = self._pending_prompt, None
+            self.send_prompt(prompt)
+
+    def _on_session_deleted(self, message: p.SessionDeleted) -> None:
+        self.window.sessions.model.remove(message.session_id)
+        self.views.pop(message.session_id, None)
+        self.approvals.discard(message.session_id)
+        if self.current == message.session_id:
+            self.current = None
+            self.window.timeline.clear()
+            self.window.show_session(None, None)
+            self._refresh_page()
+
+    def _on_run_status(self, message: p.RunStatus) -> None:
+        view = self.views.get(message.session_id)
+        if view is None:
+            return
+        view.running = message.state == "running"
+        view.interrupted = message.state == "interrupted"
+        if not view.running:
+            view.chat.finish_streaming()
+            self.approvals.discard(message.session_id)
+            self.client.send(p.ListSessions(self.window.sessions.search.text()))
+        self._refresh_page()
+
+    def _on_command_failed(self, message: p.CommandFailed) -> None:
+        view = self.views.get(message.session_id) or self._view()
+        if view is not None:
+            view.chat.add_message(Role.ERROR, message.message)
+        else:
+            self.window.statusBar().showMessage(message.message, 10_000)
+
+    # ---- user actions ----------------------------------------------------------------------------
+
+    def open_session(self, session_id: str) -> None:
+        if session_id in self.views:
+            self._make_current(session_id)
+            return
+        self._opening = session_id
+        self.client.send(p.OpenSession(session_id))
+
+    def send_prompt(self, text: str) -> None:
+        view = self._view()
+        if view is None:
+            self._pending_prompt = text
+            sessions = self.window.sessions
+            self.client.send(p.NewSession(sessions.default_workspace, sessions.default_mode))
+            return
+        if view.running:
+            return
+        view.running = True
+        view.interrupted = False
+        self.client.send(p.StartRun(view.info.session_id, text))
+        self._refresh_page()
+
+    def cancel_run(self) -> None:
+        view = self._view()
+        if view is not None and view.running:
+            self.client.send(p.CancelRun(view.info.session_id))
+
+    def _banner_action(self) -> None:
+        view = self._view()
+        if not self.can_run or view is None:
+            self.open_settings()
+        elif view.interrupted:
+            view.interrupted = False
+            view.running = True
+            self.client.send(p.ResumeRun(view.info.session_id))
+            self._refresh_page()
+
+    def _set_mode(self, mode: str) -> None:
+        if self.current is not None:
+            self.client.send(p.SetMode(self.current, mode))
+
+    def _search(self, text: str) -> None:
+        self.client.send(p.ListSessions(text))
+
+    def _show_call(self, call_id: str) -> None:
+        self.window.timeline_dock.show()
+        self.window.timeline.select_call(call_id)
+
+    def _open_output(self, path: str) -> None:
+        from desktop.viewer.window import show_output
+
+        if Path(path).is_file():
+            show_output(path, self.window)
+        else:
+            self.window.statusBar().showMessage(f"The output file {path} is gone.", 10_000)
+
+    # ---- what is shown ------------------------------------------------------------------
+
+    def _view(self) -> SessionView | None:
+        return self.views.get(self.current) if self.current else None
+
+    def _title_of(self, session_id: str) -> str:
+        view = self.views.get(session_id)
+        return view.info.title if view is not None else ""
+
+    def _make_current(self, session_id: str) -> None:
+        view = self.views[session_id]
+        self.current = session_id
+        self.window.show_session(view.info.title, view.chat)
+        self.window.timeline.clear()
+        self.window.timeline.apply_many(view.events)
+        self.window.sessions.select(session_id)
+        self.window.chat.scrollToBottom()
+        self._refresh_page()
+
+    def _refresh_status(self) -> None:
+        view = self._view()
+        w = self.window
+        w.set_mode(view.info.mode if view else None)
+        w.setWindowTitle(window_title((view.info.title or "Untitled session") if view
+                                      else None))
+        if view is not None:
+            w.set_usage(view.input_tokens, view.output_tokens, view.cost)
+            if view.info.model and not self.model:
+                w.set_model(view.info.model)
+        else:
+            w.set_usage(0, 0, 0.0)
+
+    def _refresh_page(self) -> None:
+        w = self.window
+        view = self._view()
+        w.show_page(welcome=view is None and not self.can_run)
+        running = view is not None and view.running
+        w.prompt.set_running(running)
+        if not self.can_run:
+            w.prompt.set_enabled_for_input(False, "Add an API key in Settings to send prompts")
+            w.banner.show_notice("Reins needs an Anthropic API key (or a compatible server's "
+                                 "address) to run. Past sessions can be read without one.",
+                                 "Open &Settings")
+        else:
+            w.prompt.set_enabled_for_input(
+                True, "Ask Reins… (Enter to send, Shift+Enter for a new line)")
+            if view is not None and view.interrupted:
+                w.banner.show_notice("The last run of this session was interrupted. Retry "
+                                     "continues it from where it stopped.", "&Retry")
+            else:
+                w.banner.hide()
+        self._refresh_status()

@@ -1,0 +1,180 @@
+"""The UI's side of the kernel: start the worker, talk protocol, never block the Qt thread.
+
+A reader thread blocks on the pipe and decodes messages; the Qt thread takes them in
+batches at most once per frame, with consecutive streamed text deltas of a session merged
+into one, so thousands of events per second cost a few dozen slot calls per second. A dead
+kernel shows as EOF on the pipe: `died` is emitted and a new kernel is started.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
+
+from kernel import protocol as p
+from kernel.events import AssistantDelta
+from kernel.worker import start_worker
+
+log = logging.getLogger(__name__)
+FRAME_MS = 16
+MAX_BATCH = 5_000
+"""At most this many messages are handed to the UI in one frame; the rest wait a frame."""
+
+Starter = Callable[[], tuple[BaseProcess, Connection]]
+
+
+def coalesce(messages: list[p.Message]) -> list[p.Message]:
+    """Merge runs of AssistantDelta events of the same session into one delta each."""
+    out: list[p.Message] = []
+    for message in messages:
+        previous = out[-1] if out else None
+        if (isinstance(message, p.EventMessage) and isinstance(message.event, AssistantDelta)
+                and isinstance(previous, p.EventMessage)
+                and isinstance(previous.event, AssistantDelta)
+                and previous.event.session_id == message.event.session_id):
+            merged = AssistantDelta(message.event.session_id,
+                                    previous.event.text + message.event.text)
+            out[-1] = p.EventMessage(merged)
+        else:
+            out.append(message)
+    return out
+
+
+class KernelClient(QObject):
+    batch = Signal(list)
+    """A list of protocol messages from the kernel, in order, deltas merged."""
+    ready = Signal(object)
+    """KernelReady: a (new) kernel is up; configure it and reload the open session."""
+    died = Signal(str)
+    """The kernel stopped unexpectedly (the reason); a new one is being started."""
+
+    _wake = Signal()
+    _eof = Signal(int)
+
+    def __init__(self, parent: QObject | None = None, starter: Starter = start_worker,
+                 restart: bool = True) -> None:
+        super().__init__(parent)
+        self._starter = starter
+        self._restart = restart
+        self._lock = threading.Lock()
+        self._inbox: deque[p.Message] = deque()
+        self._scheduled = False
+        self._last_flush = 0.0
+        self._generation = 0
+        self._stopping = False
+        self.process: BaseProcess | None = None
+        self._conn: Connection | None = None
+        self.restarts = 0
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.timeout.connect(self._flush)
+        self._wake.connect(self._on_wake, Qt.ConnectionType.QueuedConnection)
+        self._eof.connect(self._on_eof, Qt.ConnectionType.QueuedConnection)
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.is_alive()
+
+    def start(self) -> None:
+        self._stopping = False
+        self._generation += 1
+        self.process, self._conn = self._starter()
+        threading.Thread(target=self._read_loop, args=(self._conn, self._generation),
+                         name="kernel-client-reader", daemon=True).start()
+
+    def send(self, message: p.Message) -> bool:
+        """Send a command; False when the kernel is gone (it is being restarted)."""
+        conn = self._conn
+        if conn is None:
+            return False
+        try:
+            conn.send_bytes(p.encode(message))
+            return True
+        except (OSError, ValueError):
+            return False
+
+    def stop(self, timeout: float = 2.0) -> None:
+        """Ask the kernel to shut down (cancel runs, end tools); force it after `timeout`."""
+        self._stopping = True
+        process, conn = self.process, self._conn
+        if process is None:
+            return
+        self.send(p.Shutdown())
+        process.join(max(0.0, timeout - 0.3))
+        if process.is_alive():
+            log.warning("the kernel did not stop in time; terminating it")
+            process.terminate()
+            process.join(0.2)
+        if process.is_alive():
+            process.kill()
+            process.join(0.1)
+        if conn is not None:
+            conn.close()
+        self._conn = None
+
+    # ---- reader thread ------------------------------------------------------------------
+
+    def _read_loop(self, conn: Connection, generation: int) -> None:
+        while True:
+            try:
+                raw = conn.recv_bytes()
+            except (EOFError, OSError):
+                break
+            message = p.decode(raw)
+            if message is None:
+                continue
+            with self._lock:
+                self._inbox.append(message)
+                wake = not self._scheduled
+                self._scheduled = True
+            if wake:
+                self._wake.emit()
+        self._eof.emit(generation)
+
+    # ---- Qt thread ----------------------------------------------------------------------
+
+    def _on_wake(self) -> None:
+        wait = FRAME_MS - (time.perf_counter() - self._last_flush) * 1000
+        if wait <= 0:
+            self._flush()
+        elif not self._timer.isActive():
+            self._timer.start(int(wait) + 1)
+
+    def _flush(self) -> None:
+        self._last_flush = time.perf_counter()
+        with self._lock:
+            taken = [self._inbox.popleft() for _ in range(min(len(self._inbox), MAX_BATCH))]
+            more = bool(self._inbox)
+            self._scheduled = more
+        if more:
+            self._timer.start(FRAME_MS)
+        if not taken:
+            return
+        messages = coalesce(taken)
+        for message in messages:
+            if isinstance(message, p.KernelReady):
+                self.ready.emit(message)
+        self.batch.emit(messages)
+
+    def _on_eof(self, generation: int) -> None:
+        if generation != self._generation or self._stopping:
+            return
+        self._flush()
+        process = self.process
+        code = None
+        if process is not None:
+            process.join(0.5)
+            code = process.exitcode
+        reason = f"The kernel stopped unexpectedly (exit code {code})."
+        self._conn = None
+        self.died.emit(reason)
+        if self._restart:
+            self.restarts += 1
+            self.start()

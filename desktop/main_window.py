@@ -1,0 +1,201 @@
+"""The main window: sessions sidebar, chat, timeline dock, status bar.
+
+It is widgets only; `desktop.controller.AppController` feeds it kernel messages and turns
+its signals into protocol commands.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDockWidget,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QPushButton,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.chat.model import ChatModel
+from desktop.chat.prompt import PromptBox
+from desktop.chat.view import ChatView
+from desktop.sessions.panel import SessionsPanel
+from desktop.timeline.panel import TimelinePanel
+from desktop.welcome import WelcomePanel
+from kernel.protocol import MODES
+
+APP_NAME = "Reins"
+
+
+def window_title(session_title: str | None) -> str:
+    return f"{APP_NAME} — {session_title}" if session_title else APP_NAME
+
+
+class Banner(QFrame):
+    """A one-line notice above the prompt with an optional action (e.g. Retry)."""
+
+    action = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setAccessibleName("Notice")
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.label = QLabel(self)
+        self.label.setWordWrap(True)
+        self.label.setTextFormat(Qt.TextFormat.PlainText)
+        self.button = QPushButton(self)
+        self.button.clicked.connect(self.action)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(8, 4, 8, 4)
+        layout.addWidget(self.label, 1)
+        layout.addWidget(self.button)
+        self.hide()
+
+    def show_notice(self, text: str, action: str = "") -> None:
+        self.label.setText(text)
+        self.button.setText(action)
+        self.button.setAccessibleName(action.replace("&", ""))
+        self.button.setVisible(bool(action))
+        self.show()
+
+
+class MainWindow(QMainWindow):
+    mode_changed = Signal(str)
+    settings_requested = Signal()
+    closing = Signal()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setWindowTitle(window_title(None))
+        self.setAccessibleName("Reins main window")
+        self.resize(1280, 800)
+        self.setDockOptions(QMainWindow.DockOption.AnimatedDocks
+                            | QMainWindow.DockOption.AllowTabbedDocks)
+
+        self.sessions = SessionsPanel(self)
+        sessions_dock = QDockWidget("Sessions", self)
+        sessions_dock.setObjectName("sessions-dock")
+        sessions_dock.setAccessibleName("Sessions sidebar")
+        sessions_dock.setWidget(self.sessions)
+        sessions_dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable)
+        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, sessions_dock)
+
+        self.timeline = TimelinePanel(self)
+        self.timeline_dock = QDockWidget("Timeline", self)
+        self.timeline_dock.setObjectName("timeline-dock")
+        self.timeline_dock.setAccessibleName("Tool-call timeline")
+        self.timeline_dock.setWidget(self.timeline)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.timeline_dock)
+        self.resizeDocks([sessions_dock, self.timeline_dock], [260, 420],
+                         Qt.Orientation.Horizontal)
+
+        self.welcome = WelcomePanel(self)
+        self.chat = ChatView(self)
+        self.empty_model = ChatModel(self)
+        self.chat.setModel(self.empty_model)
+        self.banner = Banner(self)
+        self.prompt = PromptBox(self)
+        chat_page = QWidget(self)
+        chat_layout = QVBoxLayout(chat_page)
+        chat_layout.setContentsMargins(0, 0, 0, 0)
+        chat_layout.setSpacing(0)
+        chat_layout.addWidget(self.chat, 1)
+        chat_layout.addWidget(self.banner)
+        chat_layout.addWidget(self.prompt)
+        self.pages = QStackedWidget(self)
+        self.pages.addWidget(self.welcome)
+        self.pages.addWidget(chat_page)
+        self.chat_page = chat_page
+        self.setCentralWidget(self.pages)
+
+        self._build_status_bar()
+        self._build_menu()
+        self.welcome.open_settings.connect(self.settings_requested)
+
+    def _build_status_bar(self) -> None:
+        bar = self.statusBar()
+        bar.setAccessibleName("Status bar")
+        self.model_label = QLabel("Model: —", self)
+        self.model_label.setAccessibleName("Model")
+        self.mode_combo = QComboBox(self)
+        self.mode_combo.setAccessibleName("Mode of this session")
+        self.mode_combo.setToolTip("What this session may do without asking")
+        self.mode_combo.addItems(list(MODES))
+        self.mode_combo.setEnabled(False)
+        self.mode_combo.textActivated.connect(self.mode_changed)
+        self.sandbox_label = QLabel("Sandbox: checking…", self)
+        self.sandbox_label.setAccessibleName("Sandbox state")
+        self.usage_label = QLabel("", self)
+        self.usage_label.setAccessibleName("Tokens and cost of this session")
+        self.approvals_button = QPushButton(self)
+        self.approvals_button.setAccessibleName("Show pending approvals")
+        self.approvals_button.setFlat(True)
+        self.approvals_button.hide()
+        self.kernel_label = QLabel("", self)
+        self.kernel_label.setAccessibleName("Kernel state")
+        for widget in (self.kernel_label, self.approvals_button, self.model_label,
+                       self.mode_combo, self.sandbox_label):
+            bar.addWidget(widget)
+        bar.addPermanentWidget(self.usage_label)
+
+    def _build_menu(self) -> None:
+        menu = self.menuBar().addMenu("&File")
+        self.new_action = QAction("&New session…", self)
+        self.new_action.setShortcut(QKeySequence.StandardKey.New)
+        self.new_action.triggered.connect(self.sessions.ask_new)
+        self.settings_action = QAction("&Settings…", self)
+        self.settings_action.setShortcut(QKeySequence("Ctrl+,"))
+        self.settings_action.triggered.connect(self.settings_requested)
+        self.quit_action = QAction("&Quit", self)
+        self.quit_action.setShortcut(QKeySequence.StandardKey.Quit)
+        self.quit_action.triggered.connect(self.close)
+        for action in (self.new_action, self.settings_action, self.quit_action):
+            menu.addAction(action)
+        view = self.menuBar().addMenu("&View")
+        view.addAction(self.timeline_dock.toggleViewAction())
+
+    # ---- state shown ------------------------------------------------------------------------
+
+    def show_session(self, title: str | None, model: ChatModel | None) -> None:
+        self.setWindowTitle(window_title(title or ("Untitled session" if model else None)))
+        self.chat.setModel(model or self.empty_model)
+
+    def show_page(self, welcome: bool) -> None:
+        self.pages.setCurrentWidget(self.welcome if welcome else self.chat_page)
+
+    def set_mode(self, mode: str | None) -> None:
+        self.mode_combo.setEnabled(mode is not None)
+        if mode is not None:
+            self.mode_combo.setCurrentText(mode)
+
+    def set_model(self, model: str) -> None:
+        self.model_label.setText(f"Model: {model or '—'}")
+
+    def set_sandbox(self, kind: str, reason: str) -> None:
+        text = "Sandbox: bwrap" if kind == "bwrap" else f"Sandbox: none — {reason}"
+        self.sandbox_label.setText(text if len(text) <= 60 else text[:59] + "…")
+        self.sandbox_label.setToolTip(reason)
+
+    def set_usage(self, input_tokens: int, output_tokens: int, cost: float) -> None:
+        if not (input_tokens or output_tokens):
+            self.usage_label.setText("")
+            return
+        self.usage_label.setText(
+            f"Tokens: {input_tokens:,} in / {output_tokens:,} out · ${cost:.4f}")
+
+    def set_pending_approvals(self, count: int) -> None:
+        self.approvals_button.setText(
+            f"{count} approval{'s' if count != 1 else ''} pending")
+        self.approvals_button.setVisible(count > 0)
+
+    def set_kernel_state(self, text: str) -> None:
+        self.kernel_label.setText(text)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.closing.emit()
+        super().closeEvent(event)

@@ -1,0 +1,394 @@
+"""The kernel worker process: the agent loop behind the desktop UI.
+
+The UI starts it with `start_worker()` — a `multiprocessing` spawn-context process (so it
+also works frozen) connected by a duplex Pipe — and the two sides speak only
+`kernel.protocol`. The worker owns the SessionStore, the Agent and the approval channel;
+every stored event goes to the UI as an `EventMessage` after it is committed.
+
+- The API key arrives over the pipe (`SetApiKey`) and lives in memory only; the worker's
+  environment never holds it.
+- A malformed or unknown command is logged and dropped; a command that cannot be carried
+  out is answered with `CommandFailed`.
+- When the UI goes away (EOF on the pipe, or `Shutdown`), every run is cancelled, every tool
+  process is ended and the process exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+import multiprocessing
+import os
+import threading
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from multiprocessing.context import SpawnProcess
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kernel import protocol as p
+from kernel.agent.store import RunState, SessionStore, UnknownSession
+from kernel.agent.store import SessionInfo as StoredSession
+from kernel.events import ApprovalRequest, Event
+from kernel.paths import AppPaths
+from kernel.policy.approvals import PolicyGate
+from kernel.policy.channels import Answer, Choice, QueueChannel
+from kernel.policy.decide import Mode
+from kernel.policy.settings import Settings, SettingsError, load_settings
+from kernel.sandbox.detect import SandboxStatus, detect_sandbox
+from kernel.tools.builtin import builtin_tools
+from kernel.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    from kernel.agent.loop import Agent, GateContext
+
+log = logging.getLogger(__name__)
+DEFAULT_MODEL = "claude-sonnet-4-6"
+"""Shown before the provider module (and the heavy anthropic SDK) is loaded; the same as
+kernel.agent.provider.DEFAULT_MODEL, which a test checks."""
+SHUTDOWN_GRACE_S = 1.5
+"""How long cancelled runs get to finish before the worker exits regardless."""
+
+
+def spawn_context() -> multiprocessing.context.SpawnContext:
+    return multiprocessing.get_context("spawn")
+
+
+def start_worker() -> tuple[SpawnProcess, Connection]:
+    """Start a kernel worker; returns the process and the UI's end of the pipe."""
+    ctx = spawn_context()
+    ui_end, kernel_end = ctx.Pipe(duplex=True)
+    process = ctx.Process(target=worker_main, args=(kernel_end,), name="reins-kernel",
+                          daemon=True)
+    process.start()
+    kernel_end.close()
+    return process, ui_end
+
+
+def worker_main(conn: Connection) -> None:
+    """The worker process's entry point."""
+    logging.basicConfig(level=os.environ.get("REINS_LOG_LEVEL", "WARNING"),
+                        format="kernel %(levelname)s %(name)s: %(message)s")
+    try:
+        from kernel.sandbox.hardening import make_non_dumpable
+    except ImportError:  # not every platform has the hardening module's prctl
+        log.info("process hardening is not available here")
+    else:
+        make_non_dumpable()
+    asyncio.run(Kernel(conn, AppPaths.from_env()).serve())
+
+
+@dataclass
+class _Run:
+    task: asyncio.Task[Any]
+    agent: Agent
+
+
+def session_info(stored: StoredSession) -> p.SessionInfo:
+    return p.SessionInfo(stored.session_id, stored.title, stored.workspace, stored.mode,
+                         stored.model, stored.updated)
+
+
+class Kernel:
+    """Serves one UI over one connection until it goes away."""
+
+    def __init__(self, conn: Connection, paths: AppPaths) -> None:
+        self.conn = conn
+        self.paths = paths
+        self.api_key: str | None = None
+        self.model_override = ""
+        self.base_url_override = ""
+        self.channel = QueueChannel()
+        self.runs: dict[str, _Run] = {}
+        self.gates: dict[str, PolicyGate] = {}
+        self.early_answers: dict[str, Answer] = {}
+        self._agent: Agent | None = None
+        self._stop = asyncio.Event()
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self.store: SessionStore
+        self.sandbox: SandboxStatus
+        self.settings = Settings()
+        self.settings_error = ""
+
+    # ---- lifecycle ------------------------------------------------------------------------
+
+    async def serve(self) -> None:
+        loop = asyncio.get_running_loop()
+        self.paths.data.mkdir(parents=True, exist_ok=True)
+        self.store = SessionStore(self.paths.database)
+        self.store.mark_interrupted()
+        self.sandbox = await asyncio.to_thread(detect_sandbox)
+        self._load_settings()
+        self._spawn(self._answer_early_requests())
+        self.send(p.KernelReady(p.PROTOCOL_VERSION, os.getpid(), self.sandbox.kind,
+                                self.sandbox.reason, self.api_key is not None, self.model))
+        # The agent loop pulls in the anthropic SDK (seconds to import on a slow machine):
+        # sessions are served first, and the loop is loaded meanwhile for the first run.
+        # (A daemon thread, not the executor: exiting never waits for it.)
+        threading.Thread(target=importlib.import_module, args=("kernel.agent.loop",),
+                         name="kernel-warmup", daemon=True).start()
+        threading.Thread(target=self._read_loop, args=(loop,), name="kernel-reader",
+                         daemon=True).start()
+        try:
+            await self._stop.wait()
+        finally:
+            await self._shutdown()
+
+    def _read_loop(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Blocking reads on a thread; each command is handled on the event loop."""
+        while True:
+            try:
+                raw = self.conn.recv_bytes()
+            except (EOFError, OSError):
+                break
+            message = p.decode(raw)
+            if message is not None:
+                loop.call_soon_threadsafe(self._handle, message)
+        loop.call_soon_threadsafe(self._stop.set)
+
+    async def _shutdown(self) -> None:
+        self.channel.close("Reins is closing")
+        for session_id, run in list(self.runs.items()):
+            run.agent.cancel(session_id)
+        tasks = [run.task for run in self.runs.values()]
+        if tasks:
+            _, pending = await asyncio.wait(tasks, timeout=SHUTDOWN_GRACE_S)
+            for task in pending:
+                task.cancel()
+        for task in self._tasks:
+            task.cancel()
+        self.store.close()
+        self.conn.close()
+
+    def send(self, message: p.Message) -> None:
+        try:
+            self.conn.send_bytes(p.encode(message))
+        except (OSError, ValueError):
+            self._stop.set()
+
+    def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # ---- configuration ---------------------------------------------------------------------
+
+    @property
+    def model(self) -> str:
+        return self.model_override or self.settings.model or DEFAULT_MODEL
+
+    @property
+    def base_url(self) -> str | None:
+        return self.base_url_override or self.settings.base_url or None
+
+    def _load_settings(self) -> None:
+        try:
+            self.settings = load_settings(self.paths)
+            self.settings_error = ""
+        except SettingsError as exc:
+            self.settings = Settings()
+            self.settings_error = str(exc)
+
+    def agent(self) -> Agent:
+        """The agent for the current key, model and URL (ValueError when it cannot run)."""
+        if self.settings_error:
+            raise ValueError(f"settings.json cannot be used, so nothing runs until it is "
+                              f"fixed: {self.settings_error}")
+        if self._agent is None:
+            from kernel.agent.loop import Agent
+            from kernel.agent.provider import AnthropicProvider, ProviderConfig
+
+            provider = AnthropicProvider(ProviderConfig(model=self.model,
+                                                        base_url=self.base_url),
+                                         api_key=self.api_key)
+            self._agent = Agent(self.store, ToolRegistry(builtin_tools()), provider,
+                                paths=self.paths, gate_factory=self._gate,
+                                sandbox=self.sandbox.kind)
+        return self._agent
+
+    def _gate(self, ctx: GateContext) -> PolicyGate:
+        gate = PolicyGate(session_id=ctx.session.session_id, mode=Mode(ctx.session.mode),
+                          path_policy=ctx.path_policy, settings=self.settings,
+                          sandbox=_SandboxState(self.sandbox), channel=self.channel,
+                          emit=ctx.emit, report=ctx.report, app_paths=self.paths,
+                          history=ctx.history)
+        self.gates[ctx.session.session_id] = gate
+        return gate
+
+    # ---- commands ---------------------------------------------------------------------------
+
+    def _handle(self, message: p.Message) -> None:
+        handler = _HANDLERS.get(type(message))
+        if handler is None:
+            log.warning("dropped a message the kernel does not handle: %s", message.kind)
+            return
+        session_id = getattr(message, "session_id", "")
+        try:
+            handler(self, message)
+        except UnknownSession as exc:
+            self.send(p.CommandFailed(message.kind, str(exc), session_id))
+        except (ValueError, OSError) as exc:  # ConfigError is a ValueError
+            self.send(p.CommandFailed(message.kind, str(exc), session_id))
+
+    def _set_api_key(self, message: p.SetApiKey) -> None:
+        self.api_key = message.api_key or None
+        self._agent = None
+
+    def _configure(self, message: p.Configure) -> None:
+        self.model_override = message.model
+        self.base_url_override = message.base_url
+        self._load_settings()
+        self._agent = None
+        if self.settings_error:
+            self.send(p.CommandFailed(message.kind, self.settings_error))
+
+    def _list_sessions(self, message: p.ListSessions) -> None:
+        sessions = self.store.list_sessions(message.query or None)
+        self.send(p.SessionList(tuple(session_info(s) for s in sessions), message.query))
+
+    def _new_session(self, message: p.NewSession) -> None:
+        workspace = Path(message.workspace).expanduser()
+        if not workspace.is_dir():
+            raise ValueError(f"the workspace {workspace} is not an existing folder")
+        if message.mode not in p.MODES:
+            raise ValueError(f"unknown mode {message.mode!r}; modes are {', '.join(p.MODES)}")
+        session_id = self.store.create_session(workspace.resolve(), self.model, message.mode,
+                                               message.title)
+        self.send(p.SessionLoaded(session_info(self.store.get_session(session_id))))
+
+    def _open_session(self, message: p.OpenSession) -> None:
+        stored = self.store.get_session(message.session_id)
+        events = tuple(event for _, event in self.store.events(message.session_id))
+        interrupted = (stored.run_state is RunState.INTERRUPTED
+                       and message.session_id not in self.runs)
+        self.send(p.SessionLoaded(session_info(stored), events, interrupted))
+        if message.session_id in self.runs:
+            self.send(p.RunStatus(message.session_id, "running"))
+
+    def _rename_session(self, message: p.RenameSession) -> None:
+        self.store.rename_session(message.session_id, message.title.strip())
+        self._list_sessions(p.ListSessions())
+
+    def _delete_session(self, message: p.DeleteSession) -> None:
+        run = self.runs.get(message.session_id)
+        if run is not None:
+            run.agent.cancel(message.session_id)
+            run.task.cancel()
+        self.store.delete_session(message.session_id)
+        self.send(p.SessionDeleted(message.session_id))
+
+    def _set_mode(self, message: p.SetMode) -> None:
+        mode = Mode(message.mode)
+        self.store.set_session_mode(message.session_id, mode.value)
+        gate = self.gates.get(message.session_id)
+        if gate is not None:
+            gate.mode = mode
+        self._list_sessions(p.ListSessions())
+
+    def _start_run(self, message: p.StartRun) -> None:
+        if not message.prompt.strip():
+            raise ValueError("the prompt is empty")
+        self._launch(message.session_id, lambda agent, sink: agent.run(
+            message.session_id, message.prompt, sink))
+
+    def _resume_run(self, message: p.ResumeRun) -> None:
+        self._launch(message.session_id,
+                     lambda agent, sink: agent.resume(message.session_id, sink))
+
+    def _cancel_run(self, message: p.CancelRun) -> None:
+        run = self.runs.get(message.session_id)
+        if run is not None and not run.agent.cancel(message.session_id):
+            run.task.cancel()
+
+    def _approval_answer(self, message: p.ApprovalAnswer) -> None:
+        if message.decision not in p.DECISIONS:
+            raise ValueError(f"unknown decision {message.decision!r}")
+        answer = Answer(Choice(message.decision), message.message, message.confirmed)
+        if self.channel.answer(message.call_id, answer):
+            return
+        # Nobody is waiting for it: the request is from before a restart. Keep the answer
+        # and resume the run; the gate asks again for exactly that call and gets it.
+        self.early_answers[message.call_id] = answer
+        if message.session_id not in self.runs:
+            self._resume_run(p.ResumeRun(message.session_id))
+
+    def _shutdown_command(self, _message: p.Shutdown) -> None:
+        self._stop.set()
+
+    # ---- runs ---------------------------------------------------------------------------------
+
+    def _launch(self, session_id: str,
+                start: Callable[[Agent, Callable[[Event], None]], Coroutine[Any, Any, Any]],
+                ) -> None:
+        if session_id in self.runs:
+            raise ValueError("this session already has a run in progress; stop it first")
+        self.store.get_session(session_id)
+        agent = self.agent()
+        task = asyncio.get_running_loop().create_task(self._run(session_id, agent, start))
+        self.runs[session_id] = _Run(task, agent)
+        self.send(p.RunStatus(session_id, "running"))
+
+    async def _run(self, session_id: str, agent: Agent,
+                   start: Callable[[Agent, Callable[[Event], None]],
+                                   Coroutine[Any, Any, Any]]) -> None:
+        state = "idle"
+        try:
+            await start(agent, self._sink)
+        except asyncio.CancelledError:
+            state = "interrupted"
+        except Exception as exc:  # a bug must not kill the kernel: the run is retryable
+            log.exception("run of session %s failed", session_id)
+            state = "interrupted"
+            self.send(p.CommandFailed("start_run", f"the run stopped unexpectedly: "
+                                      f"{type(exc).__name__}: {exc}", session_id))
+        finally:
+            self.runs.pop(session_id, None)
+            self.gates.pop(session_id, None)
+        self.send(p.RunStatus(session_id, state))
+
+    def _sink(self, event: Event) -> None:
+        self.send(p.EventMessage(event))
+
+    async def _answer_early_requests(self) -> None:
+        """Requests reach the UI as events; here they only meet answers given early."""
+        while True:
+            request: ApprovalRequest = await self.channel.requests.get()
+            answer = self.early_answers.pop(request.call_id, None)
+            if answer is not None:
+                self.channel.answer(request.call_id, answer)
+
+
+class _SandboxState:
+    """The policy's view of the detected sandbox."""
+
+    def __init__(self, status: SandboxStatus) -> None:
+        self.status = status
+
+    @property
+    def available(self) -> bool:
+        return self.status.available
+
+    def describe(self) -> str:
+        if self.status.available:
+            return "bubblewrap"
+        fix = f"; {self.status.fix}" if self.status.fix else ""
+        return f"none ({self.status.reason}{fix})"
+
+
+_HANDLERS: dict[type[p.Message], Callable[[Kernel, Any], None]] = {
+    p.SetApiKey: Kernel._set_api_key,
+    p.Configure: Kernel._configure,
+    p.ListSessions: Kernel._list_sessions,
+    p.NewSession: Kernel._new_session,
+    p.OpenSession: Kernel._open_session,
+    p.RenameSession: Kernel._rename_session,
+    p.DeleteSession: Kernel._delete_session,
+    p.SetMode: Kernel._set_mode,
+    p.StartRun: Kernel._start_run,
+    p.ResumeRun: Kernel._resume_run,
+    p.CancelRun: Kernel._cancel_run,
+    p.ApprovalAnswer: Kernel._approval_answer,
+    p.Shutdown: Kernel._shutdown_command,
+}
