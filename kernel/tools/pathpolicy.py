@@ -259,14 +259,17 @@ class PathPolicy:
     def read_bytes(self, resolved: Path, *, max_bytes: int | None = None) -> bytes:
         """The content of an already-resolved file, opened without following a swapped link."""
         with self.open_parent(resolved) as dir_fd:
-            fd = self._open_file(resolved, dir_fd, os.O_RDONLY)
+            fd = self._open_file(resolved, dir_fd, os.O_RDONLY | os.O_NONBLOCK)
             with os.fdopen(fd, "rb") as f:
                 return f.read() if max_bytes is None else f.read(max_bytes)
 
     def open_read(self, resolved: Path) -> int:
-        """A read-only fd of an already-resolved file (the caller closes it)."""
+        """A read-only fd of an already-resolved file (the caller closes it).
+
+        Opened non-blocking, so a FIFO cannot hang the caller; check the type with fstat.
+        """
         with self.open_parent(resolved) as dir_fd:
-            return self._open_file(resolved, dir_fd, os.O_RDONLY)
+            return self._open_file(resolved, dir_fd, os.O_RDONLY | os.O_NONBLOCK)
 
     @staticmethod
     def _open_file(resolved: Path, dir_fd: int, flags: int) -> int:

@@ -67,6 +67,12 @@ def _open_text_file(ctx: ToolContext, resolved: Path, raw: str) -> int:
             f"{_shown(ctx, resolved)} is a folder, not a file.",
             hint="Use list_directory to see what it contains.",
         )
+    if not stat.S_ISREG(st.st_mode):
+        raise ToolError(
+            f"{_shown(ctx, resolved)} is not a regular file (a device, pipe or socket), "
+            f"so it cannot be read as text.",
+            hint="Only regular text files can be read.",
+        )
     fd = ctx.path_policy.open_read(resolved)
     try:
         st = os.fstat(fd)
