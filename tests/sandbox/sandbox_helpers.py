@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import time
-from pathlib import Path
-
 import psutil
 
 MISSING = "/nonexistent/reins-test/bwrap"
@@ -24,13 +21,3 @@ def leftovers(marker: str) -> list[str]:
         if marker in cmdline:
             found.append(f"{proc.pid}: {cmdline}")
     return found
-
-
-def wait_for_text(path: Path, text: str, limit_s: float = 30.0) -> None:
-    """Block until the spool file `path` contains `text` (a readiness wait, not a timing)."""
-    deadline = time.monotonic() + limit_s
-    while time.monotonic() < deadline:
-        if path.exists() and text in path.read_text(errors="replace"):
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"{text!r} never appeared in {path}")
