@@ -102,6 +102,13 @@ def scan_block(buf: bytes, lo: int, hi: int, line_start: int, lines_before: int,
     return BlockRows(starts, lines, bytes(flags), s)
 
 
+def forced_breaks(buf: bytes, lo: int, hi: int, line_start: int, cap: int) -> int:
+    """Rows that start in [lo, hi) when no line starts there (a block inside one line)."""
+    limit = hi - 1 if buf[hi - lo : hi - lo + 1] == b"\n" else hi
+    first = line_start + max(1, -(-(lo - line_start) // cap)) * cap
+    return -(-(limit - first) // cap) if first < limit else 0
+
+
 def may_have_long_rows(buf: bytes, lo: int, hi: int, line_start: int, cap: int) -> bool:
     """False only when no row of [lo, hi) can start at a forced (cap) break."""
     n = hi - lo
@@ -183,7 +190,10 @@ class LineIndex:
                 rows_before = self._rows_before[nb]
                 lines_before = self._lines_before[nb]
                 line_start = self._line_start[nb]
-            if may_have_long_rows(buf, lo, hi, line_start, self.cap):
+            if buf.count(b"\n", 0, self.block) == 0:  # inside one long line
+                rows = forced_breaks(buf, lo, hi, line_start, self.cap)
+                lines, next_start = 0, line_start
+            elif may_have_long_rows(buf, lo, hi, line_start, self.cap):
                 scanned = scan_block(buf, lo, hi, line_start, lines_before, self.cap)
                 rows, lines = len(scanned.starts), sum(scanned.flags)
                 next_start = scanned.line_start_after

@@ -13,8 +13,11 @@ millisecond: the UI thread is never stalled by the scan. Match byte offsets are 
 the end it waits for the file to grow and goes on from there; matches found in a last line
 that is still being written are provisional and are found again once the line is complete.
 
-Limits: a match inside a line longer than a chunk (256 KB) that straddles a chunk boundary is
-missed; case-insensitive matching of non-ASCII letters is not done (the scan is over bytes).
+A plain search is `bytes.find` (over `bytes.lower()` of the chunk when case does not matter),
+about 1 GB/s; a regular expression runs `re` over the bytes (slower, above all with
+case-insensitive patterns). Limits: a match inside a line longer than a chunk (256 KB) that
+straddles a chunk boundary is missed; case-insensitive matching of non-ASCII letters is not
+done (the scan is over bytes). Plain matches do not overlap ("aa" in "aaaa" counts 2).
 Patterns that can match empty text are refused (they would match at every position).
 """
 
@@ -45,6 +48,8 @@ class Pattern:
     compiled: re.Pattern[bytes]
     display: re.Pattern[str]
     """The same search over decoded text, for highlighting the rows on screen."""
+    needle: bytes
+    """For a plain search: the bytes to find (lower-cased when case does not matter)."""
 
 
 def compile_pattern(text: str, *, regex: bool, case: bool) -> Pattern:
@@ -60,7 +65,8 @@ def compile_pattern(text: str, *, regex: bool, case: bool) -> Pattern:
     if compiled.search(b"") is not None:
         raise PatternError("this pattern matches empty text; make it match at least one "
                            "character")
-    return Pattern(text, regex, case, compiled, display)
+    needle = text.encode("utf-8", "surrogateescape")
+    return Pattern(text, regex, case, compiled, display, needle if case else needle.lower())
 
 
 class SearchScan:
@@ -190,25 +196,32 @@ class SearchScan:
         if not data:
             return
         room = MAX_STORED - len(self._offsets)
-        if room <= 0:
-            found = self._count_only(data)
-            with self._lock:
-                self._count += found
-            return
-        found_offsets = array("q")
+        found: array[int] = array("q")
         extra = 0
-        for match in self.pattern.compiled.finditer(data):
-            if len(found_offsets) < room:
-                found_offsets.append(base + match.start())
-            else:
-                extra = self._count_only(data[match.start() :])
-                break
+        if room <= 0:
+            extra = self._count_only(data)
+        elif self.pattern.regex:
+            for match in self.pattern.compiled.finditer(data):
+                if len(found) == room:
+                    extra = self._count_only(data[match.start() :])
+                    break
+                found.append(base + match.start())
+        else:
+            haystack = data if self.pattern.case else data.lower()
+            needle = self.pattern.needle
+            at = haystack.find(needle)
+            while at >= 0:
+                if len(found) == room:
+                    extra = haystack.count(needle, at)
+                    break
+                found.append(base + at)
+                at = haystack.find(needle, at + len(needle))
         with self._lock:
-            self._offsets.extend(found_offsets)
-            self._count += len(found_offsets) + extra
+            self._offsets.extend(found)
+            self._count += len(found) + extra
 
     def _count_only(self, data: bytes) -> int:
-        pattern = self.pattern
-        if not pattern.regex and pattern.case:
-            return data.count(pattern.text.encode("utf-8", "surrogateescape"))
-        return sum(1 for _ in pattern.compiled.finditer(data))
+        if not self.pattern.regex:
+            haystack = data if self.pattern.case else data.lower()
+            return haystack.count(self.pattern.needle)
+        return sum(1 for _ in self.pattern.compiled.finditer(data))

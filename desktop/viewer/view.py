@@ -134,7 +134,7 @@ class LogView(QAbstractScrollArea):
             self._cache.clear()
             self._anchor = self._caret = None
         changed = rows != self._rows
-        if changed and rows and self._rows:
+        if self._rows:
             self._cache.pop(self._rows - 1, None)  # the last row may have grown
         self._rows = rows
         self._update_ranges()
