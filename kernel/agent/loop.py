@@ -5,11 +5,15 @@
     agent.cancel(session_id)               # from another task: stops stream and tools at once
     finished = await agent.resume(session_id, sink)   # after a crash or a pending approval
 
-`sink(event)` is called for every event, on the event loop thread, only after the event is
-committed to the SessionStore (except AssistantDelta, which is streamed text and is never
-stored: the finished block follows as AssistantText). The loop does no terminal I/O; the
-CLI (`reins exec`) and the desktop kernel worker drive it the same way, each with its own
-sink and, for approvals, its own gate (`gate_factory`).
+`sink(event)` is called for every event, in order, on the event loop thread, only after the
+event is committed to the SessionStore (AssistantDelta, streamed text, is never stored: the
+finished block follows as AssistantText; deltas still keep their place in the order). The
+loop does not wait for each commit: events are submitted to the store's writer, which
+commits what is queued together (group commit), and each is reported when its commit is
+done; `run`/`resume` return only after every event of the run has been reported. A failed
+commit stops the run with StoreFailed (nothing unstored is ever reported). The loop does no
+terminal I/O; the CLI (`reins exec`) and the desktop kernel worker drive it the same way,
+each with its own sink and, for approvals, its own gate (`gate_factory`).
 
 One round: the request (system prompt + tools with prompt-cache breakpoints, history
 trimmed if near the context window) is streamed; the finished assistant message is stored
@@ -31,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -119,6 +124,56 @@ GateFactory = Callable[[GateContext], Gate | None]
 
 class RunBusy(RuntimeError):
     """A run is already active for this session in this Agent."""
+
+
+class StoreFailed(RuntimeError):
+    """An event could not be committed (or the sink failed): the run cannot go on."""
+
+
+class _Reporter:
+    """Commits events through the store's writer and reports each, in order, once stored."""
+
+    def __init__(self, store: SessionStore, sink: Sink) -> None:
+        self._store = store
+        self._sink = sink
+        self._loop = asyncio.get_running_loop()
+        self._pending = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._error: BaseException | None = None
+
+    def emit(self, event: Event, *, store: bool = True) -> None:
+        """Store (unless `store` is false or it is a delta), then report, in order."""
+        if self._error is not None:
+            raise StoreFailed(f"the session store or the sink failed: {self._error}")
+        future: Future[Any] = (self._store.submit_event(event)
+                               if store and not isinstance(event, AssistantDelta)
+                               else self._store.barrier())
+        self._pending += 1
+        self._idle.clear()
+        future.add_done_callback(
+            lambda f: self._loop.call_soon_threadsafe(self._deliver, event, f))
+
+    def _deliver(self, event: Event, future: Future[Any]) -> None:
+        self._pending -= 1
+        if self._pending == 0:
+            self._idle.set()
+        if self._error is not None:
+            return
+        error = future.exception()
+        if error is not None:
+            self._error = error
+            return
+        try:
+            self._sink(event)
+        except Exception as exc:
+            self._error = exc
+
+    async def flush(self) -> None:
+        """Wait until every emitted event is reported; raise if one could not be."""
+        await self._idle.wait()
+        if self._error is not None:
+            raise StoreFailed(f"the session store or the sink failed: {self._error}")
 
 
 @dataclass
@@ -249,13 +304,14 @@ class _Run:
         self.rates = RateLimiter(agent.limits.rate_limits)
         self._task: asyncio.Task[Any] | None = None
         self._cancel_requested = False
+        self.reporter = _Reporter(self.store, sink)
         past = [e for _, e in self.store.events(session_id)]
         self._reported_results = {e.call_id for e in past if isinstance(e, ToolResultEvent)}
         self._reported_calls = {e.call_id for e in past if isinstance(e, ToolCallStarted)}
         gate = None
         if agent.gate_factory is not None:
             gate = agent.gate_factory(GateContext(self.session, self.path_policy, self.emit,
-                                                  self.sink, past))
+                                                  self.report, past))
         self.dispatcher = Dispatcher(
             agent.registry, session_id=session_id, workspace=self.workspace,
             outputs=self.outputs, path_policy=self.path_policy, gate=gate,
@@ -266,10 +322,12 @@ class _Run:
     # ---- events -----------------------------------------------------------------------
 
     def emit(self, event: Event) -> None:
-        """Commit, then report. Streamed deltas are only reported."""
-        if not isinstance(event, AssistantDelta):
-            self.store.append_event(event)
-        self.sink(event)
+        """Commit, then report (asynchronously, in order). Streamed deltas are not stored."""
+        self.reporter.emit(event)
+
+    def report(self, event: Event) -> None:
+        """Report an event that is already stored (in order with the others)."""
+        self.reporter.emit(event, store=False)
 
     def cancel(self) -> bool:
         if self._task is None or self._task.done():
@@ -310,9 +368,13 @@ class _Run:
             finished = self._finish(StopReason.CANCELLED)
             if self._cancel_requested and self._task is not None:
                 self._task.uncancel()
+                await self.reporter.flush()
                 return finished
+            await self.reporter.flush()
             raise
-        return self._finish(reason)
+        finished = self._finish(reason)
+        await self.reporter.flush()
+        return finished
 
     async def _loop(self) -> StopReason:
         limits = self.agent.limits

@@ -6,7 +6,10 @@ sent to the API, every stored event, the results of executed tool calls (the dis
 
 Durability: every write is committed (WAL, `synchronous=FULL`, so fsynced) before the call
 that made it returns. `append_event` therefore returns only once the event is on disk, and
-callers report an event (print it, send it to the UI) only after that.
+callers report an event (print it, send it to the UI) only after that. `submit_event` is
+the pipelined form: it returns at once with a Future that completes when the event is on
+disk, so a producer can keep going while the commit happens, and the events it submits
+meanwhile share the next commit (the agent loop reports each event from that Future).
 
 Threads: the store is safe to use from any number of threads. All writes go through one
 writer thread that commits whatever is queued at that moment in one transaction (group
@@ -146,7 +149,8 @@ class SessionResultLog:
 
 @dataclass
 class _Job:
-    fn: Callable[[sqlite3.Connection], Any]
+    fn: Callable[[sqlite3.Connection], Any] | None
+    """None: a barrier (writes nothing; completes after every job queued before it)."""
     future: Future[Any]
 
 
@@ -205,9 +209,16 @@ class SessionStore:
     @staticmethod
     def _commit_batch(conn: sqlite3.Connection, batch: list[_Job]) -> None:
         outcomes: list[tuple[bool, Any]] = []
+        if all(job.fn is None for job in batch):
+            for job in batch:
+                job.future.set_result(None)
+            return
         try:
             conn.execute("BEGIN IMMEDIATE")
             for job in batch:
+                if job.fn is None:
+                    outcomes.append((True, None))
+                    continue
                 conn.execute("SAVEPOINT job")
                 try:
                     outcomes.append((True, job.fn(conn)))
@@ -229,13 +240,20 @@ class SessionStore:
             else:
                 job.future.set_exception(value)
 
-    def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        """Run `fn` in the writer; return once its transaction is committed."""
+    def _submit(self, fn: Callable[[sqlite3.Connection], T] | None) -> Future[T]:
         if self._closed:
             raise RuntimeError("the session store is closed")
         future: Future[T] = Future()
         self._jobs.put(_Job(fn, future))
-        return future.result()
+        return future
+
+    def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run `fn` in the writer; return once its transaction is committed."""
+        return self._submit(fn).result()
+
+    def barrier(self) -> Future[None]:
+        """A Future that completes once everything submitted before it is committed."""
+        return self._submit(None)
 
     def _read(self, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
         with self._read_lock:
@@ -370,8 +388,27 @@ class SessionStore:
         """Store one event; returns its sequence number once it is committed to disk."""
         return self.append_events([event])[0]
 
+    def submit_event(self, event: Event) -> Future[int]:
+        """Store one event without waiting: the Future gives its sequence number once it
+        is committed to disk (or the error that kept it from being stored)."""
+        future: Future[int] = Future()
+
+        def done(batch: Future[list[int]]) -> None:
+            error = batch.exception()
+            if error is not None:
+                future.set_exception(error)
+            else:
+                future.set_result(batch.result()[0])
+
+        self._submit(self._insert_events([event])).add_done_callback(done)
+        return future
+
     def append_events(self, events: Iterable[Event]) -> list[int]:
         """Store several events in one transaction; their sequence numbers, in order."""
+        return self._write(self._insert_events(events))
+
+    @staticmethod
+    def _insert_events(events: Iterable[Event]) -> Callable[[sqlite3.Connection], list[int]]:
         rows = [(e.session_id, e.type, _dumps(e.to_dict())) for e in events]
 
         def insert(conn: sqlite3.Connection) -> list[int]:
@@ -385,7 +422,7 @@ class SessionStore:
                 seqs.append(int(cur.lastrowid or 0))
             return seqs
 
-        return self._write(insert)
+        return insert
 
     def events(self, session_id: str, after_seq: int = 0) -> list[tuple[int, Event]]:
         rows = self._read(
