@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import TYPE_CHECKING
 
-from kernel.policy.rules import COMMAND_TOOLS, Anchor, Rule
+from kernel.policy.rules import COMMAND_TOOLS, Rule
+from kernel.policy.ruleset import RuleSet, Target, covering, relative_paths
 from kernel.tools.spec import ErrorCode, Risk
 
 if TYPE_CHECKING:
@@ -72,43 +73,6 @@ class CallFacts:
     command: CommandFacts | None = None
     sandboxed: bool = True
     """A sandbox is available for commands (kernel.sandbox.detect)."""
-
-
-class RuleSet:
-    """Rules of one list (allow, ask or deny), indexed for matching many rules fast."""
-
-    def __init__(self, rules: Sequence[Rule] = ()) -> None:
-        self.rules: tuple[Rule, ...] = tuple(rules)
-        self._by_tool: dict[str, list[Rule]] = {}
-        self._globbed: list[Rule] = []
-        self._by_first_word: dict[str, dict[str, list[Rule]]] = {}
-        self._command_any: dict[str, list[Rule]] = {}
-        for rule in self.rules:
-            if rule.tool_regex is not None:
-                self._globbed.append(rule)
-            elif rule.command is not None and rule.command.words and \
-                    rule.command.regexes[0] is None:
-                first = rule.command.words[0]
-                self._by_first_word.setdefault(rule.tool, {}).setdefault(first, []).append(rule)
-            elif rule.command is not None:
-                self._command_any.setdefault(rule.tool, []).append(rule)
-            else:
-                self._by_tool.setdefault(rule.tool, []).append(rule)
-
-    def __len__(self) -> int:
-        return len(self.rules)
-
-    def for_tool(self, name: str) -> list[Rule]:
-        """Rules without a command pattern that name this tool (path rules, bare names)."""
-        found = list(self._by_tool.get(name, ()))
-        found.extend(r for r in self._globbed if r.matches_tool(name))
-        return found
-
-    def command_rules(self, tool: str, words: Sequence[str]) -> list[Rule]:
-        """Command rules of `tool` that could match a command starting like `words`."""
-        found = list(self._by_first_word.get(tool, {}).get(words[0], ())) if words else []
-        found.extend(self._command_any.get(tool, ()))
-        return found
 
 
 @dataclass(frozen=True)
@@ -171,14 +135,15 @@ def decide(spec: ToolSpec, args: Mapping[str, object], facts: CallFacts, session
         return out(Verdict.DENY, "always deny",
                    f"{', '.join(own)} is inside Reins' own settings or data, which tools never "
                    f"write (change settings in the app or in settings.json yourself)")
-    hit = _any_match(deny, spec, facts, session, command)
+    target = _target(spec, facts, session, command)
+    hit = deny.first_match(target)
     if hit is not None:
         return out(Verdict.DENY, f"rule deny {hit.text}", f"denied by the rule {hit.text}",
                    hit.text)
     if session.mode is Mode.READ_ONLY and spec.risk is not Risk.READ:
         return out(Verdict.DENY, "mode read-only",
                    f"{spec.name} is a {spec.risk.value} tool and the session is read-only")
-    hit = _any_match(ask, spec, facts, session, command)
+    hit = ask.first_match(target)
     if hit is not None:
         return out(Verdict.ASK, f"rule ask {hit.text}", f"the rule {hit.text} asks first",
                    hit.text, net=network)
@@ -196,14 +161,13 @@ def decide(spec: ToolSpec, args: Mapping[str, object], facts: CallFacts, session
         return out(Verdict.ASK, "always ask", "no sandbox is available, so every command asks",
                    net=network)
 
-    granted = [g.rule for g in session.grants if g.network or not network]
-    if granted and _covers(granted, spec, facts, session, command):
-        used = _matching(granted, spec, facts, session, command)
+    used = covering([g.rule for g in session.grants if g.network or not network], target)
+    if used:
         return out(Verdict.ALLOW, f"session grant {used}", f"allowed for this session ({used})",
                    used, net=network)
-    if _covers_set(allow, spec, facts, session, command):
-        rule = _matching(_candidates(allow, spec, command), spec, facts, session, command)
-        return out(Verdict.ALLOW, f"rule allow {rule}", f"allowed by the rule {rule}", rule,
+    used = allow.covering(target)
+    if used:
+        return out(Verdict.ALLOW, f"rule allow {used}", f"allowed by the rule {used}", used,
                    net=network)
     verdict, reason = _by_mode(spec, session.mode, outside, network, facts.sandboxed)
     return out(verdict, f"mode {session.mode.value}", reason, net=network)
@@ -229,100 +193,12 @@ def _by_mode(spec: ToolSpec, mode: Mode, outside: Sequence[str], network: bool,
     return Verdict.ASK, f"{spec.risk.value} tools ask in {mode.value} mode"
 
 
-def _rel(verdict: PathVerdict, anchor: Anchor, session: Session) -> str | None:
-    """The verdict's path relative to the anchor, or None when it is not under it."""
-    path = PurePath(verdict.resolved)
-    base = {Anchor.WORKSPACE: session.workspace, Anchor.HOME: session.home,
-            Anchor.ABSOLUTE: PurePath(path.anchor)}[anchor]
-    try:
-        rel = path.relative_to(base)
-    except ValueError:
-        return None
-    return rel.as_posix() if rel.parts else None
-
-
-def _rule_matches(rule: Rule, spec: ToolSpec, facts: CallFacts, session: Session,
-                  command: CommandFacts | None) -> bool:
-    """Does `rule` match some part of the call (one path, one command part)?"""
-    if not rule.matches_tool(spec.name):
-        return False
-    if rule.command is not None:
-        return command is not None and any(rule.command.matches(p) for p in command.parts)
-    if rule.path is not None:
-        return any(_path_matches(rule, v, session) for v in _path_verdicts(spec, facts))
-    return True
-
-
-def _path_verdicts(spec: ToolSpec, facts: CallFacts) -> list[PathVerdict]:
-    return [v for n, v in facts.paths.items() if n in spec.path_params]
-
-
-def _path_matches(rule: Rule, verdict: PathVerdict, session: Session) -> bool:
-    if rule.path is None:
-        return False
-    rel = _rel(verdict, rule.path.anchor, session)
-    return rel is not None and rule.path.matches(rel)
-
-
-def _candidates(rules: RuleSet, spec: ToolSpec, command: CommandFacts | None) -> list[Rule]:
-    found = rules.for_tool(spec.name)
-    if command is not None:
-        seen: set[int] = set()
-        for part in command.parts:
-            for rule in rules.command_rules(spec.name, part):
-                if id(rule) not in seen:
-                    seen.add(id(rule))
-                    found.append(rule)
-    return found
-
-
-def _any_match(rules: RuleSet, spec: ToolSpec, facts: CallFacts, session: Session,
-               command: CommandFacts | None) -> Rule | None:
-    for rule in _candidates(rules, spec, command):
-        if _rule_matches(rule, spec, facts, session, command):
-            return rule
-    return None
-
-
-def _covers(rules: Sequence[Rule], spec: ToolSpec, facts: CallFacts, session: Session,
-            command: CommandFacts | None) -> bool:
-    """Every path and every command part is matched by some rule of `rules`."""
-    relevant = [r for r in rules if r.matches_tool(spec.name)]
-    if not relevant:
-        return False
-    if any(not r.has_spec for r in relevant):
-        return True
-    if command is not None and command.parts:
-        return all(
-            any(r.command is not None and r.command.matches(p) for r in relevant)
-            for p in command.parts
-        )
-    verdicts = _path_verdicts(spec, facts)
-    return bool(verdicts) and all(
-        any(_path_matches(r, v, session) for r in relevant) for v in verdicts
-    )
-
-
-def _covers_set(rules: RuleSet, spec: ToolSpec, facts: CallFacts, session: Session,
-                command: CommandFacts | None) -> bool:
-    if not len(rules):
-        return False
-    return _covers(_candidates(rules, spec, command), spec, facts, session, command)
-
-
-def _matching(rules: Sequence[Rule], spec: ToolSpec, facts: CallFacts, session: Session,
-              command: CommandFacts | None) -> str:
-    """The rule(s) that matched the call, for the record: per command part, in order."""
-    relevant = [r for r in rules if r.matches_tool(spec.name)]
-    bare = [r.text for r in relevant if not r.has_spec]
-    if bare:
-        return bare[0]
-    if command is not None and command.parts:
-        names = [next((r.text for r in relevant if r.command is not None
-                       and r.command.matches(p)), "") for p in command.parts]
-    else:
-        names = [r.text for r in relevant if _rule_matches(r, spec, facts, session, command)]
-    return " + ".join(n for n in dict.fromkeys(names) if n)
+def _target(spec: ToolSpec, facts: CallFacts, session: Session,
+            command: CommandFacts | None) -> Target:
+    workspace, home = str(session.workspace), str(session.home)
+    paths = tuple(relative_paths(str(v.resolved), workspace, home)
+                  for n, v in facts.paths.items() if n in spec.path_params)
+    return Target(spec.name, command.parts if command is not None else (), paths)
 
 
 def offered_tools(specs: Iterable[ToolSpec], mode: Mode) -> list[str] | None:

@@ -40,9 +40,10 @@ import jsonschema
 
 from kernel.mcp.config import MCP_SERVERS_SCHEMA
 from kernel.paths import AppPaths
-from kernel.policy.decide import Mode, RuleSet
+from kernel.policy.decide import Mode
 from kernel.policy.jsonpos import line_of
 from kernel.policy.rules import RuleError, parse_rule
+from kernel.policy.ruleset import RuleSet
 
 RuleList = Literal["allow", "ask", "deny"]
 RULE_LISTS: tuple[RuleList, ...] = ("allow", "ask", "deny")

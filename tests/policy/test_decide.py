@@ -256,7 +256,8 @@ def test_network_flag_follows_the_rule_that_allowed(world: PolicyWorld) -> None:
 
 def test_decisions_are_pure(world: PolicyWorld) -> None:
     facts = world.facts(WRITE, {"path": "docs/a.md"})
-    from kernel.policy.decide import RuleSet, decide
+    from kernel.policy.decide import decide
+    from kernel.policy.ruleset import RuleSet
 
     allow = RuleSet([parse_rule("write_file(docs/**)")])
     first = decide(WRITE, {"path": "docs/a.md"}, facts, world.session(Mode.ASK), allow,

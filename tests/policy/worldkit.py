@@ -13,11 +13,11 @@ from kernel.policy.decide import (
     Decision,
     Grant,
     Mode,
-    RuleSet,
     Session,
     decide,
 )
 from kernel.policy.rules import parse_rule
+from kernel.policy.ruleset import RuleSet
 from kernel.shell.parse import split_commands
 from kernel.tools.pathpolicy import PathPolicy
 from kernel.tools.spec import Risk, ToolSpec

@@ -1,0 +1,142 @@
+"""Matching one call against many rules, fast: rule lists indexed by tool, first word, first
+path component.
+
+A call is matched as a `Target`: the tool's name, the words of each part of its command, and
+each path argument relative to every anchor it lies under (workspace, home, root). A rule
+*matches* a target when it matches one part or one path (deny and ask use this); rules
+*cover* a target when every part and every path is matched by one of them (allow uses this).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from kernel.policy.rules import Anchor, Rule
+
+_GLOB = frozenset("*?[")
+
+
+@dataclass(frozen=True)
+class Target:
+    tool: str
+    parts: tuple[tuple[str, ...], ...] = ()
+    """The words of each simple command (command tools only)."""
+    paths: tuple[Mapping[Anchor, str], ...] = ()
+    """Per path argument: its path relative to each anchor it lies under."""
+
+
+def relative_paths(resolved: str, workspace: str, home: str) -> dict[Anchor, str]:
+    """`resolved` (absolute, normalized) relative to each anchor it lies under."""
+    out: dict[Anchor, str] = {}
+    if resolved != "/":
+        out[Anchor.ABSOLUTE] = resolved.lstrip("/")
+    for anchor, base in ((Anchor.WORKSPACE, workspace), (Anchor.HOME, home)):
+        prefix = base.rstrip("/") + "/"
+        if resolved.startswith(prefix) and len(resolved) > len(prefix):
+            out[anchor] = resolved[len(prefix):]
+    return out
+
+
+def _literal_head(pattern: str) -> str | None:
+    """The first word / path component when it has no glob characters, else None."""
+    return None if _GLOB & set(pattern) else pattern
+
+
+class RuleSet:
+    """The rules of one list (allow, ask or deny), indexed. Immutable once built."""
+
+    def __init__(self, rules: Iterable[Rule] = ()) -> None:
+        self.rules: tuple[Rule, ...] = tuple(rules)
+        self._bare: dict[str, list[Rule]] = {}
+        self._globbed: list[Rule] = []
+        self._commands: dict[tuple[str, str | None], list[Rule]] = {}
+        self._paths: dict[tuple[str, Anchor, str | None], list[Rule]] = {}
+        self._tool_cache: dict[str, tuple[Rule, ...]] = {}
+        for rule in self.rules:
+            if rule.tool_regex is not None:
+                self._globbed.append(rule)
+            elif rule.command is not None:
+                head = _literal_head(rule.command.words[0]) if rule.command.words else None
+                self._commands.setdefault((rule.tool, head), []).append(rule)
+            elif rule.path is not None:
+                head = _literal_head(rule.path.glob.lstrip("~/").split("/", 1)[0])
+                self._paths.setdefault((rule.tool, rule.path.anchor, head), []).append(rule)
+            else:
+                self._bare.setdefault(rule.tool, []).append(rule)
+
+    def __len__(self) -> int:
+        return len(self.rules)
+
+    def _tool_rules(self, tool: str) -> tuple[Rule, ...]:
+        """Rules without a spec that name this tool (exactly or by a `*` pattern)."""
+        found = self._tool_cache.get(tool)
+        if found is None:
+            found = (*self._bare.get(tool, ()), *(r for r in self._globbed if
+                                                   r.matches_tool(tool)))
+            self._tool_cache[tool] = found
+        return found
+
+    def candidates(self, target: Target) -> list[Rule]:
+        """The rules that could match some part of the target (a superset, in rule order
+        per part)."""
+        tool = target.tool
+        found = list(self._tool_rules(tool))
+        commands, paths = self._commands, self._paths
+        for words in target.parts:
+            if words:
+                found.extend(commands.get((tool, words[0]), ()))
+            found.extend(commands.get((tool, None), ()))
+        for rels in target.paths:
+            for anchor, rel in rels.items():
+                found.extend(paths.get((tool, anchor, rel.split("/", 1)[0]), ()))
+                found.extend(paths.get((tool, anchor, None), ()))
+        return found
+
+    def first_match(self, target: Target) -> Rule | None:
+        """The first rule matching one part or one path of the target."""
+        for rule in self.candidates(target):
+            if matches(rule, target):
+                return rule
+        return None
+
+    def covering(self, target: Target) -> str:
+        """The rules covering the whole target, joined by ` + ` ('' when not covered)."""
+        if not self.rules:
+            return ""
+        return covering(self.candidates(target), target)
+
+
+def matches(rule: Rule, target: Target) -> bool:
+    """Does the rule match one part or one path of the target?"""
+    if not rule.matches_tool(target.tool):
+        return False
+    if rule.command is not None:
+        return any(rule.command.matches(words) for words in target.parts)
+    if rule.path is not None:
+        pattern = rule.path
+        return any((rel := rels.get(pattern.anchor)) is not None and pattern.matches(rel)
+                   for rels in target.paths)
+    return True
+
+
+def covering(rules: Sequence[Rule], target: Target) -> str:
+    """The rules (of `rules`) that together match every part and every path of the target,
+    joined by ` + `, or '' when some part or path is matched by none of them."""
+    relevant = [r for r in rules if r.matches_tool(target.tool)]
+    for rule in relevant:
+        if not rule.has_spec:
+            return rule.text
+    units: list[list[Rule]]
+    if target.parts:
+        units = [[r for r in relevant if r.command is not None and r.command.matches(w)]
+                 for w in target.parts]
+    elif target.paths:
+        units = [[r for r in relevant if r.path is not None
+                  and (rel := rels.get(r.path.anchor)) is not None and r.path.matches(rel)]
+                 for rels in target.paths]
+    else:
+        return ""
+    if not all(units):
+        return ""
+    return " + ".join(dict.fromkeys(unit[0].text for unit in units))
