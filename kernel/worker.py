@@ -16,7 +16,6 @@ every stored event goes to the UI as an `EventMessage` after it is committed.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import logging
 import multiprocessing
 import os
@@ -29,25 +28,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kernel import protocol as p
+from kernel.agent.provider import DEFAULT_MODEL, AnthropicProvider, ProviderConfig
+from kernel.agent.runtime import Kernel as Runtime
+from kernel.agent.runtime import open_kernel
 from kernel.agent.store import RunState, SessionStore, UnknownSession
 from kernel.agent.store import SessionInfo as StoredSession
+from kernel.cli import _SandboxFacts as SandboxFacts
 from kernel.events import ApprovalRequest, Event
 from kernel.paths import AppPaths
 from kernel.policy.approvals import PolicyGate
 from kernel.policy.channels import Answer, Choice, QueueChannel
 from kernel.policy.decide import Mode
 from kernel.policy.settings import Settings, SettingsError, load_settings
-from kernel.sandbox.detect import SandboxStatus, detect_sandbox
-from kernel.tools.builtin import builtin_tools
-from kernel.tools.registry import ToolRegistry
+from kernel.sandbox.hardening import make_non_dumpable
 
 if TYPE_CHECKING:
     from kernel.agent.loop import Agent, GateContext
 
 log = logging.getLogger(__name__)
-DEFAULT_MODEL = "claude-sonnet-4-6"
-"""Shown before the provider module (and the heavy anthropic SDK) is loaded; the same as
-kernel.agent.provider.DEFAULT_MODEL, which a test checks."""
 SHUTDOWN_GRACE_S = 1.5
 """How long cancelled runs get to finish before the worker exits regardless."""
 
@@ -71,12 +69,7 @@ def worker_main(conn: Connection) -> None:
     """The worker process's entry point."""
     logging.basicConfig(level=os.environ.get("REINS_LOG_LEVEL", "WARNING"),
                         format="kernel %(levelname)s %(name)s: %(message)s")
-    try:
-        from kernel.sandbox.hardening import make_non_dumpable
-    except ImportError:  # not every platform has the hardening module's prctl
-        log.info("process hardening is not available here")
-    else:
-        make_non_dumpable()
+    make_non_dumpable()  # before the key arrives; a no-op off Linux
     asyncio.run(Kernel(conn, AppPaths.from_env()).serve())
 
 
@@ -104,11 +97,10 @@ class Kernel:
         self.runs: dict[str, _Run] = {}
         self.gates: dict[str, PolicyGate] = {}
         self.early_answers: dict[str, Answer] = {}
-        self._agent: Agent | None = None
+        self._agents: dict[str, Agent] = {}
         self._stop = asyncio.Event()
         self._tasks: set[asyncio.Task[Any]] = set()
-        self.store: SessionStore
-        self.sandbox: SandboxStatus
+        self.runtime: Runtime
         self.settings = Settings()
         self.settings_error = ""
 
@@ -117,18 +109,13 @@ class Kernel:
     async def serve(self) -> None:
         loop = asyncio.get_running_loop()
         self.paths.data.mkdir(parents=True, exist_ok=True)
-        self.store = SessionStore(self.paths.database)
-        self.store.mark_interrupted()
-        self.sandbox = await asyncio.to_thread(detect_sandbox)
+        self.runtime = await asyncio.to_thread(open_kernel, self.paths)
+        self.runtime.store.mark_interrupted()
         self._load_settings()
         self._spawn(self._answer_early_requests())
-        self.send(p.KernelReady(p.PROTOCOL_VERSION, os.getpid(), self.sandbox.kind,
-                                self.sandbox.reason, self.api_key is not None, self.model))
-        # The agent loop pulls in the anthropic SDK (seconds to import on a slow machine):
-        # sessions are served first, and the loop is loaded meanwhile for the first run.
-        # (A daemon thread, not the executor: exiting never waits for it.)
-        threading.Thread(target=importlib.import_module, args=("kernel.agent.loop",),
-                         name="kernel-warmup", daemon=True).start()
+        sandbox = self.runtime.sandbox
+        self.send(p.KernelReady(p.PROTOCOL_VERSION, os.getpid(), sandbox.kind, sandbox.reason,
+                                self.api_key is not None, self.model))
         threading.Thread(target=self._read_loop, args=(loop,), name="kernel-reader",
                          daemon=True).start()
         try:
@@ -159,7 +146,9 @@ class Kernel:
                 task.cancel()
         for task in self._tasks:
             task.cancel()
-        self.store.close()
+        for agent in self._agents.values():
+            await agent.provider.close()
+        self.runtime.close()
         self.conn.close()
 
     def send(self, message: p.Message) -> None:
@@ -191,27 +180,34 @@ class Kernel:
             self.settings = Settings()
             self.settings_error = str(exc)
 
-    def agent(self) -> Agent:
-        """The agent for the current key, model and URL (ValueError when it cannot run)."""
+    @property
+    def store(self) -> SessionStore:
+        return self.runtime.store
+
+    def agent(self, model: str) -> Agent:
+        """The agent for the current key and URL and this model (ValueError: cannot run)."""
         if self.settings_error:
             raise ValueError(f"settings.json cannot be used, so nothing runs until it is "
-                              f"fixed: {self.settings_error}")
-        if self._agent is None:
-            from kernel.agent.loop import Agent
-            from kernel.agent.provider import AnthropicProvider, ProviderConfig
-
-            provider = AnthropicProvider(ProviderConfig(model=self.model,
-                                                        base_url=self.base_url),
+                             f"fixed: {self.settings_error}")
+        agent = self._agents.get(model)
+        if agent is None:
+            provider = AnthropicProvider(ProviderConfig(model=model, base_url=self.base_url),
                                          api_key=self.api_key)
-            self._agent = Agent(self.store, ToolRegistry(builtin_tools()), provider,
-                                paths=self.paths, gate_factory=self._gate,
-                                sandbox=self.sandbox.kind)
-        return self._agent
+            agent = self.runtime.agent(provider, gate_factory=self._gate)
+            self._agents[model] = agent
+        return agent
+
+    def _forget_agents(self) -> None:
+        """New key or settings: later runs get new agents; running ones finish as they are."""
+        old, self._agents = self._agents, {}
+        for agent in old.values():
+            if not any(run.agent is agent for run in self.runs.values()):
+                self._spawn(agent.provider.close())
 
     def _gate(self, ctx: GateContext) -> PolicyGate:
         gate = PolicyGate(session_id=ctx.session.session_id, mode=Mode(ctx.session.mode),
                           path_policy=ctx.path_policy, settings=self.settings,
-                          sandbox=_SandboxState(self.sandbox), channel=self.channel,
+                          sandbox=SandboxFacts(self.runtime.sandbox), channel=self.channel,
                           emit=ctx.emit, report=ctx.report, app_paths=self.paths,
                           history=ctx.history)
         self.gates[ctx.session.session_id] = gate
@@ -234,13 +230,13 @@ class Kernel:
 
     def _set_api_key(self, message: p.SetApiKey) -> None:
         self.api_key = message.api_key or None
-        self._agent = None
+        self._forget_agents()
 
     def _configure(self, message: p.Configure) -> None:
         self.model_override = message.model
         self.base_url_override = message.base_url
         self._load_settings()
-        self._agent = None
+        self._forget_agents()
         if self.settings_error:
             self.send(p.CommandFailed(message.kind, self.settings_error))
 
@@ -324,8 +320,7 @@ class Kernel:
                 ) -> None:
         if session_id in self.runs:
             raise ValueError("this session already has a run in progress; stop it first")
-        self.store.get_session(session_id)
-        agent = self.agent()
+        agent = self.agent(self.store.get_session(session_id).model or self.model)
         task = asyncio.get_running_loop().create_task(self._run(session_id, agent, start))
         self.runs[session_id] = _Run(task, agent)
         self.send(p.RunStatus(session_id, "running"))
@@ -358,23 +353,6 @@ class Kernel:
             answer = self.early_answers.pop(request.call_id, None)
             if answer is not None:
                 self.channel.answer(request.call_id, answer)
-
-
-class _SandboxState:
-    """The policy's view of the detected sandbox."""
-
-    def __init__(self, status: SandboxStatus) -> None:
-        self.status = status
-
-    @property
-    def available(self) -> bool:
-        return self.status.available
-
-    def describe(self) -> str:
-        if self.status.available:
-            return "bubblewrap"
-        fix = f"; {self.status.fix}" if self.status.fix else ""
-        return f"none ({self.status.reason}{fix})"
 
 
 _HANDLERS: dict[type[p.Message], Callable[[Kernel, Any], None]] = {

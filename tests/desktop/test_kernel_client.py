@@ -1,0 +1,165 @@
+"""The kernel client against a real kernel worker process and the fake Anthropic server:
+batches with merged deltas, the key kept out of the kernel's environment, restart after
+kill -9 with the history intact, and a clean shutdown in the middle of a run."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from desktop.kernel_client import KernelClient, coalesce
+from desktop.settings import keystore
+from kernel import events as ev
+from kernel import protocol as p
+from kernel.fakemodel import FakeAnthropicServer, reply
+from kernel.paths import AppPaths
+
+WAIT_MS = 60_000
+ANSWER = "Streaming works: " + " ".join(f"w{i}" for i in range(60))
+
+
+def test_coalesce_merges_deltas_per_session_in_order() -> None:
+    msgs: list[p.Message] = [
+        p.EventMessage(ev.AssistantDelta("a", "x")),
+        p.EventMessage(ev.AssistantDelta("a", "y")),
+        p.EventMessage(ev.AssistantDelta("b", "z")),
+        p.RunStatus("a", "running"),
+        p.EventMessage(ev.AssistantDelta("a", "1")),
+        p.EventMessage(ev.AssistantDelta("a", "2")),
+    ]
+    out = coalesce(msgs)
+    assert out == [
+        p.EventMessage(ev.AssistantDelta("a", "xy")),
+        p.EventMessage(ev.AssistantDelta("b", "z")),
+        p.RunStatus("a", "running"),
+        p.EventMessage(ev.AssistantDelta("a", "12")),
+    ]
+
+
+class Recorder:
+    def __init__(self, client: KernelClient) -> None:
+        self.batches: list[list[p.Message]] = []
+        self.readies: list[p.KernelReady] = []
+        self.deaths: list[str] = []
+        client.batch.connect(self.batches.append)
+        client.ready.connect(self.readies.append)
+        client.died.connect(self.deaths.append)
+
+    @property
+    def messages(self) -> list[p.Message]:
+        return [m for b in self.batches for m in b]
+
+    def of(self, kind: type[p.Message]) -> list[p.Message]:
+        return [m for m in self.messages if isinstance(m, kind)]
+
+    def events(self, kind: type[ev.Event]) -> list[ev.Event]:
+        return [m.event for m in self.of(p.EventMessage) if isinstance(m.event, kind)]
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeAnthropicServer]:
+    with FakeAnthropicServer(api_key="sk-test-key") as server:
+        yield server
+
+
+@pytest.fixture
+def client(qtbot: QtBot, reins_home: AppPaths) -> Iterator[KernelClient]:
+    kc = KernelClient()
+    yield kc
+    kc.stop()
+
+
+def start(qtbot: QtBot, client: KernelClient, fake: FakeAnthropicServer) -> Recorder:
+    rec = Recorder(client)
+    client.start()
+    qtbot.waitUntil(lambda: len(rec.readies) == 1, timeout=WAIT_MS)
+    client.send(p.SetApiKey("sk-test-key"))
+    client.send(p.Configure(model="claude-test", base_url=fake.base_url))
+    return rec
+
+
+def new_session(qtbot: QtBot, client: KernelClient, rec: Recorder, workspace: Path) -> str:
+    client.send(p.NewSession(str(workspace), "ask"))
+    qtbot.waitUntil(lambda: bool(rec.of(p.SessionLoaded)), timeout=WAIT_MS)
+    return rec.of(p.SessionLoaded)[-1].info.session_id
+
+
+def test_streamed_run_arrives_in_merged_batches_and_survives_kill(
+        qtbot: QtBot, client: KernelClient, fake: FakeAnthropicServer, workspace: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-env-secret-123")
+    assert keystore.take_env_key() == "sk-env-secret-123"
+    fake.add(reply(ANSWER, chunk_chars=3))
+    rec = start(qtbot, client, fake)
+    environ = Path(f"/proc/{client.process.pid}/environ").read_bytes()
+    assert b"sk-env-secret-123" not in environ and b"sk-test-key" not in environ
+
+    session_id = new_session(qtbot, client, rec, workspace)
+    client.send(p.StartRun(session_id, "hello"))
+    qtbot.waitUntil(lambda: any(m.state == "idle" for m in rec.of(p.RunStatus)),
+                    timeout=WAIT_MS)
+    deltas = rec.events(ev.AssistantDelta)
+    assert "".join(d.text for d in deltas) == ANSWER
+    assert [t.text for t in rec.events(ev.AssistantText)] == [ANSWER]
+    assert rec.events(ev.RunFinished)[-1].stop_reason == "end_turn"
+    headers = fake.requests[0].headers
+    assert "sk-test-key" in headers.get("x-api-key", "") + headers.get("authorization", "")
+
+    old_pid = client.process.pid
+    os.kill(old_pid, signal.SIGKILL)
+    qtbot.waitUntil(lambda: len(rec.deaths) == 1 and len(rec.readies) == 2, timeout=WAIT_MS)
+    assert "stopped unexpectedly" in rec.deaths[0]
+    assert client.process.pid != old_pid and client.restarts == 1
+    loaded_before = len(rec.of(p.SessionLoaded))
+    client.send(p.OpenSession(session_id))
+    qtbot.waitUntil(lambda: len(rec.of(p.SessionLoaded)) > loaded_before, timeout=WAIT_MS)
+    history = rec.of(p.SessionLoaded)[-1].events
+    assert [e.text for e in history if isinstance(e, ev.UserMessage)] == ["hello"]
+    assert [e.text for e in history if isinstance(e, ev.AssistantText)] == [ANSWER]
+
+
+def test_malformed_bytes_from_the_kernel_are_dropped(qtbot: QtBot, reins_home: AppPaths) -> None:
+    import multiprocessing
+
+    ui_end, kernel_end = multiprocessing.Pipe()
+
+    class Dummy:
+        pid = 0
+
+        def is_alive(self) -> bool:
+            return False
+
+        def join(self, _timeout: float | None = None) -> None:
+            return None
+
+        exitcode = 0
+
+    client = KernelClient(starter=lambda: (Dummy(), ui_end), restart=False)  # type: ignore[arg-type, return-value]
+    rec = Recorder(client)
+    client.start()
+    kernel_end.send_bytes(b"\xff garbage")
+    kernel_end.send_bytes(b'{"v": 1, "kind": "nope"}')
+    kernel_end.send_bytes(p.encode(p.RunStatus("s", "idle")))
+    qtbot.waitUntil(lambda: bool(rec.messages), timeout=WAIT_MS)
+    assert rec.messages == [p.RunStatus("s", "idle")]
+    kernel_end.close()
+    qtbot.waitUntil(lambda: bool(rec.deaths), timeout=WAIT_MS)
+
+
+def test_shutdown_mid_run_is_clean(qtbot: QtBot, client: KernelClient,
+                                   fake: FakeAnthropicServer, workspace: Path) -> None:
+    fake.add(reply("this reply stalls " * 20, chunk_chars=4, stall_after=6))
+    rec = start(qtbot, client, fake)
+    session_id = new_session(qtbot, client, rec, workspace)
+    client.send(p.StartRun(session_id, "go"))
+    qtbot.waitUntil(lambda: bool(rec.events(ev.AssistantDelta)), timeout=WAIT_MS)
+    process = client.process
+    client.stop()
+    fake.release()
+    assert process is not None and not process.is_alive()
+    assert process.exitcode == 0, "the kernel was killed instead of shutting down"
