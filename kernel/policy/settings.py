@@ -14,8 +14,10 @@ line and the key or rule. Nothing is skipped. A missing file means the defaults.
     "ask":   ["mcp__git__*"],
     "deny":  ["read_file(~/.ssh/**)"]
   },
-  "exec": {"path": ["/opt/tools/bin"], "env": ["JAVA_HOME"], "secret_env": ["NPM_TOKEN"],
-           "limits": {"memory_mb": 4096, "file_size_mb": 1024, "processes": 512}},
+  "exec": {"path": ["/opt/tools/bin"], "env": ["JAVA_HOME", "NPM_TOKEN"],
+           "secret_env": ["NPM_TOKEN"], "read_only_paths": ["~/.nvm"],
+           "limits": {"memory_mb": 4096, "file_size_mb": 1024, "processes": 512, "cpu_s": 600},
+           "grace_s": 2, "bwrap": "bwrap", "prlimit": "prlimit"},
   "mcpServers": {"git": {"command": "uvx", "args": ["mcp-server-git"]}}
 }
 ```
@@ -44,6 +46,8 @@ from kernel.policy.decide import Mode
 from kernel.policy.jsonpos import line_of
 from kernel.policy.rules import RuleError, parse_rule
 from kernel.policy.ruleset import RuleSet
+from kernel.sandbox.limits import MiB, ResourceLimits
+from kernel.sandbox.settings import DEFAULT_GRACE_S, ExecSettings
 
 RuleList = Literal["allow", "ask", "deny"]
 RULE_LISTS: tuple[RuleList, ...] = ("allow", "ask", "deny")
@@ -74,6 +78,8 @@ SETTINGS_SCHEMA: Mapping[str, Any] = {
                 "path": {"type": "array", "items": {"type": "string", "pattern": "^/"}},
                 "env": _NAMES,
                 "secret_env": _NAMES,
+                "read_only_paths": {"type": "array",
+                                    "items": {"type": "string", "pattern": "^(/|~/)"}},
                 "limits": {
                     "type": "object",
                     "additionalProperties": False,
@@ -81,8 +87,12 @@ SETTINGS_SCHEMA: Mapping[str, Any] = {
                         "memory_mb": {"type": "integer", "minimum": 16},
                         "file_size_mb": {"type": "integer", "minimum": 1},
                         "processes": {"type": "integer", "minimum": 8},
+                        "cpu_s": {"type": "integer", "minimum": 1},
                     },
                 },
+                "grace_s": {"type": "number", "exclusiveMinimum": 0, "maximum": 60},
+                "bwrap": {"type": "string", "minLength": 1},
+                "prlimit": {"type": "string", "minLength": 1},
             },
         },
         "mcpServers": MCP_SERVERS_SCHEMA,
@@ -105,19 +115,6 @@ class SettingsError(ValueError):
 
 
 @dataclass(frozen=True)
-class ExecSettings:
-    """What commands get beyond the built-in allowlist (kernel.sandbox reads this)."""
-
-    path: tuple[str, ...] = ()
-    """Folders appended to the fixed PATH."""
-    env: tuple[str, ...] = ()
-    """Variables passed through from Reins' environment by exact name (secrets still dropped)."""
-    secret_env: tuple[str, ...] = ()
-    """Secret-looking variables the user explicitly opted in to pass through."""
-    limits: Mapping[str, int] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
 class Permissions:
     allow: RuleSet = field(default_factory=RuleSet)
     ask: RuleSet = field(default_factory=RuleSet)
@@ -131,6 +128,7 @@ class Settings:
     default_mode: Mode = Mode.ASK
     permissions: Permissions = field(default_factory=Permissions)
     exec: ExecSettings = field(default_factory=ExecSettings)
+    """What commands get (kernel.sandbox.settings.ExecSettings, for the CommandExecutor)."""
     mcp_servers: Mapping[str, Any] = field(default_factory=dict)
     """The raw `mcpServers` object, validated by its schema (kernel.mcp.config reads it)."""
     raw: Mapping[str, Any] = field(default_factory=dict)
@@ -176,17 +174,34 @@ def parse_settings(text: str, source: str = "settings.json") -> Settings:
                 raise SettingsError(source, line_of(text, ["permissions", name, i]),
                                     f"permissions/{name}/{i}: {exc}") from exc
         lists[name] = RuleSet(rules)
-    ex = data.get("exec", {})
     return Settings(
         model=data.get("model"),
         base_url=data.get("base_url"),
         default_mode=Mode(data.get("default_mode", Mode.ASK.value)),
         permissions=Permissions(**lists),
-        exec=ExecSettings(path=tuple(ex.get("path", ())), env=tuple(ex.get("env", ())),
-                          secret_env=tuple(ex.get("secret_env", ())),
-                          limits=dict(ex.get("limits", {}))),
+        exec=_exec_settings(data.get("exec", {})),
         mcp_servers=data.get("mcpServers", {}),
         raw=data,
+    )
+
+
+def _exec_settings(ex: Mapping[str, Any]) -> ExecSettings:
+    """The `exec` object as kernel.sandbox's ExecSettings (defaults for what is not set)."""
+    limits = ex.get("limits", {})
+    default = ResourceLimits()
+    return ExecSettings(
+        extra_path=tuple(ex.get("path", ())),
+        env_passthrough=tuple(ex.get("env", ())),
+        env_secret_opt_in=tuple(ex.get("secret_env", ())),
+        read_only_paths=tuple(ex.get("read_only_paths", ())),
+        limits=ResourceLimits(
+            address_space=limits.get("memory_mb", default.address_space // MiB) * MiB,
+            file_size=limits.get("file_size_mb", default.file_size // MiB) * MiB,
+            processes=limits.get("processes", default.processes),
+            cpu_s=limits.get("cpu_s", default.cpu_s)),
+        grace_s=float(ex.get("grace_s", DEFAULT_GRACE_S)),
+        bwrap=ex.get("bwrap", "bwrap"),
+        prlimit=ex.get("prlimit", "prlimit"),
     )
 
 

@@ -18,6 +18,8 @@ from kernel.policy.settings import (
     parse_settings,
     remove_rule,
 )
+from kernel.sandbox.limits import MiB, ResourceLimits
+from kernel.sandbox.settings import ExecSettings
 
 FULL = """{
   "model": "claude-sonnet-4-5",
@@ -28,8 +30,9 @@ FULL = """{
     "ask": ["mcp__git__*"],
     "deny": ["read_file(~/.ssh/**)"]
   },
-  "exec": {"path": ["/opt/tools/bin"], "env": ["JAVA_HOME"], "secret_env": ["NPM_TOKEN"],
-           "limits": {"memory_mb": 2048, "processes": 256}},
+  "exec": {"path": ["/opt/tools/bin"], "env": ["JAVA_HOME", "NPM_TOKEN"],
+           "secret_env": ["NPM_TOKEN"], "read_only_paths": ["~/.nvm"],
+           "limits": {"memory_mb": 2048, "processes": 256}, "grace_s": 0.5},
   "mcpServers": {"git": {"command": "uvx", "args": ["mcp-server-git"]}}
 }
 """
@@ -37,6 +40,8 @@ FULL = """{
 
 def test_missing_file_means_defaults(reins_home: AppPaths) -> None:
     settings = load_settings(reins_home)
+    assert settings.exec == ExecSettings()
+    assert parse_settings("{}").exec == ExecSettings()
     assert settings.default_mode is Mode.ASK
     assert settings.model is None
     assert len(settings.permissions.allow) == 0
@@ -51,10 +56,12 @@ def test_full_file_loads(reins_home: AppPaths) -> None:
     assert [r.text for r in s.permissions.allow.rules] == [
         "run_command(git status)", "run_command(npm test *)", "write_file(docs/**)"]
     assert [r.text for r in s.permissions.deny.rules] == ["read_file(~/.ssh/**)"]
-    assert s.exec.path == ("/opt/tools/bin",)
-    assert s.exec.env == ("JAVA_HOME",)
-    assert s.exec.secret_env == ("NPM_TOKEN",)
-    assert s.exec.limits == {"memory_mb": 2048, "processes": 256}
+    assert s.exec == ExecSettings(
+        extra_path=("/opt/tools/bin",), env_passthrough=("JAVA_HOME", "NPM_TOKEN"),
+        env_secret_opt_in=("NPM_TOKEN",), read_only_paths=("~/.nvm",),
+        limits=ResourceLimits(address_space=2048 * MiB, file_size=ResourceLimits().file_size,
+                              processes=256),
+        grace_s=0.5)
     assert s.mcp_servers["git"]["command"] == "uvx"
 
 
@@ -83,6 +90,7 @@ def test_an_unparsable_rule_stops_the_load_naming_rule_and_line() -> None:
          ["permissions/allow/1", "7 is not of type 'string'"]),
         ('{\n "permissions": {\n  "allow": [],\n  "alow": []}\n}', 4, ["permissions", "'alow'"]),
         ('{\n "exec": {\n  "env": ["OK", "not ok"]\n }\n}', 3, ["exec/env/1", "does not match"]),
+        ('{\n "exec": {\n  "limits": {"memory_mb": 1}\n }\n}', 3, ["exec/limits/memory_mb"]),
         ('{\n "base_url": "ftp://x"\n}', 2, ["base_url"]),
         ('{\n "mcpServers": {\n  "x": {"command": "a", "url": "http://b"}\n }\n}', 3,
          ["mcpServers/x"]),
@@ -161,3 +169,13 @@ def test_concurrent_writers_lose_no_rule(reins_home: AppPaths) -> None:
     assert len(load_settings(reins_home).permissions.allow) == 40
     leftovers = [p for p in Path(reins_home.config).iterdir() if p.suffix == ".tmp"]
     assert leftovers == []
+
+
+def test_the_documented_example_is_valid() -> None:
+    import kernel.policy.settings as module
+
+    doc = module.__doc__ or ""
+    example = doc.split("```json", 1)[1].split("```", 1)[0]
+    settings = parse_settings(example)
+    assert settings.exec.env_secret_opt_in == ("NPM_TOKEN",)
+    assert len(settings.permissions.allow) == 3
