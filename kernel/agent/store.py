@@ -147,6 +147,10 @@ class SessionResultLog:
         self._store.put_result(self.session_id, result)
 
 
+class _JobFailed(Exception):
+    """A job of a batch raised: the batch is redone with one savepoint per job."""
+
+
 @dataclass
 class _Job:
     fn: Callable[[sqlite3.Connection], Any] | None
@@ -206,39 +210,65 @@ class SessionStore:
                 break
         conn.close()
 
-    @staticmethod
-    def _commit_batch(conn: sqlite3.Connection, batch: list[_Job]) -> None:
-        outcomes: list[tuple[bool, Any]] = []
+    @classmethod
+    def _commit_batch(cls, conn: sqlite3.Connection, batch: list[_Job]) -> None:
+        """One transaction for the whole batch. If a job fails, the batch is redone with a
+        savepoint per job, so only the failing job's caller gets the error."""
         if all(job.fn is None for job in batch):
             for job in batch:
                 job.future.set_result(None)
             return
         try:
-            conn.execute("BEGIN IMMEDIATE")
-            for job in batch:
-                if job.fn is None:
-                    outcomes.append((True, None))
-                    continue
-                conn.execute("SAVEPOINT job")
-                try:
-                    outcomes.append((True, job.fn(conn)))
-                    conn.execute("RELEASE job")
-                except Exception as exc:
-                    conn.execute("ROLLBACK TO job")
-                    conn.execute("RELEASE job")
-                    outcomes.append((False, exc))
-            conn.execute("COMMIT")
+            outcomes = cls._run_batch(conn, batch, isolate=False)
+        except _JobFailed:
+            try:
+                outcomes = cls._run_batch(conn, batch, isolate=True)
+            except Exception as exc:
+                cls._fail(batch, exc)
+                return
         except Exception as exc:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            for job in batch:
-                job.future.set_exception(exc)
+            cls._fail(batch, exc)
             return
         for job, (ok, value) in zip(batch, outcomes, strict=True):
             if ok:
                 job.future.set_result(value)
             else:
                 job.future.set_exception(value)
+
+    @staticmethod
+    def _run_batch(conn: sqlite3.Connection, batch: list[_Job],
+                   *, isolate: bool) -> list[tuple[bool, Any]]:
+        outcomes: list[tuple[bool, Any]] = []
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            for job in batch:
+                if job.fn is None:
+                    outcomes.append((True, None))
+                elif not isolate:
+                    try:
+                        outcomes.append((True, job.fn(conn)))
+                    except Exception as exc:
+                        raise _JobFailed from exc
+                else:
+                    conn.execute("SAVEPOINT job")
+                    try:
+                        outcomes.append((True, job.fn(conn)))
+                        conn.execute("RELEASE job")
+                    except Exception as exc:
+                        conn.execute("ROLLBACK TO job")
+                        conn.execute("RELEASE job")
+                        outcomes.append((False, exc))
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        return outcomes
+
+    @staticmethod
+    def _fail(batch: list[_Job], exc: Exception) -> None:
+        for job in batch:
+            job.future.set_exception(exc)
 
     def _submit(self, fn: Callable[[sqlite3.Connection], T] | None) -> Future[T]:
         if self._closed:
@@ -391,17 +421,15 @@ class SessionStore:
     def submit_event(self, event: Event) -> Future[int]:
         """Store one event without waiting: the Future gives its sequence number once it
         is committed to disk (or the error that kept it from being stored)."""
-        future: Future[int] = Future()
+        row = (event.session_id, event.type, _dumps(event.to_dict()))
 
-        def done(batch: Future[list[int]]) -> None:
-            error = batch.exception()
-            if error is not None:
-                future.set_exception(error)
-            else:
-                future.set_result(batch.result()[0])
+        def insert(conn: sqlite3.Connection) -> int:
+            cur = conn.execute(
+                "INSERT INTO events(session_id, type, data, created) VALUES (?, ?, ?, ?)",
+                (*row, time.time()))
+            return int(cur.lastrowid or 0)
 
-        self._submit(self._insert_events([event])).add_done_callback(done)
-        return future
+        return self._submit(insert)
 
     def append_events(self, events: Iterable[Event]) -> list[int]:
         """Store several events in one transaction; their sequence numbers, in order."""
