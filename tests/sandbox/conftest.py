@@ -6,25 +6,21 @@ Without bubblewrap these tests are skipped with a reason that names the fix, exc
 
 from __future__ import annotations
 
-import asyncio
-import itertools
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from kernel.paths import AppPaths
 from kernel.sandbox.detect import SandboxStatus, detect_sandbox
-from kernel.sandbox.executor import CommandExecutor, CommandOutcome
+from kernel.sandbox.executor import CommandExecutor
 from kernel.sandbox.settings import ExecSettings
 from kernel.tools.externalize import OutputStore
-from tests.sandbox.sandbox_helpers import MISSING
+from tests.sandbox.sandbox_helpers import MISSING, RunCommand, make_runner
 
 SESSION = "sandbox-tests"
 
-RunCommand = Callable[..., tuple[CommandOutcome, str]]
 
 
 @pytest.fixture(scope="session")
@@ -44,21 +40,6 @@ def sandbox_status() -> SandboxStatus:
 @pytest.fixture
 def outputs(reins_home: AppPaths) -> OutputStore:
     return OutputStore.for_session(reins_home, SESSION)
-
-
-def make_runner(
-    executor: CommandExecutor, workspace: Path, outputs: OutputStore
-) -> RunCommand:
-    counter = itertools.count()
-
-    def run(command: str, **kwargs: Any) -> tuple[CommandOutcome, str]:
-        kwargs.setdefault("timeout_s", 60)
-        kwargs.setdefault("workspace", workspace)
-        with outputs.spool(f"call-{next(counter)}") as spool:
-            outcome = asyncio.run(executor.run(command, spool=spool, **kwargs))
-        return outcome, outcome.spool_path.read_text(errors="replace")
-
-    return run
 
 
 @pytest.fixture

@@ -1,11 +1,37 @@
-"""Helpers shared by the sandbox tests (process-table scans, readiness waits)."""
+"""Helpers shared by the sandbox tests (a runner, process-table scans)."""
 
 from __future__ import annotations
 
+import asyncio
+import itertools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
 import psutil
+
+from kernel.sandbox.executor import CommandExecutor, CommandOutcome
+from kernel.tools.externalize import OutputStore
 
 MISSING = "/nonexistent/reins-test/bwrap"
 """A bwrap path that does not exist: how the tests simulate a machine without a sandbox."""
+
+RunCommand = Callable[..., tuple[CommandOutcome, str]]
+
+
+def make_runner(
+    executor: CommandExecutor, workspace: Path, outputs: OutputStore
+) -> RunCommand:
+    counter = itertools.count()
+
+    def run(command: str, **kwargs: Any) -> tuple[CommandOutcome, str]:
+        kwargs.setdefault("timeout_s", 60)
+        kwargs.setdefault("workspace", workspace)
+        with outputs.spool(f"call-{next(counter)}") as spool:
+            outcome = asyncio.run(executor.run(command, spool=spool, **kwargs))
+        return outcome, outcome.spool_path.read_text(errors="replace")
+
+    return run
 
 
 def leftovers(marker: str) -> list[str]:

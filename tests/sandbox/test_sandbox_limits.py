@@ -1,0 +1,91 @@
+"""Resource limits are applied in the child and a stop is reported in words."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+import pytest
+
+from kernel.paths import AppPaths
+from kernel.sandbox.executor import CommandExecutor
+from kernel.sandbox.limits import GiB, MiB, ResourceLimits, describe_stop, size_words
+from kernel.sandbox.settings import ExecSettings
+from kernel.tools.externalize import OutputStore
+from tests.sandbox.sandbox_helpers import make_runner
+
+
+def limits_of(text: str) -> dict[str, str]:
+    rows = {}
+    for line in text.splitlines()[1:]:
+        name = line[:26].strip()
+        rows[name] = line[26:].split()[0]
+    return rows
+
+
+@pytest.mark.parametrize("sandboxed", [True, False], ids=["bwrap", "unsandboxed"])
+def test_default_limits_are_in_place(sandboxed: bool, run_cmd, run_bare) -> None:
+    run = run_cmd if sandboxed else run_bare
+    extra = {} if sandboxed else {"allow_unsandboxed": True}
+    outcome, text = run("cat /proc/self/limits", timeout_s=45, **extra)
+    rows = limits_of(text)
+    assert rows["Max address space"] == str(4 * GiB)
+    assert rows["Max file size"] == str(1 * GiB)
+    assert rows["Max processes"] == "512"
+    assert rows["Max cpu time"] == "45"
+    assert outcome.exit_code == 0
+
+
+@pytest.fixture
+def limited(reins_home: AppPaths, sandbox_status, workspace: Path, outputs: OutputStore):
+    executor = CommandExecutor(
+        reins_home,
+        ExecSettings(limits=ResourceLimits(file_size=1 * MiB, cpu_s=1), grace_s=0.5),
+    )
+    yield make_runner(executor, workspace, outputs)
+    executor.shutdown()
+
+
+def test_file_size_limit_is_reported_in_words(limited, workspace: Path) -> None:
+    outcome, _text = limited("head -c 3M /dev/zero > big.bin")
+    assert outcome.exit_code == 128 + signal.SIGXFSZ
+    assert outcome.stopped == "stopped: file size limit 1 MiB reached"
+    assert (workspace / "big.bin").stat().st_size == 1 * MiB
+
+
+def test_cpu_limit_is_reported_in_words(limited) -> None:
+    outcome, _text = limited("while :; do :; done", timeout_s=120)
+    assert not outcome.timed_out
+    assert outcome.stopped == "stopped: CPU time limit 1 s reached"
+
+
+def test_memory_limit_is_reported_in_words(run_cmd) -> None:
+    outcome, text = run_cmd("python3 -c 'bytearray(5 * 1024**3)'")
+    assert "MemoryError" in text
+    assert outcome.stopped == "stopped: memory limit 4 GiB reached"
+
+
+@pytest.mark.parametrize(
+    ("code", "tail", "words"),
+    [
+        (0, "", ""),
+        (1, "error: no such file", ""),
+        (152, "", "stopped: CPU time limit 7 s reached"),
+        (153, "", "stopped: file size limit 1 GiB reached"),
+        (1, "MemoryError", "stopped: memory limit 4 GiB reached"),
+        (134, "terminate called after throwing an instance of 'std::bad_alloc'",
+         "stopped: memory limit 4 GiB reached"),
+        (2, "sh: 1: Cannot fork", "stopped: process limit 512 reached"),
+        (139, "", "killed by signal SIGSEGV (segmentation fault)"),
+        (143, "", "killed by signal SIGTERM (terminated)"),
+    ],
+)
+def test_describe_stop(code: int, tail: str, words: str) -> None:
+    assert describe_stop(code, ResourceLimits(cpu_s=7), tail) == words
+
+
+def test_size_words_and_limit_words() -> None:
+    assert size_words(4 * GiB) == "4 GiB" and size_words(1536 * MiB) == "1.5 GiB"
+    assert size_words(512) == "512 bytes"
+    assert "CPU time the timeout" in ResourceLimits().words()
+    assert ResourceLimits().for_timeout(2.5).cpu_s == 3
