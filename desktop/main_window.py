@@ -49,6 +49,7 @@ class Banner(QFrame):
         self.label.setWordWrap(True)
         self.label.setTextFormat(Qt.TextFormat.PlainText)
         self.button = QPushButton(self)
+        self.button.setAccessibleName("Notice action")
         self.button.clicked.connect(self.action)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(8, 4, 8, 4)

@@ -1,0 +1,195 @@
+"""The main window and the controller's routing, fed protocol messages directly (the real
+kernel process is exercised in test_kernel_client.py and test_app_e2e.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QAbstractButton, QComboBox, QLineEdit, QPlainTextEdit
+from pytestqt.qtbot import QtBot
+
+from desktop.chat.model import MessageItem, Role, ToolCardItem
+from desktop.controller import AppController
+from desktop.main_window import window_title
+from kernel import events as ev
+from kernel import protocol as p
+from kernel.paths import AppPaths
+
+
+class RecordingClient(QObject):
+    """Stands in for KernelClient: records commands; the test plays the kernel."""
+
+    batch = Signal(list)
+    ready = Signal(object)
+    died = Signal(str)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sent: list[p.Message] = []
+        self.stopped = False
+
+    def start(self) -> None:
+        return None
+
+    def send(self, message: p.Message) -> bool:
+        self.sent.append(message)
+        return True
+
+    def stop(self, timeout: float = 2.0) -> None:
+        self.stopped = True
+
+    def of(self, kind: type[p.Message]) -> list[p.Message]:
+        return [m for m in self.sent if isinstance(m, kind)]
+
+
+INFO = p.SessionInfo("s1", "Fix the build", "/tmp/ws", "ask", "claude-test", 1.0)
+READY = p.KernelReady(p.PROTOCOL_VERSION, 42, "none", "bubblewrap is not installed", True,
+                      "claude-test")
+
+
+def make(qtbot: QtBot, reins_home: AppPaths, key: str | None = "sk-x"
+         ) -> tuple[AppController, RecordingClient]:
+    client = RecordingClient()
+    controller = AppController(reins_home, client=client, api_key=key)  # type: ignore[arg-type]
+    qtbot.addWidget(controller.window)
+    controller.start()
+    client.ready.emit(READY)
+    client.batch.emit([READY])
+    return controller, client
+
+
+def load(controller: AppController, client: RecordingClient, *events: ev.Event,
+         interrupted: bool = False) -> None:
+    controller.open_session("s1")
+    client.batch.emit([p.SessionLoaded(INFO, tuple(events), interrupted)])
+
+
+def test_ready_configures_the_kernel_and_shows_sandbox_state(qtbot: QtBot,
+                                                              reins_home: AppPaths) -> None:
+    controller, client = make(qtbot, reins_home)
+    assert client.of(p.SetApiKey) == [p.SetApiKey("sk-x")]
+    assert client.of(p.Configure) and client.of(p.ListSessions)
+    w = controller.window
+    assert "none — bubblewrap is not installed" in w.sandbox_label.text()
+    assert w.sandbox_label.toolTip() == "bubblewrap is not installed"
+    assert w.windowTitle() == "Reins"
+
+
+def test_loaded_session_shows_history_title_mode_and_usage(qtbot: QtBot,
+                                                            reins_home: AppPaths) -> None:
+    controller, client = make(qtbot, reins_home)
+    load(controller, client,
+         ev.UserMessage("s1", "hi"), ev.AssistantText("s1", "**hello**"),
+         ev.ToolCallStarted("s1", "c1", "read_file", {"path": "a"}, "a"),
+         ev.ToolResultEvent("s1", "c1", "read_file", False, None, 3.0, 10),
+         ev.RunFinished("s1", "end_turn", 1, {"input_tokens": 1200, "output_tokens": 30},
+                        0.0123))
+    w = controller.window
+    assert w.windowTitle() == window_title("Fix the build") == "Reins — Fix the build"
+    items = controller.views["s1"].chat.items()
+    assert [type(i).__name__ for i in items] == ["MessageItem", "MessageItem", "ToolCardItem"]
+    assert isinstance(items[2], ToolCardItem) and items[2].status == "done"
+    assert w.mode_combo.currentText() == "ask" and w.mode_combo.isEnabled()
+    assert "1,200 in" in w.usage_label.text() and "$0.0123" in w.usage_label.text()
+    w.mode_combo.textActivated.emit("auto-edit")
+    assert client.of(p.SetMode) == [p.SetMode("s1", "auto-edit")]
+
+
+def test_prompt_streaming_and_stop(qtbot: QtBot, reins_home: AppPaths) -> None:
+    controller, client = make(qtbot, reins_home)
+    load(controller, client)
+    w = controller.window
+    qtbot.keyClicks(w.prompt.edit, "do it")
+    w.prompt.edit.submitted.emit()
+    assert client.of(p.StartRun) == [p.StartRun("s1", "do it")]
+    client.batch.emit([p.RunStatus("s1", "running"),
+                       p.EventMessage(ev.UserMessage("s1", "do it")),
+                       p.EventMessage(ev.AssistantDelta("s1", "partial"))])
+    assert w.prompt.stop_button.isEnabled()
+    w.prompt.stop_button.click()
+    assert client.of(p.CancelRun) == [p.CancelRun("s1")]
+    client.batch.emit([p.EventMessage(ev.RunFinished("s1", "cancelled")),
+                       p.RunStatus("s1", "idle")])
+    items = controller.views["s1"].chat.items()
+    assert isinstance(items[-1], MessageItem) and items[-1].text == "Run stopped."
+    assert not w.prompt.stop_button.isEnabled()
+
+
+def test_approval_request_opens_the_dialog_and_answers_go_to_the_kernel(
+        qtbot: QtBot, reins_home: AppPaths) -> None:
+    controller, client = make(qtbot, reins_home)
+    load(controller, client)
+    request = ev.ApprovalRequest("s1", "c9", "write_file", {"path": "x"}, "write",
+                                 "mode ask asks before writes", "--- a\n+++ b\n")
+    client.batch.emit([p.EventMessage(request)])
+    dialog = controller.approvals.dialog
+    assert dialog.isVisible() and controller.window.approvals_button.isVisible()
+    dialog.allow_session.click()
+    assert client.of(p.ApprovalAnswer) == [p.ApprovalAnswer("s1", "c9", "allow_session")]
+    assert not controller.window.approvals_button.isVisible()
+
+
+def test_unanswered_request_from_before_a_restart_is_asked_again(qtbot: QtBot,
+                                                                  reins_home: AppPaths) -> None:
+    controller, client = make(qtbot, reins_home)
+    request = ev.ApprovalRequest("s1", "c1", "write_file", {}, "write", "asks")
+    load(controller, client, request, interrupted=True)
+    assert controller.approvals.dialog.isVisible()
+    assert controller.window.banner.isVisible()
+    assert "interrupted" in controller.window.banner.label.text()
+    controller.window.banner.button.click()
+    assert client.of(p.ResumeRun) == [p.ResumeRun("s1")]
+
+
+def test_kernel_death_is_shown_and_the_session_reloaded(qtbot: QtBot,
+                                                        reins_home: AppPaths) -> None:
+    controller, client = make(qtbot, reins_home)
+    load(controller, client, ev.UserMessage("s1", "hi"))
+    client.batch.emit([p.RunStatus("s1", "running")])
+    client.died.emit("The kernel stopped unexpectedly (exit code -9).")
+    items = controller.views["s1"].chat.items()
+    assert isinstance(items[-1], MessageItem) and items[-1].role is Role.ERROR
+    assert "stopped unexpectedly" in items[-1].text
+    assert controller.window.kernel_label.text() == "Kernel restarting…"
+    client.sent.clear()
+    client.ready.emit(READY)
+    assert p.OpenSession("s1") in client.sent
+    client.batch.emit([p.SessionLoaded(INFO, (ev.UserMessage("s1", "hi"),), True)])
+    assert controller.window.banner.isVisible()
+
+
+def test_without_a_key_the_welcome_panel_shows_and_sessions_stay_browsable(
+        qtbot: QtBot, reins_home: AppPaths) -> None:
+    controller, client = make(qtbot, reins_home, key=None)
+    w = controller.window
+    assert w.pages.currentWidget() is w.welcome
+    load(controller, client, ev.UserMessage("s1", "old question"))
+    assert w.pages.currentWidget() is w.chat_page
+    assert w.prompt.edit.isReadOnly()
+    assert controller.views["s1"].chat.items()[0].text == "old question"
+
+
+def test_closing_the_window_cancels_runs_and_stops_the_kernel(qtbot: QtBot,
+                                                              reins_home: AppPaths) -> None:
+    controller, client = make(qtbot, reins_home)
+    load(controller, client)
+    client.batch.emit([p.RunStatus("s1", "running")])
+    controller.window.close()
+    assert p.CancelRun("s1") in client.sent and client.stopped
+
+
+def test_every_control_has_an_accessible_name(qtbot: QtBot, reins_home: AppPaths,
+                                              tmp_path: Path) -> None:
+    controller, client = make(qtbot, reins_home)
+    load(controller, client)
+    w = controller.window
+    mine = [w.sessions, w.chat, w.prompt, w.banner, w.welcome, w.statusBar()]
+    controls = [c for parent in mine
+                for kind in (QAbstractButton, QLineEdit, QPlainTextEdit, QComboBox)
+                for c in parent.findChildren(kind)
+                if c.metaObject().className() != "QLineEditIconButton"]  # Qt's clear button
+    controls += [w.mode_combo, w.approvals_button]
+    missing = [(c.metaObject().className(), c.objectName(), type(c.parent()).__name__)
+               for c in controls if not c.accessibleName()]
+    assert missing == []
