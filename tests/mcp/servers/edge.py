@@ -102,6 +102,14 @@ def environment() -> str:
 
 
 @server.tool()
+def touch(path: str) -> str:
+    """Create an empty file at `path` (a trace that the call ran)."""
+    with open(path, "w"):
+        pass
+    return f"touched {path}"
+
+
+@server.tool()
 def spawn() -> str:
     """Start a long `sleep` in the background (same process group); return its pid."""
     child = subprocess.Popen(["sleep", "1000"], stdin=subprocess.DEVNULL,
