@@ -389,8 +389,8 @@ class Dispatcher:
                 f"whose fields match the tool's schema.",
                 duration_ms=elapsed(),
             )
-        if not entry.validator.is_valid(args):
-            errors = list(entry.validator.iter_errors(args))
+        errors = [] if entry.is_valid(args) else list(entry.validator.iter_errors(args))
+        if errors:
             return error_result(
                 call.call_id,
                 ErrorCode.INVALID_ARGUMENTS,
