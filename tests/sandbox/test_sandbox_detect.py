@@ -1,0 +1,115 @@
+"""Sandbox detection, the fail-closed refusal, the doctor report, hardening, bwrap argv."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kernel.paths import AppPaths
+from kernel.sandbox.bwrap import bwrap_argv
+from kernel.sandbox.detect import detect_sandbox
+from kernel.sandbox.doctor import report
+from kernel.sandbox.executor import CommandExecutor, SandboxUnavailable
+from kernel.sandbox.settings import ExecSettings
+from kernel.tools.externalize import OutputStore
+from kernel.tools.spec import ErrorCode
+from tests.sandbox.sandbox_helpers import MISSING
+
+
+def test_missing_bwrap_is_reported_with_the_fix() -> None:
+    status = detect_sandbox(MISSING)
+    assert status.kind == "none" and not status.available
+    assert MISSING in status.reason and "apt-get install bubblewrap" in status.fix
+
+
+def test_missing_prlimit_is_reported(sandbox_status) -> None:
+    status = detect_sandbox("bwrap", "/nonexistent/prlimit")
+    assert not status.available and "prlimit" in status.reason
+    assert "util-linux" in status.fix
+
+
+def test_a_bwrap_that_cannot_create_namespaces_is_not_trusted(tmp_path: Path) -> None:
+    fake = tmp_path / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\n"
+                    "exit 1\n")
+    fake.chmod(0o755)
+    status = detect_sandbox(str(fake))
+    assert not status.available and status.kind == "none"
+    assert "No permissions to create new namespace" in status.reason
+    assert "user namespaces" in status.fix
+
+
+def test_the_real_sandbox_is_detected(sandbox_status) -> None:
+    assert sandbox_status.kind == "bwrap" and sandbox_status.available
+    assert sandbox_status.bwrap_path and sandbox_status.prlimit_path
+
+
+def test_executor_refuses_without_sandbox_and_runs_nothing(
+    reins_home: AppPaths, workspace: Path
+) -> None:
+    executor = CommandExecutor(reins_home, ExecSettings(bwrap=MISSING))
+    outputs = OutputStore.for_session(reins_home, "s")
+    with outputs.spool("c") as spool, pytest.raises(SandboxUnavailable) as info:
+        asyncio.run(executor.run("touch ran.txt", workspace=workspace, spool=spool,
+                                 timeout_s=10))
+    assert info.value.code is ErrorCode.SANDBOX_UNAVAILABLE
+    assert "apt-get install bubblewrap" in info.value.hint
+    assert not (workspace / "ran.txt").exists()
+    assert executor.running == 0
+
+
+def test_doctor_report_names_state_reason_and_fix(sandbox_status) -> None:
+    good = report()
+    assert good.startswith("sandbox: bwrap") and "reason:" in good and "limits:" in good
+    bad = report(ExecSettings(bwrap=MISSING))
+    assert bad.startswith("sandbox: none") and "NOT sandboxed" in bad
+    assert "fix: apt-get install bubblewrap" in bad and MISSING in bad
+
+
+def test_make_non_dumpable_in_a_child_kernel() -> None:
+    code = (
+        "from kernel.sandbox.hardening import is_dumpable, make_non_dumpable\n"
+        "before = is_dumpable(); applied = make_non_dumpable()\n"
+        "print(before, applied, is_dumpable())"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, cwd=Path(__file__).resolve().parents[2])
+    assert done.stdout.split() == ["True", "True", "False"]
+
+
+def test_bwrap_argv_layers(tmp_path: Path, reins_home: AppPaths) -> None:
+    home = tmp_path / "home"
+    workspace = home / "project"
+    (workspace / ".git" / "hooks").mkdir(parents=True)
+    (workspace / ".git" / "config").write_text("")
+    (home / ".pyenv").mkdir()
+    reins_home.data.mkdir(parents=True)
+    reins_home.config.mkdir(parents=True)
+    argv = bwrap_argv(
+        "bwrap", command="make test", cwd=workspace, workspace=workspace, network=False,
+        paths=reins_home, sandbox_home=reins_home.sandbox_home, real_home=home,
+        read_only_paths=(home / ".pyenv",),
+    )
+    text = " ".join(argv)
+    for flag in ("--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc",
+                 "--unshare-uts", "--unshare-net"):
+        assert flag in argv
+    assert text.index("--ro-bind / /") < text.index(f"--tmpfs {home} ")
+    assert text.index(f"--tmpfs {home} ") < text.index(f"--bind {workspace} {workspace}")
+    assert f"--ro-bind {home / '.pyenv'} {home / '.pyenv'}" in text
+    assert f"--ro-bind {workspace / '.git/hooks'} {workspace / '.git/hooks'}" in text
+    assert f"--ro-bind {workspace / '.git/config'} {workspace / '.git/config'}" in text
+    assert f"--tmpfs {reins_home.data}" in text and f"--tmpfs {reins_home.config}" in text
+    assert text.index(f"--tmpfs {reins_home.data}") < text.index(
+        f"--bind {reins_home.sandbox_home}")
+    assert f"--remount-ro {home}" in text
+    assert argv[-6:] == ["--chdir", str(workspace), "--", "/bin/sh", "-c", "make test"]
+    with_net = bwrap_argv(
+        "bwrap", command="true", cwd=workspace, workspace=workspace, network=True,
+        paths=reins_home, sandbox_home=reins_home.sandbox_home, real_home=home,
+    )
+    assert "--unshare-net" not in with_net
