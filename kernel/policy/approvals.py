@@ -19,6 +19,7 @@ already in the history is reused without asking.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -77,6 +78,7 @@ class PolicyGate:
         self._emit = emit
         self._report = report or (lambda _e: None)
         self.app_paths = app_paths or AppPaths.from_env()
+        self._stamp = _stamp(self.app_paths.settings_file)
         self.fingerprints = GrantFingerprints.for_paths(self.app_paths)
         self.home = Path(home if home is not None else Path.home()).resolve()
         past = list(history)
@@ -102,7 +104,7 @@ class PolicyGate:
 
     def revoke_always_rule(self, rule_text: str, *, by: str = "user") -> None:
         """Remove an allow rule from settings.json (KeyError when it is not there)."""
-        self.settings = remove_rule(self.app_paths, "allow", rule_text)
+        self._saved(remove_rule(self.app_paths, "allow", rule_text))
         self._emit(GrantRevoked(self.session_id, rule=rule_text, scope="always", revoked_by=by))
 
     # -- the Gate protocol -----------------------------------------------------------------
@@ -114,7 +116,7 @@ class PolicyGate:
     def decide(self, spec: ToolSpec, args: Mapping[str, Any]) -> tuple[Decision, CallFacts]:
         """The policy's decision for a call, without asking anyone or recording anything."""
         facts = call_facts(spec, args, self.path_policy, self.sandbox)
-        perms = self.settings.permissions
+        perms = self._current_settings().permissions
         decision = decide(spec, args, facts, self.session(), perms.allow, perms.ask, perms.deny)
         return self._unless_changed(spec, decision), facts
 
@@ -135,6 +137,10 @@ class PolicyGate:
             decision, facts = self.decide(spec, args)
         except ToolError as exc:
             return GateOutcome(False, exc.code, f"{exc.message}\n{exc.hint}".strip())
+        except SettingsError as exc:
+            return GateOutcome(False, ErrorCode.PERMISSION_DENIED, (
+                f"The call to {spec.name!r} was not run: the permission settings changed and "
+                f"cannot be loaded ({exc}). Tell the user to fix settings.json."))
         if decision.verdict is Verdict.ALLOW:
             self._record_policy(call, decision)
             return self._allowed(decision, facts, user_approved=False)
@@ -149,6 +155,19 @@ class PolicyGate:
             return await self._ask(spec, call, args, decision, facts)
 
     # -- internals -------------------------------------------------------------------------
+
+    def _current_settings(self) -> Settings:
+        """The settings, re-read when settings.json changed on disk (a rule added or revoked
+        by another session, or by hand). A file that no longer loads raises SettingsError."""
+        stamp = _stamp(self.app_paths.settings_file)
+        if stamp != self._stamp:
+            self.settings = load_settings(self.app_paths)
+            self._stamp = stamp
+        return self.settings
+
+    def _saved(self, settings: Settings) -> None:
+        self.settings = settings
+        self._stamp = _stamp(self.app_paths.settings_file)
 
     def _allowed(self, decision: Decision, facts: CallFacts, *, user_approved: bool,
                  network: bool | None = None) -> GateOutcome:
@@ -234,7 +253,7 @@ class PolicyGate:
     def _save_always(self, texts: list[str]) -> str:
         try:
             for text in texts:
-                self.settings = add_rule(self.app_paths, "allow", text)
+                self._saved(add_rule(self.app_paths, "allow", text))
         except (SettingsError, OSError) as exc:
             return f"allowed once: the rule could not be saved to settings.json ({exc})"
         return ""
@@ -257,6 +276,14 @@ class PolicyGate:
             f"The call to {spec.name!r} needs the user's approval, but no answer could be "
             f"obtained: {why}. It was not run. This is not a denial by the user; tell the user "
             f"what you wanted to do."))
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
 def gate_factory(*, app_paths: AppPaths, sandbox: SandboxState,

@@ -392,3 +392,22 @@ def test_queue_channel_refuses_after_close() -> None:
     request = ApprovalRequest("s", "c", "t", {}, "read", "r")
     with pytest.raises(ChannelUnavailable, match="gone"):
         asyncio.run(channel.ask(request, destructive=False))
+
+
+def test_rules_changed_on_disk_apply_to_running_gates(workspace: Path,
+                                                      reins_home: AppPaths) -> None:
+    channel = QueueChannel()
+    first = Kit(workspace, reins_home, channel=channel, session_id="s1")
+    second = Kit(workspace, reins_home, channel=FixedChannel(Choice.DENY), session_id="s2")
+    [saved] = _run(first, [_cmd("a1", "echo shared")], channel,
+                   lambda _r: Answer(Choice.ALLOW_ALWAYS))
+    assert not saved.is_error
+    [allowed] = _run(second, [_cmd("b1", "echo shared")])
+    assert not allowed.is_error and second.of_type("approval_request") == []
+    second.gate.revoke_always_rule("run_command(echo shared)")
+    [asked] = _run(first, [_cmd("a2", "echo shared")], channel, lambda _r: Answer(Choice.DENY))
+    assert asked.error_code is ErrorCode.APPROVAL_DENIED
+    reins_home.settings_file.write_text('{"permissions": {"allow": ["run_command(echo"]}}')
+    [broken] = _run(second, [_cmd("b2", "echo shared")])
+    assert broken.error_code is ErrorCode.PERMISSION_DENIED
+    assert "settings.json" in broken.text and "run_command(echo" in broken.text
