@@ -154,7 +154,14 @@ class _Reporter:
         future.add_done_callback(
             lambda f: self._loop.call_soon_threadsafe(self._deliver, event, f))
 
-    def _deliver(self, event: Event, future: Future[Any]) -> None:
+    def track(self, future: Future[Any]) -> None:
+        """Follow a pipelined store write: a failure stops the run at the next emit/flush."""
+        self._pending += 1
+        self._idle.clear()
+        future.add_done_callback(
+            lambda f: self._loop.call_soon_threadsafe(self._deliver, None, f))
+
+    def _deliver(self, event: Event | None, future: Future[Any]) -> None:
         self._pending -= 1
         if self._pending == 0:
             self._idle.set()
@@ -164,10 +171,18 @@ class _Reporter:
         if error is not None:
             self._error = error
             return
+        if event is None:
+            return
         try:
             self._sink(event)
         except Exception as exc:
             self._error = exc
+
+    async def committed(self) -> None:
+        """Wait until everything submitted so far is on disk (not necessarily reported)."""
+        await asyncio.wrap_future(self._store.barrier())
+        if self._error is not None:
+            raise StoreFailed(f"the session store or the sink failed: {self._error}")
 
     async def flush(self) -> None:
         """Wait until every emitted event is reported; raise if one could not be."""
@@ -296,7 +311,8 @@ class _Run:
         self.workspace = Path(self.session.workspace)
         self.outputs = OutputStore.for_session(agent.paths, session_id)
         self.path_policy = PathPolicy(self.workspace, app_paths=agent.paths)
-        self.results = self.store.result_log(session_id)
+        self.reporter = _Reporter(self.store, sink)
+        self.results = self.store.result_log(session_id, pipeline=self.reporter.track)
         self.history = self.store.messages(session_id)
         self.state = _RunState()
         self.started = agent.clock()
@@ -304,7 +320,6 @@ class _Run:
         self.rates = RateLimiter(agent.limits.rate_limits)
         self._task: asyncio.Task[Any] | None = None
         self._cancel_requested = False
-        self.reporter = _Reporter(self.store, sink)
         past = [e for _, e in self.store.events(session_id)]
         self._reported_results = {e.call_id for e in past if isinstance(e, ToolResultEvent)}
         self._reported_calls = {e.call_id for e in past if isinstance(e, ToolCallStarted)}
@@ -353,8 +368,8 @@ class _Run:
         self.emit(SessionStarted(self.session_id, workspace=str(self.workspace),
                                  model=self.agent.provider.model, sandbox=self.agent.sandbox,
                                  mode=self.session.mode))
-        self.store.set_run_state(self.session_id, RunState.RUNNING,
-                                 self.state.to_info(self._cost()))
+        self._track(self.store.submit_run_state(self.session_id, RunState.RUNNING,
+                                                self.state.to_info(self._cost())))
         try:
             await self._settle_pending_calls()
             if prompt is not None:
@@ -431,6 +446,7 @@ class _Run:
             self._append_message({"role": "assistant", "content": content})
         stop: StopReason | None = None
         if calls:
+            await self.reporter.committed()
             stop = await self._run_calls(calls, trace)
         elif reason == "max_tokens":
             if self.state.continued_max_tokens:
@@ -534,7 +550,7 @@ class _Run:
                                  "model_tool_calls": [], "answer": ""}
         ran = await self.dispatcher.dispatch_many(calls)
         self._answer_calls(calls, {r.call_id: r for r in ran}, trace)
-        self.store.append_trace(self.session_id, trace)
+        self._track(self.store.submit_trace(self.session_id, trace))
 
     def _after_cancel(self) -> None:
         """Leave a valid history after a cancel: every pending call gets its result."""
@@ -576,8 +592,12 @@ class _Run:
 
     # ---- history and requests -----------------------------------------------------------
 
+    def _track(self, future: Future[Any]) -> None:
+        self.reporter.track(future)
+
     def _append_message(self, message: dict[str, Any]) -> None:
-        self.store.append_message(self.session_id, message)
+        """Queue the message for commit (in order with everything else) and keep it."""
+        self._track(self.store.submit_message(self.session_id, message))
         self.history.append(message)
 
     def _add_user_blocks(self, blocks: list[dict[str, Any]]) -> None:
@@ -586,7 +606,7 @@ class _Run:
             previous = self.history[-1]["content"]
             old = [{"type": "text", "text": previous}] if isinstance(previous, str) else previous
             merged = {"role": "user", "content": [*old, *blocks]}
-            self.store.replace_last_message(self.session_id, merged)
+            self._track(self.store.submit_replace_last_message(self.session_id, merged))
             self.history[-1] = merged
         else:
             self._append_message({"role": "user", "content": blocks})
@@ -622,17 +642,17 @@ class _Run:
         return cost_usd(self.state.usage, self.agent.price)
 
     def _save_progress(self, trace: Mapping[str, Any]) -> None:
-        self.store.append_trace(self.session_id, trace)
-        self.store.set_run_state(self.session_id, RunState.RUNNING,
-                                 self.state.to_info(self._cost()))
+        self._track(self.store.submit_trace(self.session_id, trace))
+        self._track(self.store.submit_run_state(self.session_id, RunState.RUNNING,
+                                                self.state.to_info(self._cost())))
 
     def _finish(self, reason: StopReason) -> RunFinished:
         cost = self._cost()
         finished = RunFinished(self.session_id, stop_reason=reason.value,
                                rounds=self.state.rounds, usage=dict(self.state.usage),
                                cost_usd=round(cost or 0.0, 6))
-        self.store.set_run_state(self.session_id, RunState.FINISHED,
-                                 self.state.to_info(cost, reason.value))
+        self._track(self.store.submit_run_state(self.session_id, RunState.FINISHED,
+                                                self.state.to_info(cost, reason.value)))
         self.emit(finished)
         return finished
 

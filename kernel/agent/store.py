@@ -134,17 +134,32 @@ def _result_content(content: str) -> Any:
 
 
 class SessionResultLog:
-    """The dispatcher's ResultLog for one session: results by call id, durable on `put`."""
+    """The dispatcher's ResultLog for one session: results by call id.
 
-    def __init__(self, store: SessionStore, session_id: str) -> None:
+    By default `put` returns once the result is on disk. With `pipeline`, `put` only queues
+    the commit and hands its Future to `pipeline` (the caller then reports the outcome);
+    results put through this log are answered from memory at once, so `get` never misses
+    one whose commit is still under way. Commits are in submission order, so a result is on
+    disk no later than any event submitted after it."""
+
+    def __init__(self, store: SessionStore, session_id: str,
+                 pipeline: Callable[[Future[None]], None] | None = None) -> None:
         self._store = store
         self.session_id = session_id
+        self._pipeline = pipeline
+        self._recent: dict[str, ToolResult] = {}
 
     def get(self, call_id: str) -> ToolResult | None:
-        return self._store.get_result(self.session_id, call_id)
+        recent = self._recent.get(call_id)
+        return recent if recent is not None else self._store.get_result(self.session_id, call_id)
 
     def put(self, result: ToolResult) -> None:
-        self._store.put_result(self.session_id, result)
+        future = self._store.submit_result(self.session_id, result)
+        self._recent[result.call_id] = result
+        if self._pipeline is None:
+            future.result()
+        else:
+            self._pipeline(future)
 
 
 class _JobFailed(Exception):
@@ -383,9 +398,9 @@ class SessionStore:
 
     # ---- run state --------------------------------------------------------------------
 
-    def set_run_state(
+    def submit_run_state(
         self, session_id: str, state: RunState, info: Mapping[str, Any] | None = None
-    ) -> None:
+    ) -> Future[None]:
         """Record where the latest run stands; `info` replaces the run's progress record."""
 
         def update(conn: sqlite3.Connection) -> None:
@@ -398,7 +413,12 @@ class SessionStore:
             if conn.execute(sql, params).rowcount == 0:
                 raise UnknownSession(session_id)
 
-        self._write(update)
+        return self._submit(update)
+
+    def set_run_state(
+        self, session_id: str, state: RunState, info: Mapping[str, Any] | None = None
+    ) -> None:
+        self.submit_run_state(session_id, state, info).result()
 
     def mark_interrupted(self) -> list[str]:
         """After a crash: every session still `running` becomes `interrupted`; their ids."""
@@ -461,8 +481,8 @@ class SessionStore:
 
     # ---- the API message history ------------------------------------------------------
 
-    def append_message(self, session_id: str, message: Mapping[str, Any]) -> int:
-        """Append one API message ({"role", "content"}) exactly as sent; returns its index."""
+    def submit_message(self, session_id: str, message: Mapping[str, Any]) -> Future[int]:
+        """Append one API message ({"role", "content"}) exactly as sent; its index."""
         role = message["role"]
         content = _dumps(message["content"])
 
@@ -478,9 +498,13 @@ class SessionStore:
             conn.execute("UPDATE sessions SET updated = ? WHERE id = ?", (time.time(), session_id))
             return int(idx)
 
-        return self._write(insert)
+        return self._submit(insert)
 
-    def replace_last_message(self, session_id: str, message: Mapping[str, Any]) -> None:
+    def append_message(self, session_id: str, message: Mapping[str, Any]) -> int:
+        return self.submit_message(session_id, message).result()
+
+    def submit_replace_last_message(self, session_id: str,
+                                    message: Mapping[str, Any]) -> Future[None]:
         """Replace the newest message (used to merge consecutive user turns)."""
         role = message["role"]
         content = _dumps(message["content"])
@@ -494,7 +518,10 @@ class SessionStore:
             if cur.rowcount == 0:
                 raise ValueError(f"session {session_id!r} has no message to replace")
 
-        self._write(update)
+        return self._submit(update)
+
+    def replace_last_message(self, session_id: str, message: Mapping[str, Any]) -> None:
+        self.submit_replace_last_message(session_id, message).result()
 
     def messages(self, session_id: str) -> list[dict[str, Any]]:
         rows = self._read(
@@ -505,11 +532,12 @@ class SessionStore:
 
     # ---- tool results (ResultLog) -----------------------------------------------------
 
-    def result_log(self, session_id: str) -> SessionResultLog:
+    def result_log(self, session_id: str,
+                   pipeline: Callable[[Future[None]], None] | None = None) -> SessionResultLog:
         check_session_id(session_id)
-        return SessionResultLog(self, session_id)
+        return SessionResultLog(self, session_id, pipeline)
 
-    def put_result(self, session_id: str, result: ToolResult) -> None:
+    def submit_result(self, session_id: str, result: ToolResult) -> Future[None]:
         content = _dumps(result.content if isinstance(result.content, str)
                          else [dict(b) for b in result.content])
         row = (
@@ -526,7 +554,10 @@ class SessionStore:
                 row,
             )
 
-        self._write(insert)
+        return self._submit(insert)
+
+    def put_result(self, session_id: str, result: ToolResult) -> None:
+        self.submit_result(session_id, result).result()
 
     def get_result(self, session_id: str, call_id: str) -> ToolResult | None:
         rows = self._read(
@@ -549,7 +580,7 @@ class SessionStore:
 
     # ---- trace ------------------------------------------------------------------------
 
-    def append_trace(self, session_id: str, record: Mapping[str, Any]) -> None:
+    def submit_trace(self, session_id: str, record: Mapping[str, Any]) -> Future[None]:
         data = _dumps(dict(record))
 
         def insert(conn: sqlite3.Connection) -> None:
@@ -559,7 +590,10 @@ class SessionStore:
                 (session_id, session_id, data),
             )
 
-        self._write(insert)
+        return self._submit(insert)
+
+    def append_trace(self, session_id: str, record: Mapping[str, Any]) -> None:
+        self.submit_trace(session_id, record).result()
 
     def trace(self, session_id: str) -> list[dict[str, Any]]:
         rows = self._read(

@@ -140,3 +140,37 @@ def test_reopen_keeps_everything_and_trace(tmp_path: Path):
         s.close()
         with pytest.raises(RuntimeError):
             s.append_event(UserMessage(sid, "y"))
+
+
+def test_submitted_events_commit_in_order_and_barrier_waits_for_them(store: SessionStore,
+                                                                     tmp_path: Path):
+    sid = store.create_session(tmp_path, "m")
+    futures = [store.submit_event(AssistantText(sid, str(i))) for i in range(300)]
+    store.barrier().result()
+    assert all(f.done() for f in futures)
+    seqs = [f.result() for f in futures]
+    assert seqs == sorted(seqs)
+    assert [e.text for _, e in store.events(sid)] == [str(i) for i in range(300)]
+
+
+def test_a_submitted_event_for_a_missing_session_fails_alone(store: SessionStore,
+                                                             tmp_path: Path):
+    sid = store.create_session(tmp_path, "m")
+    good = store.submit_event(AssistantText(sid, "kept"))
+    bad = store.submit_event(AssistantText("no-such-session", "lost"))
+    assert good.result() > 0
+    with pytest.raises(sqlite3.IntegrityError):
+        bad.result()
+    assert [e.text for _, e in store.events(sid)] == ["kept"]
+
+
+def test_pipelined_result_log_answers_from_memory_and_commits(store: SessionStore,
+                                                              tmp_path: Path):
+    sid = store.create_session(tmp_path, "m")
+    pending = []
+    log = store.result_log(sid, pipeline=pending.append)
+    result = ToolResult("c9", "out")
+    log.put(result)
+    assert log.get("c9") == result
+    pending[0].result()
+    assert store.result_log(sid).get("c9") == result
