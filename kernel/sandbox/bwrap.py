@@ -19,6 +19,8 @@ Reins (`--die-with-parent`), and the network is a private, empty namespace unles
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -43,23 +45,33 @@ def base_mounts() -> list[str]:
     return ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
 
 
-def _inside(path: Path, root: Path) -> bool:
-    return path == root or path.is_relative_to(root)
+def _inside(path: str, root: str) -> bool:
+    """`path` is `root` or below it (both absolute and normalized)."""
+    return path == root or root == "/" or path.startswith(root + "/")
 
 
-def _hide(path: Path) -> list[str]:
+def _hide(path: str) -> list[str]:
     """Mount something empty over `path` (a tmpfs for a folder, /dev/null for a file)."""
-    if path.is_dir() and not path.is_symlink():
-        return ["--tmpfs", str(path)]
-    if path.exists() or path.is_socket():
-        return ["--ro-bind", "/dev/null", str(path)]
-    return []
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return []
+    if stat.S_ISDIR(mode):
+        return ["--tmpfs", path]
+    if stat.S_ISLNK(mode):
+        return []
+    return ["--ro-bind", "/dev/null", path]
 
 
-def _protected_in(workspace: Path) -> Iterable[Path]:
+def _protected_in(workspace: str) -> Iterable[str]:
+    """The path policy's protected files and folders at the top of the workspace."""
     for pattern in DEFAULT_PROTECTED:
-        target = workspace / pattern.removesuffix("/**")
-        if target.exists() and not target.is_symlink():
+        target = os.path.join(workspace, pattern.removesuffix("/**"))
+        try:
+            mode = os.lstat(target).st_mode
+        except OSError:
+            continue
+        if not stat.S_ISLNK(mode):
             yield target
 
 
@@ -76,38 +88,39 @@ def bwrap_argv(
     read_only_paths: Iterable[Path] = (),
 ) -> list[str]:
     """The full argv: `bwrap … -- /bin/sh -c COMMAND`. Paths must be absolute and resolved."""
+    ws, home = str(workspace), str(real_home)
     argv = [bwrap, *NAMESPACE_FLAGS]
     if not network:
         argv.append("--unshare-net")
     argv += base_mounts()
-    read_only_later: list[Path] = []
-    if real_home.is_dir() and real_home != Path("/") and not _inside(real_home, workspace):
-        argv += ["--tmpfs", str(real_home)]
-        read_only_later.append(real_home)
-        for extra in read_only_paths:
-            if extra.exists() and _inside(extra, real_home):
-                argv += ["--ro-bind", str(extra), str(extra)]
+    read_only_later: list[str] = []
+    if home != "/" and os.path.isdir(home) and not _inside(home, ws):
+        argv += ["--tmpfs", home]
+        read_only_later.append(home)
+        for extra in map(str, read_only_paths):
+            if _inside(extra, home) and os.path.exists(extra):
+                argv += ["--ro-bind", extra, extra]
     for socket in SESSION_SOCKETS:
-        real = Path(socket).resolve()
-        if not _inside(workspace, real):
+        real = os.path.realpath(socket)
+        if not _inside(ws, real):
             argv += _hide(real)
-    argv += ["--bind", str(workspace), str(workspace)]
+    argv += ["--bind", ws, ws]
     for name in HOME_SECRETS:
-        secret = real_home / name
-        if _inside(secret, workspace) and secret != workspace:
+        secret = os.path.join(home, name)
+        if secret != ws and _inside(secret, ws):
             argv += _hide(secret)
-    for own in (paths.config, paths.data):
-        own = own.resolve()
-        if own.is_dir() and not _inside(workspace, own):
-            argv += ["--tmpfs", str(own)]
+    for own in (os.path.realpath(paths.config), os.path.realpath(paths.data)):
+        if not _inside(ws, own) and os.path.isdir(own):
+            argv += ["--tmpfs", own]
             read_only_later.append(own)
     argv += ["--bind", str(sandbox_home), str(sandbox_home)]
-    git = workspace / ".git"
-    if git.is_dir() and not git.is_symlink() and not (git / "hooks").exists():
-        argv += ["--tmpfs", str(git / "hooks"), "--remount-ro", str(git / "hooks")]
-    for target in _protected_in(workspace):
-        argv += ["--ro-bind", str(target), str(target)]
+    git = os.path.join(ws, ".git")
+    hooks = os.path.join(git, "hooks")
+    if os.path.isdir(git) and not os.path.islink(git) and not os.path.lexists(hooks):
+        argv += ["--tmpfs", hooks, "--remount-ro", hooks]
+    for target in _protected_in(ws):
+        argv += ["--ro-bind", target, target]
     for hidden in read_only_later:
-        argv += ["--remount-ro", str(hidden)]
+        argv += ["--remount-ro", hidden]
     argv += ["--chdir", str(cwd), "--", "/bin/sh", "-c", command]
     return argv
