@@ -58,10 +58,15 @@ class CommandPattern:
     rest: bool
     regexes: tuple[re.Pattern[str] | None, ...] = field(compare=False, repr=False)
 
+    plain: bool = field(default=False, compare=False, repr=False)
+    """No word is a glob: compared as a tuple."""
+
     def matches(self, words: Sequence[str]) -> bool:
         n = len(self.words)
         if len(words) < n or (not self.rest and len(words) != n):
             return False
+        if self.plain:
+            return tuple(words[:n]) == self.words
         for pattern, rx, word in zip(self.words, self.regexes, words, strict=False):
             if rx is None:
                 if pattern != word:
@@ -159,7 +164,8 @@ def _parse_command(text: str, spec: str) -> CommandPattern:
     if rest:
         words = words[:-1]
     regexes = tuple(_word_regex(w) for w in words)
-    return CommandPattern(words=words, rest=rest, regexes=regexes)
+    return CommandPattern(words=words, rest=rest, regexes=regexes,
+                          plain=all(rx is None for rx in regexes))
 
 
 def _word_regex(word: str) -> re.Pattern[str] | None:

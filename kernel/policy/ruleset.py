@@ -77,20 +77,26 @@ class RuleSet:
             self._tool_cache[tool] = found
         return found
 
+    def _part_rules(self, tool: str, words: Sequence[str]) -> list[Rule]:
+        found = list(self._commands.get((tool, words[0]), ())) if words else []
+        found.extend(self._commands.get((tool, None), ()))
+        return found
+
+    def _path_rules(self, tool: str, rels: Mapping[Anchor, str]) -> list[Rule]:
+        found: list[Rule] = []
+        for anchor, rel in rels.items():
+            found.extend(self._paths.get((tool, anchor, rel.split("/", 1)[0]), ()))
+            found.extend(self._paths.get((tool, anchor, None), ()))
+        return found
+
     def candidates(self, target: Target) -> list[Rule]:
         """The rules that could match some part of the target (a superset, in rule order
         per part)."""
-        tool = target.tool
-        found = list(self._tool_rules(tool))
-        commands, paths = self._commands, self._paths
+        found = list(self._tool_rules(target.tool))
         for words in target.parts:
-            if words:
-                found.extend(commands.get((tool, words[0]), ()))
-            found.extend(commands.get((tool, None), ()))
+            found.extend(self._part_rules(target.tool, words))
         for rels in target.paths:
-            for anchor, rel in rels.items():
-                found.extend(paths.get((tool, anchor, rel.split("/", 1)[0]), ()))
-                found.extend(paths.get((tool, anchor, None), ()))
+            found.extend(self._path_rules(target.tool, rels))
         return found
 
     def first_match(self, target: Target) -> Rule | None:
@@ -104,7 +110,31 @@ class RuleSet:
         """The rules covering the whole target, joined by ` + ` ('' when not covered)."""
         if not self.rules:
             return ""
-        return covering(self.candidates(target), target)
+        bare = self._tool_rules(target.tool)
+        if bare:
+            return bare[0].text
+        names: list[str] = []
+        if target.parts:
+            for words in target.parts:
+                hit = next((r for r in self._part_rules(target.tool, words)
+                            if r.command is not None and r.command.matches(words)), None)
+                if hit is None:
+                    return ""
+                names.append(hit.text)
+        elif target.paths:
+            for rels in target.paths:
+                hit = next((r for r in self._path_rules(target.tool, rels)
+                            if _path_hit(r, rels)), None)
+                if hit is None:
+                    return ""
+                names.append(hit.text)
+        return " + ".join(dict.fromkeys(names))
+
+
+def _path_hit(rule: Rule, rels: Mapping[Anchor, str]) -> bool:
+    pattern = rule.path
+    return pattern is not None and (rel := rels.get(pattern.anchor)) is not None \
+        and pattern.matches(rel)
 
 
 def matches(rule: Rule, target: Target) -> bool:
@@ -114,9 +144,7 @@ def matches(rule: Rule, target: Target) -> bool:
     if rule.command is not None:
         return any(rule.command.matches(words) for words in target.parts)
     if rule.path is not None:
-        pattern = rule.path
-        return any((rel := rels.get(pattern.anchor)) is not None and pattern.matches(rel)
-                   for rels in target.paths)
+        return any(_path_hit(rule, rels) for rels in target.paths)
     return True
 
 
@@ -132,9 +160,7 @@ def covering(rules: Sequence[Rule], target: Target) -> str:
         units = [[r for r in relevant if r.command is not None and r.command.matches(w)]
                  for w in target.parts]
     elif target.paths:
-        units = [[r for r in relevant if r.path is not None
-                  and (rel := rels.get(r.path.anchor)) is not None and r.path.matches(rel)]
-                 for rels in target.paths]
+        units = [[r for r in relevant if _path_hit(r, rels)] for rels in target.paths]
     else:
         return ""
     if not all(units):
