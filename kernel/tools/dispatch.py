@@ -15,7 +15,10 @@ One call goes through, in this order (each failure is an error result with a sta
 
 Sync handlers run in a worker thread (the event loop never blocks); async handlers run in
 the loop. A timed-out or cancelled sync handler cannot be stopped: its thread finishes on
-its own and its result is dropped.
+its own and its result is dropped (the timeout text tells the model so).
+
+Observer: `call_started`/`call_finished` for every call that runs (also for unknown tools
+and bad ids); a replayed (idempotent) result is returned without notifications.
 
 Cancellation: when the task awaiting `dispatch` or `dispatch_many` is cancelled, every call
 that had not finished gets a `cancelled` result, which is stored in the ResultLog and sent
@@ -417,7 +420,7 @@ class Dispatcher:
         shown = ", ".join(names[:_MAX_SHOWN]) or "(none)"
         return (
             f"There is no tool named {_short(name, 80)}, so nothing was run.{suggestion} "
-            f"Available tools: {shown}."
+            f"Call one of the available tools: {shown}."
         )
 
     async def _authorize(
@@ -490,11 +493,17 @@ class Dispatcher:
             except TimeoutError as exc:
                 if not timer.expired():
                     return self._exception_result(call, spec, exc, started)
+                stopped = (
+                    "was stopped"
+                    if entry.is_async
+                    else "Reins stopped waiting for it (it may still finish in the background, "
+                    "so check its effects before retrying)"
+                )
                 return error_result(
                     call.call_id,
                     ErrorCode.TIMEOUT,
                     f"The call to {spec.name!r} did not finish within its {spec.timeout_s:g} s "
-                    f"time limit and was stopped. Try a smaller or more specific request.",
+                    f"time limit; {stopped}. Try a smaller or more specific request.",
                     duration_ms=(time.perf_counter() - started) * 1000,
                 )
             except ToolError as exc:
@@ -515,20 +524,16 @@ class Dispatcher:
             text = f"{text}\n{exc.hint}"
         if attempt:
             text = f"{text}\n(failed {attempt + 1} times; retried {attempt} times)"
-        return error_result(
-            call.call_id, exc.code, text, duration_ms=(time.perf_counter() - started) * 1000
-        )
+        return self._limited(call, spec, text, True, exc.code, started)
 
     def _exception_result(
         self, call: ToolCall, spec: ToolSpec, exc: BaseException, started: float
     ) -> ToolResult:
-        return error_result(
-            call.call_id,
-            ErrorCode.EXECUTION_ERROR,
+        text = (
             f"The tool {spec.name!r} failed with {type(exc).__name__}: {exc}. Check the "
-            f"arguments against the error, or try a different approach.",
-            duration_ms=(time.perf_counter() - started) * 1000,
+            f"arguments against the error, or try a different approach."
         )
+        return self._limited(call, spec, text, True, ErrorCode.EXECUTION_ERROR, started)
 
     def _success(self, call: ToolCall, spec: ToolSpec, value: Any, started: float) -> ToolResult:
         if isinstance(value, ToolResult):

@@ -102,13 +102,23 @@ def _char_length(lead: int) -> int:
     return 1
 
 
+def _char_end(data: bytes, start: int) -> int:
+    """End of the character starting at `start`: its lead byte and the continuation bytes
+    that really follow it (a broken sequence ends early, as a decoder would cut it)."""
+    stop = min(len(data), start + _char_length(data[start]))
+    end = start + 1
+    while end < stop and _is_continuation(data[end]):
+        end += 1
+    return end
+
+
 def _char_start(data: bytes, i: int, floor: int) -> int:
     """`i`, or the start of the multi-byte character `i` falls inside of (not before floor)."""
     if i >= len(data) or not _is_continuation(data[i]):
         return i
     for k in range(i - 1, max(floor, i - 3) - 1, -1):
         if not _is_continuation(data[k]):
-            return k if k + _char_length(data[k]) > i else i
+            return k if _char_end(data, k) > i else i
     return i
 
 
@@ -199,7 +209,7 @@ class OutputStore:
         end = min(len(data), start + limit)
         if end < len(data):
             cut = _char_start(data, end, start)
-            end = cut if cut > start else min(len(data), start + _char_length(data[start]))
+            end = cut if cut > start else _char_end(data, start)
         text = data[start:end].decode("utf-8", "surrogateescape")
         return Page(clean_for_model(text), lo + start, lo + end, total)
 

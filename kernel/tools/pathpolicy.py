@@ -55,6 +55,9 @@ def _read_umask() -> int:
 
 
 _UMASK = _read_umask()
+REINS_PROTECTED_PREFIX = "reins:"
+"""PathVerdict.protected starts with this for Reins' own folders (never writable, even with
+the user's approval); the rest of the value is the folder."""
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -79,7 +82,7 @@ class PathVerdict:
     @property
     def allowed(self) -> bool:
         """True when resolve_read/resolve_write would accept the path."""
-        if self.protected is not None and self.protected.startswith("reins:"):
+        if self.protected is not None and self.protected.startswith(REINS_PROTECTED_PREFIX):
             return False
         return self.approved or (self.inside_workspace and self.protected is None)
 
@@ -164,7 +167,7 @@ class PathPolicy:
     def _protected_reason(self, resolved: Path, inside: bool) -> str | None:
         for root in self._reins_roots:
             if resolved.is_relative_to(root):
-                return f"reins:{root}"
+                return f"{REINS_PROTECTED_PREFIX}{root}"
         for root in self._protected_roots:
             if resolved.is_relative_to(root):
                 return str(root)
@@ -185,10 +188,11 @@ class PathPolicy:
         if verdict.allowed:
             return verdict.resolved
         where = f"{raw!r} (resolves to {verdict.resolved})"
-        if verdict.protected is not None and verdict.protected.startswith("reins:"):
+        if verdict.protected is not None and verdict.protected.startswith(REINS_PROTECTED_PREFIX):
             raise PathRefused(
                 f"Writing {where} is refused: it is inside Reins' own settings or data folder "
-                f"({verdict.protected.removeprefix('reins:')}), which tools may never change.",
+                f"({verdict.protected.removeprefix(REINS_PROTECTED_PREFIX)}), which tools may "
+                f"never change.",
                 hint="Write somewhere in the workspace instead.",
             )
         if verdict.protected is not None and verdict.inside_workspace:

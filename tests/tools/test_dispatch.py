@@ -74,7 +74,7 @@ def test_unknown_tool_lists_names_and_closest_match(env: Any, observer: Any) -> 
     result = env.call(d, "ecko", {})
     assert result.is_error and result.error_code is ErrorCode.UNKNOWN_TOOL
     assert "Did you mean 'echo'?" in result.text
-    assert "Available tools: boom, echo." in result.text
+    assert "available tools: boom, echo." in result.text
     assert observer.started == [("call-1", None)]
     unrelated = env.call(d, "zzzzzz", {}, "call-2")
     assert "Did you mean" not in unrelated.text and "boom, echo" in unrelated.text

@@ -103,10 +103,11 @@ def test_call_ids_are_checked_before_becoming_paths(tmp_path: Path, call_id: str
         store.read_page(call_id, 0, 10)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(
     text=st.text(alphabet=st.sampled_from("ab中文😀é\n"), min_size=1, max_size=400),
-    junk=st.binary(max_size=8),
+    junk=st.binary(max_size=8)
+    | st.sampled_from([b"\xe0\x80", b"\xf0\x9f", b"\x80\x80\x80\x80", b"\xc3"]),
     limit=st.integers(min_value=1, max_value=50),
 )
 def test_pages_chain_over_every_byte_once(
