@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import pty
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -96,3 +98,48 @@ def test_read_only_offers_only_read_tools_and_denies_others(workspace: Path,
         assert result["error_code"] == "permission_denied"
         assert _of(events, "approval_request") == []
     assert not (workspace / "new.txt").exists()
+
+
+def test_exec_killed_while_asking_on_a_terminal_resumes_with_the_same_request(
+        workspace: Path, reins_home: AppPaths) -> None:
+    script = [reply("writing", ToolUse("write_file", {"path": "w.txt", "content": "once"},
+                                       id="call_w")), reply("written")]
+    with FakeAnthropicServer(script, api_key="test-key") as server:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+        env.update(ANTHROPIC_BASE_URL=server.base_url, ANTHROPIC_API_KEY="test-key")
+        controller, terminal = pty.openpty()
+        child = subprocess.Popen(
+            [str(REINS), "exec", "--json", "--mode", "ask", "--workspace", str(workspace),
+             "write it"], env=env, stdin=terminal, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, text=True)
+        os.close(terminal)
+        try:
+            assert child.stdout is not None
+            first = []
+            for line in child.stdout:
+                first.append(json.loads(line))
+                if first[-1]["type"] == "approval_request":
+                    break
+        finally:
+            child.send_signal(signal.SIGKILL)
+            child.wait(timeout=30)
+            os.close(controller)
+        session_id = first[0]["session_id"]
+        assert first[-1]["call_id"] == "call_w"
+        assert not (workspace / "w.txt").exists()
+
+        done = subprocess.run(
+            [str(REINS), "exec", "--json", "--session", session_id, "--approve", "allow"],
+            env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+            check=False)
+        assert done.returncode == 0, done.stderr
+        events = [json.loads(line) for line in done.stdout.splitlines()]
+    kinds = [(e["type"], e.get("call_id")) for e in events
+             if e["type"] in ("approval_request", "approval_decision", "tool_result")]
+    assert kinds == [("approval_request", "call_w"), ("approval_request", "call_w"),
+                     ("approval_decision", "call_w"), ("tool_result", "call_w")]
+    assert _of(events, "approval_decision")[0]["decision"] == "allow_once"
+    assert _of(events, "tool_result")[0]["is_error"] is False
+    assert _of(events, "run_finished")[-1]["stop_reason"] == "end_turn"
+    assert (workspace / "w.txt").read_text() == "once"
+    assert len(server.requests) == 2
