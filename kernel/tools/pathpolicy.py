@@ -43,8 +43,8 @@ DEFAULT_PROTECTED: tuple[str, ...] = (
 )
 """Workspace-relative patterns that no tool may write without the user's explicit approval.
 
-A pattern matches at any depth (`.git/config` also protects `sub/.git/config`); `**` matches
-everything below a folder.
+A pattern matches at any depth (`.git/config` also protects `sub/.git/config`) and ignores
+case (macOS and Windows file systems do); `**` matches everything below a folder.
 """
 
 
@@ -98,7 +98,7 @@ def _pattern_regex(pattern: str) -> re.Pattern[str]:
         for ch in segment:
             out += "[^/]*" if ch == "*" else "[^/]" if ch == "?" else re.escape(ch)
         parts.append(out)
-    return re.compile(r"(?:^|.*/)" + "/".join(parts) + r"$")
+    return re.compile(r"(?:^|.*/)" + "/".join(parts) + r"$", re.IGNORECASE)
 
 
 class PathPolicy:

@@ -94,6 +94,29 @@ def test_preview_file_with_chinese_cut_mid_character(tmp_path: Path) -> None:
     assert omitted == len(data) - len(head.encode()) - len(tail.encode())
 
 
+def test_preview_file_small_and_binary(tmp_path: Path) -> None:
+    store = OutputStore(tmp_path)
+    small = tmp_path / "small.txt"
+    small.write_bytes("小文件\n".encode())
+    preview = store.preview_file(small, 1000)
+    assert preview.text == "小文件\n" and preview.path is None and preview.total_bytes == 10
+    binary = tmp_path / "bin.out"
+    binary.write_bytes(b"\x00\x01\x02" * 1000)
+    preview = store.preview_file(binary, 1000)
+    assert preview.text.startswith("[binary output, 3000 bytes, not shown")
+    assert preview.path == binary
+
+
+def test_spool_writer_streams_and_reports_the_last_line(tmp_path: Path) -> None:
+    store = OutputStore(tmp_path / "out")
+    with store.spool("run-1") as spool:
+        spool.write("第一行\n".encode())
+        spool.write("第二行\x1b[31m红\x1b[0m\n".encode())
+        assert spool.last_line == "第二行红"
+    assert spool.bytes_written == store.path_for("run-1").stat().st_size
+    assert store.read_page("run-1", 0, 100).text == "第一行\n第二行红\n"
+
+
 @pytest.mark.parametrize("call_id", ["../x", "a/b", "", "x" * 129])
 def test_call_ids_are_checked_before_becoming_paths(tmp_path: Path, call_id: str) -> None:
     store = OutputStore(tmp_path)

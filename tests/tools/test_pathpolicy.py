@@ -122,6 +122,8 @@ def test_symlink_loop_is_refused_or_resolved_safely(policy: PathPolicy, workspac
         ".idea/workspace.xml",
         "sub/.git/hooks/post-checkout",
         "sub/.git/config",
+        ".GIT/Config",
+        ".VSCode/settings.json",
     ],
 )
 def test_protected_files_are_refused_for_writes_only(policy: PathPolicy, raw: str) -> None:
@@ -129,6 +131,7 @@ def test_protected_files_are_refused_for_writes_only(policy: PathPolicy, raw: st
     with pytest.raises(PathRefused, match="protected pattern"):
         policy.resolve_write(raw)
     assert policy.resolve_read(raw) == policy.workspace / raw
+    assert policy.classify(raw, write=False).protected is None
 
 
 @pytest.mark.parametrize(
