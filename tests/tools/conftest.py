@@ -67,7 +67,6 @@ class Env:
             retry_base_s=0.001,
         )
 
-
     @staticmethod
     def call(dispatcher: Dispatcher, name: str, args: Any, call_id: str = "call-1") -> ToolResult:
         """One dispatch in a fresh event loop."""
