@@ -33,7 +33,6 @@ from kernel.agent.runtime import open_kernel
 from kernel.cli import JsonPrinter, cli_gate_factory
 from kernel.fakemodel import FakeAnthropicServer, Reply, ToolUse, reply
 from kernel.paths import AppPaths
-from kernel.policy.settings import Settings
 
 ROUNDS = 20
 TRIALS = 5
@@ -91,7 +90,7 @@ def run() -> None:
             async def reins_once() -> None:
                 provider = AnthropicProvider(config, api_key="bench", environ=os.environ)
                 agent = kernel.agent(provider, limits=LoopLimits(max_rounds=ROUNDS + 1),
-                                     gate_factory=cli_gate_factory(kernel, Settings(), "deny"))
+                                     gate_factory=cli_gate_factory(kernel, "deny"))
                 session_id = kernel.store.create_session(workspace, MODEL, "auto")
                 finished = await agent.run(session_id, "read a.txt", JsonPrinter(io.StringIO()))
                 await provider.close()

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from kernel.agent.limits import LIMIT_REASONS, LoopLimits, StopReason
-from kernel.agent.loop import Agent, GateContext, GateFactory
+from kernel.agent.loop import Agent, GateFactory
 from kernel.agent.provider import (
     DEFAULT_MODEL,
     AnthropicProvider,
@@ -40,7 +40,7 @@ from kernel.agent.provider import (
     resolve_api_key,
     resolve_base_url,
 )
-from kernel.agent.runtime import Kernel, open_kernel
+from kernel.agent.runtime import Kernel, SandboxFacts, open_kernel
 from kernel.agent.store import SessionStore, UnknownSession
 from kernel.events import (
     ApprovalDecision,
@@ -56,11 +56,12 @@ from kernel.events import (
     UserMessage,
 )
 from kernel.paths import AppPaths
-from kernel.policy.approvals import PolicyGate
+from kernel.policy.approvals import gate_factory
 from kernel.policy.channels import ApprovalChannel, Choice, FixedChannel, TerminalChannel
 from kernel.policy.decide import Mode
 from kernel.policy.settings import Settings, SettingsError, load_settings
-from kernel.sandbox.detect import SandboxStatus, detect_sandbox
+from kernel.sandbox.detect import detect_sandbox
+from kernel.sandbox.doctor import report as sandbox_report
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_LIMIT = 0, 1, 2, 3
 MODES = [m.value for m in Mode]
@@ -188,7 +189,7 @@ async def _exec(kernel: Kernel, args: argparse.Namespace, settings: Settings, se
         return EXIT_ERROR
     try:
         agent = kernel.agent(provider, limits=limits,
-                             gate_factory=cli_gate_factory(kernel, settings, args.approve))
+                             gate_factory=cli_gate_factory(kernel, args.approve))
         try:
             agent.check_can_run()
         except ValueError as exc:
@@ -221,7 +222,7 @@ async def _run_with_signals(agent: Agent, session_id: str, prompt: str | None,
                 loop.remove_signal_handler(sig)
 
 
-def cli_gate_factory(kernel: Kernel, settings: Settings, approve: str | None) -> GateFactory:
+def cli_gate_factory(kernel: Kernel, approve: str | None) -> GateFactory:
     """The permission gate of a `reins exec` run, asking on the CLI's channel.
 
     `--approve allow|deny` answers every request; without it a terminal is asked
@@ -234,31 +235,11 @@ def cli_gate_factory(kernel: Kernel, settings: Settings, approve: str | None) ->
         channel = TerminalChannel(sys.stdin, sys.stderr)
     else:
         channel = None
-    sandbox = _SandboxFacts(kernel.sandbox)
-
-    def factory(ctx: GateContext) -> PolicyGate:
-        return PolicyGate(
-            session_id=ctx.session.session_id, mode=Mode(ctx.session.mode),
-            path_policy=ctx.path_policy, settings=settings, sandbox=sandbox, channel=channel,
-            emit=ctx.emit, report=ctx.report, app_paths=kernel.paths, history=ctx.history)
-
-    return factory
+    return gate_factory(app_paths=kernel.paths, sandbox=kernel.sandbox_facts, channel=channel)
 
 
-class _SandboxFacts:
-    """The sandbox status as the policy reads it."""
-
-    def __init__(self, status: SandboxStatus) -> None:
-        self._status = status
-
-    @property
-    def available(self) -> bool:
-        return self._status.available
-
-    def describe(self) -> str:
-        if self._status.available:
-            return "bubblewrap"
-        return f"none ({self._status.reason}; {self._status.fix})"
+_SandboxFacts = SandboxFacts
+"""The name kernel/worker.py imports."""
 
 
 class JsonPrinter:
@@ -360,6 +341,8 @@ def export_command(session_id: str, out: TextIO) -> int:
 
 
 def doctor_command(out: TextIO) -> int:
+    """The sandbox report, then the model connection and the data folders; exit 0 when a
+    sandbox and an API key are there and the settings load."""
     paths = AppPaths.from_env()
     status = detect_sandbox()
     key = resolve_api_key()
@@ -370,15 +353,14 @@ def doctor_command(out: TextIO) -> int:
         settings, settings_problem = Settings(), str(exc)
     base_url = resolve_base_url(ProviderConfig(base_url=settings.base_url))
     lines = [
-        f"sandbox:   {status.kind} — {status.reason}",
-        *([f"  fix:     {status.fix}"] if status.fix else []),
-        f"API key:   {'found in the ' + key.source if key.key else 'missing'}"
+        sandbox_report(),
+        f"API key: {'found in the ' + key.source if key.key else 'missing'}"
         + ("" if key.key else " — store it in Settings (keyring) or set ANTHROPIC_API_KEY"),
-        f"base URL:  {base_url or 'https://api.anthropic.com (default)'}",
-        f"model:     {settings.model or DEFAULT_MODEL}",
-        f"data:      {paths.data}",
-        f"database:  {paths.database}",
-        f"settings:  {paths.settings_file}"
+        f"base URL: {base_url or 'https://api.anthropic.com (default)'}",
+        f"model: {settings.model or DEFAULT_MODEL}",
+        f"data: {paths.data}",
+        f"database: {paths.database}",
+        f"settings: {paths.settings_file}"
         + (f" — INVALID: {settings_problem}" if settings_problem else ""),
     ]
     out.write("\n".join(lines) + "\n")

@@ -25,6 +25,22 @@ from kernel.tools.builtin.command import make_run_command
 from kernel.tools.registry import ToolRegistry
 
 
+class SandboxFacts:
+    """The sandbox status as the permission policy reads it (its SandboxState protocol)."""
+
+    def __init__(self, status: SandboxStatus) -> None:
+        self._status = status
+
+    @property
+    def available(self) -> bool:
+        return self._status.available
+
+    def describe(self) -> str:
+        if self._status.available:
+            return "bubblewrap"
+        return f"none ({self._status.reason}; {self._status.fix})"
+
+
 @dataclass
 class Kernel:
     paths: AppPaths
@@ -37,6 +53,10 @@ class Kernel:
               gate_factory: GateFactory | None = None) -> Agent:
         return Agent(self.store, self.registry, provider, paths=self.paths, limits=limits,
                      gate_factory=gate_factory, sandbox=self.sandbox.kind)
+
+    @property
+    def sandbox_facts(self) -> SandboxFacts:
+        return SandboxFacts(self.sandbox)
 
     def close(self) -> None:
         """End every running command, then close the store (pending writes finish)."""

@@ -154,4 +154,4 @@ def test_doctor_reports_sandbox_key_and_folders(cli: Cli):
     code, out, _ = cli.call("doctor")
     assert "sandbox:" in out and "found in the environment" in out
     assert str(cli.paths.database) in out and "test-key" not in out
-    assert code == (0 if "sandbox:   bwrap" in out else 1)
+    assert code == (0 if "sandbox: bwrap" in out else 1)
