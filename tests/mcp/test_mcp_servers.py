@@ -380,3 +380,25 @@ def test_streamable_http_server(tmp_path: Path) -> None:
     finally:
         server.terminate()
         server.wait(10)
+
+
+def test_new_settings_restart_only_what_changed(tmp_path: Path) -> None:
+    from kernel.mcp.config import parse_mcp_servers
+
+    async def main() -> None:
+        async with harness(tmp_path, {"a": edge(), "b": edge()}) as h:
+            await h.manager.wait_settled(WAIT)
+            a, b = h.manager.state("a"), h.manager.state("b")
+            await h.manager.apply(parse_mcp_servers({
+                "a": edge(), "b": edge(env={"CHANGED": "1"}), "c": {"command": "/nonexistent"}}))
+            await h.manager.wait_for("b", lambda s: ready(s) and s.pid != b.pid, WAIT)
+            await h.manager.wait_for("c", failed, WAIT)
+            assert h.manager.state("a").pid == a.pid
+            assert gone(b.pid)
+            await h.manager.apply(parse_mcp_servers({"b": edge(env={"CHANGED": "1"})}))
+            assert [s.name for s in h.manager.states()] == ["b"]
+            assert gone(a.pid)
+            assert not any(n.startswith(("mcp__a__", "mcp__c__")) for n in h.registry.names())
+            assert (await h.call("mcp__b__echo", {"text": "still"})).text == "still"
+
+    asyncio.run(main())
