@@ -101,6 +101,39 @@ def _pattern_regex(pattern: str) -> re.Pattern[str]:
     return re.compile(r"(?:^|.*/)" + "/".join(parts) + r"$", re.IGNORECASE)
 
 
+def _is_link(dir_fd: int, name: str) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+def _open_child_dir(fd: int, part: str, *, create: bool, target: Path) -> int:
+    """Open (or create, then open) the folder `part` below `fd` without following a link."""
+    try:
+        try:
+            return os.open(part, _DIR_FLAGS, dir_fd=fd)
+        except FileNotFoundError:
+            if not create:
+                raise
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(part, dir_fd=fd)
+            return os.open(part, _DIR_FLAGS, dir_fd=fd)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR) and _is_link(fd, part):
+            raise PathRefused(
+                f"The folder {part!r} on the way to {target} is now a symlink (it changed "
+                f"after the path was checked), so it is not followed.",
+                hint="Check the path again; tools never write through symlinks.",
+            ) from exc
+        if exc.errno == errno.ENOTDIR:
+            raise ToolError(
+                f"Cannot reach {target}: {part!r} is a file, not a folder.",
+                hint="Choose a path whose parent folders are folders.",
+            ) from exc
+        raise
+
+
 class PathPolicy:
     """Resolves raw paths and decides which of them a tool may read or write."""
 
@@ -238,22 +271,7 @@ class PathPolicy:
         fd = os.open(root, _DIR_FLAGS)
         try:
             for part in rel_parts:
-                try:
-                    next_fd = os.open(part, _DIR_FLAGS, dir_fd=fd)
-                except FileNotFoundError:
-                    if not create:
-                        raise
-                    with contextlib.suppress(FileExistsError):
-                        os.mkdir(part, dir_fd=fd)
-                    next_fd = os.open(part, _DIR_FLAGS, dir_fd=fd)
-                except OSError as exc:
-                    if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                        raise PathRefused(
-                            f"The folder {part!r} on the way to {resolved} is a symlink or "
-                            f"not a folder (it changed after the path was checked).",
-                            hint="Check the path again; do not write through symlinks.",
-                        ) from exc
-                    raise
+                next_fd = _open_child_dir(fd, part, create=create, target=resolved)
                 os.close(fd)
                 fd = next_fd
             yield fd

@@ -262,3 +262,10 @@ def test_grep_is_bounded_and_skips_links_out(env: Any, d: Any, tmp_path: Path) -
     assert result.text.startswith("32 match(es) in 3 file(s)")
     assert result.text.count("\n") == 6
     assert "[… 27 more matches not shown" in result.text
+
+
+def test_write_below_a_file_says_the_parent_is_a_file(env: Any, d: Any) -> None:
+    (env.workspace / "plain.txt").write_text("x")
+    result = run(env, d, "write_file", path="plain.txt/child.txt", content="y")
+    assert result.error_code is ErrorCode.EXECUTION_ERROR
+    assert "'plain.txt' is a file, not a folder" in result.text
