@@ -558,7 +558,13 @@ class Dispatcher:
                 externalized_path=value.externalized_path,
             )
         return self._limited(
-            call, spec, value.content, value.is_error, code if value.is_error else None, started
+            call,
+            spec,
+            _normalize(value.content),
+            value.is_error,
+            code if value.is_error else None,
+            started,
+            reported_bytes=value.output_bytes or None,
         )
 
     def _limited(
@@ -569,7 +575,11 @@ class Dispatcher:
         is_error: bool,
         code: ErrorCode | None,
         started: float,
+        *,
+        reported_bytes: int | None = None,
     ) -> ToolResult:
+        """The result, externalizing text beyond `spec.output_limit`. `reported_bytes` is a
+        size the handler measured itself (e.g. a command's raw output), kept as is."""
         if isinstance(content, str):
             text = content
             others: tuple[Mapping[str, Any], ...] = ()
@@ -596,6 +606,6 @@ class Dispatcher:
             is_error=is_error,
             error_code=code,
             duration_ms=(time.perf_counter() - started) * 1000,
-            output_bytes=size,
+            output_bytes=reported_bytes if reported_bytes is not None else size,
             externalized_path=externalized,
         )

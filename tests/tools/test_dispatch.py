@@ -519,6 +519,24 @@ def test_content_blocks_and_handler_results(env: Any) -> None:
     assert mine.call_id == "r1" and mine.is_error and mine.error_code is ErrorCode.EXECUTION_ERROR
 
     @tool
+    def measured() -> ToolResult:
+        """Reports the size of the raw output it summarized."""
+        return ToolResult(call_id="x", content="summary", output_bytes=12345)
+
+    sized = env.call(env.dispatcher([measured]), "measured", {}, "r2")
+    assert sized.output_bytes == 12345 and not sized.is_error and sized.error_code is None
+
+    @tool
+    def spooled() -> ToolResult:
+        """Already externalized its own output."""
+        return ToolResult(
+            call_id="x", content="preview", output_bytes=9, externalized_path="/spool/x.txt"
+        )
+
+    own = env.call(env.dispatcher([spooled]), "spooled", {}, "r3")
+    assert (own.content, own.output_bytes, own.externalized_path) == ("preview", 9, "/spool/x.txt")
+
+    @tool
     def nothing() -> None:
         """Returns None."""
 
