@@ -29,11 +29,12 @@ a file lock, re-read, change, validate, and replace the file atomically.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import fcntl
 import json
 import os
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -48,6 +49,7 @@ from kernel.policy.rules import RuleError, parse_rule
 from kernel.policy.ruleset import RuleSet
 from kernel.sandbox.limits import MiB, ResourceLimits
 from kernel.sandbox.settings import DEFAULT_GRACE_S, ExecSettings
+from kernel.tools.spec import ToolSpec
 
 RuleList = Literal["allow", "ask", "deny"]
 RULE_LISTS: tuple[RuleList, ...] = ("allow", "ask", "deny")
@@ -277,3 +279,27 @@ def _locked(file: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def rule_warnings(settings: Settings, specs: Iterable[ToolSpec]) -> list[str]:
+    """Rules that can never match any of these tools, said in words (for `reins doctor` and
+    the settings page): a tool name no tool has, a path spec on a tool without path
+    arguments. They are not errors (MCP tools register later), but they would otherwise be
+    silently ignored."""
+    by_name = {s.name: s for s in specs}
+    out: list[str] = []
+    for list_name in RULE_LISTS:
+        for rule in getattr(settings.permissions, list_name).rules:
+            where = f"permissions/{list_name}: {rule.text}"
+            if rule.tool_regex is not None:
+                if not any(rule.matches_tool(n) for n in by_name):
+                    out.append(f"{where} matches no tool at the moment")
+                continue
+            spec = by_name.get(rule.tool)
+            if spec is None:
+                close = difflib.get_close_matches(rule.tool, list(by_name), n=1)
+                hint = f" (did you mean {close[0]}?)" if close else ""
+                out.append(f"{where} names no tool{hint}")
+            elif rule.path is not None and not spec.path_params:
+                out.append(f"{where} gives a path, but {spec.name} takes no path argument")
+    return out

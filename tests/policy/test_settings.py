@@ -179,3 +179,22 @@ def test_the_documented_example_is_valid() -> None:
     settings = parse_settings(example)
     assert settings.exec.env_secret_opt_in == ("NPM_TOKEN",)
     assert len(settings.permissions.allow) == 3
+
+
+def test_rules_that_can_never_match_are_reported() -> None:
+    from kernel.policy.settings import rule_warnings
+    from kernel.tools.builtin import builtin_tools
+
+    settings = parse_settings(json.dumps({"permissions": {
+        "allow": ["wirte_file(docs/**)", "read_file(docs/**)", "read_tool_output(x/**)",
+                  "mcp__git__*", "run_command(ls)"],
+        "deny": ["nonesuch"]}}))
+    warnings = rule_warnings(settings, builtin_tools())
+    assert warnings == [
+        "permissions/allow: wirte_file(docs/**) names no tool (did you mean write_file?)",
+        "permissions/allow: read_tool_output(x/**) gives a path, but read_tool_output takes "
+        "no path argument",
+        "permissions/allow: mcp__git__* matches no tool at the moment",
+        "permissions/allow: run_command(ls) names no tool",
+        "permissions/deny: nonesuch names no tool",
+    ]
