@@ -213,12 +213,6 @@ class _RunState:
         return state
 
 
-class _Stopped(Exception):
-    def __init__(self, reason: StopReason) -> None:
-        super().__init__(reason.value)
-        self.reason = reason
-
-
 class Agent:
     """Runs sessions stored in `store` with the tools of `registry` and one provider."""
 
@@ -398,12 +392,24 @@ class _Run:
                                cost=self._cost(), elapsed_s=self.agent.clock() - self.started)
             if stop is not None:
                 return stop
-            try:
-                outcome = await self._round()
-            except _Stopped as stopped:
-                return stopped.reason
+            outcome = await self._timed_round()
             if outcome is not None:
                 return outcome
+
+    async def _timed_round(self) -> StopReason | None:
+        """One round; the wall-clock budget, when set, interrupts the stream or the tools."""
+        if self.agent.limits.max_seconds is None:
+            return await self._round()
+        remaining = self.agent.limits.max_seconds - (self.agent.clock() - self.started)
+        timer = asyncio.timeout(max(0.0, remaining))
+        try:
+            async with timer:
+                return await self._round()
+        except TimeoutError:
+            if not timer.expired():
+                raise
+            self._after_cancel()
+            return StopReason.TIME_BUDGET
 
     async def _round(self) -> StopReason | None:
         round_index = self.state.rounds

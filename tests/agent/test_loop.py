@@ -116,13 +116,15 @@ def test_time_budget_stops_with_its_own_reason(harness: Harness):
     @tool
     async def slow() -> str:
         """Takes a while."""
-        await asyncio.sleep(0.3)
+        await asyncio.sleep(30)
         return "done"
 
     extra_tool(harness, slow)
-    harness.server.add(reply(ToolUse("slow", {})), reply("never"))
+    harness.server.add(reply(ToolUse("slow", {}, id="s1")), reply("never"))
     _, finished = harness.run("go", limits=LoopLimits(max_seconds=0.2))
     assert (finished.stop_reason, finished.rounds) == ("time_budget", 1)
+    assert [e.error_code for e in harness.of_type("tool_result")] == ["cancelled"]
+    assert len(harness.server.requests) == 1
 
 
 def test_per_tool_rate_limit(harness: Harness):
