@@ -34,7 +34,7 @@ import fcntl
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -244,7 +244,10 @@ def _canonical(rule_text: str) -> str:
         return rule_text
 
 
-def _update(paths: AppPaths, change: Any) -> Settings:
+def _update(paths: AppPaths, change: Callable[[dict[str, Any]], None]) -> Settings:
+    """Change settings.json under its lock: re-read and validate it, apply `change` to the
+    parsed JSON, validate the result, replace the file atomically. (The settings dialog
+    saves through this too.)"""
     file = paths.settings_file
     file.parent.mkdir(parents=True, exist_ok=True)
     with _locked(file):
