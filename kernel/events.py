@@ -107,6 +107,8 @@ class ApprovalDecision(Event):
     message: str = ""
     network: bool = False
     """The approved call (and a session grant made from it) gets the network."""
+    decided_at: float = 0.0
+    """When (Unix time, seconds) the decision was taken."""
 
 
 @_event
@@ -119,6 +121,8 @@ class GrantRevoked(Event):
     scope: str
     """session | always"""
     revoked_by: str = "user"
+    revoked_at: float = 0.0
+    """When (Unix time, seconds)."""
 
 
 @_event
