@@ -44,6 +44,8 @@ from kernel.tools.externalize import SpoolWriter
 from kernel.tools.spec import ErrorCode, ToolError
 
 CHUNK = 1 << 20
+WRITE_CHUNK = 128 << 10
+"""Writes of this size reach the page cache several times faster than 1 MiB ones here."""
 PIPE_SIZE = 1 << 20
 F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 TAIL_BYTES = 4096
@@ -345,6 +347,8 @@ class _Pump:
         self.fd = fd
         self.spool = spool
         self.tail = b""
+        self.buffer = bytearray(CHUNK)
+        """Reused for every read: no allocation per chunk."""
         self.write_error = ""
         self.eof: asyncio.Future[None] = loop.create_future()
         os.set_blocking(fd, False)
@@ -353,19 +357,21 @@ class _Pump:
 
     def _readable(self) -> None:
         try:
-            data = os.read(self.fd, CHUNK)
+            size = os.readv(self.fd, [self.buffer])
         except BlockingIOError:
             return
         except OSError:
-            data = b""
-        if not data:
+            size = 0
+        if not size:
             self._stop_reading()
             return
-        self.tail = (self.tail + data[-TAIL_BYTES:])[-TAIL_BYTES:]
+        view = memoryview(self.buffer)[:size]
+        self.tail = (self.tail + view[-TAIL_BYTES:])[-TAIL_BYTES:]
         if self.write_error:
             return
         try:
-            self.spool.write(data)
+            for start in range(0, size, WRITE_CHUNK):
+                self.spool.write(bytes(view[start : start + WRITE_CHUNK]))
         except OSError as exc:
             self.write_error = f"the output file stopped taking output: {exc}"
 

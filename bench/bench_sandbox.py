@@ -1,0 +1,114 @@
+"""The sandbox's cost: a sandboxed `true` vs a bare one, and 1 GiB of output to the spool.
+
+Floors measured in the same run: `subprocess.run(["true"])` for the start-up cost, and the
+same 1 GiB written by a plain shell pipe into a file in the same folder for the throughput
+(the disk and the pipe set that limit, not Reins).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import psutil
+
+from bench.common import fmt_seconds, report, time_calls
+from kernel.paths import AppPaths
+from kernel.sandbox.executor import CommandExecutor
+from kernel.tools.externalize import OutputStore
+
+N = 100
+GOAL_EXTRA_S = 8e-3
+GOAL_MB_S = 300.0
+GOAL_GROWTH_MB = 20.0
+GIB = 1024**3
+BIG = "dd if=/dev/zero bs=1M count=1024 status=none"
+ROUNDS = 2
+"""Best of two for both throughputs (after one warm-up GiB)."""
+
+
+def _rss_peak_during(fn: callable) -> tuple[float, int]:  # type: ignore[valid-type]
+    me = psutil.Process()
+    baseline = me.memory_info().rss
+    peak = baseline
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not done.is_set():
+            peak = max(peak, me.memory_info().rss)
+            done.wait(0.01)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    started = time.perf_counter()
+    try:
+        fn()
+    finally:
+        elapsed = time.perf_counter() - started
+        done.set()
+        sampler.join()
+    return elapsed, peak - baseline
+
+
+def run() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        paths = AppPaths(data=root / "data", config=root / "config")
+        workspace = root / "ws"
+        workspace.mkdir()
+        executor = CommandExecutor(paths)
+        status = executor.status()
+        if not status.available:
+            print(f"   sandbox unavailable ({status.reason}); fix: {status.fix}")
+            return
+        outputs = OutputStore.for_session(paths, "bench")
+        loop = asyncio.new_event_loop()
+
+        def sandboxed(command: str, call_id: str = "bench") -> int:
+            with outputs.spool(call_id) as spool:
+                outcome = loop.run_until_complete(
+                    executor.run(command, workspace=workspace, spool=spool, timeout_s=300))
+            assert outcome.exit_code == 0, outcome
+            return outcome.output_bytes
+
+        try:
+            bare = time_calls(lambda: subprocess.run(["true"], check=True), N, warmup=10)
+            boxed = time_calls(lambda: sandboxed("true"), N, warmup=10)
+            extra = boxed.median - bare.median
+            report("bare subprocess.run(['true']) (floor)", fmt_seconds(bare.median), ratio=1.0)
+            report("sandboxed `true` (prlimit + bwrap + sh, spooled)",
+                   fmt_seconds(boxed.median), ratio=boxed.median / bare.median)
+            report("extra per command", fmt_seconds(extra), goal="≤ 8 ms",
+                   ok=extra <= GOAL_EXTRA_S)
+
+            floor_file = root / "floor.bin"
+
+            def floor_once() -> None:
+                subprocess.run(["/bin/sh", "-c", f"{BIG} | cat > {floor_file}"], check=True)
+                floor_file.unlink()
+
+            def spool_once() -> None:
+                sandboxed(BIG, "big")
+                outputs.path_for("big").unlink()
+
+            floor_once()  # warm-up: the first GiB of page cache costs more on a fresh VM
+            floor_s = min(_rss_peak_during(floor_once)[0] for _ in range(ROUNDS))
+            rounds = [_rss_peak_during(spool_once) for _ in range(ROUNDS)]
+            spool_s = min(r[0] for r in rounds)
+            growth = max(r[1] for r in rounds)
+            floor_mb_s = GIB / floor_s / 1e6
+            mb_s = GIB / spool_s / 1e6
+            report("1 GiB: shell pipe into a file, same folder (floor)", f"{floor_mb_s:.0f} MB/s",
+                   ratio=1.0)
+            report("1 GiB: sandboxed command to the spool file", f"{mb_s:.0f} MB/s",
+                   ratio=mb_s / floor_mb_s, goal="≥ 300 MB/s", ok=mb_s >= GOAL_MB_S)
+            report("kernel RSS growth during the 1 GiB", f"{growth / 1e6:.1f} MB",
+                   goal="≤ 20 MB", ok=growth / 1e6 <= GOAL_GROWTH_MB)
+        finally:
+            executor.shutdown()
+            loop.close()
