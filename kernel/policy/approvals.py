@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -68,8 +69,10 @@ class PolicyGate:
         app_paths: AppPaths | None = None,
         history: Iterable[Event] = (),
         home: Path | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.session_id = session_id
+        self.clock = clock
         self.mode = mode
         self.path_policy = path_policy
         self.settings = settings
@@ -100,12 +103,13 @@ class PolicyGate:
         """Take back a session grant (KeyError when there is none with this text)."""
         grant = self._grants.pop(rule_text)
         self._emit(GrantRevoked(self.session_id, rule=grant.rule.text, scope="session",
-                                revoked_by=by))
+                                revoked_by=by, revoked_at=self.clock()))
 
     def revoke_always_rule(self, rule_text: str, *, by: str = "user") -> None:
         """Remove an allow rule from settings.json (KeyError when it is not there)."""
         self._saved(remove_rule(self.app_paths, "allow", rule_text))
-        self._emit(GrantRevoked(self.session_id, rule=rule_text, scope="always", revoked_by=by))
+        self._emit(GrantRevoked(self.session_id, rule=rule_text, scope="always", revoked_by=by,
+                                revoked_at=self.clock()))
 
     # -- the Gate protocol -----------------------------------------------------------------
 
@@ -179,7 +183,7 @@ class PolicyGate:
         self._emit(ApprovalDecision(
             self.session_id, call_id=call.call_id, decision=decision.verdict.value,
             decided_by="policy", scope="call", rule=decision.decided_by,
-            message=decision.reason, network=decision.network))
+            message=decision.reason, network=decision.network, decided_at=self.clock()))
 
     async def _ask(self, spec: ToolSpec, call: ToolCall, args: Mapping[str, Any],
                    decision: Decision, facts: CallFacts) -> GateOutcome:
@@ -245,7 +249,7 @@ class PolicyGate:
         event = ApprovalDecision(
             self.session_id, call_id=call.call_id, decision=choice.value, decided_by=by,
             scope=scope, rule=rule, message=message,
-            network=decision.network and choice.allows)
+            network=decision.network and choice.allows, decided_at=self.clock())
         self._emit(event)
         self._decisions[call.call_id] = event
         return event
@@ -270,7 +274,8 @@ class PolicyGate:
     def _unavailable(self, spec: ToolSpec, call: ToolCall, why: str) -> GateOutcome:
         by = self.channel.name if self.channel is not None else "none"
         event = ApprovalDecision(self.session_id, call_id=call.call_id, decision="unavailable",
-                                 decided_by=by, scope="call", message=why)
+                                 decided_by=by, scope="call", message=why,
+                                 decided_at=self.clock())
         self._emit(event)
         return GateOutcome(False, ErrorCode.APPROVAL_UNAVAILABLE, (
             f"The call to {spec.name!r} needs the user's approval, but no answer could be "

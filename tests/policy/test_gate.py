@@ -411,3 +411,20 @@ def test_rules_changed_on_disk_apply_to_running_gates(workspace: Path,
     [broken] = _run(second, [_cmd("b2", "echo shared")])
     assert broken.error_code is ErrorCode.PERMISSION_DENIED
     assert "settings.json" in broken.text and "run_command(echo" in broken.text
+
+
+def test_every_decision_records_who_when_rule_and_scope(workspace: Path,
+                                                        reins_home: AppPaths) -> None:
+    import time
+
+    before = time.time()
+    channel = QueueChannel()
+    kit = Kit(workspace, reins_home, channel=channel)
+    _run(kit, [ToolCall("r", "read_file", {"path": "."}),
+               _cmd("c", "echo x")], channel, lambda _r: Answer(Choice.ALLOW_SESSION))
+    kit.gate.revoke_session_grant("run_command(echo x)")
+    decisions = kit.of_type("approval_decision")
+    assert [(d.decided_by, d.scope, d.rule) for d in decisions] == [
+        ("policy", "call", "mode ask"), ("ui", "session", "run_command(echo x)")]
+    stamps = [d.decided_at for d in decisions] + [kit.of_type("grant_revoked")[0].revoked_at]
+    assert all(before <= t <= time.time() for t in stamps)
