@@ -242,7 +242,7 @@ class CommandExecutor:
             await pump.finish(self.settings.grace_s)
         except asyncio.CancelledError:
             live.stop = live.stop or "cancel"
-            await self._stop(live)
+            await asyncio.shield(self._stop(live))  # a second cancel cannot cut it short
             raise
         finally:
             for task in (cancel_task, ticker):

@@ -54,6 +54,19 @@ def test_background_children_end_with_a_normal_exit(sandboxed: bool, run_cmd, ru
     assert leftovers(m) == []
 
 
+@pytest.mark.parametrize("sandboxed", [True, False], ids=["bwrap", "unsandboxed"])
+def test_sigterm_comes_first_so_the_command_can_clean_up(
+    sandboxed: bool, run_cmd, run_bare
+) -> None:
+    run = run_cmd if sandboxed else run_bare
+    extra = {} if sandboxed else {"allow_unsandboxed": True}
+    m = marker()
+    outcome, text = run(f"trap 'echo got-term; exit 0' TERM; echo started; sleep {m} & wait",
+                        timeout_s=1, **extra)
+    assert outcome.timed_out and text == "started\ngot-term\n"
+    assert leftovers(m) == []
+
+
 def test_a_command_ignoring_sigterm_is_killed_after_the_grace(run_cmd) -> None:
     m = marker()
     outcome, _text = run_cmd(f"trap '' TERM; sleep {m} & trap '' TERM; echo started; wait",
