@@ -55,6 +55,7 @@ from kernel.events import (
     ToolResultEvent,
     UserMessage,
 )
+from kernel.mcp.config import McpConfigError
 from kernel.paths import AppPaths
 from kernel.policy.approvals import gate_factory
 from kernel.policy.channels import ApprovalChannel, Choice, FixedChannel, TerminalChannel
@@ -194,10 +195,24 @@ async def _exec(kernel: Kernel, args: argparse.Namespace, settings: Settings, se
             agent.check_can_run()
         except ValueError as exc:
             raise UsageError(str(exc)) from None
+        await _start_mcp(kernel, settings)
         finished = await _run_with_signals(agent, session_id, args.prompt, printer)
     finally:
+        await kernel.stop_mcp()
         await provider.close()
     return exit_code(finished)
+
+
+async def _start_mcp(kernel: Kernel, settings: Settings) -> None:
+    """Start the configured MCP servers and, headless, wait until each is ready or failed
+    (each has its own start-up timeout), so the first request already offers their tools."""
+    if not settings.mcp_servers:
+        return
+    try:
+        manager = await kernel.start_mcp(settings.mcp_servers)
+    except McpConfigError as exc:
+        raise UsageError(str(exc)) from None
+    await manager.wait_settled()
 
 
 async def _run_with_signals(agent: Agent, session_id: str, prompt: str | None,
@@ -297,6 +312,8 @@ class HumanPrinter:
         if isinstance(event, ApprovalRequest):
             return f"? {event.name} needs approval ({event.risk}): {event.reason}"
         if isinstance(event, ApprovalDecision):
+            if event.decided_by == "policy" and event.decision != "deny":
+                return None
             name = self._names.get(event.call_id, event.call_id)
             return f"  {name}: {event.decision} (by {event.decided_by})"
         if isinstance(event, RunFinished):
