@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kernel.policy.rules import (
     Anchor,
@@ -189,3 +191,20 @@ def test_literal_paths_match_only_themselves() -> None:
     assert rule.path is not None
     assert rule.path.matches("docs/[draft] *.md")
     assert not rule.path.matches("docs/d final.md")
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(
+    st.text(max_size=60),
+    st.builds(lambda tool, spec: f"{tool}({spec})",
+              st.sampled_from(["run_command", "write_file", "read_file", "mcp__x__y"]),
+              st.text(max_size=40)),
+))
+def test_any_text_parses_or_is_refused_and_canonical_text_round_trips(text: str) -> None:
+    try:
+        rule = parse_rule(text)
+    except RuleError as exc:
+        assert repr(text) in str(exc)
+        return
+    assert parse_rule(rule.text) == rule
+    assert parse_rule(rule.text).text == rule.text
