@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
+import shlex
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kernel.shell.classify import classify
 from kernel.shell.parse import ShellParseError, parse, split_commands
 
 CASES = [
@@ -87,3 +92,30 @@ def test_parse_keeps_assignments_and_pipelines_apart() -> None:
 
 def test_quoted_assignment_is_a_command_word() -> None:
     assert parse("'FOO=1' ls")[0].argv == ("FOO=1", "ls")
+
+
+SHELLISH = st.lists(
+    st.sampled_from([*"abc $(){}`'\"\\;&|<>#=\n\t-~*012", "sh -c ", "<<EOF\n", "EOF\n"]),
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(SHELLISH)
+def test_any_text_parses_or_raises_shell_parse_error(text: str) -> None:
+    try:
+        parts = split_commands(text)
+    except ShellParseError:
+        return
+    assert all(isinstance(w, str) for part in parts for w in part)
+    classify(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet="abc-_./~*", min_size=1, max_size=8), min_size=1, max_size=5))
+def test_quoting_each_word_gives_the_same_words(words: list[str]) -> None:
+    plain = " ".join(words)
+    quoted = "  ".join(shlex.quote(w) for w in words)
+    assert split_commands(quoted) == split_commands(" ".join(f"'{w}'" for w in words))
+    if not any(c in plain for c in "~*"):
+        assert split_commands(plain) == split_commands(quoted)
