@@ -11,11 +11,15 @@ two run the same registry (built-in tools + run_command) against the same databa
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from kernel.agent.limits import LoopLimits
 from kernel.agent.loop import Agent, GateFactory, Provider
 from kernel.agent.store import SessionStore
+from kernel.mcp.manager import McpManager, StateListener
+from kernel.mcp.startup import start_mcp_servers
 from kernel.paths import AppPaths
 from kernel.sandbox.detect import SandboxStatus
 from kernel.sandbox.executor import CommandExecutor
@@ -48,6 +52,7 @@ class Kernel:
     registry: ToolRegistry
     executor: CommandExecutor
     sandbox: SandboxStatus
+    mcp: McpManager | None = None
 
     def agent(self, provider: Provider, *, limits: LoopLimits | None = None,
               gate_factory: GateFactory | None = None) -> Agent:
@@ -57,6 +62,21 @@ class Kernel:
     @property
     def sandbox_facts(self) -> SandboxFacts:
         return SandboxFacts(self.sandbox)
+
+    async def start_mcp(self, mcp_servers: Mapping[str, Any], *,
+                        on_state: StateListener | None = None) -> McpManager:
+        """Launch the configured MCP servers (settings' `mcpServers`) in the background; the
+        tools of each join the registry when it is ready (kernel.mcp). Raises McpConfigError."""
+        self.mcp = await start_mcp_servers(self.registry, self.paths, mcp_servers,
+                                           exec_settings=self.executor.settings,
+                                           on_state=on_state)
+        return self.mcp
+
+    async def stop_mcp(self) -> None:
+        """End every MCP server (each one's whole process group) and remove their tools."""
+        if self.mcp is not None:
+            await self.mcp.aclose()
+            self.mcp = None
 
     def close(self) -> None:
         """End every running command, then close the store (pending writes finish)."""
