@@ -19,6 +19,7 @@ import asyncio
 import logging
 import multiprocessing
 import os
+import sys
 import threading
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
@@ -71,6 +72,13 @@ def worker_main(conn: Connection) -> None:
                         format="kernel %(levelname)s %(name)s: %(message)s")
     make_non_dumpable()  # before the key arrives; a no-op off Linux
     asyncio.run(Kernel(conn, AppPaths.from_env()).serve())
+    # Everything is closed explicitly above (runs, tool processes, store, pipe). Tearing
+    # down the interpreter's modules (the SDK, pydantic) would take another second or so,
+    # which the 2 s shutdown budget cannot spare: leave now.
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 @dataclass

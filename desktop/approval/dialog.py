@@ -59,11 +59,19 @@ class DiffHighlighter(QSyntaxHighlighter):
             self.setFormat(0, len(text), fmt)
 
 
-def preview_text(request: ApprovalRequest) -> str:
-    """What the preview pane shows: the kernel's preview, else the exact arguments."""
-    if request.preview:
-        return request.preview
-    return json.dumps(request.input, indent=2, ensure_ascii=False, default=str)
+ALWAYS_MARKER = "always allow would save: "
+"""How the policy's preview names the rule(s) "Always allow" would save (kernel.policy)."""
+
+
+def split_preview(request: ApprovalRequest) -> tuple[str, str]:
+    """The preview to show (else the exact arguments) and the rule "Always allow" saves."""
+    preview, _, always = request.preview.rpartition(ALWAYS_MARKER)
+    if not _:
+        preview, always = request.preview, ""
+    preview = preview.rstrip("\n")
+    if not preview:
+        preview = json.dumps(request.input, indent=2, ensure_ascii=False, default=str)
+    return preview, always.strip()
 
 
 class ApprovalDialog(QDialog):
@@ -168,15 +176,17 @@ class ApprovalDialog(QDialog):
         self.count_label.setVisible(total > 1)
         self.session_label.setText(f"Session: {session_title}" if session_title else "")
         self.session_label.setVisible(bool(session_title))
-        self.reason_label.setText(f"Why you are asked: {request.reason}")
-        self.preview.setPlainText(preview_text(request))
+        decided = f" (decided by {request.rule})" if request.rule else ""
+        self.reason_label.setText(f"Why you are asked: {request.reason}{decided}")
+        preview, always = split_preview(request)
+        self.preview.setPlainText(preview)
         self.confirm_box.setChecked(False)
         self.confirm_box.setVisible(self.destructive)
         self.deny_message.clear()
-        can_always = request.can_always and not self.destructive and bool(request.rule)
+        can_always = request.can_always and not self.destructive and bool(always)
         self.allow_always.setVisible(can_always)
         self.always_rule.setVisible(can_always)
-        self.always_rule.setText(f"Always allow saves this rule to settings: {request.rule}"
+        self.always_rule.setText(f"Always allow saves to settings: {always}"
                                  if can_always else "")
         self._update_buttons()
         (self.confirm_box if self.destructive else self.allow_once).setFocus()

@@ -11,14 +11,15 @@ from desktop.approval.dialog import ApprovalQueue
 from kernel.events import ApprovalRequest
 from kernel.protocol import ApprovalAnswer
 
-DIFF = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-old\n+new\n"
+DIFF = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-old\n+new"
+ALWAYS = "\n\nalways allow would save: write_file(x.py) — writes to x.py"
 
 
 def request(call_id: str, risk: str = "write", **kw: object) -> ApprovalRequest:
     base = dict(session_id="s1", call_id=call_id, name="write_file",
                 input={"path": "x.py", "content": "new"}, risk=risk,
-                reason="mode ask: writes need approval", preview=DIFF,
-                rule="write_file(x.py)")
+                reason="writes ask in ask mode", preview=DIFF + ALWAYS,
+                rule="mode ask")
     base.update(kw)
     return ApprovalRequest(**base)  # type: ignore[arg-type]
 
@@ -37,9 +38,11 @@ def test_shows_tool_risk_reason_preview_and_rule(qtbot: QtBot) -> None:
     assert dialog.isVisible() and not dialog.isModal()
     assert dialog.tool_label.text() == "write_file"
     assert "WRITE" in dialog.risk_badge.text()
-    assert "mode ask" in dialog.reason_label.text()
+    assert dialog.reason_label.text() == (
+        "Why you are asked: writes ask in ask mode (decided by mode ask)")
     assert dialog.preview.toPlainText() == DIFF
-    assert "write_file(x.py)" in dialog.always_rule.text()
+    assert dialog.always_rule.text() == (
+        "Always allow saves to settings: write_file(x.py) — writes to x.py")
     assert dialog.session_label.text() == "Session: Title of s1"
 
 

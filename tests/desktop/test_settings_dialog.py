@@ -98,7 +98,7 @@ def test_save_writes_settings_and_keyring(qtbot: QtBot, reins_home: AppPaths,
     settings = load_settings(reins_home)
     assert settings.model == "claude-test" and str(settings.default_mode) == "auto-edit"
     assert settings.raw["permissions"]["deny"] == ["read_file(~/.ssh/**)"]
-    assert settings.exec.env == ("JAVA_HOME",), "keys the dialog does not edit are kept"
+    assert settings.raw["exec"] == {"env": ["JAVA_HOME"]}, "keys the dialog does not edit stay"
     assert keystore.stored_key() == "sk-test-123"
     assert "sk-test-123" not in reins_home.settings_file.read_text()
 
