@@ -19,6 +19,8 @@ import psutil
 from bench.common import fmt_seconds, report, time_calls
 from kernel.paths import AppPaths
 from kernel.sandbox.executor import CommandExecutor
+from kernel.sandbox.launcher import BwrapLauncher, LaunchRequest
+from kernel.sandbox.limits import ResourceLimits
 from kernel.tools.externalize import OutputStore
 
 N = 100
@@ -77,10 +79,19 @@ def run() -> None:
             return outcome.output_bytes
 
         try:
+            paths.sandbox_home.mkdir(parents=True, exist_ok=True)
+            launcher = BwrapLauncher(status.bwrap_path, status.prlimit_path)
+            argv = launcher.argv(LaunchRequest(
+                command="true", cwd=workspace, workspace=workspace, network=False,
+                limits=ResourceLimits().for_timeout(300), grace_s=2.0,
+                sandbox_home=paths.sandbox_home, real_home=Path.home(), paths=paths))
             bare = time_calls(lambda: subprocess.run(["true"], check=True), N, warmup=10)
+            raw = time_calls(lambda: subprocess.run(argv, check=True), N, warmup=10)
             boxed = time_calls(lambda: sandboxed("true"), N, warmup=10)
             extra = boxed.median - bare.median
             report("bare subprocess.run(['true']) (floor)", fmt_seconds(bare.median), ratio=1.0)
+            report("prlimit + bwrap argv alone, subprocess.run", fmt_seconds(raw.median),
+                   ratio=raw.median / bare.median)
             report("sandboxed `true` (prlimit + bwrap + sh, spooled)",
                    fmt_seconds(boxed.median), ratio=boxed.median / bare.median)
             report("extra per command", fmt_seconds(extra), goal="≤ 8 ms",

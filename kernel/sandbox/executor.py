@@ -371,7 +371,7 @@ class _Pump:
             return
         try:
             for start in range(0, size, WRITE_CHUNK):
-                self.spool.write(bytes(view[start : start + WRITE_CHUNK]))
+                self.spool.write(view[start : start + WRITE_CHUNK])  # type: ignore[arg-type]
         except OSError as exc:
             self.write_error = f"the output file stopped taking output: {exc}"
 
