@@ -74,6 +74,7 @@ from kernel.events import (
     UserMessage,
 )
 from kernel.paths import AppPaths, UnsafeIdentifier, check_call_id
+from kernel.policy.decide import Mode, offered_tools
 from kernel.tools.dispatch import Dispatcher, Gate, error_result
 from kernel.tools.externalize import OutputStore
 from kernel.tools.pathpolicy import PathPolicy
@@ -619,11 +620,9 @@ class _Run:
 
     def _request(self) -> tuple[dict[str, Any], list[str]]:
         provider = self.agent.provider
-        allowed = None
-        if self.session.mode == "read-only":
-            allowed = [n for n in self.agent.registry.names()
-                       if (s := self.agent.registry.get(n)) is not None and s.risk is Risk.READ]
-        tools = cached_tools(self.agent.registry.schemas(allowed))
+        registry = self.agent.registry
+        specs = [s for n in registry.names() if (s := registry.get(n)) is not None]
+        tools = cached_tools(registry.schemas(offered_tools(specs, Mode(self.session.mode))))
         system = cached_system(system_prompt(self.workspace, self.agent.system_extra))
         messages, trimmed = trim_tool_results(
             self.history, budget_tokens=provider.context_window,
