@@ -59,14 +59,24 @@ def _signal_tree(sig):
             continue
 
 
+_exits = {}
+"""Exit codes of reaped children by pid (128+N for a signal)."""
+
+
+def _exit_code(wait_status):
+    code = os.waitstatus_to_exitcode(wait_status)
+    return 128 - code if code < 0 else code
+
+
 def _reap():
     while True:
         try:
-            pid, _status = os.waitpid(-1, os.WNOHANG)
+            pid, wait_status = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
             return
         if pid == 0:
             return
+        _exits[pid] = _exit_code(wait_status)
 
 
 def _end_all(grace):
@@ -97,25 +107,22 @@ def main(argv):
     resource.setrlimit(resource.RLIMIT_FSIZE, (file_size, file_size))
     resource.setrlimit(resource.RLIMIT_NPROC, (processes, processes))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu_hard))
-    status = 143
+    main_pid = None
     signal.signal(signal.SIGTERM, _on_term)
     try:
         if os.getppid() == 1:
             raise _Stop
         main_pid = os.posix_spawn(command[0], command, os.environ)
-        while True:
+        while main_pid not in _exits:
             pid, wait_status = os.waitpid(-1, 0)
-            if pid == main_pid:
-                status = os.waitstatus_to_exitcode(wait_status)
-                status = 128 - status if status < 0 else status
-                break
+            _exits[pid] = _exit_code(wait_status)
     except _Stop:
-        status = 143
+        pass
     except OSError as exc:
         os.write(2, f"reins: could not start the command: {exc}\n".encode())
-        status = 126
+        return 126
     _end_all(grace)
-    return status
+    return _exits.get(main_pid, 143)
 
 
 if __name__ == "__main__":

@@ -64,6 +64,7 @@ def test_sigterm_comes_first_so_the_command_can_clean_up(
     outcome, text = run(f"trap 'echo got-term; exit 0' TERM; echo started; sleep {m} & wait",
                         timeout_s=1, **extra)
     assert outcome.timed_out and text == "started\ngot-term\n"
+    assert outcome.exit_code == 0  # the command's own status, from its trap
     assert leftovers(m) == []
 
 
