@@ -24,11 +24,14 @@ def test_multi_round_run_with_parallel_calls(harness: Harness):
         reply("Reading both.", ToolUse("read_file", {"path": "a.txt"}, id="c1"),
               ToolUse("read_file", {"path": "b.txt"}, id="c2"),
               ToolUse("list_directory", {"path": "."}, id="c3")),
-        reply("a says alpha, b says beta."),
+        reply("a says alpha, b says beta.", cache_read_input_tokens=90,
+              cache_creation_input_tokens=7),
     )
     sid, finished = harness.run("what is in a and b?")
     assert finished.stop_reason == "end_turn" and finished.rounds == 2
     assert finished.usage["input_tokens"] == 200 and finished.usage["output_tokens"] == 40
+    assert finished.usage["cache_read_input_tokens"] == 90
+    assert finished.usage["cache_creation_input_tokens"] == 7
     assert [e.type for e in harness.reported()] == [
         "session_started", "user_message", "assistant_text",
         "tool_call", "tool_call", "tool_call", "tool_result", "tool_result", "tool_result",
@@ -57,6 +60,7 @@ def test_multi_round_run_with_parallel_calls(harness: Harness):
     assert trace[0]["request_id"] == "req_fake_1"
     assert [t["name"] for t in trace[0]["tools"]] == ["read_file", "read_file", "list_directory"]
     assert trace[1]["answer"] == "a says alpha, b says beta."
+    assert trace[1]["usage"]["cache_read_input_tokens"] == 90
     assert harness.store.get_session(sid).run_state is RunState.FINISHED
     assert harness.store.get_session(sid).title == "what is in a and b?"
 
