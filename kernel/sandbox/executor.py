@@ -38,7 +38,7 @@ from kernel.sandbox.launcher import (
     UnsandboxedLauncher,
 )
 from kernel.sandbox.limits import ResourceLimits, describe_stop
-from kernel.sandbox.proctree import ProcId, alive, descendants, proc_id, signal_all
+from kernel.sandbox.proctree import ProcId, alive, descendants, signal_all
 from kernel.sandbox.settings import ExecSettings
 from kernel.tools.externalize import SpoolWriter
 from kernel.tools.spec import ErrorCode, ToolError
@@ -99,7 +99,6 @@ class CommandOutcome:
 class _Live:
     proc: subprocess.Popen[bytes]
     launcher: Launcher
-    leader: ProcId | None
     stop: str = ""
     """"timeout", "cancel" or "shutdown" once the executor stops it."""
     known: list[ProcId] = field(default_factory=list)
@@ -217,7 +216,7 @@ class CommandExecutor:
             raise ToolError(f"The command could not be started: {exc}.") from exc
         finally:
             os.close(write_fd)
-        live = _Live(proc, launcher, proc_id(proc.pid))
+        live = _Live(proc, launcher)
         self._live.add(live)
         pump = _Pump(loop, read_fd, spool)
         watch = _ExitWatch(loop, proc)

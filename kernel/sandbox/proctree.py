@@ -56,11 +56,6 @@ def descendants(root: int) -> list[ProcId]:
     return out
 
 
-def proc_id(pid: int) -> ProcId | None:
-    info = _stat(pid)
-    return None if info is None else ProcId(pid, info[2])
-
-
 def alive(proc: ProcId) -> bool:
     info = _stat(proc.pid)
     return info is not None and info[2] == proc.start

@@ -9,6 +9,8 @@ sends SIGTERM to everything below it, waits GRACE seconds, then SIGKILL. It exit
 command's status (128+N for a signal). It imports nothing from Reins.
 """
 
+from __future__ import annotations
+
 import ctypes
 import os
 import resource
@@ -24,13 +26,13 @@ class _Stop(Exception):
     pass
 
 
-def _on_term(_signum, _frame):
+def _on_term(_signum: int, _frame: object) -> None:
     raise _Stop
 
 
-def _descendants():
+def _descendants() -> list[int]:
     """Live processes below this one (read from /proc; zombies excluded)."""
-    children = {}
+    children: dict[int, list[int]] = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
@@ -42,7 +44,7 @@ def _descendants():
         fields = data[data.rfind(b")") + 2 :].split()
         if fields[0] not in (b"Z", b"X"):
             children.setdefault(int(fields[1]), []).append(int(name))
-    found = []
+    found: list[int] = []
     queue = [os.getpid()]
     while queue:
         for child in children.get(queue.pop(), ()):
@@ -51,7 +53,7 @@ def _descendants():
     return found
 
 
-def _signal_tree(sig):
+def _signal_tree(sig: int) -> None:
     for pid in _descendants():
         try:
             os.kill(pid, sig)
@@ -59,16 +61,16 @@ def _signal_tree(sig):
             continue
 
 
-_exits = {}
+_exits: dict[int, int] = {}
 """Exit codes of reaped children by pid (128+N for a signal)."""
 
 
-def _exit_code(wait_status):
+def _exit_code(wait_status: int) -> int:
     code = os.waitstatus_to_exitcode(wait_status)
     return 128 - code if code < 0 else code
 
 
-def _reap():
+def _reap() -> None:
     while True:
         try:
             pid, wait_status = os.waitpid(-1, os.WNOHANG)
@@ -79,7 +81,7 @@ def _reap():
         _exits[pid] = _exit_code(wait_status)
 
 
-def _end_all(grace):
+def _end_all(grace: float) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     _signal_tree(signal.SIGTERM)
     deadline = time.monotonic() + grace
@@ -95,7 +97,7 @@ def _end_all(grace):
     _reap()
 
 
-def main(argv):
+def main(argv: list[str]) -> int:
     grace = float(argv[1])
     limits = [int(v) for v in argv[2:7]]
     command = argv[8:]
@@ -107,7 +109,7 @@ def main(argv):
     resource.setrlimit(resource.RLIMIT_FSIZE, (file_size, file_size))
     resource.setrlimit(resource.RLIMIT_NPROC, (processes, processes))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu_hard))
-    main_pid = None
+    main_pid: int | None = None
     signal.signal(signal.SIGTERM, _on_term)
     try:
         if os.getppid() == 1:
