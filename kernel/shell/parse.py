@@ -155,6 +155,7 @@ class _Lexer:
             elif c == "$" and s.startswith("${", pos):
                 close = self.matching_brace(pos + 2)
                 buf.append(s[pos:close])
+                nested.extend(self.inside_braces(pos + 2, close - 1))
                 in_word = True
                 pos = close
             elif c == "`":
@@ -233,6 +234,7 @@ class _Lexer:
             elif s.startswith("${", pos):
                 close = self.matching_brace(pos + 2)
                 out.append(s[pos:close])
+                subs.extend(self.inside_braces(pos + 2, close - 1))
                 pos = close
             elif c == "`":
                 text, pos, inner = self.backtick(pos + 1)
@@ -275,6 +277,13 @@ class _Lexer:
             if depth == 0:
                 return pos
         raise self.error("unterminated $(( … )) expression", pos)
+
+    def inside_braces(self, start: int, end: int) -> list[SimpleCommand]:
+        """Commands substituted inside `${name:-$(cmd)}` still run."""
+        inner = self.s[start:end]
+        if "$(" not in inner and "`" not in inner:
+            return []
+        return _Lexer(inner, self.counter).expansions(0, quoted=False)[2]
 
     def matching_brace(self, pos: int) -> int:
         s = self.s

@@ -78,6 +78,7 @@ DESTRUCTIVE = [
     "systemctl reboot",
     "crontab -r",
     'eval "rm -rf ~"',
+    "echo ${UNSET:-$(rm -rf ~)}",
     "echo x; rm -rf 'unterminated",
 ]
 

@@ -45,6 +45,8 @@ CASES = [
     ("if true; then rm x; else ls; fi", [["true"], ["rm", "x"], ["ls"]]),
     ("while read l; do echo $l; done < f", [["read", "l"], ["echo", "$l"], ["<", "f"]]),
     ("echo ${HOME:-/tmp} $((1 + 2))", [["echo", "${HOME:-/tmp}", "$((1 + 2))"]]),
+    ("echo ${X:-$(rm -rf ~)}", [["rm", "-rf", "~"], ["echo", "${X:-$(rm -rf ~)}"]]),
+    ('echo "${X:-`id`}"', [["id"], ["echo", "${X:-`id`}"]]),
     ("echo a # rm -rf /", [["echo", "a"]]),
     ("echo a#b", [["echo", "a#b"]]),
     ("echo 'it''s'", [["echo", "its"]]),
