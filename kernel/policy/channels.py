@@ -14,7 +14,9 @@ Destructive calls need `Answer.confirmed` (a second explicit confirmation) to be
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
+import threading
 from dataclasses import dataclass
 from typing import Protocol, TextIO
 
@@ -91,7 +93,30 @@ class TerminalChannel:
         self.stdout = stdout
 
     async def ask(self, request: ApprovalRequest, *, destructive: bool) -> Answer:
-        return await asyncio.to_thread(self._ask, request, destructive)
+        """Prompt on a daemon thread: a cancelled run (Ctrl-C) does not wait for a line that
+        may never come before the process can exit."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Answer] = loop.create_future()
+
+        def settle(outcome: Answer | BaseException) -> None:
+            if future.done():
+                return
+            if isinstance(outcome, BaseException):
+                future.set_exception(outcome)
+            else:
+                future.set_result(outcome)
+
+        def prompt() -> None:
+            outcome: Answer | BaseException
+            try:
+                outcome = self._ask(request, destructive)
+            except Exception as exc:
+                outcome = exc
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(settle, outcome)
+
+        threading.Thread(target=prompt, name="reins-approval-prompt", daemon=True).start()
+        return await future
 
     def _ask(self, request: ApprovalRequest, destructive: bool) -> Answer:
         out = self.stdout

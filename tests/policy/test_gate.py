@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -428,3 +429,25 @@ def test_every_decision_records_who_when_rule_and_scope(workspace: Path,
         ("policy", "call", "mode ask"), ("ui", "session", "run_command(echo x)")]
     stamps = [d.decided_at for d in decisions] + [kit.of_type("grant_revoked")[0].revoked_at]
     assert all(before <= t <= time.time() for t in stamps)
+
+
+def test_a_cancelled_terminal_prompt_does_not_keep_the_process_waiting() -> None:
+    read_end, write_end = os.pipe()
+    stdin = os.fdopen(read_end, "r")
+    channel = TerminalChannel(stdin, io.StringIO())
+    request = ApprovalRequest("s", "c", "write_file", {}, "write", "mode ask")
+
+    async def main() -> bool:
+        task = asyncio.ensure_future(channel.ask(request, destructive=False))
+        await asyncio.sleep(0)
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            return True
+        return False
+
+    try:
+        assert asyncio.run(main()) is True
+    finally:
+        os.close(write_end)
