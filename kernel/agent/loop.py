@@ -33,6 +33,7 @@ turn that failed with an API error is retried).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
@@ -381,6 +382,10 @@ class _Run:
                 await self.reporter.flush()
                 return finished
             await self.reporter.flush()
+            raise
+        except Exception:
+            with contextlib.suppress(StoreFailed):
+                await self.reporter.flush()
             raise
         finished = self._finish(reason)
         await self.reporter.flush()

@@ -5,7 +5,10 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from kernel.agent.limits import LoopLimits
+from kernel.agent.loop import StoreFailed
 from kernel.agent.store import RunState
 from kernel.events import AssistantDelta, RunFinished, ToolCallStarted
 from kernel.fakemodel import Failure, Reply, Text, Thinking, ToolUse, reply
@@ -333,3 +336,26 @@ def test_old_tool_results_are_trimmed_to_pointers_near_the_context_window(
     assert str(newest["content"]).count("x" * 99) == 60
     assert "b0" in harness.store.trace(sid)[-1]["trimmed_results"]
     assert str(harness.store.messages(sid)[2]["content"][0]["content"]).count("x" * 99) == 60
+
+
+def test_a_failing_sink_stops_the_run_instead_of_going_on_unreported(harness: Harness):
+    harness.server.add(reply(ToolUse("read_file", {"path": "a.txt"}, id="c1")),
+                       reply(ToolUse("read_file", {"path": "b.txt"}, id="c2")), reply("x"))
+    sid = harness.session()
+    agent = harness.agent()
+
+    def sink(event):
+        if event.type == "tool_call":
+            raise BrokenPipeError("stdout closed")
+        harness.seen.append(event)
+
+    async def go():
+        try:
+            return await agent.run(sid, "go", sink)
+        finally:
+            await agent.provider.close()
+
+    with pytest.raises(StoreFailed, match="stdout closed"):
+        asyncio.run(go())
+    assert len(harness.server.requests) <= 2
+    assert "tool_call" in [e.type for e in harness.stored(sid)]
