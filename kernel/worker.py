@@ -29,12 +29,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kernel import protocol as p
-from kernel.agent.provider import DEFAULT_MODEL, AnthropicProvider, ProviderConfig
-from kernel.agent.runtime import Kernel as Runtime
-from kernel.agent.runtime import open_kernel
 from kernel.agent.store import RunState, SessionStore, UnknownSession
 from kernel.agent.store import SessionInfo as StoredSession
-from kernel.cli import _SandboxFacts as SandboxFacts
 from kernel.events import ApprovalRequest, Event
 from kernel.paths import AppPaths
 from kernel.policy.approvals import PolicyGate
@@ -45,6 +41,11 @@ from kernel.sandbox.hardening import make_non_dumpable
 
 if TYPE_CHECKING:
     from kernel.agent.loop import Agent, GateContext
+    from kernel.agent.runtime import Kernel as Runtime
+
+# The UI process imports this module for `start_worker`; the agent loop, the provider and
+# the runtime (which pull in the anthropic SDK, seconds to import) are imported only in the
+# worker process, by `Kernel`.
 
 log = logging.getLogger(__name__)
 SHUTDOWN_GRACE_S = 1.5
@@ -116,6 +117,8 @@ class Kernel:
 
     async def serve(self) -> None:
         loop = asyncio.get_running_loop()
+        from kernel.agent.runtime import open_kernel
+
         self.paths.data.mkdir(parents=True, exist_ok=True)
         self.runtime = await asyncio.to_thread(open_kernel, self.paths)
         self.runtime.store.mark_interrupted()
@@ -174,6 +177,8 @@ class Kernel:
 
     @property
     def model(self) -> str:
+        from kernel.agent.provider import DEFAULT_MODEL
+
         return self.model_override or self.settings.model or DEFAULT_MODEL
 
     @property
@@ -199,6 +204,8 @@ class Kernel:
                              f"fixed: {self.settings_error}")
         agent = self._agents.get(model)
         if agent is None:
+            from kernel.agent.provider import AnthropicProvider, ProviderConfig
+
             provider = AnthropicProvider(ProviderConfig(model=model, base_url=self.base_url),
                                          api_key=self.api_key)
             agent = self.runtime.agent(provider, gate_factory=self._gate)
@@ -213,6 +220,8 @@ class Kernel:
                 self._spawn(agent.provider.close())
 
     def _gate(self, ctx: GateContext) -> PolicyGate:
+        from kernel.cli import _SandboxFacts as SandboxFacts
+
         gate = PolicyGate(session_id=ctx.session.session_id, mode=Mode(ctx.session.mode),
                           path_policy=ctx.path_policy, settings=self.settings,
                           sandbox=SandboxFacts(self.runtime.sandbox), channel=self.channel,

@@ -16,9 +16,12 @@ import keyring.backend
 import keyring.backends.fail
 import keyring.errors
 
-from kernel.agent.provider import KEYRING_SERVICE, KEYRING_USER
-
 ENV_VAR = "ANTHROPIC_API_KEY"
+KEYRING_SERVICE = "reins"
+KEYRING_USER = "anthropic_api_key"
+"""The keyring entry kernel.agent.provider reads too (a test keeps the two equal). They are
+not imported from there because that module loads the anthropic SDK, which the UI process
+never needs and which would add seconds to its cold start."""
 
 
 class KeyringUnavailable(RuntimeError):

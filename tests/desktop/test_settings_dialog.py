@@ -4,6 +4,9 @@ policy's writer, the key in the keyring — or a clear message when there is no 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import keyring
@@ -154,3 +157,18 @@ def test_welcome_panel_opens_settings(qtbot: QtBot) -> None:
     assert "API key" in panel.findChild(QLabel).text()
     with qtbot.waitSignal(panel.open_settings):
         panel.button.click()
+
+
+def test_keyring_entry_is_the_one_the_kernel_reads() -> None:
+    from kernel.agent import provider
+
+    assert (keystore.KEYRING_SERVICE, keystore.KEYRING_USER) == (
+        provider.KEYRING_SERVICE, provider.KEYRING_USER)
+
+
+def test_the_ui_process_never_loads_the_sdk() -> None:
+    code = ("import sys, desktop.controller, desktop.app; "
+            "print(any(m == 'anthropic' or m.startswith('anthropic.') for m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+    assert out.stdout.strip() == "False"
