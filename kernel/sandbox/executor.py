@@ -87,6 +87,7 @@ class CommandOutcome:
     """"bwrap" or "none"."""
     withheld_env: tuple[str, ...]
     network: bool
+    """The command had network access (always true without a sandbox)."""
     write_error: str = ""
     """Set when the spool file could not take all the output (e.g. a full disk)."""
 
@@ -264,7 +265,7 @@ class CommandExecutor:
             cancelled=live.stop in ("cancel", "shutdown"),
             sandbox=launcher.kind,
             withheld_env=tuple(withheld),
-            network=network,
+            network=network or not launcher.isolates_network,
             write_error=pump.write_error,
         )
 

@@ -55,6 +55,8 @@ class Launcher(Protocol):
     """The launcher gives the command its own /tmp; otherwise the executor makes a TMPDIR."""
     signal_leader_first: bool
     """SIGTERM the launcher process itself when stopping (it forwards and waits the grace)."""
+    isolates_network: bool
+    """Without network permission the command has no network (else it always has it)."""
 
     def argv(self, request: LaunchRequest) -> list[str]: ...
 
@@ -65,6 +67,7 @@ class BwrapLauncher:
     prlimit: str
     kind: str = "bwrap"
     private_tmp: bool = True
+    isolates_network: bool = True
     signal_leader_first: bool = False
     """bwrap dies on SIGTERM and takes the namespace with it at once; the command's own
     processes are signalled instead, so they get the grace period."""
@@ -91,6 +94,7 @@ class BwrapLauncher:
 class UnsandboxedLauncher:
     kind: str = "none"
     private_tmp: bool = False
+    isolates_network: bool = False
     signal_leader_first: bool = True
 
     def argv(self, request: LaunchRequest) -> list[str]:

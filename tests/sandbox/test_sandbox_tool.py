@@ -192,5 +192,5 @@ def test_no_sandbox_refuses_unless_the_user_approved_the_call(
         reins_home, workspace, {"command": "touch ran.txt; echo done"}, settings=settings,
         gate=GateOutcome(allowed=True, user_approved=True), call_id="call-2",
     )
-    assert not approved.is_error and "sandbox: none" in approved.text
+    assert not approved.is_error and "sandbox: none · network: on" in approved.text
     assert (workspace / "ran.txt").exists()
