@@ -1,5 +1,4 @@
-"""The output viewer: `OutputViewer` and `show_output` (see desktop/viewer/window.py)."""
+"""The output viewer. UI: desktop/viewer/window.py (`OutputViewer`, `show_output`).
 
-from desktop.viewer.window import OutputViewer, show_output
-
-__all__ = ["OutputViewer", "show_output"]
+Nothing is imported here, so the worker process (desktop/viewer/worker.py) starts without Qt.
+"""

@@ -1,34 +1,32 @@
 """Display rows of a file of any size, found without reading the file into memory.
 
     index = LineIndex(path)          # opens the file; raises OSError if it cannot
-    index.start()                    # builds the index in a background thread, then follows
-                                     # the file's growth (tail -f) until close()
-    index.row_count(), index.line_count(), index.done
+    index.start()                    # indexes the first block now, then starts the worker
+                                     # process that indexes the rest and follows the file's
+                                     # growth (tail -f) until close()
+    index.row_count(), index.line_count(), index.done, index.size
     index.row(r) -> Row              # byte offset, 0-based line number, continuation flag
     index.row_bytes(r) -> bytes      # at most `cap` bytes, without the newline
     index.row_at_offset(off), index.row_of_line(line)
+    scan = index.search(pattern)     # a SearchScan run by the same worker
     index.close()
 
-A *row* is what the viewer shows on one line: a line of the file, or, for a line longer than
-`cap` bytes, one `cap`-byte piece of it (continuation rows), so a 1 GB line without newlines
-is still shown and scrolled row by row.
+Rows are defined in desktop/viewer/blocks.py (a line, or a `cap`-byte piece of a longer one).
+The per-block index is built by the worker process (desktop/viewer/worker.py) and streamed
+here as it grows: three `array('q')`s, 24 bytes per 64 KB block (384 KB for 1 GB). The rows
+of one block are listed again on demand from those numbers (microseconds for a block of
+ordinary lines) and kept in a small LRU cache; the last, partial block is scanned here
+whenever it is asked for, so a growing file shows new lines as soon as they are written. A
+file that shrinks is indexed again from the start (`generation` changes).
 
-How: the file is read in fixed blocks (64 KB) with `os.pread`; for each block the index keeps
-three numbers — rows and lines that start before it and where the line that contains its first
-byte starts — in `array('q')`s (24 bytes per 64 KB: 384 KB for 1 GB). Counting newlines is
-`bytes.count`; a block is scanned row by row in Python only when a line in it may be longer
-than `cap` (an aligned half-cap window without a newline, or the line carried into it). The
-rows of a block are computed again on demand (a few microseconds) and kept in a small LRU
-cache. The last, partial block is scanned on demand, so a growing file shows new lines as
-soon as they are written. A file that shrinks is indexed again from the start (`generation`
-changes). Pages are read with `pread` rather than memory-mapped: a mapped file truncated by
-the command still writing it would kill the UI with SIGBUS.
-
-Every method is safe to call from the UI thread while the indexer runs.
+Pages are read with `os.pread` rather than memory-mapped: a mapped file truncated by the
+command still writing it would kill the UI with SIGBUS. Every method is safe to call from
+the UI thread while the worker's messages arrive on the reader thread.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 from array import array
@@ -37,9 +35,10 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
-BLOCK = 1 << 16
-CAP = 4096
-FOLLOW_POLL_S = 0.2
+from desktop.viewer.blocks import BLOCK, CAP, BlockRows, IndexBuilder, read_around, scan_block
+from desktop.viewer.search import Pattern, SearchScan
+from desktop.viewer.worker import Message, Worker
+
 _CACHE_BLOCKS = 64
 
 
@@ -52,170 +51,89 @@ class Row:
     """True for the second and later pieces of a line longer than the cap."""
 
 
-@dataclass(frozen=True)
-class BlockRows:
-    starts: array  # type: ignore[type-arg]
-    lines: array  # type: ignore[type-arg]
-    """Per row: 0-based line number (the same for a line's continuation rows)."""
-    flags: bytes
-    """Per row: 1 where a line starts, 0 on a continuation."""
-    line_start_after: int
-    """Start of the line that contains the first byte after the block."""
-
-
-def scan_block(buf: bytes, lo: int, hi: int, line_start: int, lines_before: int,
-               cap: int) -> BlockRows:
-    """Every row start in [lo, hi).
-
-    `buf` holds the bytes at positions lo-1 .. hi (one before and one after the block; for
-    lo == 0 the byte before is a fake b"\\n" so that 0 is a line start). `line_start` is the
-    start of the line containing lo and `lines_before` the number of lines starting before lo.
-    """
-    n = hi - lo
-    starts: array[int] = array("q")
-    flags = bytearray()
-    s = line_start
-    i = buf.find(b"\n", 0, n)
-    while True:
-        # A forced break must come before the newline that ends the current line.
-        if i >= 0:  # noqa: SIM108 - two cases, each with its own reason
-            limit = lo + i - 1
-        else:
-            limit = hi - 1 if buf[n : n + 1] == b"\n" else hi
-        first_k = max(1, -(-(lo - s) // cap))
-        f = s + first_k * cap
-        while f < limit:
-            starts.append(f)
-            flags.append(0)
-            f += cap
-        if i < 0:
-            break
-        s = lo + i
-        starts.append(s)
-        flags.append(1)
-        i = buf.find(b"\n", i + 1, n)
-    lines: array[int] = array("q")
-    line = lines_before - 1
-    for flag in flags:
-        line += flag
-        lines.append(line)
-    return BlockRows(starts, lines, bytes(flags), s)
-
-
-def forced_breaks(buf: bytes, lo: int, hi: int, line_start: int, cap: int) -> int:
-    """Rows that start in [lo, hi) when no line starts there (a block inside one line)."""
-    limit = hi - 1 if buf[hi - lo : hi - lo + 1] == b"\n" else hi
-    first = line_start + max(1, -(-(lo - line_start) // cap)) * cap
-    return -(-(limit - first) // cap) if first < limit else 0
-
-
-def may_have_long_rows(buf: bytes, lo: int, hi: int, line_start: int, cap: int) -> bool:
-    """False only when no row of [lo, hi) can start at a forced (cap) break."""
-    n = hi - lo
-    first_end = buf.find(b"\n", 1, n + 2)
-    end = lo - 1 + first_end if first_end >= 0 else hi + 1
-    if end - line_start > cap:
-        return True
-    half = cap // 2
-    find = buf.find
-    return any(find(b"\n", w + 1, w + 1 + half) < 0 for w in range(0, n - half + 1, half))
-
-
 class LineIndex:
     def __init__(self, path: str | Path, *, block: int = BLOCK, cap: int = CAP) -> None:
-        if block % cap or cap % 2:
-            raise ValueError("block must be a multiple of cap, and cap even")
         self.path = Path(path)
+        self._fd = os.open(self.path, os.O_RDONLY)
+        self._builder = IndexBuilder(self._fd, block=block, cap=cap)
         self.block = block
         self.cap = cap
-        self._fd = os.open(self.path, os.O_RDONLY)
         self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         self._cache: OrderedDict[tuple[int, int, int], BlockRows] = OrderedDict()
-        self.generation = 0
-        self._reset(0)
-
-    def _reset(self, generation: int) -> None:
-        self._rows_before: array[int] = array("q", [0])
-        self._lines_before: array[int] = array("q", [0])
-        self._line_start: array[int] = array("q", [0])
+        self._rows_before = self._builder.rows_before
+        self._lines_before = self._builder.lines_before
+        self._line_start = self._builder.line_start
         self._size = 0
         self._done = False
-        self.generation = generation
-        self._cache.clear()
+        self.generation = 0
+        self._worker: Worker | None = None
+        self._search: SearchScan | None = None
+        self._search_ids = itertools.count(1)
+        self.worker_alive = False
 
     # --- lifecycle -------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Index in a background thread; the first block is indexed before this returns."""
-        self._index_available()
-        self._thread = threading.Thread(target=self._run, name="viewer-index", daemon=True)
-        self._thread.start()
+        """Index the first block now (the first screen), and start the worker for the rest."""
+        self._builder.step(1)
+        with self._lock:
+            self._size = self._builder.size
+            self._done = self._builder.done
+        self._worker = Worker(self.path, self._builder, self._on_message)
+        self.worker_alive = True
 
     def close(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=2)
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None
         with self._lock:
             if self._fd >= 0:
                 os.close(self._fd)
                 self._fd = -1
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                caught_up = self._index_available(max_blocks=256)
-            except OSError:
-                return
-            if caught_up:
-                self._stop.wait(FOLLOW_POLL_S)
+    @property
+    def worker_pid(self) -> int | None:
+        return self._worker.process.pid if self._worker is not None else None
 
-    def _index_available(self, max_blocks: int = 1) -> bool:
-        """Index up to `max_blocks` complete blocks; True when nothing is left to index."""
-        size = os.fstat(self._fd).st_size
-        with self._lock:
-            nb = len(self._rows_before) - 1
-            if size < nb * self.block or size < self._size:
-                self._reset(self.generation + 1)
-                nb = 0
-            self._size = size
-        for _ in range(max_blocks):
-            lo = nb * self.block
-            hi = lo + self.block
-            if hi > size or self._stop.is_set():
-                break
-            buf = self._read_around(lo, hi)
-            with self._lock:
-                rows_before = self._rows_before[nb]
-                lines_before = self._lines_before[nb]
-                line_start = self._line_start[nb]
-            if buf.count(b"\n", 0, self.block) == 0:  # inside one long line
-                rows = forced_breaks(buf, lo, hi, line_start, self.cap)
-                lines, next_start = 0, line_start
-            elif may_have_long_rows(buf, lo, hi, line_start, self.cap):
-                scanned = scan_block(buf, lo, hi, line_start, lines_before, self.cap)
-                rows, lines = len(scanned.starts), sum(scanned.flags)
-                next_start = scanned.line_start_after
-            else:
-                rows = lines = buf.count(b"\n", 0, self.block)
-                last = buf.rfind(b"\n", 0, self.block)
-                next_start = lo + last if last >= 0 else line_start
-            with self._lock:
-                if len(self._rows_before) - 1 != nb:
-                    return False  # reset by a shrink meanwhile
-                self._rows_before.append(rows_before + rows)
-                self._lines_before.append(lines_before + lines)
-                self._line_start.append(next_start)
-            nb += 1
-        with self._lock:
-            self._done = (len(self._rows_before)) * self.block > self._size
-            return self._done
+    def search(self, pattern: Pattern) -> SearchScan:
+        """Start searching (replacing any earlier search of this file)."""
+        scan = SearchScan(next(self._search_ids), pattern, self._cancel)
+        self._search = scan
+        if self._worker is None or not self.worker_alive:
+            scan.finish()
+        else:
+            self._worker.send(("search", scan.search_id, pattern.text, pattern.regex,
+                               pattern.case))
+        return scan
 
-    def _read_around(self, lo: int, hi: int) -> bytes:
-        if lo == 0:
-            return b"\n" + os.pread(self._fd, hi + 1, 0)
-        return os.pread(self._fd, hi - lo + 2, lo - 1)
+    def _cancel(self, search_id: int) -> None:
+        if self._worker is not None:
+            self._worker.send(("cancel", search_id))
+
+    def _on_message(self, message: Message) -> None:
+        kind = message[0]
+        if kind == "index":
+            _, generation, rows, lines, starts, size, done = message
+            with self._lock:
+                if generation != self.generation:
+                    self.generation = generation
+                    self._rows_before = array("q")
+                    self._lines_before = array("q")
+                    self._line_start = array("q")
+                    self._cache.clear()
+                self._rows_before.frombytes(rows)
+                self._lines_before.frombytes(lines)
+                self._line_start.frombytes(starts)
+                self._size = size
+                self._done = done
+        elif kind == "search":
+            scan = self._search
+            if scan is not None and scan.search_id == message[1]:
+                scan.apply(message[2])
+        elif kind == "closed":
+            self.worker_alive = False
+            if self._search is not None:
+                self._search.finish()
 
     # --- queries -------------------------------------------------------------------------
 
@@ -273,8 +191,8 @@ class LineIndex:
         if hi <= lo:
             rows = BlockRows(array("q"), array("q"), b"", line_start)
         else:
-            buf = b"\n" + os.pread(fd, hi + 1, 0) if lo == 0 else os.pread(fd, hi - lo + 2, lo - 1)
-            rows = scan_block(buf, lo, hi, line_start, lines_before, self.cap)
+            rows = scan_block(read_around(fd, lo, hi), lo, hi, line_start, lines_before,
+                              self.cap)
         with self._lock:
             if key[0] == self.generation:
                 self._cache[key] = rows

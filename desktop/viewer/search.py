@@ -1,24 +1,22 @@
-"""Searching a file of any size in the background: plain text or a regular expression.
+"""Searching a file of any size: the pattern, the chunked scan, and the UI's view of it.
 
     pattern = compile_pattern("ERROR", regex=False, case=False)   # raises PatternError
-    scan = SearchScan(path, pattern)
-    scan.start()                      # background thread; follows the file's growth
-    scan.count, scan.scanned, scan.done, scan.offsets()  # read any time from the UI thread
+    scan = index.search(pattern)      # a SearchScan, fed by the file's worker process
+    scan.count, scan.scanned, scan.done, scan.next_after(offset), scan.previous_before(offset)
     scan.stop()
 
-The file is read in 256 KB chunks cut at newlines (`os.pread`, never the whole file), so a
-match never spans two lines and each C-level search call holds the GIL for well under a
-millisecond: the UI thread is never stalled by the scan. Match byte offsets are kept in an
-`array('q')` up to `MAX_STORED` (8 MB); past that only the count goes on. When the scan reaches
-the end it waits for the file to grow and goes on from there; matches found in a last line
-that is still being written are provisional and are found again once the line is complete.
+`SearchState` does the work in the worker process (desktop/viewer/worker.py): it reads the
+file in 256 KB chunks cut at newlines (`os.pread`, never the whole file), so a match never
+spans two lines. A plain search is `bytes.find` (over `bytes.lower()` of the chunk when case
+does not matter); a regular expression runs `re` over the bytes. Match byte offsets are kept
+up to `MAX_STORED` (8 MB); past that only the count goes on. When the scan reaches the end it
+waits for the file to grow and goes on from there; matches in a last line still being written
+are provisional and are found again once the line is complete.
 
-A plain search is `bytes.find` (over `bytes.lower()` of the chunk when case does not matter),
-about 1 GB/s; a regular expression runs `re` over the bytes (slower, above all with
-case-insensitive patterns). Limits: a match inside a line longer than a chunk (256 KB) that
-straddles a chunk boundary is missed; case-insensitive matching of non-ASCII letters is not
-done (the scan is over bytes). Plain matches do not overlap ("aa" in "aaaa" counts 2).
-Patterns that can match empty text are refused (they would match at every position).
+Limits: a match inside a line longer than a chunk that straddles a chunk boundary is missed;
+case-insensitive matching of non-ASCII letters is not done (the scan is over bytes); plain
+matches do not overlap ("aa" in "aaaa" counts 2). Patterns that can match empty text are
+refused (they would match at every position).
 """
 
 from __future__ import annotations
@@ -28,12 +26,11 @@ import re
 import threading
 from array import array
 from bisect import bisect_left, bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 CHUNK = 1 << 18
 MAX_STORED = 1_000_000
-FOLLOW_POLL_S = 0.25
 
 
 class PatternError(ValueError):
@@ -69,35 +66,115 @@ def compile_pattern(text: str, *, regex: bool, case: bool) -> Pattern:
     return Pattern(text, regex, case, compiled, display, needle if case else needle.lower())
 
 
-class SearchScan:
-    def __init__(self, path: str | Path, pattern: Pattern, *, chunk: int = CHUNK) -> None:
-        self.path = Path(path)
+def find_in(pattern: Pattern, data: bytes, base: int, room: int) -> tuple[array[int], int]:
+    """Offsets (base + position) of up to `room` matches in `data`, and how many more."""
+    found: array[int] = array("q")
+    if not pattern.regex:
+        haystack = data if pattern.case else data.lower()
+        at = haystack.find(pattern.needle) if room > 0 else -1
+        while at >= 0:
+            found.append(base + at)
+            at = haystack.find(pattern.needle, at + len(pattern.needle))
+            if len(found) == room and at >= 0:
+                return found, haystack.count(pattern.needle, at)
+        return found, (haystack.count(pattern.needle) if room <= 0 else 0)
+    matches = pattern.compiled.finditer(data)
+    for match in matches:
+        if len(found) == room:
+            return found, 1 + sum(1 for _ in matches)
+        found.append(base + match.start())
+    return found, 0
+
+
+@dataclass(frozen=True)
+class SearchUpdate:
+    """What changed since the last update: keep the first `keep` stored offsets, add these."""
+
+    keep: int
+    added: bytes
+    count: int
+    scanned: int
+    done: bool
+
+
+class SearchState:
+    """One search over one file, advanced a chunk at a time (in the worker process)."""
+
+    def __init__(self, fd: int, pattern: Pattern, *, chunk: int = CHUNK) -> None:
+        self.fd = fd
         self.pattern = pattern
-        self._chunk = chunk
-        self._fd = os.open(self.path, os.O_RDONLY)
+        self.chunk = chunk
+        self.stored = 0
+        self.count = 0
+        self.committed = 0
+        """Bytes scanned up to the end of a complete line."""
+        self.scanned = 0
+        self.provisional = (0, 0)
+        """(count, stored) found in an unfinished last line, dropped when it is rescanned."""
+
+    def step(self) -> SearchUpdate | None:
+        """Scan one chunk; None when there was nothing new to scan."""
+        size = os.fstat(self.fd).st_size
+        if size < self.committed:
+            self.stored = self.count = self.committed = self.scanned = 0
+            self.provisional = (0, 0)
+        if size <= self.scanned:
+            return None
+        start = self.committed
+        data = os.pread(self.fd, min(self.chunk, size - start), start)
+        cut = data.rfind(b"\n") + 1
+        at_end = start + len(data) >= size
+        if cut == 0 and not at_end:
+            cut = len(data)  # one line longer than a chunk: cut it anyway
+        dropped_count, dropped_stored = self.provisional
+        self.count -= dropped_count
+        self.stored -= dropped_stored
+        self.provisional = (0, 0)
+        keep = self.stored
+        added = array("q")
+        for part, base, provisional in ((data[:cut], start, False),
+                                        (data[cut:] if at_end else b"", start + cut, True)):
+            if not part:
+                continue
+            offsets, extra = find_in(self.pattern, part, base, MAX_STORED - self.stored)
+            added.extend(offsets)
+            self.stored += len(offsets)
+            self.count += len(offsets) + extra
+            if provisional:
+                self.provisional = (len(offsets) + extra, len(offsets))
+        self.committed = start + cut
+        self.scanned = start + len(data)
+        return SearchUpdate(keep, added.tobytes(), self.count, self.scanned,
+                            self.scanned >= size)
+
+
+class SearchScan:
+    """The UI's view of a search running in the worker: counts and stored match offsets."""
+
+    def __init__(self, search_id: int, pattern: Pattern, cancel: Callable[[int], None]) -> None:
+        self.search_id = search_id
+        self.pattern = pattern
+        self._cancel = cancel
         self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         self._offsets: array[int] = array("q")
         self._count = 0
-        self._committed = 0
-        """Bytes scanned up to the end of a complete line."""
         self._scanned = 0
-        self._provisional = (0, 0)
-        """(count, stored) found in an unfinished last line, dropped when it is rescanned."""
         self._done = False
 
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="viewer-search", daemon=True)
-        self._thread.start()
+    def apply(self, update: SearchUpdate) -> None:
+        with self._lock:
+            del self._offsets[update.keep :]
+            self._offsets.frombytes(update.added)
+            self._count = update.count
+            self._scanned = update.scanned
+            self._done = update.done
+
+    def finish(self) -> None:
+        """The worker is gone: nothing more will be found."""
+        self._done = True
 
     def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=2)
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        self._cancel(self.search_id)
 
     @property
     def count(self) -> int:
@@ -142,86 +219,3 @@ class SearchScan:
         """How many stored matches come before byte `offset`."""
         with self._lock:
             return bisect_left(self._offsets, offset)
-
-    def _run(self) -> None:
-        try:
-            while not self._stop.is_set():
-                if not self._step():
-                    self._done = True
-                    self._stop.wait(FOLLOW_POLL_S)
-        except OSError:
-            self._done = True
-
-    def _step(self) -> bool:
-        """Scan one chunk; False when there was nothing new to scan."""
-        size = os.fstat(self._fd).st_size
-        start = self._committed
-        if size < start:
-            with self._lock:
-                self._offsets = array("q")
-                self._count = 0
-                self._committed = start = 0
-                self._provisional = (0, 0)
-        if size <= self._scanned and size >= start:
-            return False
-        self._done = False
-        data = os.pread(self._fd, min(self._chunk, size - start), start)
-        cut = data.rfind(b"\n") + 1
-        at_end = start + len(data) >= size
-        if cut == 0 and not at_end:
-            cut = len(data)  # one line longer than a chunk: cut it anyway
-        complete = data[:cut]
-        unfinished = data[cut:] if at_end else b""
-        self._drop_provisional()
-        self._record(complete, start)
-        with self._lock:
-            self._committed = start + len(complete)
-        if unfinished:
-            before = (self._count, len(self._offsets))
-            self._record(unfinished, start + cut)
-            with self._lock:
-                self._provisional = (self._count - before[0], len(self._offsets) - before[1])
-        self._scanned = start + len(complete) + len(unfinished)
-        return True
-
-    def _drop_provisional(self) -> None:
-        count, stored = self._provisional
-        if count or stored:
-            with self._lock:
-                self._count -= count
-                del self._offsets[len(self._offsets) - stored :]
-                self._provisional = (0, 0)
-
-    def _record(self, data: bytes, base: int) -> None:
-        if not data:
-            return
-        room = MAX_STORED - len(self._offsets)
-        found: array[int] = array("q")
-        extra = 0
-        if room <= 0:
-            extra = self._count_only(data)
-        elif self.pattern.regex:
-            for match in self.pattern.compiled.finditer(data):
-                if len(found) == room:
-                    extra = self._count_only(data[match.start() :])
-                    break
-                found.append(base + match.start())
-        else:
-            haystack = data if self.pattern.case else data.lower()
-            needle = self.pattern.needle
-            at = haystack.find(needle)
-            while at >= 0:
-                if len(found) == room:
-                    extra = haystack.count(needle, at)
-                    break
-                found.append(base + at)
-                at = haystack.find(needle, at + len(needle))
-        with self._lock:
-            self._offsets.extend(found)
-            self._count += len(found) + extra
-
-    def _count_only(self, data: bytes) -> int:
-        if not self.pattern.regex:
-            haystack = data if self.pattern.case else data.lower()
-            return haystack.count(self.pattern.needle)
-        return sum(1 for _ in self.pattern.compiled.finditer(data))

@@ -76,6 +76,8 @@ class LogView(QAbstractScrollArea):
         self._cache: OrderedDict[int, DisplayLine] = OrderedDict()
         self._layout: list[tuple[int, int, int]] = []
         """(row, top y, bottom y) of the rows painted last."""
+        self._size_seen = 0
+        self._gutter_seen = 0
         self.verticalScrollBar().valueChanged.connect(self._scrolled)
         self.horizontalScrollBar().valueChanged.connect(lambda _v: self.viewport().update())
 
@@ -89,8 +91,10 @@ class LogView(QAbstractScrollArea):
         self._anchor = self._caret = None
         self._current = None
         self._generation = index.generation if index else -1
+        self._size_seen = 0
         self.verticalScrollBar().setValue(0)
         self.refresh()
+        self.viewport().update()
 
     @property
     def row_count(self) -> int:
@@ -126,21 +130,34 @@ class LogView(QAbstractScrollArea):
         self.viewport().update()
 
     def refresh(self) -> None:
-        """Pick up rows the index found since the last call."""
+        """Pick up rows the index found since the last call; repaint only if they show."""
         index = self._index
         rows = index.row_count() if index else 0
+        size = index.size if index else 0
+        repaint = False
         if index is not None and index.generation != self._generation:
             self._generation = index.generation
             self._cache.clear()
             self._anchor = self._caret = None
-        changed = rows != self._rows
-        if self._rows:
-            self._cache.pop(self._rows - 1, None)  # the last row may have grown
-        self._rows = rows
-        self._update_ranges()
-        if changed and self._follow:
-            self.verticalScrollBar().setValue(self.verticalScrollBar().maximum())
-        self.viewport().update()
+            repaint = True
+        old_rows = self._rows
+        bottom = self.top_row() + self.visible_rows()
+        if size != self._size_seen and old_rows:
+            self._cache.pop(old_rows - 1, None)  # the last row may have grown
+            repaint = repaint or old_rows <= bottom
+        self._size_seen = size
+        gutter = self.gutter_width()
+        gutter_changed = gutter != self._gutter_seen
+        if rows != old_rows or gutter_changed:
+            self._rows = rows
+            self._gutter_seen = gutter
+            self._update_ranges()
+            repaint = repaint or old_rows <= bottom or gutter_changed
+            if self._follow:
+                self.verticalScrollBar().setValue(self.verticalScrollBar().maximum())
+                repaint = True
+        if repaint:
+            self.viewport().update()
 
     # --- geometry ------------------------------------------------------------------------
 

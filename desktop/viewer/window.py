@@ -7,11 +7,12 @@
     viewer.close_file()             # also done by closeEvent
     show_output(path, parent)       # a top-level viewer window that deletes itself on close
 
-The file is indexed in the background (`LineIndex`) and shown by `LogView`, which reads only
-the rows on screen, so opening a 1 GB file costs the same as a 1 KB one and memory does not
-grow with the file. The viewer follows the end of a growing file like `tail -f` when scrolled
-to the bottom ("Follow"). Search (`SearchScan`) runs in the background as you type: the count
-fills in as the scan proceeds, Enter / Next and Shift+Enter / Previous move between matches
+The file is indexed in a worker process (`LineIndex`, desktop/viewer/worker.py) and shown
+by `LogView`, which reads only the rows on screen, so opening a 1 GB file costs the same as
+a 1 KB one, memory does not grow with the file, and scanning never holds the UI's GIL. The
+viewer follows the end of a growing file like `tail -f` when scrolled to the bottom
+("Follow"). Search (`SearchScan`, run by the same worker) starts as you type: the count fills
+in as the scan proceeds, Enter / Next and Shift+Enter / Previous move between matches
 (a Next pressed before the scan reached the next match jumps when it is found). Controls:
 search text, Regex, Match case, Previous, Next, Go to line, Wrap, Colours (render or strip
 ANSI), Follow, Copy, Open in default editor, Show in folder. A timer (50 ms) polls the
@@ -253,8 +254,7 @@ class OutputViewer(QWidget):
             self.matches.setText(str(exc))
             self.search.setStyleSheet("QLineEdit { border: 1px solid #d23c3c; }")
             return
-        self.scan = SearchScan(self.index.path, pattern)
-        self.scan.start()
+        self.scan = self.index.search(pattern)
         self._reported_done = False
         self.view.set_highlight(pattern.display)
         self._update_matches()
@@ -350,7 +350,10 @@ class OutputViewer(QWidget):
             return
         self.view.refresh()
         lines = index.line_count()
-        if index.done:
+        if not index.worker_alive:
+            state = (f"{lines:,} lines shown; the indexing process ended, so later lines "
+                     "and search are unavailable — reopen the file")
+        elif index.done:
             state = f"{lines:,} lines, {_size(index.size)}"
         else:
             percent = 100 * index.indexed_bytes // index.size if index.size else 100

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from desktop.viewer.blocks import IndexBuilder, read_around, scan_block
 from desktop.viewer.index import LineIndex
 
 
@@ -28,6 +31,13 @@ def reference_rows(data: bytes, cap: int) -> list[tuple[int, int, bool]]:
     return rows
 
 
+def wait_for(condition: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + 20
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert condition()
+
+
 def wait_done(index: LineIndex) -> None:
     deadline = time.monotonic() + 20
     while not index.done and time.monotonic() < deadline:
@@ -45,12 +55,58 @@ content = st.lists(
 ).map(lambda parts: b"\n".join(parts))
 
 
-@settings(max_examples=150, deadline=None)
+def builder_rows(path: Path, block: int, cap: int) -> list[tuple[int, int, bool]]:
+    """Every row as the index finds them: per-block counts, then each block listed."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        builder = IndexBuilder(fd, block=block, cap=cap)
+        while builder.step(3):
+            pass
+        assert builder.done
+        rows: list[tuple[int, int, bool]] = []
+        for b in range(len(builder.rows_before)):
+            lo = b * block
+            hi = min(lo + block, builder.size)
+            if hi <= lo:
+                break
+            listed = scan_block(read_around(fd, lo, hi), lo, hi, builder.line_start[b],
+                                builder.lines_before[b], cap)
+            if b + 1 < len(builder.rows_before):  # a complete block: its counts agree
+                assert len(listed.starts) == builder.rows_before[b + 1] - builder.rows_before[b]
+                assert sum(listed.flags) == builder.lines_before[b + 1] - builder.lines_before[b]
+                assert listed.line_start_after == builder.line_start[b + 1]
+            rows += [(s, ln, not f) for s, ln, f in
+                     zip(listed.starts, listed.lines, listed.flags, strict=True)]
+        return rows
+    finally:
+        os.close(fd)
+
+
+@settings(max_examples=300, deadline=None)
 @given(data=content, trailing=st.booleans())
-def test_rows_match_reference(tmp_path_factory, data: bytes, trailing: bool) -> None:  # type: ignore[no-untyped-def]
+def test_block_index_matches_reference(tmp_path_factory, data: bytes, trailing: bool) -> None:  # type: ignore[no-untyped-def]
     if trailing:
         data += b"\n"
     path = tmp_path_factory.mktemp("idx") / "f.txt"
+    path.write_bytes(data)
+    assert builder_rows(path, 32, 8) == reference_rows(data, 8)
+
+
+CASES = {
+    "empty": b"",
+    "newlines only": b"\n" * 100,
+    "no trailing newline": b"one\ntwo\nthree",
+    "long lines": b"short\n" + b"L" * 200 + b"\n" + b"M" * 64 + b"\nend\n",
+    "multi-byte across cuts": (b"\xe2\x82\xac" * 30 + b"\n") * 5,
+    "one huge line": b"Z" * 1000,
+    "invalid utf-8": b"ok\xff\xfe\n\xe2\x82\n" * 20,
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_line_index_queries(tmp_path: Path, name: str) -> None:
+    data = CASES[name]
+    path = tmp_path / "f.txt"
     path.write_bytes(data)
     index = LineIndex(path, block=32, cap=8)
     try:
@@ -65,6 +121,7 @@ def test_rows_match_reference(tmp_path_factory, data: bytes, trailing: bool) -> 
             assert index.row_at_offset(offset) == r
             if not cont:
                 assert index.row_of_line(line) == r
+        assert index.row_of_line(len(expected) + 5) is None
         # Every character of valid text is shown once: the rows rebuild the file.
         rebuilt = b""
         for r, (_offset, _line, cont) in enumerate(expected):
@@ -73,6 +130,8 @@ def test_rows_match_reference(tmp_path_factory, data: bytes, trailing: bool) -> 
             rebuilt += index.row_bytes(r)
         if valid_text(data):
             assert rebuilt == (data[:-1] if data.endswith(b"\n") else data)
+        else:
+            assert "\ufffd" in rebuilt.decode("utf-8", "replace")
     finally:
         index.close()
 
@@ -93,25 +152,17 @@ def test_growing_and_shrinking_file(tmp_path: Path) -> None:
     try:
         assert index.row_count() == 0
         with open(path, "ab") as f:
-            for i in range(300):
-                f.write(b"line %d\n" % i)
+            for i in range(1, 301):
+                f.write(b"line %d\n" % (i - 1))
                 f.flush()
-                if i % 50 == 0:
-                    time.sleep(0.25)
-                    assert index.row_count() >= i  # rows appear while the file grows
-        deadline = time.monotonic() + 10
-        while index.row_count() < 300 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert index.row_count() == 300
+                if i % 50 == 0:  # rows appear while the file is still open for writing
+                    wait_for(lambda i=i: index.row_count() == i)
         assert index.row_bytes(299) == b"line 299"
         generation = index.generation
         os.truncate(path, 0)
         path.write_bytes(b"fresh\n")
-        deadline = time.monotonic() + 10
-        while index.generation == generation and time.monotonic() < deadline:
-            time.sleep(0.01)
-        while index.row_count() != 1 and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait_for(lambda: index.generation != generation and index.row_count() == 1)
         assert index.row_bytes(0) == b"fresh"
+        assert index.line_count() == 1
     finally:
         index.close()

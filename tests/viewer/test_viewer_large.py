@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from desktop.viewer import OutputViewer
+from desktop.viewer.window import OutputViewer
 
 GB = 1 << 30
 MB = 1 << 20

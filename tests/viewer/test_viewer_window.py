@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -10,8 +12,8 @@ from PySide6.QtGui import QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import QAbstractButton, QLineEdit, QSpinBox, QWidget
 from pytestqt.qtbot import QtBot
 
-from desktop.viewer import OutputViewer
 from desktop.viewer.search import PatternError, compile_pattern
+from desktop.viewer.window import OutputViewer
 
 
 def write_log(path: Path) -> Path:
@@ -183,3 +185,16 @@ def test_every_control_has_an_accessible_name(viewer: OutputViewer) -> None:
             for w in controls if not w.accessibleName()] == []
     assert viewer.view.accessibleName() == "Output text"
 
+
+
+def test_worker_killed_is_reported_and_nothing_crashes(qtbot: QtBot,
+                                                       viewer: OutputViewer) -> None:
+    index = viewer.index
+    assert index is not None and index.worker_pid is not None
+    os.kill(index.worker_pid, signal.SIGKILL)
+    qtbot.waitUntil(lambda: not index.worker_alive, timeout=5000)
+    viewer._tick()
+    assert "indexing process ended" in viewer.status.text()
+    viewer.search_for("ERROR")
+    assert viewer.scan is not None and viewer.scan.done and viewer.scan.count == 0
+    assert viewer.go_to_line(300)  # what was indexed stays usable
