@@ -151,7 +151,7 @@ def test_a_server_that_does_not_answer_in_time_fails(tmp_path: Path) -> None:
                            startup_timeout_s=1.0, backoff=Backoff(60.0, 60.0, 5)) as h:
             slow = await h.manager.wait_for("slow", failed, WAIT)
             assert slow.error == "no answer within 1 s of starting"
-            assert slow.retry_in_s == 60.0 and slow.stderr_tail == ("edge: starting",)
+            assert slow.retry_in_s == 60.0 and slow.failures == 1
 
     asyncio.run(main())
 
