@@ -338,7 +338,8 @@ class ToolRegistry:
         """Tool definitions in the Anthropic `tools` format, in registration order.
 
         `allowed` restricts the list to those names (unknown names are ignored). The list
-        is cached until the set of tools changes; treat the dicts as read-only.
+        is cached until the set of tools changes; the schemas are plain-JSON copies of the
+        specs'; treat the dicts as read-only.
         """
         key = frozenset(allowed) if allowed is not None else None
         cached = self._schema_cache.get(key)
@@ -347,7 +348,7 @@ class ToolRegistry:
                 {
                     "name": e.spec.name,
                     "description": e.spec.description,
-                    "input_schema": e.spec.input_schema,
+                    "input_schema": json.loads(json.dumps(e.spec.input_schema)),
                 }
                 for e in self._tools.values()
                 if key is None or e.spec.name in key
