@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from kernel.agent.limits import LIMIT_REASONS, LoopLimits, StopReason
-from kernel.agent.loop import Agent, GateFactory
+from kernel.agent.loop import Agent, GateFactory, RunBusy
 from kernel.agent.provider import (
     DEFAULT_MODEL,
     AnthropicProvider,
@@ -40,6 +40,7 @@ from kernel.agent.provider import (
     resolve_api_key,
     resolve_base_url,
 )
+from kernel.agent.runlock import SessionLocked
 from kernel.agent.runtime import Kernel, SandboxFacts, open_kernel
 from kernel.agent.store import SessionStore, UnknownSession
 from kernel.events import (
@@ -196,7 +197,13 @@ async def _exec(kernel: Kernel, args: argparse.Namespace, settings: Settings, se
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         await _start_mcp(kernel, settings)
-        finished = await _run_with_signals(agent, session_id, args.prompt, printer)
+        try:
+            finished = await _run_with_signals(agent, session_id, args.prompt, printer)
+        except (RunBusy, SessionLocked) as exc:
+            busy = ErrorEvent(session_id, "session_busy", str(exc))
+            kernel.store.append_event(busy)
+            printer(busy)
+            return EXIT_ERROR
     finally:
         await kernel.stop_mcp()
         await provider.close()

@@ -61,6 +61,7 @@ from kernel.agent.limits import (
 from kernel.agent.pricing import Price, cost_usd, price_for
 from kernel.agent.prompt import system_prompt
 from kernel.agent.provider import USAGE_KEYS, ModelTurn, TurnCallbacks
+from kernel.agent.runlock import RunLock
 from kernel.agent.store import RunState, SessionInfo, SessionStore
 from kernel.events import (
     AssistantDelta,
@@ -125,7 +126,8 @@ GateFactory = Callable[[GateContext], Gate | None]
 
 
 class RunBusy(RuntimeError):
-    """A run is already active for this session in this Agent."""
+    """A run is already active for this session in this Agent (SessionLocked: in another
+    process)."""
 
 
 class StoreFailed(RuntimeError):
@@ -287,12 +289,19 @@ class _RunContext:
         self.agent.check_can_run()
         if self.session_id in self.agent._active:
             raise RunBusy(f"session {self.session_id} already has an active run")
-        run = _Run(self.agent, self.session_id, self.sink)
+        self.lock = RunLock(self.agent.paths.session_dir(self.session_id) / "run.lock")
+        self.lock.acquire()
+        try:
+            run = _Run(self.agent, self.session_id, self.sink)
+        except BaseException:
+            self.lock.release()
+            raise
         self.agent._active[self.session_id] = run
         return run
 
     async def __aexit__(self, *exc: object) -> None:
         self.agent._active.pop(self.session_id, None)
+        self.lock.release()
 
 
 class _Run:

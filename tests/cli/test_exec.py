@@ -6,6 +6,7 @@ import json
 import os
 import signal
 
+from kernel.agent.runlock import RunLock
 from kernel.fakemodel import Failure, Reply, Text, ToolUse, reply
 from tests.cli.conftest import Cli, events, types
 
@@ -155,3 +156,19 @@ def test_doctor_reports_sandbox_key_and_folders(cli: Cli):
     assert "sandbox:" in out and "found in the environment" in out
     assert str(cli.paths.database) in out and "test-key" not in out
     assert code == (0 if "sandbox: bwrap" in out else 1)
+
+
+def test_a_session_running_in_another_process_is_refused(cli: Cli):
+    cli.server.add(reply("first"))
+    code, out, _ = cli.call("exec", "--json", "hello")
+    assert code == 0
+    sid = events(out)[0]["session_id"]
+    lock = RunLock(cli.paths.session_dir(sid) / "run.lock")
+    lock.acquire()
+    try:
+        code, out, _ = cli.call("exec", "--json", "--session", sid, "again")
+    finally:
+        lock.release()
+    assert code == 1
+    assert events(out)[-1]["type"] == "error" and events(out)[-1]["code"] == "session_busy"
+    assert len(cli.server.requests) == 1
