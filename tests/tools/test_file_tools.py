@@ -269,3 +269,19 @@ def test_write_below_a_file_says_the_parent_is_a_file(env: Any, d: Any) -> None:
     result = run(env, d, "write_file", path="plain.txt/child.txt", content="y")
     assert result.error_code is ErrorCode.EXECUTION_ERROR
     assert "'plain.txt' is a file, not a folder" in result.text
+
+
+def test_read_file_does_not_scan_a_huge_file_to_the_end(
+    env: Any, d: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("kernel.tools.builtin.files.COUNT_LINES_UP_TO_BYTES", 100)
+    big = env.workspace / "big.log"
+    big.write_text("".join(f"entry {i}\n" for i in range(1, 1001)))
+    result = run(env, d, "read_file", path="big.log", offset=5, limit=2)
+    assert result.text == (
+        "     5\tentry 5\n     6\tentry 6\n"
+        f"[lines 5–6 of big.log ({big.stat().st_size} bytes, more lines follow); call "
+        "read_file with offset=7 for more]"
+    )
+    last = run(env, d, "read_file", path="big.log", offset=999)
+    assert last.text.endswith("[lines 999–1000 of 1000 in big.log]")

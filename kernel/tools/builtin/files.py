@@ -19,6 +19,8 @@ from kernel.tools.spec import ErrorCode, Risk, ToolContext, ToolError
 
 MAX_READ_LINES = 2000
 MAX_LINE_CHARS = 2000
+COUNT_LINES_UP_TO_BYTES = 8 * 1024 * 1024
+"""read_file counts all lines (for "lines a–b of N") only in files up to this size."""
 MAX_LIST_ENTRIES = 1000
 MAX_GLOB_RESULTS = 1000
 MAX_GREP_MATCHES = 1000
@@ -126,16 +128,30 @@ def read_file(
     read a long file in parts. Binary files are refused."""
     resolved = ctx.path_policy.resolve_read(path)
     fd = _open_text_file(ctx, resolved, path)
+    size = os.fstat(fd).st_size
+    count_all = size <= COUNT_LINES_UP_TO_BYTES
     shown: list[str] = []
     total = 0
+    more_unknown = False
     with open(fd, encoding="utf-8", errors="replace", newline="\n") as f:
         for total, line in enumerate(f, 1):
-            if offset <= total < offset + limit:
+            if total >= offset + limit:
+                if not count_all:
+                    more_unknown = True
+                    break
+                continue
+            if total >= offset:
                 text = line.rstrip("\r\n")
                 if len(text) > MAX_LINE_CHARS:
                     text = text[:MAX_LINE_CHARS] + f"… [line cut at {MAX_LINE_CHARS} characters]"
                 shown.append(f"{total:6}\t{text}")
     name = _shown(ctx, resolved)
+    if more_unknown:
+        last = offset + len(shown) - 1
+        return "\n".join(shown) + (
+            f"\n[lines {offset}–{last} of {name} ({size} bytes, more lines follow); call "
+            f"read_file with offset={last + 1} for more]"
+        )
     if total == 0:
         return f"[{name} is empty]"
     if offset > total:
