@@ -69,6 +69,13 @@ class ServerState:
     """Seconds until the next automatic restart; None when none is planned."""
     pid: int | None = None
 
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-able fields (for the UI protocol), with the one-line summary."""
+        return {"name": self.name, "status": self.status.value, "summary": self.summary,
+                "target": self.target, "tools": list(self.tools), "skipped": list(self.skipped),
+                "error": self.error, "stderr_tail": list(self.stderr_tail),
+                "failures": self.failures, "retry_in_s": self.retry_in_s, "pid": self.pid}
+
     @property
     def summary(self) -> str:
         """One line: "ready with 3 tools", "failed: …", "starting", "disabled"."""

@@ -129,6 +129,8 @@ def test_slow_and_broken_servers_delay_nobody(tmp_path: Path) -> None:
 
             missing = await h.manager.wait_for("missing", failed, WAIT)
             assert "No such file" in missing.error
+            shown = json.loads(json.dumps(missing.to_dict()))
+            assert shown["status"] == "failed" and shown["summary"] == missing.summary
 
             invalid = await h.manager.wait_for("invalid", ready, WAIT)
             assert invalid.summary == "ready with 14 tools (1 skipped)"
