@@ -129,6 +129,7 @@ class Kernel:
                                 self.api_key is not None, self.model))
         threading.Thread(target=self._read_loop, args=(loop,), name="kernel-reader",
                          daemon=True).start()
+        self._spawn(self._start_mcp())
         try:
             await self._stop.wait()
         finally:
@@ -159,8 +160,21 @@ class Kernel:
             task.cancel()
         for agent in self._agents.values():
             await agent.provider.close()
+        await self.runtime.stop_mcp()
         self.runtime.close()
         self.conn.close()
+
+    async def _start_mcp(self) -> None:
+        """Launch the settings' MCP servers in the background (kernel.mcp): their tools join
+        the registry as each becomes ready; a slow or broken server never delays the UI."""
+        from kernel.mcp.config import McpConfigError
+
+        if not self.settings.mcp_servers:
+            return
+        try:
+            await self.runtime.start_mcp(self.settings.mcp_servers)
+        except McpConfigError as exc:
+            log.warning("MCP servers not started: %s", exc)
 
     def send(self, message: p.Message) -> None:
         try:
