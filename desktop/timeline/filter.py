@@ -17,7 +17,7 @@ from collections.abc import Iterable
 
 from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, QSortFilterProxyModel
 
-from desktop.timeline.model import RECORD_ROLE
+from desktop.timeline.model import RECORD_ROLE, TimelineModel
 from desktop.timeline.record import CallRecord, Status
 
 
@@ -66,5 +66,7 @@ class TimelineFilter(QSortFilterProxyModel):
         self, source_row: int, source_parent: QModelIndex | QPersistentModelIndex
     ) -> bool:
         model = self.sourceModel()
+        if isinstance(model, TimelineModel):  # direct: no QModelIndex/QVariant per row
+            return self.accepts(model.record_at(source_row))
         record = model.data(model.index(source_row, 0, source_parent), RECORD_ROLE)
         return isinstance(record, CallRecord) and self.accepts(record)

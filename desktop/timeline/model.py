@@ -65,6 +65,16 @@ HEADERS = {
     Column.ACTION: "",
 }
 
+_DISPLAY = int(Qt.ItemDataRole.DisplayRole)
+_ACCESSIBLE = int(Qt.ItemDataRole.AccessibleTextRole)
+_TOOLTIP = int(Qt.ItemDataRole.ToolTipRole)
+_ALIGNMENT = int(Qt.ItemDataRole.TextAlignmentRole)
+_TEXT_ROLES = frozenset({_DISPLAY, _ACCESSIBLE})
+_ROLES = frozenset({_DISPLAY, _ACCESSIBLE, _TOOLTIP, _ALIGNMENT, RECORD_ROLE, STATUS_ROLE,
+                    CALL_ID_ROLE})
+_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+_COLUMNS = tuple(Column)
+
 EXTERNALIZED_MARKER = "⇱"
 """Shown after the size of an output kept on disk in full (open it in the viewer)."""
 
@@ -231,24 +241,24 @@ class TimelineModel(QAbstractTableModel):
         return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:
-        if not index.isValid():
+        # Views ask for a dozen roles per cell on every paint: answer the others at once.
+        if role not in _ROLES or not index.isValid():
             return None
         record = self._records[self._order[index.row()]]
-        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
-            return self._text(record, Column(index.column()))
+        if role in _TEXT_ROLES:
+            return self._text(record, _COLUMNS[index.column()])
         if role == RECORD_ROLE:
             return record
         if role == STATUS_ROLE:
             return record.status
         if role == CALL_ID_ROLE:
             return record.call_id
-        if role == Qt.ItemDataRole.ToolTipRole and index.column() == Column.ARGUMENTS:
+        column = index.column()
+        if role == _TOOLTIP and column == Column.ARGUMENTS:
             # Tooltips render rich text when they look like it: escape the untrusted text.
             return f"<pre>{html.escape(record.summary)}</pre>"
-        if role == Qt.ItemDataRole.TextAlignmentRole and index.column() in (
-            Column.DURATION, Column.OUTPUT
-        ):
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == _ALIGNMENT and column in (Column.DURATION, Column.OUTPUT):
+            return _RIGHT
         return None
 
     def _text(self, record: CallRecord, column: Column) -> str:

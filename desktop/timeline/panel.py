@@ -11,7 +11,8 @@
     panel.call_selected             # Signal(str): the user selected a row (call id)
 
 Layout: a filter bar (text search over tool names and arguments, a status filter, a tool
-filter, the number of calls shown), a `QTableView` over `TimelineModel` → `TimelineFilter`
+filter, the number of calls shown; the search applies after a 150 ms pause in typing), a
+`QTableView` over `TimelineModel` → `TimelineFilter`
 with `TimelineDelegate` and fixed-height rows, and the `DetailsPane` below it in a splitter.
 A running call is stopped with its row's "■ Stop" cell, the Stop button of the details pane,
 the row's context menu, or the Delete key; an externalized output is opened with the row's
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from PySide6.QtCore import QItemSelection, QModelIndex, QPoint, Qt, Signal
+from PySide6.QtCore import QItemSelection, QModelIndex, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -45,6 +46,8 @@ from desktop.timeline.model import CALL_ID_ROLE, RECORD_ROLE, Column, TimelineMo
 from desktop.timeline.record import CallRecord, Status
 from kernel.events import Event
 
+SEARCH_DELAY_MS = 150
+"""Typing pauses this long before the rows are filtered (a pass over every row)."""
 ALL = "all"
 FAILED = "failed"
 STATUS_CHOICES: list[tuple[str, str, frozenset[Status]]] = [
@@ -74,7 +77,11 @@ class TimelinePanel(QWidget):
         self.search.setPlaceholderText("Search tool calls…")
         self.search.setClearButtonEnabled(True)
         self.search.setAccessibleName("Search tool names and arguments")
-        self.search.textChanged.connect(self.proxy.set_text)
+        self._search_delay = QTimer(self)
+        self._search_delay.setSingleShot(True)
+        self._search_delay.setInterval(SEARCH_DELAY_MS)
+        self._search_delay.timeout.connect(lambda: self.proxy.set_text(self.search.text()))
+        self.search.textChanged.connect(lambda _t: self._search_delay.start())
         self.status_filter = QComboBox()
         self.status_filter.setAccessibleName("Filter by status")
         for label, key, _ in STATUS_CHOICES:
@@ -177,6 +184,7 @@ class TimelinePanel(QWidget):
         index = self.proxy.mapFromSource(source)
         if not index.isValid():
             self.search.clear()
+            self._search_delay.stop()
             self.status_filter.setCurrentIndex(0)
             self.tool_filter.setCurrentIndex(0)
             self.proxy.clear_filters()

@@ -121,8 +121,9 @@ class CallRecord:
 
     @cached_property
     def search_text(self) -> str:
-        """Lower-case text the filter's search matches: name, summary and arguments."""
-        return f"{self.name}\n{self.summary}\n{compact_arguments(self.input)}".lower()
+        """Lower-case text the filter's search matches: name, summary, argument names and
+        values (computed once per record, on the first search)."""
+        return "\n".join((self.name, self.summary, *_words(self.input))).lower()
 
     def elapsed(self, now: float) -> float:
         """Seconds the call has run: its final duration, or the time since it started."""
@@ -132,6 +133,23 @@ class CallRecord:
             return 0.0
         end = self.finished_at if self.finished_at is not None else now
         return max(self.elapsed_s, end - self.started_at)
+
+
+def _words(value: Any, depth: int = 0) -> list[str]:
+    """Keys and scalar values of JSON-like arguments, depth-first (cheaper than json.dumps)."""
+    if isinstance(value, str):
+        return [value]
+    if depth > 8:
+        return []
+    if isinstance(value, dict):
+        out: list[str] = []
+        for key, item in value.items():
+            out.append(str(key))
+            out.extend(_words(item, depth + 1))
+        return out
+    if isinstance(value, list | tuple):
+        return [word for item in value for word in _words(item, depth + 1)]
+    return [str(value)]
 
 
 def format_arguments(value: Any) -> str:

@@ -89,14 +89,14 @@ def test_filters_by_status_tool_and_text(qtbot: QtBot) -> None:
     assert panel.count.text() == "3 of 6 calls"
 
     qtbot.keyClicks(panel.search, "RM -RF")  # search is case-insensitive, over arguments
-    assert shown_ids(panel) == ["bash2"]
+    qtbot.waitUntil(lambda: shown_ids(panel) == ["bash2"], timeout=3000)
     panel.tool_filter.setCurrentIndex(0)
     panel.search.setText("timeout")  # an argument name, not in the summary
-    assert shown_ids(panel) == ["bash1"]
+    qtbot.waitUntil(lambda: shown_ids(panel) == ["bash1"], timeout=3000)
     panel.search.setText("example.com")
-    assert shown_ids(panel) == ["web1"]
+    qtbot.waitUntil(lambda: shown_ids(panel) == ["web1"], timeout=3000)
     panel.search.clear()
-    assert len(shown_ids(panel)) == 6
+    qtbot.waitUntil(lambda: len(shown_ids(panel)) == 6, timeout=3000)
 
     # A live update moves a row into a status filter.
     panel.status_filter.setCurrentIndex(panel.status_filter.findData("done"))
@@ -203,7 +203,7 @@ def test_open_output_from_row_and_details(qtbot: QtBot) -> None:
 def test_select_call_clears_filters_that_hide_it(qtbot: QtBot) -> None:
     panel = make_panel(qtbot)
     panel.search.setText("make test")
-    assert shown_ids(panel) == ["bash1"]
+    qtbot.waitUntil(lambda: shown_ids(panel) == ["bash1"], timeout=3000)
     assert panel.select_call("web1")
     assert panel.search.text() == ""
     assert panel.selected_call() == "web1"
