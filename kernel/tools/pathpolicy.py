@@ -44,7 +44,9 @@ DEFAULT_PROTECTED: tuple[str, ...] = (
 """Workspace-relative patterns that no tool may write without the user's explicit approval.
 
 A pattern matches at any depth (`.git/config` also protects `sub/.git/config`) and ignores
-case (macOS and Windows file systems do); `**` matches everything below a folder.
+case (macOS and Windows file systems do); `**` matches everything below a folder. Outside the
+workspace the patterns apply to the absolute path. Approving a folder does not lift the
+protection of the files in it: only approving the protected path itself does.
 """
 
 
@@ -77,14 +79,16 @@ class PathVerdict:
     protected: str | None
     """The protected pattern or folder this write would touch, else None (always None for reads)."""
     approved: bool = False
-    """The user allowed this path for the current call (`PathPolicy.allowing`)."""
+    """The user allowed this path, or a folder above it, for the current call (`allowing`)."""
+    approved_exactly: bool = False
+    """The user allowed this very path; only that lifts a protection."""
 
     @property
     def allowed(self) -> bool:
         """True when resolve_read/resolve_write would accept the path."""
-        if self.protected is not None and self.protected.startswith(REINS_PROTECTED_PREFIX):
-            return False
-        return self.approved or (self.inside_workspace and self.protected is None)
+        if self.protected is None:
+            return self.inside_workspace or self.approved
+        return self.approved_exactly and not self.protected.startswith(REINS_PROTECTED_PREFIX)
 
 
 def _pattern_regex(pattern: str) -> re.Pattern[str]:
@@ -155,6 +159,7 @@ class PathPolicy:
                 self._protected_roots.append(Path(os.path.realpath(Path(item).expanduser())))
             else:
                 self._patterns.append((str(item), _pattern_regex(str(item))))
+        self._pattern_names = frozenset(name for name, _ in self._patterns)
         self._reins_roots = tuple(Path(os.path.realpath(p)) for p in self._app_paths.protected())
         self.extra: tuple[Path, ...] = tuple(Path(os.path.realpath(p)) for p in extra)
 
@@ -195,7 +200,7 @@ class PathPolicy:
         inside = resolved.is_relative_to(self.workspace)
         protected = self._protected_reason(resolved, inside) if write else None
         approved = any(resolved.is_relative_to(root) for root in self.extra)
-        return PathVerdict(resolved, inside, protected, approved)
+        return PathVerdict(resolved, inside, protected, approved, resolved in self.extra)
 
     def _protected_reason(self, resolved: Path, inside: bool) -> str | None:
         for root in self._reins_roots:
@@ -204,11 +209,12 @@ class PathPolicy:
         for root in self._protected_roots:
             if resolved.is_relative_to(root):
                 return str(root)
-        if inside and resolved != self.workspace:
-            rel = resolved.relative_to(self.workspace).as_posix()
-            for name, regex in self._patterns:
-                if regex.match(rel):
-                    return name
+        if resolved == self.workspace:
+            return None
+        rel = resolved.relative_to(self.workspace).as_posix() if inside else resolved.as_posix()
+        for name, regex in self._patterns:
+            if regex.match(rel):
+                return name
         return None
 
     def resolve_read(self, raw: str) -> Path:
@@ -228,7 +234,7 @@ class PathPolicy:
                 f"never change.",
                 hint="Write somewhere in the workspace instead.",
             )
-        if verdict.protected is not None and verdict.inside_workspace:
+        if verdict.protected is not None and verdict.protected in self._pattern_names:
             raise PathRefused(
                 f"Writing {where} is refused: it matches the protected pattern "
                 f"{verdict.protected!r} (files that can run code or change tool settings).",

@@ -255,3 +255,27 @@ def test_write_into_an_approved_outside_folder_walks_from_its_root(
     target = allowed.resolve_write(str(outside / "sub" / "new.txt"))
     allowed.write_bytes(target, b"ok")
     assert (outside / "sub" / "new.txt").read_bytes() == b"ok"
+
+
+def test_patterns_also_flag_protected_files_outside_the_workspace(
+    policy: PathPolicy, outside: Path
+) -> None:
+    folder = policy.allowing([outside])
+    verdict = folder.classify(str(outside / ".bashrc"), write=True)
+    assert verdict.protected == ".bashrc" and not verdict.allowed
+    with pytest.raises(PathRefused, match="protected pattern"):
+        folder.resolve_write(str(outside / ".bashrc"))
+    exact = policy.allowing([outside / ".bashrc"])
+    assert exact.resolve_write(str(outside / ".bashrc")) == outside / ".bashrc"
+
+
+def test_approving_a_folder_does_not_lift_protection_inside_it(
+    policy: PathPolicy, workspace: Path
+) -> None:
+    folder = policy.allowing([workspace / ".vscode"])
+    with pytest.raises(PathRefused, match="protected pattern"):
+        folder.resolve_write(".vscode/settings.json")
+    verdict = policy.allowing([workspace / ".vscode" / "settings.json"]).classify(
+        ".vscode/settings.json", write=True
+    )
+    assert verdict.approved_exactly and verdict.allowed
