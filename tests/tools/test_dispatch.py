@@ -6,6 +6,7 @@ import asyncio
 import threading
 import time
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -560,7 +561,13 @@ def test_six_parallel_reads_finishing_in_reverse_order_keep_their_ids(env: Any) 
 
     calls = [ToolCall(f"read-{i}", "read_part", {"index": i}) for i in range(n)]
     d = env.dispatcher([read_part], max_parallel=n)
-    results = asyncio.run(d.dispatch_many(calls))
+
+    async def scenario() -> list[ToolResult]:
+        # Enough worker threads for six blocking reads whatever the machine's core count.
+        asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(n))
+        return await d.dispatch_many(calls)
+
+    results = asyncio.run(scenario())
     assert finish_order == list(reversed(range(n)))
     assert [r.call_id for r in results] == [c.call_id for c in calls]
     assert [r.content for r in results] == [f"part {i}" for i in range(n)]
