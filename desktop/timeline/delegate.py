@@ -78,7 +78,8 @@ class TimelineDelegate(QStyledItemDelegate):
             colour = STATUS_COLOURS[record.status]
             dot = min(10, rect.height() - 6)
             painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-            painter.setPen(Qt.PenStyle.NoPen)
+            selected = bool(option.state & QStyle.StateFlag.State_Selected)
+            painter.setPen(text_colour if selected else Qt.PenStyle.NoPen)
             painter.setBrush(colour)
             top = rect.top() + (rect.height() - dot) // 2
             painter.drawEllipse(QRect(rect.left(), top, dot, dot))

@@ -116,7 +116,7 @@ class DetailsPane(QScrollArea):
 
         args_box = QGroupBox("Arguments")
         args_layout = QVBoxLayout(args_box)
-        self.arguments = _text_box("Arguments as JSON", 220)
+        self.arguments = _text_box("Arguments as JSON", 150)
         self.copy_arguments = QPushButton("Copy arguments")
         self.copy_arguments.setAccessibleName("Copy arguments")
         self.copy_arguments.clicked.connect(
@@ -130,7 +130,7 @@ class DetailsPane(QScrollArea):
         result_layout = QVBoxLayout(result_box)
         self.error = _plain_label("Error code and hint")
         self.result_info = _plain_label("Output size and location")
-        self.result_preview = _text_box("Result preview", 160)
+        self.result_preview = _text_box("Result preview", 120)
         result_layout.addWidget(self.error)
         result_layout.addWidget(self.result_info)
         result_layout.addWidget(self.result_preview)
@@ -156,7 +156,7 @@ class DetailsPane(QScrollArea):
 
         model_box = QGroupBox("Exact text the model received")
         model_layout = QVBoxLayout(model_box)
-        self.model_text = _text_box("Exact text the model received", 260)
+        self.model_text = _text_box("Exact text the model received", 200)
         self.copy_output = QPushButton("Copy output")
         self.copy_output.setAccessibleName("Copy output")
         self.copy_output.clicked.connect(

@@ -129,11 +129,11 @@ class TimelinePanel(QWidget):
         header.setSectionResizeMode(Column.ARGUMENTS, QHeaderView.ResizeMode.Stretch)
         metrics = self.view.fontMetrics()
         widths = {
-            Column.STATUS: metrics.horizontalAdvance("awaiting approval") + 30,
+            Column.STATUS: metrics.horizontalAdvance("error: execution_error") + 30,
             Column.TOOL: metrics.horizontalAdvance("read_tool_output") + 12,
             Column.DURATION: metrics.horizontalAdvance("00m 00s") + 16,
             Column.OUTPUT: metrics.horizontalAdvance("999.9 MB ⇱") + 16,
-            Column.APPROVAL: metrics.horizontalAdvance("user (session)") + 20,
+            Column.APPROVAL: metrics.horizontalAdvance("allowed by rule Edit(src/**)") + 12,
             Column.ACTION: metrics.horizontalAdvance("Open output") + 26,
         }
         for column, width in widths.items():

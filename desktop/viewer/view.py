@@ -164,18 +164,20 @@ class LogView(QAbstractScrollArea):
     def line_height(self) -> int:
         return self.fontMetrics().lineSpacing()
 
-    def char_width(self) -> int:
-        return max(1, self.fontMetrics().horizontalAdvance("M"))
+    def char_width(self) -> float:
+        """The advance of one character of the fixed font (fractional: 100 of them / 100)."""
+        return max(1.0, self.fontMetrics().horizontalAdvance("M" * 100) / 100)
 
     def visible_rows(self) -> int:
         return max(1, self.viewport().height() // self.line_height())
 
     def gutter_width(self) -> int:
         lines = self._index.line_count() if self._index else 0
-        return (len(str(max(lines, 9999))) + 2) * self.char_width()
+        return int((len(str(max(lines, 9999))) + 2) * self.char_width())
 
     def text_columns(self) -> int:
-        return max(8, (self.viewport().width() - self.gutter_width() - 8) // self.char_width())
+        return max(8, int((self.viewport().width() - self.gutter_width() - 10)
+                          // self.char_width()))
 
     def top_row(self) -> int:
         return self.verticalScrollBar().value()
@@ -190,8 +192,8 @@ class LogView(QAbstractScrollArea):
             hbar.setRange(0, 0)
         else:
             columns = self.text_columns()
-            hbar.setRange(0, max(0, self._widest - columns + 4) * self.char_width())
-            hbar.setPageStep(columns * self.char_width())
+            hbar.setRange(0, int(max(0, self._widest - columns + 4) * self.char_width()))
+            hbar.setPageStep(int(columns * self.char_width()))
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
@@ -277,7 +279,7 @@ class LogView(QAbstractScrollArea):
                                  palette.color(QPalette.ColorRole.Highlight))
             painter.setPen(dim)
             number = "↪" if info.continuation else str(info.line + 1)
-            painter.drawText(QRect(0, y, gutter - cw, lh),
+            painter.drawText(QRect(0, y, gutter - int(cw), lh),
                              int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter),
                              number)
             painter.setClipRect(QRect(gutter, 0, rect.width() - gutter, rect.height()))
