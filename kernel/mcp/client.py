@@ -26,7 +26,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
 from kernel.mcp.config import McpServerConfig
-from kernel.mcp.stdio import open_stdio
+from kernel.mcp.stdio import EXIT_GRACE_S, StdioChannel, open_stdio
 
 MAX_TOOL_PAGES = 100
 ToolsCallback = Callable[[tuple[mcp_types.Tool, ...]], Awaitable[None]]
@@ -87,6 +87,7 @@ class McpConnection:
         self.search_paths = search_paths
         self.pid: int | None = None
         self._process: Any = None
+        self._channel: StdioChannel | None = None
         self.protocol_errors: list[str] = []
         self._session: ClientSession | None = None
         self._closed: anyio.Event | None = None
@@ -100,8 +101,11 @@ class McpConnection:
         """A live session that can take calls."""
         return self._session is not None and not (self._closed and self._closed.is_set())
 
-    def stop(self) -> None:
-        """Ask `serve()` to close the session and return (safe to call at any time)."""
+    def stop(self, grace_s: float | None = None) -> None:
+        """Ask `serve()` to close the session and return (safe to call at any time); a
+        stdio server gets at most `grace_s` (default EXIT_GRACE_S) to exit by itself."""
+        if grace_s is not None and self._channel is not None:
+            self._channel.exit_grace_s = min(self._channel.exit_grace_s, grace_s)
         self._stop_requested = True
         if self._stop is not None:
             self._stop.set()
@@ -151,6 +155,8 @@ class McpConnection:
     async def _list_after_init(self, session: ClientSession) -> Any:
         try:
             await session.initialize()
+            if self._channel is not None:
+                self._channel.exit_grace_s = EXIT_GRACE_S
             return await list_all_tools(session)
         except Exception as exc:  # surfaced as the start-up error
             return exc
@@ -235,6 +241,7 @@ class McpConnection:
                                   cwd=self.config.cwd, stderr=stderr) as channel:
                 self.pid = channel.pid
                 self._process = channel.process
+                self._channel = channel
                 yield channel.read_stream, channel.write_stream, channel.closed
 
 

@@ -213,9 +213,10 @@ class McpManager:
         self._set(slot, failures=0)
         self._launch(slot)
 
-    async def aclose(self) -> None:
-        """Stop every server (each process group ends) and remove their tools."""
-        await asyncio.gather(*(self._stop_slot(s, unregister=True)
+    async def aclose(self, grace_s: float | None = None) -> None:
+        """Stop every server (each process group ends) and remove their tools; each stdio
+        server gets at most `grace_s` to exit by itself before its group is terminated."""
+        await asyncio.gather(*(self._stop_slot(s, unregister=True, grace_s=grace_s)
                                for s in self._slots.values()))
 
     # -- supervision -------------------------------------------------------------------------
@@ -236,12 +237,13 @@ class McpManager:
         self._set(slot, status=ServerStatus.STARTING, retry_in_s=None)
         slot.task = asyncio.create_task(self._supervise(slot), name=f"mcp:{slot.config.name}")
 
-    async def _stop_slot(self, slot: _Slot, *, unregister: bool) -> None:
+    async def _stop_slot(self, slot: _Slot, *, unregister: bool,
+                         grace_s: float | None = None) -> None:
         slot.stopping = True
         slot.wake.set()
         task, slot.task = slot.task, None
         if slot.connection is not None:
-            slot.connection.stop()
+            slot.connection.stop(grace_s)
         if task is not None:
             done, _ = await asyncio.wait({task}, timeout=_STOP_WAIT_S)
             if not done:

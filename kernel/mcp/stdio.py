@@ -45,6 +45,10 @@ class StdioChannel:
     process: anyio.abc.Process
     closed: anyio.Event
     """Set when the server's output ended or the process exited."""
+    exit_grace_s: float = 0.0
+    """How long the server may take to exit by itself when the channel closes. 0 until the
+    session is initialized: a server still starting has nothing to finish, it is ended at
+    once."""
 
     @property
     def pid(self) -> int:
@@ -124,22 +128,23 @@ async def open_stdio(
         tg.start_soon(read_stdout)
         tg.start_soon(write_stdin)
         tg.start_soon(watch_exit)
+        channel = StdioChannel(read_recv, write_send, process, closed)
         try:
-            yield StdioChannel(read_recv, write_send, process, closed)
+            yield channel
         finally:
             with anyio.CancelScope(shield=True):
                 await write_send.aclose()
-                await stop_process(process)
+                await stop_process(process, channel.exit_grace_s)
                 await read_recv.aclose()
             tg.cancel_scope.cancel()
 
 
-async def stop_process(process: anyio.abc.Process) -> None:
-    """Close stdin, give the server EXIT_GRACE_S, then end its whole process group."""
+async def stop_process(process: anyio.abc.Process, grace_s: float = EXIT_GRACE_S) -> None:
+    """Close stdin, give the server `grace_s`, then end its whole process group."""
     if process.stdin is not None:
         with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
             await process.stdin.aclose()
-    with anyio.move_on_after(EXIT_GRACE_S):
+    with anyio.move_on_after(grace_s):
         while process.returncode is None:
             await anyio.sleep(_EXIT_POLL_S / 5)
     # Always signal the group: the leader may be gone while children it started live on.
