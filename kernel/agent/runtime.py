@@ -72,10 +72,11 @@ class Kernel:
                                            on_state=on_state)
         return self.mcp
 
-    async def stop_mcp(self) -> None:
-        """End every MCP server (each one's whole process group) and remove their tools."""
+    async def stop_mcp(self, grace_s: float = 1.0) -> None:
+        """End every MCP server (each one's whole process group) and remove their tools; a
+        server gets `grace_s` to exit by itself after its stdin closes, then it is ended."""
         if self.mcp is not None:
-            await self.mcp.aclose()
+            await self.mcp.aclose(grace_s)
             self.mcp = None
 
     def close(self) -> None:
