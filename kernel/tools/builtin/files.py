@@ -42,10 +42,12 @@ def _shown(ctx: ToolContext, resolved: Path) -> str:
 
 def _not_found(ctx: ToolContext, resolved: Path, raw: str) -> ToolError:
     hint = "Check the spelling, or use list_directory or glob to find it."
-    try:
-        names = os.listdir(resolved.parent)
-    except OSError:
-        names = []
+    names: list[str] = []
+    if ctx.path_policy.classify(str(resolved.parent), write=False).allowed:
+        try:
+            names = os.listdir(resolved.parent)
+        except OSError:
+            names = []
     close = difflib.get_close_matches(resolved.name, names, n=3)
     if close:
         hint = f"Similar names in the same folder: {', '.join(close)}. " + hint
