@@ -26,8 +26,10 @@ the UI thread while the worker's messages arrive on the reader thread.
 
 from __future__ import annotations
 
+import errno
 import itertools
 import os
+import stat
 import threading
 from array import array
 from bisect import bisect_right
@@ -55,6 +57,12 @@ class LineIndex:
     def __init__(self, path: str | Path, *, block: int = BLOCK, cap: int = CAP) -> None:
         self.path = Path(path)
         self._fd = os.open(self.path, os.O_RDONLY)
+        mode = os.fstat(self._fd).st_mode
+        if not stat.S_ISREG(mode):
+            os.close(self._fd)
+            code = errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL
+            raise OSError(code, "Is a directory" if code == errno.EISDIR
+                          else "Not a regular file", str(self.path))
         self._builder = IndexBuilder(self._fd, block=block, cap=cap)
         self.block = block
         self.cap = cap

@@ -172,11 +172,13 @@ class OutputViewer(QWidget):
         self.path_label.setText(str(path))
         try:
             index = LineIndex(path)
+        except OSError as exc:
+            return self._cannot_open(exc)
+        try:
             index.start()
         except OSError as exc:
-            self.status.setText(f"Cannot open: {exc.strerror or exc}")
-            self._set_enabled(False)
-            return False
+            index.close()
+            return self._cannot_open(exc)
         self.index = index
         self.setWindowTitle(f"Output — {path.name}")
         self.view.set_index(index)
@@ -187,6 +189,11 @@ class OutputViewer(QWidget):
             self._restart_search()
         self.file_opened.emit(str(path))
         return True
+
+    def _cannot_open(self, exc: OSError) -> bool:
+        self.status.setText(f"Cannot open: {exc.strerror or exc}")
+        self._set_enabled(False)
+        return False
 
     def close_file(self) -> None:
         self._poll.stop()

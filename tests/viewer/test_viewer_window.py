@@ -174,6 +174,9 @@ def test_missing_file_is_reported(qtbot: QtBot, tmp_path: Path) -> None:
     assert not widget.open(tmp_path / "nope.txt")
     assert widget.status.text().startswith("Cannot open")
     assert not widget.search.isEnabled()
+    assert not widget.open(tmp_path)  # a folder
+    assert widget.status.text() == "Cannot open: Is a directory"
+    assert widget.index is None
 
 
 def test_every_control_has_an_accessible_name(viewer: OutputViewer) -> None:
