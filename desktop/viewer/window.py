@@ -21,6 +21,7 @@ background work; nothing in the UI thread reads more than the rows on screen.
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, QUrl, Signal
@@ -62,6 +63,9 @@ class OutputViewer(QWidget):
         super().__init__(parent)
         self.setAccessibleName("Output viewer")
         self.index: LineIndex | None = None
+        self._open: list[LineIndex] = []
+        # Deleted with its parent (no closeEvent): still end the worker process.
+        self.destroyed.connect(partial(_close_all, self._open))
         self.scan: SearchScan | None = None
         self._pending_move = 0
         self._current_offset: int | None = None
@@ -180,6 +184,7 @@ class OutputViewer(QWidget):
             index.close()
             return self._cannot_open(exc)
         self.index = index
+        self._open.append(index)
         self.setWindowTitle(f"Output — {path.name}")
         self.view.set_index(index)
         self._set_enabled(True)
@@ -201,6 +206,7 @@ class OutputViewer(QWidget):
         if self.index is not None:
             self.view.set_index(None)
             self.index.close()
+            self._open.remove(self.index)
             self.index = None
         self._set_enabled(False)
 
@@ -385,6 +391,11 @@ class OutputViewer(QWidget):
     def _copied(self, rows: int, cut: bool) -> None:
         note = " (cut at 16 MB)" if cut else ""
         self.status.setText(f"Copied {rows:,} rows{note}")
+
+
+def _close_all(indexes: list[LineIndex]) -> None:
+    while indexes:
+        indexes.pop().close()
 
 
 def show_output(path: str | Path, parent: QWidget | None = None) -> OutputViewer:

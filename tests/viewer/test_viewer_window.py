@@ -6,14 +6,16 @@ import os
 import signal
 from pathlib import Path
 
+import psutil
 import pytest
+import shiboken6
 from PySide6.QtCore import QObject, QPointF, Qt, QUrl, Slot
 from PySide6.QtGui import QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import QAbstractButton, QLineEdit, QSpinBox, QWidget
 from pytestqt.qtbot import QtBot
 
 from desktop.viewer.search import PatternError, compile_pattern
-from desktop.viewer.window import OutputViewer
+from desktop.viewer.window import OutputViewer, show_output
 
 
 def write_log(path: Path) -> Path:
@@ -201,3 +203,15 @@ def test_worker_killed_is_reported_and_nothing_crashes(qtbot: QtBot,
     viewer.search_for("ERROR")
     assert viewer.scan is not None and viewer.scan.done and viewer.scan.count == 0
     assert viewer.go_to_line(300)  # what was indexed stays usable
+
+
+def test_worker_ends_when_the_viewer_is_deleted_with_its_parent(qtbot: QtBot,
+                                                                tmp_path: Path) -> None:
+    parent = QWidget()
+    viewer = show_output(write_log(tmp_path / "o.txt"), parent)
+    index = viewer.index
+    assert index is not None and index.worker_pid is not None
+    process = psutil.Process(index.worker_pid)
+    shiboken6.delete(parent)  # as when the main window goes: no closeEvent for the viewer
+    process.wait(timeout=10)
+    assert not process.is_running()
