@@ -2,6 +2,9 @@
 
     reins exec [--workspace DIR] [--mode ask|auto-edit|auto|read-only] [--approve deny|allow]
                [--max-rounds N] [--model M] [--session ID] [--json] [PROMPT]
+               [--max-tokens-budget N] [--cost-budget USD] [--time-budget S]
+               [--rate-limit TOOL=N ...] [--tool-choice auto|any|none|TOOL]
+               [--thinking-budget TOKENS]
     reins export SESSION
     reins doctor
 
@@ -92,12 +95,24 @@ def build_parser() -> argparse.ArgumentParser:
                     help="stop when the run has taken this long")
     ex.add_argument("--model", help=f"model (default: settings, else {DEFAULT_MODEL})")
     ex.add_argument("--tool-choice", default="auto", help="auto, any, none, or a tool name")
+    ex.add_argument("--rate-limit", action="append", type=_rate_limit, default=[],
+                    metavar="TOOL=N", help="at most N calls per minute of TOOL ('*': any tool);"
+                    " repeatable")
+    ex.add_argument("--thinking-budget", type=_positive_int, metavar="TOKENS",
+                    help="enable extended thinking with this budget")
     ex.add_argument("--session", metavar="ID", help="continue this session")
     ex.add_argument("--json", action="store_true", help="print events as JSON lines")
     exp = sub.add_parser("export", help="write a session's trace as JSON lines")
     exp.add_argument("session", metavar="SESSION")
     sub.add_parser("doctor", help="check the sandbox, the API key and the data folder")
     return parser
+
+
+def _rate_limit(text: str) -> tuple[str, int]:
+    name, sep, count = text.partition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"expected TOOL=N, got {text!r}")
+    return name.strip(), _positive_int(count)
 
 
 def _positive_int(text: str) -> int:
@@ -179,9 +194,10 @@ async def _exec(kernel: Kernel, args: argparse.Namespace, settings: Settings, se
                 printer: Callable[[Event], None]) -> int:
     info = kernel.store.get_session(session_id)
     config = ProviderConfig(model=info.model, tool_choice=args.tool_choice,
-                            base_url=settings.base_url)
+                            base_url=settings.base_url, thinking_budget=args.thinking_budget)
     limits = LoopLimits(max_rounds=args.max_rounds, max_tokens=args.max_tokens_budget,
-                        max_cost_usd=args.cost_budget, max_seconds=args.time_budget)
+                        max_cost_usd=args.cost_budget, max_seconds=args.time_budget,
+                        rate_limits=dict(args.rate_limit))
     try:
         provider = AnthropicProvider(config)
     except ConfigError as exc:
