@@ -10,6 +10,7 @@ clean and nothing leaks into other servers. Calls come from other tasks through 
 
 from __future__ import annotations
 
+import logging
 import shutil
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -27,6 +28,8 @@ from mcp.shared.message import SessionMessage
 
 from kernel.mcp.config import McpServerConfig
 from kernel.mcp.stdio import EXIT_GRACE_S, StdioChannel, open_stdio
+
+log = logging.getLogger(__name__)
 
 MAX_TOOL_PAGES = 100
 ToolsCallback = Callable[[tuple[mcp_types.Tool, ...]], Awaitable[None]]
@@ -88,7 +91,6 @@ class McpConnection:
         self.pid: int | None = None
         self._process: Any = None
         self._channel: StdioChannel | None = None
-        self.protocol_errors: list[str] = []
         self._session: ClientSession | None = None
         self._closed: anyio.Event | None = None
         self._stop: anyio.Event | None = None
@@ -169,11 +171,15 @@ class McpConnection:
                 raise ServerExited(await self._exit_text("while it was in use"))
             if self._tools_changed:
                 self._tools_changed = False
-                outcome = await _first_of(lambda: _guard(list_all_tools(session)), closed.wait)
+                outcome: Any = TimeoutError(f"no answer within {self.startup_timeout_s:g} s")
+                with anyio.move_on_after(self.startup_timeout_s):
+                    outcome = await _first_of(lambda: _guard(list_all_tools(session)),
+                                              closed.wait, self._stop.wait)
                 if isinstance(outcome, tuple):
                     await on_tools(outcome)
                 elif isinstance(outcome, BaseException):
-                    self.protocol_errors.append(f"re-listing tools failed: {_describe(outcome)}")
+                    log.warning("MCP server %s: re-listing its tools failed (%s); keeping the "
+                                "tools it had", self.config.name, _describe(outcome))
                 continue
             self._wake = anyio.Event()
             if not self._tools_changed:
@@ -185,8 +191,8 @@ class McpConnection:
             if self._wake is not None:
                 self._wake.set()
         elif isinstance(message, Exception):
-            self.protocol_errors.append(_describe(message))
-            del self.protocol_errors[:-20]
+            log.warning("MCP server %s sent something that is not MCP: %s", self.config.name,
+                        _describe(message))
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
         """Call `tool` on the live session.
