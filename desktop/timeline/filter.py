@@ -15,7 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, QSortFilterProxyModel
+from PySide6.QtCore import (
+    QAbstractItemModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QSortFilterProxyModel,
+)
 
 from desktop.timeline.model import RECORD_ROLE, TimelineModel
 from desktop.timeline.record import CallRecord, Status
@@ -27,6 +33,7 @@ class TimelineFilter(QSortFilterProxyModel):
         self._statuses: frozenset[Status] = frozenset()
         self._tool: str | None = None
         self._text = ""
+        self._timeline: TimelineModel | None = None
         self.setDynamicSortFilter(True)
 
     @property
@@ -65,8 +72,12 @@ class TimelineFilter(QSortFilterProxyModel):
     def filterAcceptsRow(
         self, source_row: int, source_parent: QModelIndex | QPersistentModelIndex
     ) -> bool:
+        if self._timeline is not None:  # direct: no Qt call, QModelIndex or QVariant per row
+            return self.accepts(self._timeline.record_at(source_row))
         model = self.sourceModel()
-        if isinstance(model, TimelineModel):  # direct: no QModelIndex/QVariant per row
-            return self.accepts(model.record_at(source_row))
         record = model.data(model.index(source_row, 0, source_parent), RECORD_ROLE)
         return isinstance(record, CallRecord) and self.accepts(record)
+
+    def setSourceModel(self, model: QAbstractItemModel) -> None:
+        self._timeline = model if isinstance(model, TimelineModel) else None
+        super().setSourceModel(model)
