@@ -98,6 +98,8 @@ def test_one_gigabyte_file_opens_searches_and_reaches_the_end(
     assert viewer.view._layout[-1][0] == viewer.view.row_count - 1  # painted at the bottom
     grown = rss() - before
     assert grown < 150 * MB, f"RSS grew by {grown / MB:.0f} MB with a 1 GB file open"
+    assert index.worker_pid is not None  # the worker that read the whole file stays small too
+    assert psutil.Process(index.worker_pid).memory_info().rss < 150 * MB
     viewer.close_file()
 
 
