@@ -140,6 +140,7 @@ class TimelinePanel(QWidget):
             self.view.setColumnWidth(column, width)
         self.view.selectionModel().selectionChanged.connect(self._selection_changed)
         stop_key = QShortcut(QKeySequence(Qt.Key.Key_Delete), self.view)
+        stop_key.setContext(Qt.ShortcutContext.WidgetShortcut)  # only with the table focused
         stop_key.activated.connect(self._stop_current)
 
         self.details = DetailsPane()

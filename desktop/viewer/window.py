@@ -148,10 +148,15 @@ class OutputViewer(QWidget):
         self.regex.toggled.connect(lambda _c: self._restart_search())
         self.case.toggled.connect(lambda _c: self._restart_search())
         self.search.returnPressed.connect(self.find_next)
-        QShortcut(QKeySequence("Shift+Return"), self.search, self.find_previous)
-        QShortcut(QKeySequence(QKeySequence.StandardKey.Find), self, self.search.setFocus)
-        QShortcut(QKeySequence(QKeySequence.StandardKey.FindNext), self, self.find_next)
-        QShortcut(QKeySequence(QKeySequence.StandardKey.FindPrevious), self, self.find_previous)
+        shortcuts = (
+            (QKeySequence("Shift+Return"), self.search, self.find_previous),
+            (QKeySequence(QKeySequence.StandardKey.Find), self, self.search.setFocus),
+            (QKeySequence(QKeySequence.StandardKey.FindNext), self, self.find_next),
+            (QKeySequence(QKeySequence.StandardKey.FindPrevious), self, self.find_previous),
+        )
+        for keys, owner, slot in shortcuts:  # within the viewer only, also when embedded
+            shortcut = QShortcut(keys, owner, slot)
+            shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self.next_button.clicked.connect(self.find_next)
         self.previous_button.clicked.connect(self.find_previous)
         self.go_button.clicked.connect(lambda: self.go_to_line(self.line_box.value()))

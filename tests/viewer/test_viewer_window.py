@@ -68,6 +68,10 @@ def test_incremental_search_next_previous_and_count(qtbot: QtBot,
     qtbot.keyClick(viewer.search, Qt.Key.Key_Return)
     assert viewer.view.selection() == (99, 99)
     assert viewer.matches.text() == "1 of 2 matches"
+    qtbot.keyClick(viewer.search, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    assert viewer.view.selection() == (299, 299)  # previous, wrapping to the last match
+    qtbot.keyClick(viewer.search, Qt.Key.Key_Return)
+    assert viewer.view.selection() == (99, 99)
     viewer.next_button.click()
     assert viewer.view.selection() == (299, 299)
     viewer.next_button.click()  # wraps around
