@@ -19,6 +19,7 @@ Reins (`--die-with-parent`), and the network is a private, empty namespace unles
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 from collections.abc import Iterable
@@ -43,6 +44,12 @@ HOME_SECRETS = (
 
 def base_mounts() -> list[str]:
     return ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+
+
+@functools.cache
+def _session_sockets() -> tuple[str, ...]:
+    """The session socket paths with symlinks resolved (/var/run is often /run)."""
+    return tuple(dict.fromkeys(os.path.realpath(p) for p in SESSION_SOCKETS))
 
 
 def _inside(path: str, root: str) -> bool:
@@ -100,8 +107,7 @@ def bwrap_argv(
         for extra in map(str, read_only_paths):
             if _inside(extra, home) and os.path.exists(extra):
                 argv += ["--ro-bind", extra, extra]
-    for socket in SESSION_SOCKETS:
-        real = os.path.realpath(socket)
+    for real in _session_sockets():
         if not _inside(ws, real):
             argv += _hide(real)
     argv += ["--bind", ws, ws]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -31,9 +32,12 @@ SECRET_PATTERNS = ("*KEY*", "*SECRET*", "*TOKEN*", "*PASSWORD*", "*CREDENTIAL*")
 API_KEY_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 
 
+_SECRET = re.compile("|".join(fnmatch.translate(p) for p in SECRET_PATTERNS))
+
+
 def looks_secret(name: str) -> bool:
     upper = name.upper()
-    return upper in API_KEY_VARIABLES or any(fnmatch.fnmatchcase(upper, p) for p in SECRET_PATTERNS)
+    return upper in API_KEY_VARIABLES or _SECRET.match(upper) is not None
 
 
 def build_env(
