@@ -173,6 +173,18 @@ class _Job:
     future: Future[Any]
 
 
+def _settle(future: Future[Any], ok: bool, value: Any) -> None:
+    """Complete a job's future. A waiter that was cancelled (asyncio.wrap_future cancels the
+    job's future with it) no longer wants the answer; the write itself is committed, and the
+    writer thread must not die over it."""
+    if not future.set_running_or_notify_cancel():
+        return
+    if ok:
+        future.set_result(value)
+    else:
+        future.set_exception(value)
+
+
 class SessionStore:
     """Sessions, message history, events, tool results and traces in one SQLite file."""
 
@@ -231,7 +243,7 @@ class SessionStore:
         savepoint per job, so only the failing job's caller gets the error."""
         if all(job.fn is None for job in batch):
             for job in batch:
-                job.future.set_result(None)
+                _settle(job.future, True, None)
             return
         try:
             outcomes = cls._run_batch(conn, batch, isolate=False)
@@ -245,10 +257,7 @@ class SessionStore:
             cls._fail(batch, exc)
             return
         for job, (ok, value) in zip(batch, outcomes, strict=True):
-            if ok:
-                job.future.set_result(value)
-            else:
-                job.future.set_exception(value)
+            _settle(job.future, ok, value)
 
     @staticmethod
     def _run_batch(conn: sqlite3.Connection, batch: list[_Job],
@@ -283,7 +292,7 @@ class SessionStore:
     @staticmethod
     def _fail(batch: list[_Job], exc: Exception) -> None:
         for job in batch:
-            job.future.set_exception(exc)
+            _settle(job.future, False, exc)
 
     def _submit(self, fn: Callable[[sqlite3.Connection], T] | None) -> Future[T]:
         if self._closed:

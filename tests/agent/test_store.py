@@ -174,3 +174,20 @@ def test_pipelined_result_log_answers_from_memory_and_commits(store: SessionStor
     assert log.get("c9") == result
     pending[0].result()
     assert store.result_log(sid).get("c9") == result
+
+
+def test_a_cancelled_waiter_does_not_kill_the_writer(store: SessionStore, tmp_path: Path):
+    """asyncio.wrap_future cancels the job's future when its awaiting task is cancelled;
+    the writer must still commit the write and go on serving everyone else."""
+    sid = store.create_session(tmp_path / "ws", "claude-sonnet-4-5", "ask")
+    release = threading.Event()
+    blocker = store._submit(lambda conn: release.wait(10))
+    abandoned = store.submit_event(UserMessage(sid, "nobody waits for me"))
+    abandoned_barrier = store.barrier()
+    assert abandoned.cancel() and abandoned_barrier.cancel()
+    release.set()
+    blocker.result(timeout=10)
+    seq = store.append_event(UserMessage(sid, "after"))
+    texts = [e.text for _, e in store.events(sid)]
+    assert texts == ["nobody waits for me", "after"]
+    assert seq > 0
