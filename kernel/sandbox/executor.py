@@ -329,8 +329,8 @@ class CommandExecutor:
 def _stop_words(stop: str, timeout_s: float, grace_s: float) -> str:
     if stop == "timeout":
         return (
-            f"timed out after {timeout_s:g} s: stopped with SIGTERM (SIGKILL after "
-            f"{grace_s:g} s); the output so far is kept"
+            f"timed out after {timeout_s:g} s: stopped with SIGTERM (SIGKILL for anything "
+            f"still running {grace_s:g} s later); the output so far is kept"
         )
     if stop == "cancel":
         return "cancelled by the user: stopped; the output so far is kept"
