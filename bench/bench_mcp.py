@@ -6,8 +6,9 @@ Figures, each against a floor measured in the same run:
   against the slowest of the three started alone with the SDK (initialize + tools/list);
   the ideal ratio is 1 (concurrency hides all but the slowest);
 - one call of an MCP tool (`echo`) through the Dispatcher (lookup, validation, gate, the
-  manager's session, result mapping) — against the same call made directly with the SDK's
-  ClientSession to the same server program; the difference is Reins' overhead per call.
+  manager, result mapping) — against the same call made directly on the SDK ClientSession
+  of the same server process, alternating call by call; the median of the paired
+  differences is Reins' overhead per call.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 EDGE = ROOT / "tests" / "mcp" / "servers" / "edge.py"
 BIN = Path(sys.executable).parent
 STARTS = 3
-CALLS = 300
+CALLS = 400
 EDGE_ENTRY: dict[str, Any] = {"command": sys.executable, "args": [str(EDGE)]}
 
 
@@ -86,16 +86,7 @@ async def _sdk_start(entry: dict[str, Any], env: dict[str, str]) -> float:
             return time.perf_counter() - started
 
 
-async def _timed(fn: Callable[[], Awaitable[Any]], n: int) -> Stats:
-    samples = []
-    for _ in range(n):
-        t0 = time.perf_counter()
-        await fn()
-        samples.append(time.perf_counter() - t0)
-    return stats(samples)
-
-
-async def _call_overhead(paths: AppPaths, env: dict[str, str]) -> tuple[Stats, Stats]:
+async def _call_overhead(paths: AppPaths) -> tuple[Stats, Stats, Stats]:
     registry = ToolRegistry()
     manager = await start_mcp_servers(registry, paths, {"edge": EDGE_ENTRY})
     workspace = paths.data / "ws"
@@ -103,36 +94,39 @@ async def _call_overhead(paths: AppPaths, env: dict[str, str]) -> tuple[Stats, S
     dispatcher = Dispatcher(registry, session_id="bench", workspace=workspace,
                             outputs=OutputStore(paths.data / "out"),
                             path_policy=PathPolicy(workspace))
-    params = StdioServerParameters(command=sys.executable, args=[str(EDGE)], env=env)
     counter = iter(range(10**9))
-    quiet = open(os.devnull, "w")  # noqa: SIM115 - closed below
     try:
         await manager.wait_settled(120)
+        connection = manager.connection("edge")
+        session = connection.session if connection is not None else None
+        if session is None:
+            raise RuntimeError(f"edge is not ready: {manager.state('edge').summary}")
+
+        async def direct() -> None:
+            result = await session.call_tool("echo", {"text": "hello"})
+            assert result.content[0].text == "hello"
 
         async def through_dispatch() -> None:
             result = await dispatcher.dispatch(
                 ToolCall(f"c{next(counter)}", "mcp__edge__echo", {"text": "hello"}))
             assert result.text == "hello", result.content
 
-        async with stdio_client(params, errlog=quiet) as (read, write), \
-                ClientSession(read, write) as session:
-            await session.initialize()
-
-            async def direct() -> None:
-                result = await session.call_tool("echo", {"text": "hello"})
-                assert result.content[0].text == "hello"
-
-            for _ in range(30):
-                await direct()
-                await through_dispatch()
-            rounds = [(await _timed(direct, CALLS // 5), await _timed(through_dispatch,
-                                                                      CALLS // 5))
-                      for _ in range(5)]
-        floor = stats([r[0].median for r in rounds])
-        ours = stats([r[1].median for r in rounds])
-        return floor, ours
+        for _ in range(30):
+            await direct()
+            await through_dispatch()
+        floors, ours, differences = [], [], []
+        for i in range(CALLS):
+            first, second = (direct, through_dispatch) if i % 2 else (through_dispatch, direct)
+            times = {}
+            for fn in (first, second):
+                t0 = time.perf_counter()
+                await fn()
+                times[fn] = time.perf_counter() - t0
+            floors.append(times[direct])
+            ours.append(times[through_dispatch])
+            differences.append(times[through_dispatch] - times[direct])
+        return stats(floors), stats(ours), stats(differences)
     finally:
-        quiet.close()
         await manager.aclose()
 
 
@@ -159,10 +153,10 @@ def run() -> None:
                ratio=ours_s / floor_s, goal="≤ 2× the slowest alone on 2 cores",
                ok=ours_s <= 2 * floor_s)
 
-        floor, through = asyncio.run(_call_overhead(paths, env))
-        overhead = through.median - floor.median
+        floor, through, paired = asyncio.run(_call_overhead(paths))
+        overhead = paired.median
         report("MCP call, direct SDK ClientSession (floor)", fmt_seconds(floor.median))
         report("MCP call through dispatch", fmt_seconds(through.median),
                ratio=through.median / floor.median)
-        report("overhead per call", fmt_seconds(overhead),
+        report("overhead per call (median of paired differences)", fmt_seconds(overhead),
                ratio=overhead / floor.median, goal="≤ 1 ms", ok=overhead <= 1e-3)

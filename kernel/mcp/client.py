@@ -99,6 +99,11 @@ class McpConnection:
         self._stop_requested = False
 
     @property
+    def session(self) -> ClientSession | None:
+        """The SDK session while the server is ready (for direct use by diagnostics)."""
+        return self._session if self.ready else None
+
+    @property
     def ready(self) -> bool:
         """A live session that can take calls."""
         return self._session is not None and not (self._closed and self._closed.is_set())

@@ -168,6 +168,10 @@ class McpManager:
         await self.start([c for c in configs if self._slots.get(c.name) is None
                           or self._slots[c.name].config != c])
 
+    def connection(self, name: str) -> McpConnection | None:
+        """The current connection of a server (None before its first start)."""
+        return self._slot(name).connection
+
     def states(self) -> tuple[ServerState, ...]:
         return tuple(slot.state for slot in self._slots.values())
 
