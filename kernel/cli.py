@@ -156,7 +156,7 @@ def exec_command(args: argparse.Namespace) -> int:
         raise UsageError("give a PROMPT, or --session ID to resume a session")
     if args.prompt is not None and not args.prompt.strip():
         raise UsageError("the prompt is empty")
-    kernel = open_kernel(paths)
+    kernel = open_kernel(paths, settings.exec)
     try:
         session_id = _prepare_session(kernel.store, args, settings)
         printer = JsonPrinter(sys.stdout) if args.json else HumanPrinter(sys.stdout, sys.stderr)

@@ -24,6 +24,7 @@ from kernel.paths import AppPaths
 from kernel.sandbox.detect import SandboxStatus
 from kernel.sandbox.executor import CommandExecutor
 from kernel.sandbox.hardening import make_non_dumpable
+from kernel.sandbox.settings import ExecSettings
 from kernel.tools.builtin import builtin_tools
 from kernel.tools.builtin.command import make_run_command
 from kernel.tools.registry import ToolRegistry
@@ -85,9 +86,11 @@ class Kernel:
         self.store.close()
 
 
-def open_kernel(paths: AppPaths) -> Kernel:
+def open_kernel(paths: AppPaths, exec_settings: ExecSettings | None = None) -> Kernel:
+    """The kernel over `paths`; commands run with the user's `exec` settings (PATH
+    additions, passed-through variables, limits) from settings.json."""
     make_non_dumpable()
     store = SessionStore(paths.database)
-    executor = CommandExecutor(paths)
+    executor = CommandExecutor(paths, exec_settings or ExecSettings())
     registry = ToolRegistry([*builtin_tools(), make_run_command(executor)])
     return Kernel(paths, store, registry, executor, executor.status())

@@ -176,3 +176,18 @@ def test_a_session_running_in_another_process_is_refused(cli: Cli):
     assert code == 1
     assert events(out)[-1]["type"] == "error" and events(out)[-1]["code"] == "session_busy"
     assert len(cli.server.requests) == 1
+
+
+def test_exec_runs_commands_with_the_users_exec_settings(cli: Cli, monkeypatch):
+    """settings.json's `exec` section reaches the executor: a variable named there is passed
+    to commands; one that is not stays withheld."""
+    cli.paths.config.mkdir(parents=True, exist_ok=True)
+    cli.paths.settings_file.write_text(json.dumps({"exec": {"env": ["REINS_TEST_GREETING"]}}))
+    monkeypatch.setenv("REINS_TEST_GREETING", "hello-from-settings")
+    monkeypatch.setenv("REINS_TEST_UNLISTED", "not-passed")
+    command = 'echo "g=$REINS_TEST_GREETING u=${REINS_TEST_UNLISTED:-unset}"'
+    cli.server.add(reply(ToolUse("run_command", {"command": command}, id="c1")), reply("ok"))
+    code, out, err = cli.call("exec", "--json", "--mode", "auto", "--approve", "allow", "env?")
+    assert code == 0, err
+    result = next(e for e in events(out) if e["type"] == "tool_result")
+    assert "g=hello-from-settings u=unset" in result["preview"], result
