@@ -68,6 +68,7 @@ class KernelClient(QObject):
         self._scheduled = False
         self._last_flush = 0.0
         self._generation = 0
+        self._ready_generation = -1
         self._stopping = False
         self.process: BaseProcess | None = None
         self._conn: Connection | None = None
@@ -106,8 +107,10 @@ class KernelClient(QObject):
         process, conn = self.process, self._conn
         if process is None:
             return
-        self.send(p.Shutdown())
-        process.join(max(0.0, timeout - 0.3))
+        if self._ready_generation == self._generation:
+            self.send(p.Shutdown())
+            process.join(max(0.0, timeout - 0.3))
+        # A kernel that never said it was ready has no runs and no tools: nothing to wait for.
         if process.is_alive():
             log.warning("the kernel did not stop in time; terminating it")
             process.terminate()
@@ -135,8 +138,16 @@ class KernelClient(QObject):
                 wake = not self._scheduled
                 self._scheduled = True
             if wake:
-                self._wake.emit()
-        self._eof.emit(generation)
+                self._emit_safely(self._wake)
+        self._emit_safely(self._eof, generation)
+
+    @staticmethod
+    def _emit_safely(signal: object, *args: object) -> None:
+        """Emit from the reader thread; the client may already be gone (app exit)."""
+        try:
+            signal.emit(*args)  # type: ignore[attr-defined]
+        except RuntimeError:
+            log.debug("kernel client deleted before its reader thread ended")
 
     # ---- Qt thread ----------------------------------------------------------------------
 
@@ -160,6 +171,7 @@ class KernelClient(QObject):
         messages = coalesce(taken)
         for message in messages:
             if isinstance(message, p.KernelReady):
+                self._ready_generation = self._generation
                 self.ready.emit(message)
         self.batch.emit(messages)
 

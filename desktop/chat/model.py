@@ -45,6 +45,7 @@ class MessageItem:
     width: float = -1.0
     renders: int = 0
     """How many times a document of this message was (re)built; tests read it."""
+    cached_height: float | None = None
 
     def documents(self) -> list[SafeDocument]:
         return [*self.segments, *([self.tail] if self.tail is not None else [])]
@@ -53,6 +54,7 @@ class MessageItem:
         if width == self.width and (self.segments or self.tail is not None):
             return
         self.width = width
+        self.cached_height = None
         if not self.segments and self.tail is None:
             self.render_tail() if self.streaming else self.render_all()
             return
@@ -66,6 +68,7 @@ class MessageItem:
         self.rendered_upto = len(self.text)
         self.tail = None
         self.renders += 1
+        self.cached_height = None
 
     def render_tail(self) -> None:
         """Freeze what can no longer change into a segment; re-render only the rest."""
@@ -78,9 +81,13 @@ class MessageItem:
         rest = self.text[self.rendered_upto:]
         self.tail = markdown_document(rest, width) if rest else None
         self.renders += 1
+        self.cached_height = None
 
     def height(self) -> float:
-        return sum(doc.size().height() for doc in self.documents())
+        """The laid-out height of the message's documents (cached until they change)."""
+        if self.cached_height is None:
+            self.cached_height = sum(doc.size().height() for doc in self.documents())
+        return self.cached_height
 
 
 @dataclass(eq=False)
@@ -171,8 +178,8 @@ class ChatModel(QAbstractListModel):
         if item.width > 0:
             item.render_all()
         else:
-            item.segments, item.tail = [], None
-        self._changed(self._items.index(item))
+            item.segments, item.tail, item.cached_height = [], None, None
+        self._changed(self._items.index(item), grew=True)
 
     def finish_streaming(self) -> None:
         """Close an unfinished streamed message (a run stopped before its text block ended)."""
@@ -186,7 +193,7 @@ class ChatModel(QAbstractListModel):
             card = self._items[row]
             assert isinstance(card, ToolCardItem)
             card.summary, card.status = summary or card.summary, status
-            self._changed(row)
+            self._changed(row, grew=False)
             return
         self._cards[call_id] = len(self._items)
         self._append(ToolCardItem(call_id, name, summary, status))
@@ -198,15 +205,17 @@ class ChatModel(QAbstractListModel):
         card = self._items[row]
         assert isinstance(card, ToolCardItem)
         card.status, card.detail = status, detail or card.detail
-        self._changed(row)
+        self._changed(row, grew=False)
 
     def card_row(self, call_id: str) -> int | None:
         return self._cards.get(call_id)
 
-    def _changed(self, row: int) -> None:
+    def _changed(self, row: int, *, grew: bool) -> None:
+        """Repaint a row; relayout the view only when its height may have changed."""
         index = self.index(row)
         self.dataChanged.emit(index, index)
-        self.item_grew.emit(row)
+        if grew:
+            self.item_grew.emit(row)
 
     def _render_streaming(self) -> None:
         item = self._streaming
@@ -214,9 +223,10 @@ class ChatModel(QAbstractListModel):
             self._timer.stop()
             return
         self._dirty = False
+        before = item.height()
         if item.width > 0:
             item.render_tail()
-        self._changed(self._items.index(item))
+        self._changed(self._items.index(item), grew=item.height() != before)
 
 
 def item_text(item: ChatItem) -> str:

@@ -15,7 +15,6 @@ from PySide6.QtCore import (
     QRectF,
     QSize,
     Qt,
-    QTimer,
     QUrl,
     Signal,
 )
@@ -187,6 +186,10 @@ class ChatView(QListView):
         self.link_activated.connect(self._open_link)
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.customContextMenuRequested.connect(self._context_menu)
+        self._following = True
+        bar = self.verticalScrollBar()
+        bar.valueChanged.connect(self._on_scrolled)
+        bar.rangeChanged.connect(self._on_range_changed)
 
     def setModel(self, model: ChatModel) -> None:
         super().setModel(model)
@@ -202,26 +205,28 @@ class ChatView(QListView):
         bar = self.verticalScrollBar()
         return bar.value() >= bar.maximum() - 4
 
-    def _on_rows_inserted(self, _parent: QModelIndex, _first: int, _last: int) -> None:
-        if self.at_bottom():
-            self._follow_end()
+    def _on_scrolled(self, _value: int) -> None:
+        self._following = self.at_bottom()
 
-    def _follow_end(self) -> None:
-        self.scrollToBottom()
-        QTimer.singleShot(0, self.scrollToBottom)
+    def _on_range_changed(self, _minimum: int, maximum: int) -> None:
+        """Content grew or shrank: stay at the end if the user was there."""
+        if self._following:
+            self.verticalScrollBar().setValue(maximum)
+
+    def _on_rows_inserted(self, _parent: QModelIndex, _first: int, _last: int) -> None:
+        if self._following:
+            self.scheduleDelayedItemsLayout()
 
     def _on_item_grew(self, row: int) -> None:
-        follow = self.at_bottom()
         self._delegate.sizeHintChanged.emit(self.model().index(row, 0))
-        if follow:
-            self._follow_end()
+
+    def scrollToBottom(self) -> None:
+        self._following = True
+        super().scrollToBottom()
 
     def resizeEvent(self, event: QEvent) -> None:
-        follow = self.at_bottom()
         super().resizeEvent(event)
         self.scheduleDelayedItemsLayout()
-        if follow:
-            self._follow_end()
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:
         index = self.indexAt(event.position().toPoint())
