@@ -162,6 +162,8 @@ def test_crash_mid_call_is_an_error_result_and_the_server_restarts(tmp_path: Pat
     async def main() -> None:
         async with harness(tmp_path, {"edge": edge()}, backoff=Backoff(60.0, 60.0, 5)) as h:
             first = await h.manager.wait_for("edge", ready, WAIT)
+            live = h.manager.connection("edge")
+            assert live is not None and live.session is not None and live.pid == first.pid
             crash = await h.call("mcp__edge__crash")
             assert crash.is_error and crash.error_code is ErrorCode.EXECUTION_ERROR
             assert "stopped while running 'crash'" in crash.text
@@ -171,6 +173,7 @@ def test_crash_mid_call_is_an_error_result_and_the_server_restarts(tmp_path: Pat
             assert "exited with code 7" in state.error
             assert "edge: crashing on purpose" in state.stderr_tail
             assert state.retry_in_s == 60.0
+            assert live.session is None and not live.ready
 
             # Its tools stay registered: calls say why they cannot run instead of
             # "unknown tool".
