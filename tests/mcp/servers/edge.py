@@ -102,6 +102,13 @@ def environment() -> str:
 
 
 @server.tool()
+def noise() -> str:
+    """Write a line that is not JSON-RPC to stdout, then answer normally."""
+    os.write(1, b"this is not json-rpc\n")
+    return "after the noise"
+
+
+@server.tool()
 def touch(path: str) -> str:
     """Create an empty file at `path` (a trace that the call ran)."""
     with open(path, "w"):
