@@ -159,7 +159,8 @@ def exec_command(args: argparse.Namespace) -> int:
     kernel = open_kernel(paths, settings.exec)
     try:
         session_id = _prepare_session(kernel.store, args, settings)
-        printer = JsonPrinter(sys.stdout) if args.json else HumanPrinter(sys.stdout, sys.stderr)
+        printer = OncePerRequest(
+            JsonPrinter(sys.stdout) if args.json else HumanPrinter(sys.stdout, sys.stderr))
         if args.session:
             for _, event in kernel.store.events(session_id):
                 printer(event)
@@ -278,6 +279,22 @@ def cli_gate_factory(kernel: Kernel, approve: str | None) -> GateFactory:
 
 _SandboxFacts = SandboxFacts
 """The name kernel/worker.py imports."""
+
+
+class OncePerRequest:
+    """Prints each approval request once: on resume the stored history is printed first, and
+    the gate then reports the same pending request again when it asks for it."""
+
+    def __init__(self, printer: Callable[[Event], None]) -> None:
+        self._printer = printer
+        self._requests: set[str] = set()
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, ApprovalRequest):
+            if event.call_id in self._requests:
+                return
+            self._requests.add(event.call_id)
+        self._printer(event)
 
 
 class JsonPrinter:
