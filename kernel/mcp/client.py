@@ -23,6 +23,7 @@ import mcp_types
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
@@ -199,8 +200,9 @@ class McpConnection:
             log.warning("MCP server %s sent something that is not MCP: %s", self.config.name,
                         _describe(message))
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
-        """Call `tool` on the live session.
+    async def call(self, tool: str, arguments: dict[str, Any],
+                   progress: ProgressFnT | None = None) -> mcp_types.CallToolResult:
+        """Call `tool` on the live session; `progress` gets its progress notifications.
 
         Raises ServerUnavailable when there is none, ServerExited when the connection
         closes during the call, MCPError for a protocol-level error answer.
@@ -209,7 +211,7 @@ class McpConnection:
         if session is None or not self.ready:
             raise ServerUnavailable(await self._exit_text("") if self._closed else "not started")
         try:
-            return await session.call_tool(tool, arguments)
+            return await session.call_tool(tool, arguments, progress_callback=progress)
         except MCPError as exc:
             if exc.error.code == mcp_types.CONNECTION_CLOSED:
                 raise ServerExited(await self._exit_text("during the call")) from exc

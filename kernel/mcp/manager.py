@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import mcp_types
+from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
 from kernel.mcp.client import McpConnection, ServerExited, ServerFailed, ServerUnavailable
@@ -31,7 +32,7 @@ from kernel.mcp.config import McpServerConfig
 from kernel.mcp.fingerprint import spec_fingerprint
 from kernel.mcp.naming import check_collision, describe_origin, sanitize
 from kernel.mcp.stdio import EXIT_GRACE_S, KILL_GRACE_S, tail_lines
-from kernel.mcp.tools import origin_of, to_spec
+from kernel.mcp.tools import McpCall, origin_of, to_spec
 from kernel.tools.registry import RegistrationError, ToolRegistry
 from kernel.tools.spec import ToolError, ToolSpec
 
@@ -370,14 +371,15 @@ class McpManager:
             log.warning("MCP server %s: tool skipped: %s", slot.config.name, problem)
         self._set(slot, tools=tuple(registered), skipped=tuple(problems))
 
-    def _caller(self, server: str) -> Callable[[str, dict[str, Any]], Any]:
-        async def call(tool: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
-            return await self._call(server, tool, arguments)
+    def _caller(self, server: str) -> McpCall:
+        async def call(tool: str, arguments: dict[str, Any],
+                       progress: ProgressFnT | None) -> mcp_types.CallToolResult:
+            return await self._call(server, tool, arguments, progress)
 
         return call
 
-    async def _call(self, server: str, tool: str,
-                    arguments: dict[str, Any]) -> mcp_types.CallToolResult:
+    async def _call(self, server: str, tool: str, arguments: dict[str, Any],
+                    progress: ProgressFnT | None = None) -> mcp_types.CallToolResult:
         slot = self._slots.get(server)
         connection = slot.connection if slot is not None else None
         if slot is None or connection is None:
@@ -387,7 +389,7 @@ class McpManager:
                 f"run.", hint="Try again later, or tell the user to check the server in "
                               "settings.")
         try:
-            return await connection.call(tool, arguments)
+            return await connection.call(tool, arguments, progress)
         except ServerExited as exc:
             raise ToolError(
                 f"The MCP server {server!r} stopped while running {tool!r}: {exc}. The call "

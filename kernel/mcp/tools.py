@@ -12,20 +12,31 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import mcp_types
+from mcp.shared.dispatcher import ProgressFnT
 
 from kernel.mcp.fingerprint import ANNOTATION_KEY, tool_fingerprint
 from kernel.mcp.naming import tool_name
-from kernel.tools.spec import Content, ErrorCode, Risk, ToolResult, ToolSpec
+from kernel.tools.spec import (
+    Content,
+    ErrorCode,
+    Progress,
+    Risk,
+    ToolContext,
+    ToolResult,
+    ToolSpec,
+)
 
 IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 """Image types a tool_result may carry; others are described in words."""
 
-McpCall = Callable[[str, dict[str, Any]], Awaitable[mcp_types.CallToolResult]]
-"""Calls one tool of one server by its MCP name: (tool, arguments) → result."""
+McpCall = Callable[[str, dict[str, Any], ProgressFnT | None],
+                   Awaitable[mcp_types.CallToolResult]]
+"""Calls one tool of one server by its MCP name: (tool, arguments, progress) → result."""
 
 
 def origin_of(server: str) -> str:
@@ -66,8 +77,9 @@ def to_spec(server: str, tool: mcp_types.Tool, call: McpCall) -> ToolSpec:
     if hints is not None:
         annotations["hints"] = hints.model_dump(by_alias=True, exclude_none=True)
 
-    async def handler(**arguments: Any) -> Content | ToolResult:
-        return result_content(server, await call(original, arguments))
+    async def handler(_reins_ctx: ToolContext, **arguments: Any) -> Content | ToolResult:
+        return result_content(server, await call(original, arguments,
+                                                 progress_reporter(_reins_ctx)))
 
     handler.__name__ = name
     handler.__doc__ = description
@@ -83,6 +95,19 @@ def to_spec(server: str, tool: mcp_types.Tool, call: McpCall) -> ToolSpec:
         annotations=annotations,
         summarize=_summary,
     )
+
+
+def progress_reporter(ctx: ToolContext) -> ProgressFnT:
+    """MCP progress notifications of one call as the call's Progress (the timeline's)."""
+    started = time.monotonic()
+
+    async def report(progress: float, total: float | None, message: str | None) -> None:
+        done = f"{progress:g}/{total:g}" if total else f"{progress:g}"
+        line = f"{message} ({done})" if message else done
+        ctx.progress(Progress(ctx.call_id, last_line=line[:200],
+                              elapsed_s=time.monotonic() - started))
+
+    return report
 
 
 def _summary(args: Mapping[str, Any]) -> str:

@@ -12,11 +12,11 @@ from typing import Any
 
 from kernel.mcp.config import McpServerConfig, parse_mcp_servers
 from kernel.mcp.manager import Backoff, McpManager, ServerState
-from kernel.tools.dispatch import Dispatcher
+from kernel.tools.dispatch import Dispatcher, NullObserver
 from kernel.tools.externalize import OutputStore
 from kernel.tools.pathpolicy import PathPolicy
 from kernel.tools.registry import ToolRegistry
-from kernel.tools.spec import ToolCall, ToolResult
+from kernel.tools.spec import Progress, ToolCall, ToolResult
 
 EDGE = Path(__file__).parent / "servers" / "edge.py"
 BIN = str(Path(sys.executable).parent)
@@ -38,6 +38,7 @@ class Harness:
     manager: McpManager
     dispatcher: Dispatcher
     published: list[ServerState] = field(default_factory=list)
+    progress: list[Progress] = field(default_factory=list)
     _ids: Any = field(default_factory=lambda: itertools.count(1))
 
     async def call(self, name: str, args: Mapping[str, Any] | None = None) -> ToolResult:
@@ -46,6 +47,14 @@ class Harness:
 
     def seen(self, name: str) -> list[ServerState]:
         return [s for s in self.published if s.name == name]
+
+
+class ProgressRecorder(NullObserver):
+    def __init__(self, into: list[Progress]) -> None:
+        self.into = into
+
+    def progress(self, progress: Progress) -> None:
+        self.into.append(progress)
 
 
 @asynccontextmanager
@@ -61,9 +70,11 @@ async def harness(
     registry = ToolRegistry()
     workspace = tmp_path / "workspace"
     workspace.mkdir(exist_ok=True)
+    progress: list[Progress] = []
     dispatcher = Dispatcher(registry, session_id="mcp-test", workspace=workspace,
                             outputs=OutputStore(tmp_path / "tool-results"),
-                            path_policy=PathPolicy(workspace))
+                            path_policy=PathPolicy(workspace),
+                            observer=ProgressRecorder(progress))
     published: list[ServerState] = []
     built = env if env is not None else base_env(tmp_path)
 
@@ -74,7 +85,7 @@ async def harness(
                          backoff=backoff or Backoff(0.2, 1.0, 4),
                          startup_timeout_s=startup_timeout_s, on_state=published.append,
                          search_paths=())
-    h = Harness(registry, manager, dispatcher, published)
+    h = Harness(registry, manager, dispatcher, published, progress)
     await manager.start(parse_mcp_servers(servers))
     try:
         yield h

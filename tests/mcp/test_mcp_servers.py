@@ -133,7 +133,7 @@ def test_slow_and_broken_servers_delay_nobody(tmp_path: Path) -> None:
             assert shown["status"] == "failed" and shown["summary"] == missing.summary
 
             invalid = await h.manager.wait_for("invalid", ready, WAIT)
-            assert invalid.summary == "ready with 15 tools (1 skipped)"
+            assert invalid.summary == "ready with 16 tools (1 skipped)"
             (skipped,) = invalid.skipped
             assert skipped.startswith("broken: ") and "meta-schema" in skipped
             assert "$.properties.x.type" in skipped
@@ -237,6 +237,11 @@ def test_results_map_to_tool_result_content_and_huge_ones_are_externalized(
             assert picture.content[1]["source"]["media_type"] == "image/png"
             document = await h.call("mcp__edge__document")
             assert document.content == "[resource file:///notes.txt (text/plain)]\nthe notes"
+            work = await h.call("mcp__edge__work", {"steps": 3})
+            assert work.text == "worked 3 steps"
+            assert [p.last_line for p in h.progress] == [
+                "step 1 (1/3)", "step 2 (2/3)", "step 3 (3/3)"]
+            assert {p.call_id for p in h.progress} == {work.call_id}
             noise = await h.call("mcp__edge__noise")
             assert not noise.is_error and noise.text == "after the noise"
             assert (await h.call("mcp__edge__echo", {"text": "still fine"})).text == "still fine"
@@ -264,7 +269,7 @@ def test_list_changed_reregisters_only_that_servers_tools(tmp_path: Path) -> Non
             assert (await h.call("mcp__edge__grow")).text == "grown"
             state = await h.manager.wait_for("edge", lambda s: "mcp__edge__extra" in s.tools,
                                              WAIT)
-            assert len(state.tools) == 16
+            assert len(state.tools) == 17
             assert h.registry.version > version
             assert h.registry.get("mcp__edge__peek") is peek
             assert h.registry.get("mcp__time__get_current_time") is clock
@@ -329,7 +334,7 @@ def test_disable_enable_restart(tmp_path: Path) -> None:
 
             await h.manager.enable("edge")
             second = await h.manager.wait_for("edge", ready, WAIT)
-            assert second.summary == "ready with 15 tools" and second.pid != first.pid
+            assert second.summary == "ready with 16 tools" and second.pid != first.pid
 
             await h.manager.restart("edge")
             third = await h.manager.wait_for("edge", ready, WAIT)
@@ -344,8 +349,8 @@ def test_name_collisions_between_servers_name_both_origins(tmp_path: Path) -> No
         async with harness(tmp_path, {"a.b": edge(), "a_b": edge()}) as h:
             states = {s.name: s for s in await h.manager.wait_settled(WAIT)}
             owner, other = sorted(states.values(), key=lambda s: -len(s.tools))
-            assert len(owner.tools) == 15 and other.tools == ()
-            assert len(other.skipped) == 15
+            assert len(owner.tools) == 16 and other.tools == ()
+            assert len(other.skipped) == 16
             assert "mcp:a.b tool 'echo'" in "".join(other.skipped)
             assert "mcp:a_b tool 'echo'" in "".join(other.skipped)
             assert h.registry.get("mcp__a_b__echo").origin == f"mcp:{owner.name}"

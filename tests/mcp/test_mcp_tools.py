@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+from pathlib import Path
 from typing import Any
 
 import mcp_types as t
@@ -11,8 +12,10 @@ import pytest
 
 from kernel.mcp.fingerprint import spec_fingerprint, tool_fingerprint
 from kernel.mcp.tools import display_risk, result_content, to_spec
+from kernel.tools.externalize import OutputStore
+from kernel.tools.pathpolicy import PathPolicy
 from kernel.tools.registry import RegistrationError, ToolRegistry
-from kernel.tools.spec import ErrorCode, Risk, ToolResult
+from kernel.tools.spec import ErrorCode, Progress, Risk, ToolContext, ToolResult
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n-not-really").decode()
 SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
@@ -22,7 +25,7 @@ def _tool(**kw: Any) -> t.Tool:
     return t.Tool(**{"name": "read", "description": "Reads.", "input_schema": SCHEMA, **kw})
 
 
-async def _never(tool: str, args: dict[str, Any]) -> t.CallToolResult:
+async def _never(tool: str, args: dict[str, Any], report: Any) -> t.CallToolResult:
     raise AssertionError("not called")
 
 
@@ -75,16 +78,24 @@ def test_the_registry_refuses_invalid_server_schemas(schema: dict[str, Any], why
         ToolRegistry([spec])
 
 
-def test_the_handler_passes_arguments_through_unchanged() -> None:
+def test_the_handler_passes_arguments_through_and_reports_progress(tmp_path: Path) -> None:
     seen: list[tuple[str, dict[str, Any]]] = []
+    progress: list[Progress] = []
 
-    async def call(tool: str, args: dict[str, Any]) -> t.CallToolResult:
+    async def call(tool: str, args: dict[str, Any], report: Any) -> t.CallToolResult:
         seen.append((tool, args))
+        await report(1, 4, "reading")
+        await report(2.5, None, None)
         return t.CallToolResult(content=[t.TextContent(type="text", text="ok")])
 
     spec = to_spec("s", _tool(name="odd name"), call)
-    assert asyncio.run(spec.handler(**{"file-path": "a", "path": "b"})) == "ok"
+    ctx = ToolContext(session_id="s", call_id="c7", workspace=tmp_path,
+                      path_policy=PathPolicy(tmp_path), outputs=OutputStore(tmp_path / "out"),
+                      progress=progress.append)
+    assert asyncio.run(spec.handler(ctx, **{"file-path": "a", "path": "b"})) == "ok"
     assert seen == [("odd name", {"file-path": "a", "path": "b"})]
+    assert [(p.call_id, p.last_line) for p in progress] == [("c7", "reading (1/4)"),
+                                                            ("c7", "2.5")]
 
 
 def _result(*blocks: Any, **kw: Any) -> t.CallToolResult:

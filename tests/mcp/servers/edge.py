@@ -102,6 +102,14 @@ def environment() -> str:
 
 
 @server.tool()
+async def work(steps: int, ctx: Context) -> str:
+    """Report progress `steps` times, then answer."""
+    for i in range(1, steps + 1):
+        await ctx.report_progress(i, steps, f"step {i}")
+    return f"worked {steps} steps"
+
+
+@server.tool()
 def noise() -> str:
     """Write a line that is not JSON-RPC to stdout, then answer normally."""
     os.write(1, b"this is not json-rpc\n")
