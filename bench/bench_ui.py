@@ -134,33 +134,59 @@ def _cold_start(code: str, home: str) -> float:
     assert proc.stdout is not None
     line = proc.stdout.readline()
     elapsed = time.perf_counter() - started
-    proc.wait(timeout=30)
+    proc.wait(timeout=60)
     if line.strip() != "shown":
-        raise RuntimeError(f"the window was not shown: {line!r}")
+        raise RuntimeError(f"no window was painted: {line!r}")
     return elapsed
 
 
-BARE = """
-from PySide6.QtWidgets import QApplication, QWidget
-app = QApplication([])
-w = QWidget(); w.resize(1280, 800); w.setWindowTitle("bare"); w.show()
-app.processEvents()
-print("shown", flush=True)
+FIRST_PAINT = """
+import os
+from PySide6.QtCore import QEvent, QObject
+
+
+class FirstPaint(QObject):
+    def __init__(self, on_paint):
+        super().__init__()
+        self.on_paint = on_paint
+
+    def eventFilter(self, obj, event):
+        if event.type() == QEvent.Type.Paint:
+            print("shown", flush=True)
+            self.on_paint()
+            os._exit(0)
+        return False
 """
 
-APP = """
+BARE = FIRST_PAINT + """
+from PySide6.QtWidgets import QApplication, QWidget
+app = QApplication([])
+w = QWidget(); w.resize(1280, 800); w.setWindowTitle("bare")
+watch = FirstPaint(lambda: None)
+w.installEventFilter(watch)
+w.show()
+app.exec()
+"""
+
+APP = FIRST_PAINT + """
 from desktop.app import make_application
 from desktop.controller import AppController
 from desktop.settings import keystore
 from kernel.paths import AppPaths
-env_key = keystore.take_env_key()
-key = keystore.stored_key() or env_key
 app = make_application()
-controller = AppController(AppPaths.from_env(), api_key=key)
+controller = AppController(AppPaths.from_env(), api_key=keystore.take_env_key(),
+                           read_keyring=True)
+
+
+def stop_kernel():
+    if controller.client.process is not None:
+        controller.client.process.kill()
+
+
+watch = FirstPaint(stop_kernel)
+controller.window.installEventFilter(watch)
 controller.start()
-app.processEvents()
-print("shown" if controller.window.isVisible() else "hidden", flush=True)
-controller.shutdown()
+app.exec()
 """
 
 

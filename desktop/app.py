@@ -1,8 +1,9 @@
 """`reins` with no arguments: the desktop app.
 
-A QApplication runs under a qasync event loop (`qasync.run`). The API key is taken from the
-keyring, or out of this process's environment before the kernel is spawned, so the kernel's
-environment never holds it. Shutdown is explicit: when the main window closes, runs are
+A QApplication runs under a qasync event loop (`qasync.run`). The API key is taken out of
+this process's environment before the kernel is spawned, so the kernel's environment never
+holds it; the keyring is read on a thread once the window shows, and its key wins.
+Shutdown is explicit: when the main window closes, runs are
 cancelled, tool processes ended and the kernel stopped (within 2 s) before the loop ends —
 not from `aboutToQuit`.
 """
@@ -41,7 +42,7 @@ def make_application(argv: list[str] | None = None) -> QApplication:
 
 
 async def run_app(paths: AppPaths, api_key: str | None) -> int:
-    controller = AppController(paths, api_key=api_key)
+    controller = AppController(paths, api_key=api_key, read_keyring=True)
     closed = asyncio.Event()
     controller.window.closing.connect(closed.set)
     controller.start()
@@ -54,6 +55,5 @@ def main() -> int:
     logging.basicConfig(level=os.environ.get("REINS_LOG_LEVEL", "WARNING"),
                         format="%(levelname)s %(name)s: %(message)s")
     env_key = keystore.take_env_key()
-    api_key = keystore.stored_key() or env_key
     make_application()
-    return int(qasync.run(run_app(AppPaths.from_env(), api_key)) or 0)
+    return int(qasync.run(run_app(AppPaths.from_env(), env_key)) or 0)

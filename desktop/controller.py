@@ -9,10 +9,12 @@ store by the new kernel; what was shown stays, and an interrupted run can be ret
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
 from desktop.approval.dialog import ApprovalQueue
 from desktop.chat.feed import apply_event
@@ -20,7 +22,6 @@ from desktop.chat.model import ChatModel, Role
 from desktop.kernel_client import KernelClient
 from desktop.main_window import MainWindow, window_title
 from desktop.settings import keystore
-from desktop.settings.dialog import SavedSettings, SettingsDialog
 from kernel import protocol as p
 from kernel.events import (
     ApprovalDecision,
@@ -31,9 +32,12 @@ from kernel.events import (
     SessionStarted,
 )
 from kernel.paths import AppPaths
-from kernel.policy.settings import SettingsError, load_settings
+
+if TYPE_CHECKING:
+    from desktop.settings.dialog import SavedSettings, SettingsDialog
 
 log = logging.getLogger(__name__)
+KERNEL_START_FALLBACK_MS = 300
 
 
 @dataclass(eq=False)
@@ -62,8 +66,13 @@ def unanswered_requests(events: list[Event]) -> list[ApprovalRequest]:
 
 
 class AppController(QObject):
+    _key_loaded = Signal(object)
+
     def __init__(self, paths: AppPaths, client: KernelClient | None = None,
-                 api_key: str | None = None) -> None:
+                 api_key: str | None = None, read_keyring: bool = False) -> None:
+        """`api_key`: a key already known (from the environment); `read_keyring`: look the
+        stored key up on a thread after the window is shown (backends can be slow to load
+        or wait for the user to unlock them) — it takes precedence when found."""
         super().__init__()
         self.paths = paths
         self.window = MainWindow()
@@ -72,19 +81,22 @@ class AppController(QObject):
         self.views: dict[str, SessionView] = {}
         self.current: str | None = None
         self.api_key = api_key
+        self.key_pending = read_keyring
         self.base_url = ""
         self.model = ""
         self.sandbox = ("none", "")
         self._opening: str | None = None
         self._pending_prompt: str | None = None
         self._closed = False
+        self._kernel_started = False
         self.settings_dialog: SettingsDialog | None = None
-        self._read_settings()
         self._connect()
 
     # ---- setup ------------------------------------------------------------------------------
 
     def _read_settings(self) -> None:
+        from kernel.policy.settings import SettingsError, load_settings  # (jsonschema: slow)
+
         try:
             settings = load_settings(self.paths)
         except SettingsError as exc:
@@ -120,13 +132,36 @@ class AppController(QObject):
         w.timeline.open_output.connect(self._open_output)
         w.timeline.stop_requested.connect(lambda _call: self.cancel_run())
         self.approvals.answered.connect(self.client.send)
+        self._key_loaded.connect(self._on_key_loaded, Qt.ConnectionType.QueuedConnection)
         self.approvals.count_changed.connect(w.set_pending_approvals)
 
     def start(self) -> None:
+        """Show the window; the kernel is started once it has been painted (or after
+        KERNEL_START_FALLBACK_MS if no paint comes), so the window appears first."""
         self.window.set_kernel_state("Starting the kernel…")
-        self.client.start()
         self._refresh_page()
+        self.window.first_painted.connect(lambda: QTimer.singleShot(0, self._start_kernel))
+        QTimer.singleShot(KERNEL_START_FALLBACK_MS, self._start_kernel)
         self.window.show()
+        if self.key_pending:
+            threading.Thread(target=lambda: self._key_loaded.emit(keystore.stored_key()),
+                             name="keyring-lookup", daemon=True).start()
+
+    def _on_key_loaded(self, key: str | None) -> None:
+        self.key_pending = False
+        if key:
+            self.api_key = key
+            if self.client.running:
+                self.client.send(p.SetApiKey(key))
+        self._refresh_page()
+
+    def _start_kernel(self) -> None:
+        if self._closed or self._kernel_started:
+            return
+        self._kernel_started = True
+        self._read_settings()
+        self._refresh_page()
+        self.client.start()
 
     def shutdown(self) -> None:
         """Cancel runs, end tool processes, stop the kernel (within 2 s)."""
@@ -143,9 +178,11 @@ class AppController(QObject):
 
     @property
     def can_run(self) -> bool:
-        return bool(self.api_key or self.base_url)
+        return bool(self.api_key or self.base_url or self.key_pending)
 
     def open_settings(self) -> None:
+        from desktop.settings.dialog import SettingsDialog
+
         dialog = SettingsDialog(self.paths, self.window)
         dialog.saved.connect(self._settings_saved)
         self.settings_dialog = dialog
@@ -382,6 +419,9 @@ class AppController(QObject):
             w.banner.show_notice("Reins needs an Anthropic API key (or a compatible server's "
                                  "address) to run. Past sessions can be read without one.",
                                  "Open &Settings")
+        elif self.key_pending:
+            w.prompt.set_enabled_for_input(False, "Reading the API key from the keyring…")
+            w.banner.hide()
         else:
             w.prompt.set_enabled_for_input(
                 True, "Ask Reins… (Enter to send, Shift+Enter for a new line)")

@@ -20,7 +20,6 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
 from kernel import protocol as p
 from kernel.events import AssistantDelta
-from kernel.worker import start_worker
 
 log = logging.getLogger(__name__)
 FRAME_MS = 16
@@ -28,6 +27,13 @@ MAX_BATCH = 5_000
 """At most this many messages are handed to the UI in one frame; the rest wait a frame."""
 
 Starter = Callable[[], tuple[BaseProcess, Connection]]
+
+
+def start_kernel_worker() -> tuple[BaseProcess, Connection]:
+    """The real kernel worker (its module is imported only when the kernel is started)."""
+    from kernel.worker import start_worker
+
+    return start_worker()
 
 
 def coalesce(messages: list[p.Message]) -> list[p.Message]:
@@ -58,7 +64,7 @@ class KernelClient(QObject):
     _wake = Signal()
     _eof = Signal(int)
 
-    def __init__(self, parent: QObject | None = None, starter: Starter = start_worker,
+    def __init__(self, parent: QObject | None = None, starter: Starter = start_kernel_worker,
                  restart: bool = True) -> None:
         super().__init__(parent)
         self._starter = starter

@@ -6,7 +6,7 @@ its signals into protocol commands.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QComboBox,
@@ -69,8 +69,10 @@ class MainWindow(QMainWindow):
     mode_changed = Signal(str)
     settings_requested = Signal()
     closing = Signal()
+    first_painted = Signal()
 
     def __init__(self) -> None:
+        self._painted = False
         super().__init__()
         self.setWindowTitle(window_title(None))
         self.setAccessibleName("Reins main window")
@@ -196,6 +198,13 @@ class MainWindow(QMainWindow):
 
     def set_kernel_state(self, text: str) -> None:
         self.kernel_label.setText(text)
+
+    def event(self, event: QEvent) -> bool:
+        handled = super().event(event)
+        if not self._painted and event.type() == QEvent.Type.Paint:
+            self._painted = True
+            self.first_painted.emit()
+        return handled
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.closing.emit()

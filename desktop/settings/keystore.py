@@ -10,11 +10,10 @@ from __future__ import annotations
 import os
 from collections.abc import MutableMapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import keyring
-import keyring.backend
-import keyring.backends.fail
-import keyring.errors
+if TYPE_CHECKING:
+    import keyring.backend
 
 ENV_VAR = "ANTHROPIC_API_KEY"
 KEYRING_SERVICE = "reins"
@@ -36,6 +35,10 @@ class KeyringState:
 
 
 def keyring_state() -> KeyringState:
+    import keyring  # loading its backends takes a while: only when the keyring is used
+    import keyring.backends.fail
+    import keyring.errors
+
     try:
         backend = keyring.get_keyring()
     except (keyring.errors.KeyringError, RuntimeError, OSError) as exc:
@@ -51,6 +54,8 @@ def keyring_state() -> KeyringState:
 
 
 def _priority(backend: keyring.backend.KeyringBackend) -> float:
+    import keyring.errors
+
     try:
         return float(backend.priority)
     except (keyring.errors.KeyringError, RuntimeError, AttributeError, TypeError):
@@ -61,6 +66,9 @@ def stored_key() -> str | None:
     """The key in the keyring, or None (no backend, no entry)."""
     if not keyring_state().available:
         return None
+    import keyring
+    import keyring.errors
+
     try:
         return keyring.get_password(KEYRING_SERVICE, KEYRING_USER) or None
     except (keyring.errors.KeyringError, RuntimeError, OSError):
@@ -69,8 +77,12 @@ def stored_key() -> str | None:
 
 def save_key(key: str) -> None:
     """Store (or, for an empty key, delete) the key in the keyring."""
-    if not keyring_state().available:
-        raise KeyringUnavailable(keyring_state().explanation)
+    state = keyring_state()
+    if not state.available:
+        raise KeyringUnavailable(state.explanation)
+    import keyring
+    import keyring.errors
+
     try:
         if key:
             keyring.set_password(KEYRING_SERVICE, KEYRING_USER, key)
