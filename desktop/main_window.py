@@ -80,7 +80,7 @@ class MainWindow(QMainWindow):
         self.setDockOptions(QMainWindow.DockOption.AnimatedDocks
                             | QMainWindow.DockOption.AllowTabbedDocks)
 
-        self.sessions = SessionsPanel(self)
+        self.sessions = SessionsPanel(self, filter_locally=False)
         sessions_dock = QDockWidget("Sessions", self)
         sessions_dock.setObjectName("sessions-dock")
         sessions_dock.setAccessibleName("Sessions sidebar")

@@ -139,7 +139,10 @@ class SessionsPanel(QWidget):
     rename_requested = Signal(str, str)
     delete_requested = Signal(str)
 
-    def __init__(self, parent: QWidget | None = None, default_mode: str = "ask") -> None:
+    def __init__(self, parent: QWidget | None = None, default_mode: str = "ask",
+                 filter_locally: bool = True) -> None:
+        """`filter_locally`: search filters the listed titles and workspaces here; the app
+        turns it off and asks the kernel instead, whose search also covers message text."""
         super().__init__(parent)
         self.setAccessibleName("Sessions")
         self.default_mode = default_mode
@@ -174,7 +177,8 @@ class SessionsPanel(QWidget):
         layout.addWidget(self.list, 1)
         layout.addLayout(buttons)
 
-        self.search.textChanged.connect(self.proxy.setFilterFixedString)
+        if filter_locally:
+            self.search.textChanged.connect(self.proxy.setFilterFixedString)
         self.list.activated.connect(self._on_activated)
         self.list.clicked.connect(self._on_activated)
         self.new_button.clicked.connect(self.ask_new)

@@ -163,3 +163,37 @@ def test_shutdown_mid_run_is_clean(qtbot: QtBot, client: KernelClient,
     fake.release()
     assert process is not None and not process.is_alive()
     assert process.exitcode == 0, "the kernel was killed instead of shutting down"
+
+
+def test_pending_approval_survives_a_kernel_crash(qtbot: QtBot, client: KernelClient,
+                                                  fake: FakeAnthropicServer,
+                                                  workspace: Path) -> None:
+    from kernel.fakemodel import ToolUse
+
+    fake.add(reply("Writing it.", ToolUse("write_file", {"path": "kept.txt", "content": "ok"})),
+             reply("Written after the restart."))
+    rec = start(qtbot, client, fake)
+    session_id = new_session(qtbot, client, rec, workspace)
+    client.send(p.StartRun(session_id, "write kept.txt"))
+    qtbot.waitUntil(lambda: bool(rec.events(ev.ApprovalRequest)), timeout=WAIT_MS)
+    request = rec.events(ev.ApprovalRequest)[0]
+
+    os.kill(client.process.pid, signal.SIGKILL)
+    qtbot.waitUntil(lambda: len(rec.readies) == 2, timeout=WAIT_MS)
+    client.send(p.SetApiKey("sk-test-key"))
+    client.send(p.Configure(model="claude-test", base_url=fake.base_url))
+    client.send(p.OpenSession(session_id))
+    qtbot.waitUntil(lambda: len(rec.of(p.SessionLoaded)) == 2, timeout=WAIT_MS)
+    loaded = rec.of(p.SessionLoaded)[-1]
+    assert loaded.interrupted
+    assert request in loaded.events, "the pending request is part of the stored session"
+    assert not (workspace / "kept.txt").exists()
+
+    # Answering it resumes the run from exactly that call.
+    client.send(p.ApprovalAnswer(session_id, request.call_id, "allow_once"))
+    qtbot.waitUntil(lambda: any(t.text == "Written after the restart."
+                                for t in rec.events(ev.AssistantText)), timeout=WAIT_MS)
+    assert (workspace / "kept.txt").read_text() == "ok"
+    decisions = [d for d in rec.events(ev.ApprovalDecision) if d.call_id == request.call_id]
+    assert [d.decision for d in decisions] == ["allow_once"]
+    assert len(fake.requests) == 2, "the model was not asked again for the same turn"

@@ -193,3 +193,14 @@ def test_every_control_has_an_accessible_name(qtbot: QtBot, reins_home: AppPaths
     missing = [(c.metaObject().className(), c.objectName(), type(c.parent()).__name__)
                for c in controls if not c.accessibleName()]
     assert missing == []
+
+
+def test_search_asks_the_kernel_which_also_searches_message_text(qtbot: QtBot,
+                                                                  reins_home: AppPaths) -> None:
+    controller, client = make(qtbot, reins_home)
+    qtbot.keyClicks(controller.window.sessions.search, "parser")
+    assert client.of(p.ListSessions)[-1] == p.ListSessions("parser")
+    found = p.SessionInfo("s7", "Untitled", "/w", "ask", "m", 2.0)
+    client.batch.emit([p.SessionList((found,), "parser")])
+    proxy = controller.window.sessions.proxy
+    assert proxy.rowCount() == 1, "a match inside the messages is not filtered out again"
