@@ -11,11 +11,11 @@ import mcp_types as t
 import pytest
 
 from kernel.mcp.fingerprint import spec_fingerprint, tool_fingerprint
-from kernel.mcp.tools import display_risk, result_content, to_spec
+from kernel.mcp.tools import display_risk, result_content, shown_risk, to_spec
 from kernel.tools.externalize import OutputStore
 from kernel.tools.pathpolicy import PathPolicy
 from kernel.tools.registry import RegistrationError, ToolRegistry
-from kernel.tools.spec import ErrorCode, Progress, Risk, ToolContext, ToolResult
+from kernel.tools.spec import ErrorCode, Progress, Risk, ToolContext, ToolResult, ToolSpec
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n-not-really").decode()
 SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
@@ -56,7 +56,15 @@ def test_hints_change_only_the_displayed_risk(hints: Any, shown: Risk) -> None:
     spec = to_spec("s", _tool(annotations=hints), _never)
     assert display_risk(hints) is shown
     assert spec.annotations["display_risk"] == shown.value
+    assert shown_risk(spec) == shown.value
     assert spec.risk is Risk.EXECUTE
+
+
+def test_only_mcp_tools_show_a_hinted_risk() -> None:
+    builtin = ToolSpec(name="wipe", description="d", input_schema={"type": "object"},
+                       handler=lambda: None, risk=Risk.WRITE,
+                       annotations={"display_risk": "read"})
+    assert shown_risk(builtin) == "write"
 
 
 def test_missing_description_is_filled_for_the_model_but_fingerprinted_as_given() -> None:
