@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from kernel.fakemodel import FakeAnthropicServer, reply
+from kernel.fakemodel import FakeAnthropicServer, ToolUse, reply
 from kernel.paths import AppPaths
 from kernel.sandbox.launcher import REAPER, LaunchRequest, UnsandboxedLauncher
 from kernel.sandbox.limits import ResourceLimits
@@ -146,6 +146,25 @@ def test_exec_round_trip_from_the_bundle(bundle: Path, app_env: dict[str, str],
     assert len(fake.requests) == 1 and fake.problems == []
 
 
+def test_exec_runs_a_sandboxed_command_from_the_bundle(bundle: Path, app_env: dict[str, str],
+                                                      tmp_path: Path, workspace: Path) -> None:
+    """The frozen kernel starts a real command (bubblewrap when available) and reads it back."""
+    call = ToolUse("run_command", {"command": "echo made-in-the-bundle > out.txt; cat out.txt"})
+    with FakeAnthropicServer([reply(call), reply("Done.")], api_key="k-bundle") as fake:
+        env = {**app_env, "ANTHROPIC_BASE_URL": fake.base_url, "ANTHROPIC_API_KEY": "k-bundle"}
+        done = run([str(bundle / "reins"), "exec", "--json", "--mode", "auto", "--approve",
+                    "allow", "--workspace", str(workspace), "Write and read a file."],
+                   env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    results = [e for e in events if e["type"] == "tool_result"]
+    assert len(results) == 1 and results[0]["is_error"] is False, results
+    assert "made-in-the-bundle" in results[0]["preview"]
+    assert (workspace / "out.txt").read_text() == "made-in-the-bundle\n"
+    assert events[-1]["type"] == "run_finished" and events[-1]["stop_reason"] == "end_turn"
+    assert fake.problems == []
+
+
 def test_installer_from_the_bundle_points_the_menu_at_it(bundle: Path, tmp_path: Path) -> None:
     data_home = tmp_path / "share"
     env = {**os.environ, "XDG_DATA_HOME": str(data_home)}
@@ -187,5 +206,6 @@ def test_the_bundle_is_not_a_general_python(bundle: Path, tmp_path: Path,
     stray = tmp_path / "stray.py"
     marker = tmp_path / "ran"
     stray.write_text(f"open({str(marker)!r}, 'w').close()\n")
-    run([str(bundle / "reins"), "-I", "-S", str(stray)], app_env, tmp_path)
+    done = run([str(bundle / "reins"), "-I", "-S", str(stray)], app_env, tmp_path)
     assert not marker.exists()
+    assert done.returncode == 2, "not a bundled script: the CLI must refuse it as bad usage"
