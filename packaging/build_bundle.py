@@ -111,6 +111,10 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:
         sys.stderr.write("PyInstaller is not installed: pip install pyinstaller\n")
         return 2
+    if sys.platform.startswith("linux") and shutil.which("objdump") is None:
+        sys.stderr.write("PyInstaller (and reins.spec) need objdump on Linux: install binutils "
+                         "(apt-get install binutils)\n")
+        return 2
     try:
         if args.cached:
             folder = cached_build()
