@@ -131,3 +131,5 @@ def run() -> None:
     report("frozen bundle, slowest launch", fmt_seconds(max(samples["frozen"])),
            ratio=max(samples["frozen"]) / floor)
     report("bundle size unpacked", f"{size / 1e6:.0f} MB", goal="≤ 150 MB", ok=size <= 150e6)
+    for archive in sorted(bundle.parent.glob("reins-*.tar.gz")):
+        report(f"archive {archive.name}", f"{archive.stat().st_size / 1e6:.0f} MB")
