@@ -136,6 +136,11 @@ class ChatModel(QAbstractListModel):
     def items(self) -> list[ChatItem]:
         return list(self._items)
 
+    def item(self, row: int) -> ChatItem:
+        """The item of a row, without the QVariant round trip of data() (the delegate asks
+        for every row on each layout)."""
+        return self._items[row]
+
     def clear(self) -> None:
         self.beginResetModel()
         self._items.clear()

@@ -60,6 +60,14 @@ def _label(item: MessageItem) -> str:
     return {Role.USER: "You", Role.ASSISTANT: "Assistant"}.get(item.role, item.role.title())
 
 
+def _item(index: QModelIndex | QPersistentModelIndex) -> ChatItem:
+    model = index.model()
+    if isinstance(model, ChatModel):
+        return model.item(index.row())
+    item: ChatItem = index.data(ITEM_ROLE)
+    return item
+
+
 class ChatDelegate(QStyledItemDelegate):
     """Paints a message (header + its documents) or a compact tool card."""
 
@@ -68,7 +76,7 @@ class ChatDelegate(QStyledItemDelegate):
 
     def sizeHint(self, option: QStyleOptionViewItem,
                  index: QModelIndex | QPersistentModelIndex) -> QSize:
-        item: ChatItem = index.data(ITEM_ROLE)
+        item = _item(index)
         if isinstance(item, ToolCardItem):
             return QSize(option.rect.width(), CARD_HEIGHT + MARGIN)
         view = self.parent()
@@ -78,7 +86,7 @@ class ChatDelegate(QStyledItemDelegate):
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem,
               index: QModelIndex | QPersistentModelIndex) -> None:
-        item: ChatItem = index.data(ITEM_ROLE)
+        item = _item(index)
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         box = QRectF(option.rect).adjusted(MARGIN, MARGIN / 2, -MARGIN, -MARGIN / 2)
