@@ -2,8 +2,9 @@
 
 Without options it builds into dist/ (what `make package` does). With `--cached` it builds
 into a cache folder keyed by a hash of everything that goes into the bundle (sources,
-resources, the spec, pyproject, the Python and library versions) and reuses an earlier
-build with the same key, so the packaging test and the bench build once between changes.
+resources, the spec, pyproject, the Python version and the versions of every installed
+distribution) and reuses an earlier build with the same key, so the packaging test and the
+bench build once between changes.
 Either way the last line of stdout is the path of the bundle folder.
 """
 
@@ -23,7 +24,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "packaging" / "reins.spec"
 HASHED = ("kernel", "desktop", "resources", "packaging", "pyproject.toml")
-HASHED_DISTRIBUTIONS = ("pyinstaller", "pyside6-essentials", "anthropic", "qasync", "keyring")
 CACHE_ENV = "REINS_BUNDLE_CACHE"
 KEEP_BUILDS = 2
 DONE = "build-complete"
@@ -33,11 +33,9 @@ def source_key(root: Path = ROOT) -> str:
     """A hash of every file that shapes the bundle, and of the toolchain that builds it."""
     digest = hashlib.sha256()
     digest.update(sys.version.encode())
-    for dist in HASHED_DISTRIBUTIONS:
-        try:
-            digest.update(f"{dist}={importlib.metadata.version(dist)}".encode())
-        except importlib.metadata.PackageNotFoundError:
-            digest.update(f"{dist}=missing".encode())
+    installed = sorted(f"{d.metadata['Name']}=={d.version}"
+                       for d in importlib.metadata.distributions())
+    digest.update("\n".join(installed).encode())
     for top in HASHED:
         base = root / top
         files = [base] if base.is_file() else sorted(base.rglob("*"))
