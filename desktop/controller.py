@@ -140,7 +140,7 @@ class AppController(QObject):
         KERNEL_START_FALLBACK_MS if no paint comes), so the window appears first."""
         self.window.set_kernel_state("Starting the kernel…")
         self._refresh_page()
-        self.window.first_painted.connect(lambda: QTimer.singleShot(0, self._start_kernel))
+        self.window.first_painted.connect(self._start_kernel)
         QTimer.singleShot(KERNEL_START_FALLBACK_MS, self._start_kernel)
         self.window.show()
         if self.key_pending:

@@ -6,7 +6,7 @@ its signals into protocol commands.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QComboBox,
@@ -72,7 +72,6 @@ class MainWindow(QMainWindow):
     first_painted = Signal()
 
     def __init__(self) -> None:
-        self._painted = False
         super().__init__()
         self.setWindowTitle(window_title(None))
         self.setAccessibleName("Reins main window")
@@ -119,6 +118,7 @@ class MainWindow(QMainWindow):
         self._build_status_bar()
         self._build_menu()
         self.welcome.open_settings.connect(self.settings_requested)
+        self.installEventFilter(self)
 
     def _build_status_bar(self) -> None:
         bar = self.statusBar()
@@ -199,12 +199,12 @@ class MainWindow(QMainWindow):
     def set_kernel_state(self, text: str) -> None:
         self.kernel_label.setText(text)
 
-    def event(self, event: QEvent) -> bool:
-        handled = super().event(event)
-        if not self._painted and event.type() == QEvent.Type.Paint:
-            self._painted = True
-            self.first_painted.emit()
-        return handled
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Watches for the first paint only, then stops watching."""
+        if watched is self and event.type() == QEvent.Type.Paint:
+            self.removeEventFilter(self)
+            QTimer.singleShot(0, self.first_painted)
+        return False
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.closing.emit()
