@@ -197,3 +197,32 @@ def test_pending_approval_survives_a_kernel_crash(qtbot: QtBot, client: KernelCl
     decisions = [d for d in rec.events(ev.ApprovalDecision) if d.call_id == request.call_id]
     assert [d.decision for d in decisions] == ["allow_once"]
     assert len(fake.requests) == 2, "the model was not asked again for the same turn"
+
+
+def _processes_with(marker: str) -> list[int]:
+    import psutil
+
+    found = []
+    for proc in psutil.process_iter(["cmdline", "status"]):
+        cmdline = " ".join(proc.info["cmdline"] or [])
+        if marker in cmdline and proc.info["status"] != psutil.STATUS_ZOMBIE:
+            found.append(proc.pid)
+    return found
+
+
+def test_stopping_the_kernel_ends_running_tool_processes(
+        qtbot: QtBot, client: KernelClient, fake: FakeAnthropicServer, workspace: Path) -> None:
+    from kernel.fakemodel import ToolUse
+
+    marker = "31.4159"
+    fake.add(reply("Running it.", ToolUse("run_command", {"command": f"sleep {marker}"})))
+    rec = start(qtbot, client, fake)
+    client.send(p.NewSession(str(workspace), "auto"))
+    qtbot.waitUntil(lambda: bool(rec.of(p.SessionLoaded)), timeout=WAIT_MS)
+    session_id = rec.of(p.SessionLoaded)[-1].info.session_id
+    client.send(p.StartRun(session_id, "sleep a while"))
+    qtbot.waitUntil(lambda: bool(_processes_with(f"sleep {marker}")), timeout=WAIT_MS)
+    process = client.process
+    client.stop()
+    assert process is not None and process.exitcode == 0
+    assert _processes_with(f"sleep {marker}") == []

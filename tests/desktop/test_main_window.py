@@ -204,3 +204,26 @@ def test_search_asks_the_kernel_which_also_searches_message_text(qtbot: QtBot,
     client.batch.emit([p.SessionList((found,), "parser")])
     proxy = controller.window.sessions.proxy
     assert proxy.rowCount() == 1, "a match inside the messages is not filtered out again"
+
+
+def test_tool_cards_and_timeline_rows_lead_to_each_other_and_to_the_output(
+        qtbot: QtBot, reins_home: AppPaths, tmp_path: Path) -> None:
+    from desktop.viewer.window import OutputViewer
+
+    output = tmp_path / "call_out.txt"
+    output.write_text("line 1\nline 2\n")
+    controller, client = make(qtbot, reins_home)
+    load(controller, client,
+         ev.ToolCallStarted("s1", "c1", "run_command", {"command": "ls"}, "ls", "execute"),
+         ev.ToolResultEvent("s1", "c1", "run_command", False, None, 5.0, 14, str(output)),
+         ev.ToolCallStarted("s1", "c2", "read_file", {"path": "a"}, "a"))
+    w = controller.window
+    w.chat.tool_card_activated.emit("c2")
+    qtbot.waitUntil(lambda: w.timeline.selected_call() == "c2", timeout=5_000)
+    w.timeline.call_selected.emit("c1")
+    assert w.chat.currentIndex().row() == controller.views["s1"].chat.card_row("c1")
+    w.timeline.open_output.emit(str(output))
+    viewers = [v for v in w.findChildren(OutputViewer) if v.isVisible()]
+    assert len(viewers) == 1
+    w.timeline.stop_requested.emit("c2")
+    assert client.of(p.CancelRun) == [], "nothing is running, nothing to stop"
