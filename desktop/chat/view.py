@@ -15,6 +15,7 @@ from PySide6.QtCore import (
     QRectF,
     QSize,
     Qt,
+    QTimer,
     QUrl,
     Signal,
 )
@@ -43,6 +44,7 @@ MARGIN = 8
 PAD = 8
 HEADER = 18
 CARD_HEIGHT = 30
+RELAYOUT_INTERVAL_MS = 100
 OPENABLE_SCHEMES = frozenset({"http", "https", "mailto"})
 STATUS_COLOURS = {
     "done": "#2da44e",
@@ -195,14 +197,25 @@ class ChatView(QListView):
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.customContextMenuRequested.connect(self._context_menu)
         self._following = True
+        self._grown_row = -1
+        self._relayout = QTimer(self)
+        self._relayout.setSingleShot(True)
+        self._relayout.setInterval(RELAYOUT_INTERVAL_MS)
+        self._relayout.timeout.connect(self._relayout_grown)
         bar = self.verticalScrollBar()
         bar.valueChanged.connect(self._on_scrolled)
         bar.rangeChanged.connect(self._on_range_changed)
 
     def setModel(self, model: ChatModel) -> None:
+        """Show another session's chat (the previous model keeps streaming unseen)."""
+        previous = self.model()
+        if isinstance(previous, ChatModel):
+            previous.item_grew.disconnect(self._on_item_grew)
+            previous.rowsInserted.disconnect(self._on_rows_inserted)
         super().setModel(model)
         model.item_grew.connect(self._on_item_grew)
         model.rowsInserted.connect(self._on_rows_inserted)
+        self._grown_row = -1
 
     def chat_model(self) -> ChatModel:
         model = self.model()
@@ -226,7 +239,16 @@ class ChatView(QListView):
             self.scheduleDelayedItemsLayout()
 
     def _on_item_grew(self, row: int) -> None:
-        self._delegate.sizeHintChanged.emit(self.model().index(row, 0))
+        """A row changed height: relayout soon (a layout asks every row for its size, so
+        growth while streaming is laid out at most every RELAYOUT_INTERVAL_MS)."""
+        self._grown_row = row
+        if not self._relayout.isActive():
+            self._relayout.start()
+
+    def _relayout_grown(self) -> None:
+        model = self.model()
+        if model is not None and 0 <= self._grown_row < model.rowCount():
+            self._delegate.sizeHintChanged.emit(model.index(self._grown_row, 0))
 
     def scrollToBottom(self) -> None:
         self._following = True

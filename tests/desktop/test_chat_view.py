@@ -155,3 +155,14 @@ def test_dropping_a_file_mentions_its_path(qtbot: QtBot, tmp_path: Path) -> None
     assert box.edit.canInsertFromMimeData(data)
     box.edit.insertFromMimeData(data)
     assert box.edit.toPlainText() == f'"{target}"'
+
+
+def test_switching_models_leaves_the_hidden_one_streaming(qtbot: QtBot) -> None:
+    view = make_view(qtbot)
+    first = view.chat_model()
+    second = ChatModel(view)
+    view.setModel(second)
+    first.append_delta("still streaming in the background")
+    qtbot.wait(RENDER_INTERVAL_MS * 3)
+    assert view.model() is second and second.rowCount() == 0
+    assert first.items()[0].text == "still streaming in the background"
