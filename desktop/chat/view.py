@@ -45,6 +45,7 @@ PAD = 8
 HEADER = 18
 CARD_HEIGHT = 30
 RELAYOUT_INTERVAL_MS = 100
+LAYOUT_BATCH = 50
 OPENABLE_SCHEMES = frozenset({"http", "https", "mailto"})
 STATUS_COLOURS = {
     "done": "#2da44e",
@@ -186,6 +187,9 @@ class ChatView(QListView):
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.setResizeMode(QListView.ResizeMode.Adjust)
         self.setUniformItemSizes(False)
+        # A long session is laid out a batch of rows per event-loop turn, never all at once.
+        self.setLayoutMode(QListView.LayoutMode.Batched)
+        self.setBatchSize(LAYOUT_BATCH)
         self.setWordWrap(True)
         self.setMouseTracking(True)
         self.setFrameShape(QListView.Shape.NoFrame)
