@@ -77,8 +77,10 @@ def _stream(conn: Connection, rate: int, seconds: float) -> None:
         return
 
 
-def _measure_stall(rate: int, seconds: float) -> tuple[list[float], int]:
-    """Gaps (s) between 2 ms timer ticks of the UI thread while the kernel streams."""
+def _measure_stall(rate: int, seconds: float, *,
+                   feed_timeline: bool = True) -> tuple[list[float], int]:
+    """Gaps (s) between 2 ms timer ticks of the UI thread while the kernel streams.
+    `feed_timeline=False` leaves the timeline dock out (to attribute the stall)."""
     import multiprocessing
 
     from PySide6.QtCore import QEventLoop, Qt, QTimer
@@ -104,6 +106,8 @@ def _measure_stall(rate: int, seconds: float) -> tuple[list[float], int]:
     client.batch.connect(lambda batch: received.__setitem__(0, received[0] + len(batch)))
     controller = AppController(AppPaths(home / "data", home / "config"), client=client,
                                api_key="bench")
+    if not feed_timeline:
+        controller.window.timeline.apply = lambda _event: None  # type: ignore[method-assign]
     controller.start()
     loop = QEventLoop()
     wait_ready = QTimer()
@@ -203,6 +207,12 @@ def run() -> None:
     report("  … max", fmt_seconds(s.maximum), ratio=s.maximum / max(floor_stats.maximum, 1e-4),
            goal="≤ 50 ms", ok=s.maximum <= 0.050)
     report("  … messages handed to the UI (after merging deltas)", f"{received:,}")
+    alone, _ = _measure_stall(RATE, SECONDS, feed_timeline=False)
+    a = stats(alone)
+    report("  … the same, timeline dock not fed (attribution): p99", fmt_seconds(a.p99),
+           ratio=a.p99 / max(floor_stats.p99, 1e-4))
+    report("  … … max", fmt_seconds(a.maximum),
+           ratio=a.maximum / max(floor_stats.maximum, 1e-4))
     home = tempfile.mkdtemp(prefix="reins-bench-start-")
     bare, full = [], []
     for _ in range(5):
