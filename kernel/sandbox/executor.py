@@ -285,8 +285,9 @@ class CommandExecutor:
         live.known = descendants(pid)
         if live.launcher.signal_leader_first:
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pid, signal.SIGTERM)
-        signal_all(live.known, signal.SIGTERM)
+                os.kill(pid, signal.SIGTERM)  # it forwards SIGTERM, once, to all below it
+        else:
+            signal_all(live.known, signal.SIGTERM)
 
     def _signal_kill(self, live: _Live) -> None:
         pid = live.proc.pid

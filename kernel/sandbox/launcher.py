@@ -54,7 +54,8 @@ class Launcher(Protocol):
     private_tmp: bool
     """The launcher gives the command its own /tmp; otherwise the executor makes a TMPDIR."""
     signal_leader_first: bool
-    """SIGTERM the launcher process itself when stopping (it forwards and waits the grace)."""
+    """On stop, SIGTERM only the launcher process (it forwards it and waits the grace);
+    otherwise every process below it gets SIGTERM directly."""
     isolates_network: bool
     """Without network permission the command has no network (else it always has it)."""
 

@@ -3,10 +3,11 @@
 Used only when no sandbox is available and the user approved that very call. Run as
 `python -I -S reaper.py GRACE AS FSIZE NPROC CPU CPU_HARD -- argv...`: it applies the resource
 limits to itself (inherited by the command), becomes a child subreaper so orphaned
-descendants (`nohup … &`, `setsid …`) stay below it instead of escaping to init, runs the
-command, and when the command exits or it is told to stop (SIGTERM, or its parent dying)
-sends SIGTERM to everything below it, waits GRACE seconds, then SIGKILL. It exits with the
-command's status (128+N for a signal). It imports nothing from Reins.
+descendants (`nohup … &`, `setsid …`) stay below it instead of escaping to init, and runs the
+command. When the command exits, or it is told to stop (SIGTERM, or its parent dying; both
+taken synchronously with sigwaitinfo), it sends SIGTERM to everything below it, waits GRACE
+seconds, then SIGKILL. It exits with the command's status (128+N for a signal). It imports
+nothing from Reins.
 """
 
 from __future__ import annotations
@@ -20,14 +21,6 @@ import time
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
-
-
-class _Stop(Exception):
-    pass
-
-
-def _on_term(_signum: int, _frame: object) -> None:
-    raise _Stop
 
 
 def _descendants() -> list[int]:
@@ -82,12 +75,12 @@ def _reap() -> None:
 
 
 def _end_all(grace: float) -> None:
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     _signal_tree(signal.SIGTERM)
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline:
         _reap()
         if not _descendants():
+            _reap()  # a child that ended since the last reap is a zombie, not a descendant
             return
         time.sleep(0.02)
     _signal_tree(signal.SIGKILL)
@@ -99,30 +92,28 @@ def _end_all(grace: float) -> None:
 
 def main(argv: list[str]) -> int:
     grace = float(argv[1])
-    limits = [int(v) for v in argv[2:7]]
+    address_space, file_size, processes, cpu, cpu_hard = (int(v) for v in argv[2:7])
     command = argv[8:]
+    waited = {signal.SIGTERM, signal.SIGCHLD}
+    signal.pthread_sigmask(signal.SIG_BLOCK, waited)  # taken with sigwaitinfo: no races
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-    address_space, file_size, processes, cpu, cpu_hard = limits
+    if os.getppid() == 1:
+        return 143
     resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
     resource.setrlimit(resource.RLIMIT_FSIZE, (file_size, file_size))
     resource.setrlimit(resource.RLIMIT_NPROC, (processes, processes))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu_hard))
-    main_pid: int | None = None
-    signal.signal(signal.SIGTERM, _on_term)
     try:
-        if os.getppid() == 1:
-            raise _Stop
-        main_pid = os.posix_spawn(command[0], command, os.environ)
-        while main_pid not in _exits:
-            pid, wait_status = os.waitpid(-1, 0)
-            _exits[pid] = _exit_code(wait_status)
-    except _Stop:
-        pass
+        main_pid = os.posix_spawn(command[0], command, os.environ, setsigmask=())
     except OSError as exc:
         os.write(2, f"reins: could not start the command: {exc}\n".encode())
         return 126
+    while main_pid not in _exits:
+        if signal.sigwaitinfo(waited).si_signo == signal.SIGTERM:
+            break
+        _reap()
     _end_all(grace)
     return _exits.get(main_pid, 143)
 
