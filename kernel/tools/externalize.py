@@ -14,7 +14,6 @@ import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
 
 from kernel.paths import AppPaths, check_call_id
 
@@ -123,20 +122,29 @@ def _char_start(data: bytes, i: int, floor: int) -> int:
 
 
 class SpoolWriter:
-    """Streams a running command's output to its file; memory stays flat."""
+    """Streams a running command's output to its file; memory stays flat.
+
+    Writes are unbuffered: what a command printed is in the file as soon as `write`
+    returns, so the output viewer can follow a file that is still being written."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._file: BinaryIO = open(path, "wb")  # noqa: SIM115 - closed by close()
+        self._file = open(path, "wb", buffering=0)  # noqa: SIM115 - closed by close()
         self.bytes_written = 0
         self._tail = b""
 
-    def write(self, data: bytes) -> None:
-        if not data:
+    def write(self, data: bytes | memoryview) -> None:
+        view = memoryview(data).cast("B")
+        if not view:
             return
-        self._file.write(data)
-        self.bytes_written += len(data)
-        self._tail = (self._tail + data)[-4096:]
+        done = 0
+        while done < len(view):
+            written = self._file.write(view[done:])
+            if not written:
+                raise OSError(f"could not write to the spool file {self.path}")
+            done += written
+        self.bytes_written += len(view)
+        self._tail = (self._tail + bytes(view[-4096:]))[-4096:]
 
     @property
     def last_line(self) -> str:
@@ -146,7 +154,6 @@ class SpoolWriter:
 
     def close(self) -> None:
         if not self._file.closed:
-            self._file.flush()
             self._file.close()
 
     def __enter__(self) -> SpoolWriter:

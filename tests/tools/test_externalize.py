@@ -117,6 +117,18 @@ def test_spool_writer_streams_and_reports_the_last_line(tmp_path: Path) -> None:
     assert store.read_page("run-1", 0, 100).text == "第一行\n第二行红\n"
 
 
+def test_spool_file_holds_every_write_before_it_is_closed(tmp_path: Path) -> None:
+    """The output viewer follows a running command's file: nothing may wait in a buffer."""
+    store = OutputStore(tmp_path / "out")
+    path = store.path_for("run-2")
+    with store.spool("run-2") as spool:
+        spool.write("第一行\n".encode())
+        assert path.read_bytes() == "第一行\n".encode()
+        spool.write(memoryview(b"ab" * 2500)[4000:])
+        assert path.read_bytes() == "第一行\n".encode() + b"ab" * 500
+        assert spool.last_line.endswith("abab") and spool.bytes_written == 1010
+
+
 @pytest.mark.parametrize("call_id", ["../x", "a/b", "", "x" * 129])
 def test_call_ids_are_checked_before_becoming_paths(tmp_path: Path, call_id: str) -> None:
     store = OutputStore(tmp_path)
