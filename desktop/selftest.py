@@ -18,6 +18,7 @@ import os
 import sys
 import tempfile
 import time
+import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,7 +69,7 @@ def main(argv: Sequence[str] = ()) -> int:
         os.environ.pop(name, None)
     logging.basicConfig(level=os.environ.get("REINS_LOG_LEVEL", "WARNING"),
                         format="%(levelname)s %(name)s: %(message)s")
-    qInstallMessageHandler(qt_message)
+    previous_handler = qInstallMessageHandler(qt_message)
     started = time.perf_counter()
     try:
         with tempfile.TemporaryDirectory(prefix="reins-self-test-") as home:
@@ -77,6 +78,12 @@ def main(argv: Sequence[str] = ()) -> int:
     except SelfTestFailed as exc:
         sys.stderr.write(f"reins self-test: FAILED — {exc}\n")
         return 1
+    except Exception as exc:  # the report boundary: a crash is a failure with its traceback
+        traceback.print_exc()
+        sys.stderr.write(f"reins self-test: FAILED — {type(exc).__name__}: {exc}\n")
+        return 1
+    finally:
+        qInstallMessageHandler(previous_handler)
     sys.stdout.write(
         f"reins self-test: ok — {outcome.platform} UI, kernel process {outcome.kernel_pid}, "
         f"streamed reply in {outcome.seconds:.2f} s\n")

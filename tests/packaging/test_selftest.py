@@ -73,3 +73,21 @@ def test_only_the_named_qt_noise_is_kept_off_stderr(capsys: pytest.CaptureFixtur
                         "This plugin does not support propagateSizeHints()")
     selftest.qt_message(QtMsgType.QtWarningMsg, context, "qt.qpa.xcb: could not connect")
     assert capsys.readouterr().err == "qt.qpa.xcb: could not connect\n"
+
+
+def test_a_crash_inside_the_self_test_is_reported_as_a_failure(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    def explode(home: Path, started: float) -> selftest.Outcome:
+        raise RuntimeError("the kernel could not be spawned")
+
+    monkeypatch.setattr(selftest, "run_self_test", explode)
+    monkeypatch.setenv("REINS_HOME", str(tmp_path / "home"))  # main() changes these three
+    monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
+    for name in selftest.CLEARED_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    assert selftest.main([]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" in err
+    assert err.endswith("reins self-test: FAILED — RuntimeError: the kernel could not be "
+                        "spawned\n")
