@@ -165,33 +165,23 @@ class FirstPaint(QObject):
 BARE = FIRST_PAINT + """
 from PySide6.QtWidgets import QApplication, QWidget
 app = QApplication([])
-w = QWidget(); w.resize(1280, 800); w.setWindowTitle("bare")
 watch = FirstPaint(lambda: None)
-w.installEventFilter(watch)
+app.installEventFilter(watch)
+w = QWidget(); w.resize(1280, 800); w.setWindowTitle("bare")
 w.show()
 app.exec()
 """
 
 APP = FIRST_PAINT + """
-from desktop.app import make_application
-from desktop.controller import AppController
-from desktop.settings import keystore
-from kernel.paths import AppPaths
-app = make_application()
-controller = AppController(AppPaths.from_env(), api_key=keystore.take_env_key(),
-                           read_keyring=True)
-
-
-def stop_kernel():
-    if controller.client.process is not None:
-        controller.client.process.kill()
-
-
-watch = FirstPaint(stop_kernel)
-controller.window.installEventFilter(watch)
-controller.start()
-app.exec()
+from PySide6.QtWidgets import QApplication
+app = QApplication([])
+watch = FirstPaint(lambda: None)
+app.installEventFilter(watch)
+from desktop.app import main
+main()
 """
+"""Exactly what `reins` runs (desktop.app.main: keyring thread, qasync loop, controller),
+stopped at the first paint of a window; the kernel is only started after that paint."""
 
 
 def run() -> None:

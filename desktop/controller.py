@@ -35,6 +35,7 @@ from kernel.paths import AppPaths
 
 if TYPE_CHECKING:
     from desktop.settings.dialog import SavedSettings, SettingsDialog
+    from desktop.timeline.panel import TimelinePanel
 
 log = logging.getLogger(__name__)
 KERNEL_START_FALLBACK_MS = 300
@@ -128,12 +129,18 @@ class AppController(QObject):
         w.closing.connect(self.shutdown)
         w.approvals_button.clicked.connect(self.approvals.show_current)
         w.chat.tool_card_activated.connect(self._show_call)
-        w.timeline.call_selected.connect(w.chat.scroll_to_card)
-        w.timeline.open_output.connect(self._open_output)
-        w.timeline.stop_requested.connect(lambda _call: self.cancel_run())
+        w.timeline_built.connect(self._connect_timeline)
         self.approvals.answered.connect(self.client.send)
         self._key_loaded.connect(self._on_key_loaded, Qt.ConnectionType.QueuedConnection)
         self.approvals.count_changed.connect(w.set_pending_approvals)
+
+    def _connect_timeline(self, timeline: TimelinePanel) -> None:
+        timeline.call_selected.connect(self.window.chat.scroll_to_card)
+        timeline.open_output.connect(self._open_output)
+        timeline.stop_requested.connect(lambda _call: self.cancel_run())
+        view = self._view()
+        if view is not None:
+            timeline.apply_many(view.events)
 
     def start(self) -> None:
         """Show the window; the kernel is started once it has been painted (or after
@@ -159,6 +166,7 @@ class AppController(QObject):
         if self._closed or self._kernel_started:
             return
         self._kernel_started = True
+        _ = self.window.timeline  # built now that the window is on screen
         self._read_settings()
         self._refresh_page()
         self.client.start()
@@ -244,7 +252,7 @@ class AppController(QObject):
         if isinstance(event, AssistantDelta):
             return
         view.events.append(event)
-        if event.session_id == self.current:
+        if event.session_id == self.current and self.window.timeline_created:
             self.window.timeline.apply(event)
         if isinstance(event, ApprovalRequest):
             self.approvals.submit(event)
@@ -296,7 +304,8 @@ class AppController(QObject):
         self.approvals.discard(message.session_id)
         if self.current == message.session_id:
             self.current = None
-            self.window.timeline.clear()
+            if self.window.timeline_created:
+                self.window.timeline.clear()
             self.window.show_session(None, None)
             self._refresh_page()
 
@@ -389,8 +398,9 @@ class AppController(QObject):
         view = self.views[session_id]
         self.current = session_id
         self.window.show_session(view.info.title, view.chat)
-        self.window.timeline.clear()
-        self.window.timeline.apply_many(view.events)
+        if self.window.timeline_created:
+            self.window.timeline.clear()
+            self.window.timeline.apply_many(view.events)
         self.window.sessions.select(session_id)
         self.window.chat.scrollToBottom()
         self._refresh_page()

@@ -13,20 +13,24 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from multiprocessing.connection import Connection
-from multiprocessing.process import BaseProcess
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
 from kernel import protocol as p
 from kernel.events import AssistantDelta
 
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+    from multiprocessing.process import BaseProcess
+
+    Starter = Callable[[], tuple[BaseProcess, Connection]]
+
 log = logging.getLogger(__name__)
 FRAME_MS = 16
 MAX_BATCH = 5_000
 """At most this many messages are handed to the UI in one frame; the rest wait a frame."""
 
-Starter = Callable[[], tuple[BaseProcess, Connection]]
 
 
 def start_kernel_worker() -> tuple[BaseProcess, Connection]:

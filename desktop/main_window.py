@@ -6,6 +6,8 @@ its signals into protocol commands.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
@@ -25,9 +27,11 @@ from desktop.chat.model import ChatModel
 from desktop.chat.prompt import PromptBox
 from desktop.chat.view import ChatView
 from desktop.sessions.panel import SessionsPanel
-from desktop.timeline.panel import TimelinePanel
 from desktop.welcome import WelcomePanel
 from kernel.protocol import MODES
+
+if TYPE_CHECKING:
+    from desktop.timeline.panel import TimelinePanel
 
 APP_NAME = "Reins"
 
@@ -70,6 +74,7 @@ class MainWindow(QMainWindow):
     settings_requested = Signal()
     closing = Signal()
     first_painted = Signal()
+    timeline_built = Signal(object)
 
     def __init__(self) -> None:
         super().__init__()
@@ -87,11 +92,11 @@ class MainWindow(QMainWindow):
         sessions_dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable)
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, sessions_dock)
 
-        self.timeline = TimelinePanel(self)
+        self._timeline: TimelinePanel | None = None
         self.timeline_dock = QDockWidget("Timeline", self)
         self.timeline_dock.setObjectName("timeline-dock")
         self.timeline_dock.setAccessibleName("Tool-call timeline")
-        self.timeline_dock.setWidget(self.timeline)
+        self.timeline_dock.setWidget(QLabel("Loading the timeline…", self.timeline_dock))
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.timeline_dock)
         self.resizeDocks([sessions_dock, self.timeline_dock], [260, 420],
                          Qt.Orientation.Horizontal)
@@ -161,6 +166,22 @@ class MainWindow(QMainWindow):
             menu.addAction(action)
         view = self.menuBar().addMenu("&View")
         view.addAction(self.timeline_dock.toggleViewAction())
+
+    @property
+    def timeline_created(self) -> bool:
+        return self._timeline is not None
+
+    @property
+    def timeline(self) -> TimelinePanel:
+        """The timeline panel, built on first use: the app builds it right after the
+        window's first paint, so its import and construction never delay the window."""
+        if self._timeline is None:
+            from desktop.timeline.panel import TimelinePanel
+
+            self._timeline = TimelinePanel(self.timeline_dock)
+            self.timeline_dock.setWidget(self._timeline)
+            self.timeline_built.emit(self._timeline)
+        return self._timeline
 
     # ---- state shown ------------------------------------------------------------------------
 

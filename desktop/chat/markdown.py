@@ -9,11 +9,8 @@ chat view opens them in the system browser only when clicked.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from pygments.lexer import Lexer
-from pygments.lexers import get_lexer_by_name
-from pygments.token import Token, _TokenType
-from pygments.util import ClassNotFound
 from PySide6.QtCore import QByteArray, QObject, QUrl
 from PySide6.QtGui import (
     QColor,
@@ -24,34 +21,38 @@ from PySide6.QtGui import (
     QTextFormat,
 )
 
+if TYPE_CHECKING:
+    from pygments.lexer import Lexer
+    from pygments.token import _TokenType
+
 MARKDOWN_FEATURES = (
     QTextDocument.MarkdownFeature.MarkdownDialectGitHub
     | QTextDocument.MarkdownFeature.MarkdownNoHTML
 )
 
-_LIGHT = {
-    Token.Keyword: "#8250df",
-    Token.Name.Builtin: "#0550ae",
-    Token.Name.Function: "#6639ba",
-    Token.Name.Class: "#953800",
-    Token.Literal.String: "#0a3069",
-    Token.Literal.Number: "#0550ae",
-    Token.Comment: "#6e7781",
-    Token.Operator: "#cf222e",
-    Token.Generic.Inserted: "#116329",
-    Token.Generic.Deleted: "#82071e",
+_LIGHT: dict[str, str] = {
+    "Token.Keyword": "#8250df",
+    "Token.Name.Builtin": "#0550ae",
+    "Token.Name.Function": "#6639ba",
+    "Token.Name.Class": "#953800",
+    "Token.Literal.String": "#0a3069",
+    "Token.Literal.Number": "#0550ae",
+    "Token.Comment": "#6e7781",
+    "Token.Operator": "#cf222e",
+    "Token.Generic.Inserted": "#116329",
+    "Token.Generic.Deleted": "#82071e",
 }
-_DARK = {
-    Token.Keyword: "#d2a8ff",
-    Token.Name.Builtin: "#79c0ff",
-    Token.Name.Function: "#d2a8ff",
-    Token.Name.Class: "#ffa657",
-    Token.Literal.String: "#a5d6ff",
-    Token.Literal.Number: "#79c0ff",
-    Token.Comment: "#8b949e",
-    Token.Operator: "#ff7b72",
-    Token.Generic.Inserted: "#7ee787",
-    Token.Generic.Deleted: "#ffa198",
+_DARK: dict[str, str] = {
+    "Token.Keyword": "#d2a8ff",
+    "Token.Name.Builtin": "#79c0ff",
+    "Token.Name.Function": "#d2a8ff",
+    "Token.Name.Class": "#ffa657",
+    "Token.Literal.String": "#a5d6ff",
+    "Token.Literal.Number": "#79c0ff",
+    "Token.Comment": "#8b949e",
+    "Token.Operator": "#ff7b72",
+    "Token.Generic.Inserted": "#7ee787",
+    "Token.Generic.Deleted": "#ffa198",
 }
 
 
@@ -65,16 +66,22 @@ def is_dark() -> bool:
 
 @lru_cache(maxsize=64)
 def _lexer(language: str) -> Lexer | None:
+    # Pygments is loaded with the first code block, not with the app.
+    from pygments.lexers import get_lexer_by_name
+    from pygments.util import ClassNotFound
+
     try:
         return get_lexer_by_name(language.strip().lower() or "text", stripnl=False)
     except ClassNotFound:
         return None
 
 
-def _colour_for(token: _TokenType, palette: dict[_TokenType, str]) -> str | None:
-    while token is not Token:
-        if token in palette:
-            return palette[token]
+def _colour_for(token: _TokenType, palette: dict[str, str]) -> str | None:
+    """The colour of a token type or of its nearest parent that has one."""
+    while token.parent is not None:
+        colour = palette.get(str(token))
+        if colour is not None:
+            return colour
         token = token.parent
     return None
 
