@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 import tempfile
 from collections.abc import Callable
@@ -72,7 +73,9 @@ async def take(outdir: Path) -> list[Path]:
     workspace.mkdir()
     (workspace / "dates.py").write_text(SOURCE)
     (workspace / "test_dates.py").write_text("def test_parse_dates():\n    ...\n")
-    paths = AppPaths(data=home / "data", config=home / "config")
+    # The kernel process finds its data through REINS_HOME, like every Reins process.
+    os.environ["REINS_HOME"] = str(home / "reins-home")
+    paths = AppPaths.from_env()
     paths.config.mkdir(parents=True)
     saved: list[Path] = []
     with FakeAnthropicServer(api_key="sk-screenshots") as fake:
