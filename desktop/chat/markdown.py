@@ -8,6 +8,7 @@ chat view opens them in the system browser only when clicked.
 
 from __future__ import annotations
 
+import itertools
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -20,6 +21,8 @@ from PySide6.QtGui import (
     QTextDocument,
     QTextFormat,
 )
+
+_SERIALS = itertools.count()
 
 if TYPE_CHECKING:
     from pygments.lexer import Lexer
@@ -126,6 +129,8 @@ class SafeDocument(QTextDocument):
         self.setDocumentMargin(2)
         self.setDefaultFont(QGuiApplication.font())
         self.highlighter: CodeHighlighter | None = None
+        self.serial = next(_SERIALS)
+        """Unique for the app's lifetime: names this document's cached rendering."""
 
     def loadResource(self, kind: int, name: QUrl) -> object:
         return QByteArray()

@@ -83,6 +83,13 @@ class MessageItem:
         self.renders += 1
         self.cached_height = None
 
+    def seal(self) -> None:
+        """The stream ended: render what is left of the tail once, keep every segment."""
+        self.render_tail()
+        if self.tail is not None:
+            self.segments.append(self.tail)
+            self.tail = None
+
     def height(self) -> float:
         """The laid-out height of the message's documents (cached until they change)."""
         if self.cached_height is None:
@@ -178,9 +185,12 @@ class ChatModel(QAbstractListModel):
         if item is None:
             self._append(MessageItem(Role.ASSISTANT, text))
             return
+        streamed_as_sent = item.text == text
         item.text = text
         item.streaming = False
-        if item.width > 0:
+        if item.width > 0 and streamed_as_sent:
+            item.seal()
+        elif item.width > 0:
             item.render_all()
         else:
             item.segments, item.tail, item.cached_height = [], None, None

@@ -27,6 +27,8 @@ from PySide6.QtGui import (
     QMouseEvent,
     QPainter,
     QPalette,
+    QPixmap,
+    QPixmapCache,
 )
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -38,6 +40,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.chat.markdown import SafeDocument
 from desktop.chat.model import ITEM_ROLE, ChatItem, ChatModel, MessageItem, Role, ToolCardItem
 
 MARGIN = 8
@@ -46,6 +49,8 @@ HEADER = 18
 CARD_HEIGHT = 30
 RELAYOUT_INTERVAL_MS = 100
 LAYOUT_BATCH = 50
+PIXMAP_CACHE_KB = 48 * 1024
+"""Room for the rendered messages of a few screens (Qt's default is 10 MB)."""
 OPENABLE_SCHEMES = frozenset({"http", "https", "mailto"})
 STATUS_COLOURS = {
     "done": "#2da44e",
@@ -61,6 +66,34 @@ STATUS_COLOURS = {
 
 def _label(item: MessageItem) -> str:
     return {Role.USER: "You", Role.ASSISTANT: "Assistant"}.get(item.role, item.role.title())
+
+
+def _draw_document(painter: QPainter, doc: SafeDocument, x: float, y: float,
+                   palette: QPalette) -> None:
+    context = QAbstractTextDocumentLayout.PaintContext()
+    context.palette = palette
+    painter.save()
+    painter.translate(x, y)
+    doc.documentLayout().draw(painter, context)
+    painter.restore()
+
+
+def _document_pixmap(doc: SafeDocument, palette: QPalette, ratio: float) -> QPixmap:
+    """A finished piece of a message, drawn once and then blitted: drawing text layouts is
+    the costliest part of a repaint, and these no longer change (LRU in QPixmapCache)."""
+    size = doc.size()
+    key = f"reins-doc-{doc.serial}-{size.width():.0f}x{size.height():.0f}-" \
+          f"{palette.cacheKey()}-{ratio}"
+    pixmap = QPixmapCache.find(key)
+    if pixmap is None or pixmap.isNull():
+        pixmap = QPixmap((size * ratio).toSize())
+        pixmap.setDevicePixelRatio(ratio)
+        pixmap.fill(Qt.GlobalColor.transparent)
+        canvas = QPainter(pixmap)
+        _draw_document(canvas, doc, 0, 0, palette)
+        canvas.end()
+        QPixmapCache.insert(key, pixmap)
+    return pixmap
 
 
 def _item(index: QModelIndex | QPersistentModelIndex) -> ChatItem:
@@ -125,15 +158,13 @@ class ChatDelegate(QStyledItemDelegate):
         painter.setFont(font)
         suffix = " …" if item.streaming else ""
         painter.drawText(header, Qt.AlignmentFlag.AlignVCenter, _label(item) + suffix)
-        context = QAbstractTextDocumentLayout.PaintContext()
-        context.palette = palette
-        context.palette.setColor(QPalette.ColorRole.Text, palette.color(QPalette.ColorRole.Text))
         y = box.top() + HEADER + PAD / 2
         for doc in item.documents():
-            painter.save()
-            painter.translate(box.left() + PAD, y)
-            doc.documentLayout().draw(painter, context)
-            painter.restore()
+            if doc is item.tail:
+                _draw_document(painter, doc, box.left() + PAD, y, palette)
+            else:
+                painter.drawPixmap(QPointF(box.left() + PAD, y), _document_pixmap(
+                    doc, palette, painter.device().devicePixelRatioF()))
             y += doc.size().height()
 
     def _paint_card(self, painter: QPainter, box: QRectF, item: ToolCardItem,
@@ -193,6 +224,7 @@ class ChatView(QListView):
         self.setWordWrap(True)
         self.setMouseTracking(True)
         self.setFrameShape(QListView.Shape.NoFrame)
+        QPixmapCache.setCacheLimit(max(QPixmapCache.cacheLimit(), PIXMAP_CACHE_KB))
         self._delegate = ChatDelegate(self)
         self.setItemDelegate(self._delegate)
         self.activated.connect(self._on_activated)

@@ -78,8 +78,14 @@ def test_streaming_rerenders_only_the_tail_and_is_throttled(qtbot: QtBot) -> Non
     qtbot.wait(RENDER_INTERVAL_MS * 3)
     assert item.segments[0] is first_segment
     assert item.tail.toPlainText().endswith("more")
+    renders = item.renders
     model.finish_text(item.text)
-    assert not item.streaming and item.tail is None and len(item.segments) == 1
+    assert not item.streaming and item.tail is None
+    assert item.segments[0] is first_segment and item.renders == renders + 1, (
+        "finishing renders only the last unfinished piece")
+    model.add_message(Role.ASSISTANT, "x")
+    model.finish_text("a different final text")
+    assert model.items()[-1].text == "a different final text"
 
 
 def test_tool_cards_update_and_emit_their_call(qtbot: QtBot) -> None:
@@ -119,10 +125,10 @@ def test_five_hundred_messages_build_and_scroll(qtbot: QtBot) -> None:
     model = view.chat_model()
     for i in range(500):
         model.add_message(Role.USER if i % 2 else Role.ASSISTANT, f"message **{i}**\n\n- a\n- b")
-    qtbot.wait(50)
+    # The view lays a long session out in batches, a few event-loop turns in all.
+    qtbot.waitUntil(lambda: view.verticalScrollBar().maximum() > 500 * 40, timeout=10_000)
     view.scrollToBottom()
     qtbot.wait(20)
-    assert view.verticalScrollBar().maximum() > 500 * 40
     last = view.indexAt(QPoint(20, view.viewport().height() - 20))
     assert last.row() == 499
 
