@@ -7,6 +7,7 @@ cannot save anything the kernel would refuse to load.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -73,6 +74,7 @@ def sandbox_report() -> str:
 class SettingsDialog(QDialog):
     saved = Signal(object)
     """A SavedSettings, after settings.json (and the keyring) were written."""
+    _diagnosed = Signal(str)
 
     def __init__(self, paths: AppPaths, parent: QWidget | None = None,
                  diagnostics: Callable[[], str] = sandbox_report) -> None:
@@ -82,6 +84,7 @@ class SettingsDialog(QDialog):
         self.resize(680, 520)
         self.paths = paths
         self._diagnostics = diagnostics
+        self._diagnosed.connect(self.sandbox_text_ready, Qt.ConnectionType.QueuedConnection)
         self.tabs = QTabWidget(self)
         self.tabs.setAccessibleName("Settings sections")
         self.tabs.addTab(self._model_tab(), "&Model")
@@ -228,10 +231,21 @@ class SettingsDialog(QDialog):
         self._validate()
 
     def refresh_diagnostics(self) -> None:
+        """Run the sandbox check on a thread (it starts bubblewrap; the UI never waits)."""
+        self.sandbox_text.setPlainText("Checking the sandbox…")
+        threading.Thread(target=self._diagnose, name="sandbox-doctor", daemon=True).start()
+
+    def _diagnose(self) -> None:
         try:
             text = self._diagnostics()
         except Exception as exc:  # diagnostics must show why they failed, not crash settings
             text = f"The sandbox check failed: {type(exc).__name__}: {exc}"
+        try:
+            self._diagnosed.emit(text)
+        except RuntimeError:
+            return  # the dialog was closed and deleted meanwhile
+
+    def sandbox_text_ready(self, text: str) -> None:
         self.sandbox_text.setPlainText(text)
 
     def _validate(self) -> bool:

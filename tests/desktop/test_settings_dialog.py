@@ -136,8 +136,20 @@ def test_take_env_key_removes_it_from_the_environment() -> None:
 def test_sandbox_and_data_tabs(qtbot: QtBot, reins_home: AppPaths,
                                memory_keyring: MemoryKeyring) -> None:
     dialog = make_dialog(qtbot, reins_home)
-    assert dialog.sandbox_text.toPlainText() == "bwrap: ok (test)"
+    qtbot.waitUntil(lambda: dialog.sandbox_text.toPlainText() == "bwrap: ok (test)",
+                    timeout=10_000)
     assert dialog.data_label.text() == str(reins_home.data)
+
+
+def test_sandbox_tab_shows_the_doctor_report(qtbot: QtBot, reins_home: AppPaths,
+                                            memory_keyring: MemoryKeyring) -> None:
+    from kernel.sandbox.doctor import report
+
+    dialog = SettingsDialog(reins_home)
+    qtbot.addWidget(dialog)
+    qtbot.waitUntil(lambda: dialog.sandbox_text.toPlainText().startswith("sandbox:"),
+                    timeout=30_000)
+    assert dialog.sandbox_text.toPlainText() == report()
 
 
 def test_every_control_has_an_accessible_name(qtbot: QtBot, reins_home: AppPaths,
