@@ -346,9 +346,13 @@ class AppController(QObject):
             return
         if view.running:
             return
+        if not self.client.send(p.StartRun(view.info.session_id, text)):
+            view.chat.add_message(Role.ERROR, "The kernel is restarting, so the prompt was not "
+                                  "sent. Send it again in a moment.")
+            self.window.prompt.edit.setPlainText(text)
+            return
         view.running = True
         view.interrupted = False
-        self.client.send(p.StartRun(view.info.session_id, text))
         self._refresh_page()
 
     def cancel_run(self) -> None:

@@ -28,11 +28,14 @@ class RecordingClient(QObject):
         super().__init__()
         self.sent: list[p.Message] = []
         self.stopped = False
+        self.alive = True
 
     def start(self) -> None:
         return None
 
     def send(self, message: p.Message) -> bool:
+        if not self.alive:
+            return False
         self.sent.append(message)
         return True
 
@@ -227,3 +230,14 @@ def test_tool_cards_and_timeline_rows_lead_to_each_other_and_to_the_output(
     assert len(viewers) == 1
     w.timeline.stop_requested.emit("c2")
     assert client.of(p.CancelRun) == [], "nothing is running, nothing to stop"
+
+
+def test_a_prompt_sent_while_the_kernel_restarts_is_kept(qtbot: QtBot,
+                                                         reins_home: AppPaths) -> None:
+    controller, client = make(qtbot, reins_home)
+    load(controller, client)
+    client.alive = False
+    controller.send_prompt("are you there?")
+    view = controller.views["s1"]
+    assert not view.running and controller.window.prompt.edit.toPlainText() == "are you there?"
+    assert "restarting" in view.chat.items()[-1].text
