@@ -18,6 +18,7 @@ from PySide6.QtGui import (
     QGuiApplication,
     QSyntaxHighlighter,
     QTextCharFormat,
+    QTextCursor,
     QTextDocument,
     QTextFormat,
 )
@@ -140,12 +141,34 @@ def markdown_document(text: str, width: float, parent: QObject | None = None) ->
     """A laid-out document for one piece of Markdown."""
     doc = SafeDocument(parent)
     doc.setMarkdown(text, MARKDOWN_FEATURES)
+    if "](" in text or "://" in text:
+        _recolour_links(doc)
     if "```" in text or "~~~" in text:
         # Highlight once the fences' block formats exist (they are set after the text).
         doc.highlighter = CodeHighlighter(doc)
         doc.highlighter.rehighlight()
     doc.setTextWidth(width)
     return doc
+
+
+def _recolour_links(doc: QTextDocument) -> None:
+    """Qt's Markdown import paints links pure blue; use the palette's link colour, which
+    follows light and dark mode."""
+    link = QTextCharFormat()
+    link.setForeground(QGuiApplication.palette().link())
+    block = doc.begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            fragment = it.fragment()
+            if fragment.isValid() and fragment.charFormat().isAnchor():
+                cursor = QTextCursor(doc)
+                cursor.setPosition(fragment.position())
+                cursor.setPosition(fragment.position() + fragment.length(),
+                                   QTextCursor.MoveMode.KeepAnchor)
+                cursor.mergeCharFormat(link)
+            it += 1
+        block = block.next()
 
 
 def plain_document(text: str, width: float, parent: QObject | None = None) -> SafeDocument:

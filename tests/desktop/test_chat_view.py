@@ -172,3 +172,14 @@ def test_switching_models_leaves_the_hidden_one_streaming(qtbot: QtBot) -> None:
     qtbot.wait(RENDER_INTERVAL_MS * 3)
     assert view.model() is second and second.rowCount() == 0
     assert first.items()[0].text == "still streaming in the background"
+
+
+def test_links_take_the_palette_link_colour(qtbot: QtBot) -> None:
+    from PySide6.QtGui import QGuiApplication
+
+    doc = markdown_document("see [the docs](https://example.org/x) now", 400)
+    cursor = QTextCursor(doc)
+    cursor.setPosition(doc.toPlainText().index("docs") + 1)
+    fmt = cursor.charFormat()
+    assert fmt.isAnchor() and fmt.anchorHref() == "https://example.org/x"
+    assert fmt.foreground().color() == QGuiApplication.palette().link().color()
