@@ -72,16 +72,20 @@ def window_shown(display: str) -> bool:
 
 def time_to_window(command: Sequence[str], display: str) -> float:
     """Seconds from launch until the main window is mapped; the app is then stopped."""
-    with tempfile.TemporaryDirectory(prefix="reins-bench-home-") as home:
+    with tempfile.TemporaryDirectory(prefix="reins-bench-home-") as home, \
+            tempfile.TemporaryFile() as errors:
         env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb", "REINS_HOME": home}
         env.pop("ANTHROPIC_API_KEY", None)
         started = time.perf_counter()
         app = subprocess.Popen(command, env=env, cwd=home, start_new_session=True,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                               stdout=subprocess.DEVNULL, stderr=errors)
         try:
             while not window_shown(display):
                 if app.poll() is not None:
-                    raise RuntimeError(f"{command[0]} exited ({app.returncode}) before a window")
+                    errors.seek(0)
+                    tail = errors.read().decode(errors="replace").strip()[-1500:]
+                    raise RuntimeError(f"{command[0]} exited ({app.returncode}) before a "
+                                       f"window; its stderr: {tail or '(empty)'}")
                 if time.perf_counter() - started > SHOW_TIMEOUT_S:
                     raise RuntimeError(f"{command[0]} showed no window in {SHOW_TIMEOUT_S:.0f} s")
                 time.sleep(0.005)
