@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 FRAME_MS = 16
-MAX_BATCH = 5_000
+MAX_BATCH = 500
 """At most this many messages are handed to the UI in one frame; the rest wait a frame."""
 
 
