@@ -56,13 +56,6 @@ def display_risk(annotations: mcp_types.ToolAnnotations | None) -> Risk:
     return Risk.EXECUTE
 
 
-def shown_risk(spec: ToolSpec) -> str:
-    """The risk to show a person for a tool: the server's hint for an MCP tool (display
-    only; decisions use `spec.risk`), the spec's own risk otherwise."""
-    shown = spec.annotations.get("display_risk") if spec.origin.startswith("mcp:") else None
-    return shown if isinstance(shown, str) else spec.risk.value
-
-
 def to_spec(server: str, tool: mcp_types.Tool, call: McpCall) -> ToolSpec:
     """The ToolSpec of one MCP tool; `call` runs it on the server.
 

@@ -201,7 +201,7 @@ class PolicyGate:
                     f"{r.text} — {describe(r)}" for r in rules)
             request = ApprovalRequest(
                 self.session_id, call_id=call.call_id, name=spec.name, input=dict(args),
-                risk=decision.risk.value, reason=decision.reason, preview=preview,
+                risk=_shown(spec, decision), reason=decision.reason, preview=preview,
                 rule=decision.decided_by, can_always=decision.can_always)
             self._emit(request)
             self._requests[call.call_id] = request
@@ -306,3 +306,9 @@ def gate_factory(*, app_paths: AppPaths, sandbox: SandboxState,
             history=ctx.history)
 
     return build
+
+
+def _shown(spec: ToolSpec, decision: Decision) -> str:
+    """The risk a person sees: the policy's escalated risk when it escalated the call,
+    otherwise the tool's displayed risk (an MCP server's hint may change that)."""
+    return decision.risk.value if decision.risk is not spec.risk else spec.shown_risk

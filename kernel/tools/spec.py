@@ -161,3 +161,10 @@ class ToolSpec:
     """Where the tool comes from: "builtin", or "mcp:<server>"."""
     annotations: Mapping[str, Any] = field(default_factory=dict)
     """Free-form facts for display (e.g. MCP hints); never trusted for decisions."""
+
+    @property
+    def shown_risk(self) -> str:
+        """The risk shown to a person: an MCP server's readOnly/destructive hint (display
+        only; decisions use `risk`), the spec's own risk otherwise."""
+        shown = self.annotations.get("display_risk") if self.origin.startswith("mcp:") else None
+        return shown if isinstance(shown, str) else self.risk.value

@@ -161,3 +161,18 @@ def test_a_denied_mcp_call_never_reaches_the_server(
     assert result.is_error and result.error_code == "approval_denied"
     sent = fake.requests[1].body["messages"][-1]["content"][0]
     assert sent["is_error"] and "denied" in json.dumps(sent["content"])
+
+
+def test_server_hints_change_the_risk_a_person_sees_not_the_decision(
+        fake: FakeAnthropicServer, reins_home: AppPaths, workspace: Path) -> None:
+    """`peek` is hinted read-only and `wipe` destructive: the timeline's tool_call and the
+    approval request show those risks, and both still ask (trust comes from the user)."""
+    fake.add(reply(ToolUse("mcp__edge__peek", {}, id="c1"), ToolUse("mcp__edge__wipe", {},
+                                                                    id="c2")),
+             reply("Done."))
+    seen, finished = _run(fake, reins_home, workspace, Choice.DENY)
+    assert finished.stop_reason == "end_turn"
+    calls = {e.call_id: e.risk for e in seen if e.type == "tool_call"}
+    requests = {e.call_id: e.risk for e in seen if e.type == "approval_request"}
+    assert calls == {"c1": "read", "c2": "destructive"}
+    assert requests == {"c1": "read", "c2": "destructive"}

@@ -11,7 +11,7 @@ import mcp_types as t
 import pytest
 
 from kernel.mcp.fingerprint import spec_fingerprint, tool_fingerprint
-from kernel.mcp.tools import display_risk, result_content, shown_risk, to_spec
+from kernel.mcp.tools import display_risk, result_content, to_spec
 from kernel.tools.externalize import OutputStore
 from kernel.tools.pathpolicy import PathPolicy
 from kernel.tools.registry import RegistrationError, ToolRegistry
@@ -56,7 +56,7 @@ def test_hints_change_only_the_displayed_risk(hints: Any, shown: Risk) -> None:
     spec = to_spec("s", _tool(annotations=hints), _never)
     assert display_risk(hints) is shown
     assert spec.annotations["display_risk"] == shown.value
-    assert shown_risk(spec) == shown.value
+    assert spec.shown_risk == shown.value
     assert spec.risk is Risk.EXECUTE
 
 
@@ -64,7 +64,7 @@ def test_only_mcp_tools_show_a_hinted_risk() -> None:
     builtin = ToolSpec(name="wipe", description="d", input_schema={"type": "object"},
                        handler=lambda: None, risk=Risk.WRITE,
                        annotations={"display_risk": "read"})
-    assert shown_risk(builtin) == "write"
+    assert builtin.shown_risk == "write"
 
 
 def test_missing_description_is_filled_for_the_model_but_fingerprinted_as_given() -> None:
