@@ -44,7 +44,7 @@ from kernel.agent.provider import (
     resolve_base_url,
 )
 from kernel.agent.runlock import SessionLocked
-from kernel.agent.runtime import Kernel, SandboxFacts, open_kernel
+from kernel.agent.runtime import Kernel, open_kernel
 from kernel.agent.store import SessionStore, UnknownSession
 from kernel.events import (
     ApprovalDecision,
@@ -275,10 +275,6 @@ def cli_gate_factory(kernel: Kernel, approve: str | None) -> GateFactory:
     else:
         channel = None
     return gate_factory(app_paths=kernel.paths, sandbox=kernel.sandbox_facts, channel=channel)
-
-
-_SandboxFacts = SandboxFacts
-"""The name kernel/worker.py imports."""
 
 
 class OncePerRequest:

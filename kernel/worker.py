@@ -120,9 +120,9 @@ class Kernel:
         from kernel.agent.runtime import open_kernel
 
         self.paths.data.mkdir(parents=True, exist_ok=True)
-        self.runtime = await asyncio.to_thread(open_kernel, self.paths)
-        self.runtime.store.mark_interrupted()
         self._load_settings()
+        self.runtime = await asyncio.to_thread(open_kernel, self.paths, self.settings.exec)
+        self.runtime.store.mark_interrupted()
         self._spawn(self._answer_early_requests())
         sandbox = self.runtime.sandbox
         self.send(p.KernelReady(p.PROTOCOL_VERSION, os.getpid(), sandbox.kind, sandbox.reason,
@@ -234,11 +234,9 @@ class Kernel:
                 self._spawn(agent.provider.close())
 
     def _gate(self, ctx: GateContext) -> PolicyGate:
-        from kernel.cli import _SandboxFacts as SandboxFacts
-
         gate = PolicyGate(session_id=ctx.session.session_id, mode=Mode(ctx.session.mode),
                           path_policy=ctx.path_policy, settings=self.settings,
-                          sandbox=SandboxFacts(self.runtime.sandbox), channel=self.channel,
+                          sandbox=self.runtime.sandbox_facts, channel=self.channel,
                           emit=ctx.emit, report=ctx.report, app_paths=self.paths,
                           history=ctx.history)
         self.gates[ctx.session.session_id] = gate

@@ -12,15 +12,10 @@ from collections.abc import MutableMapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from kernel.keys import ENV_VAR, KEYRING_SERVICE, KEYRING_USER
+
 if TYPE_CHECKING:
     import keyring.backend
-
-ENV_VAR = "ANTHROPIC_API_KEY"
-KEYRING_SERVICE = "reins"
-KEYRING_USER = "anthropic_api_key"
-"""The keyring entry kernel.agent.provider reads too (a test keeps the two equal). They are
-not imported from there because that module loads the anthropic SDK, which the UI process
-never needs and which would add seconds to its cold start."""
 
 
 class KeyringUnavailable(RuntimeError):

@@ -27,8 +27,8 @@ from typing import Any
 import anthropic
 import httpx2
 
-KEYRING_SERVICE = "reins"
-KEYRING_USER = "anthropic_api_key"
+from kernel.keys import ENV_VAR, KEYRING_SERVICE, KEYRING_USER
+
 DEFAULT_MODEL = "claude-sonnet-4-6"
 DEFAULT_MAX_TOKENS = 8192
 DEFAULT_CONTEXT_WINDOW = 200_000
@@ -97,8 +97,8 @@ def resolve_api_key(
     if stored:
         return KeySource(stored, "keyring")
     env = os.environ if environ is None else environ
-    if env.get("ANTHROPIC_API_KEY"):
-        return KeySource(env["ANTHROPIC_API_KEY"], "environment")
+    if env.get(ENV_VAR):
+        return KeySource(env[ENV_VAR], "environment")
     return KeySource(None, "none")
 
 

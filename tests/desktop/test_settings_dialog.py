@@ -172,10 +172,21 @@ def test_welcome_panel_opens_settings(qtbot: QtBot) -> None:
 
 
 def test_keyring_entry_is_the_one_the_kernel_reads() -> None:
+    from kernel import keys
     from kernel.agent import provider
 
-    assert (keystore.KEYRING_SERVICE, keystore.KEYRING_USER) == (
-        provider.KEYRING_SERVICE, provider.KEYRING_USER)
+    assert (keystore.KEYRING_SERVICE, keystore.KEYRING_USER, keystore.ENV_VAR) == (
+        provider.KEYRING_SERVICE, provider.KEYRING_USER, provider.ENV_VAR) == (
+        keys.KEYRING_SERVICE, keys.KEYRING_USER, keys.ENV_VAR)
+
+
+def test_the_key_names_module_imports_nothing_heavy() -> None:
+    code = ("import sys, kernel.keys; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('anthropic', 'keyring', 'PySide6', 'jsonschema')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "[]"
 
 
 def test_the_ui_process_never_loads_the_sdk() -> None:
