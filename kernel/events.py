@@ -92,6 +92,9 @@ class ApprovalRequest(Event):
     preview: str = ""
     rule: str = ""
     can_always: bool = True
+    always_rules: list[dict[str, str]] = field(default_factory=list)
+    """What "always allow" would save, one `{"rule": text, "words": description}` per rule
+    (empty when the call cannot be always allowed)."""
 
 
 @_event
