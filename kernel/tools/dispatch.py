@@ -25,6 +25,14 @@ that had not finished gets a `cancelled` result, which is stored in the ResultLo
 to `observer.call_finished`, and then CancelledError is re-raised so cancellation keeps
 its normal asyncio meaning. A caller that must answer every tool_use after a cancel reads
 the results back with `Dispatcher.stored(call_id)`.
+
+Stopping one call: `cancel_call(call_id)` cancels only that call's own task (each call's
+pipeline runs in a task of its own). It ends as a `cancelled` result — stored, reported, and
+returned by `dispatch` like any other result — while the caller's task and every other call
+of the batch go on. A call stopped while it waits for approval was not run; a call stopped
+while executing may have had partial effects (an async handler is cancelled, so a command's
+whole process tree is ended; a sync handler's thread cannot be stopped and its result is
+dropped). Each result's text says which.
 """
 
 from __future__ import annotations
@@ -220,6 +228,9 @@ class Dispatcher:
         self.max_parallel = max_parallel
         self.retry_base_s = retry_base_s
         self._inflight: dict[str, asyncio.Future[ToolResult]] = {}
+        self._tasks: dict[str, asyncio.Task[ToolResult]] = {}
+        self._executing: set[str] = set()
+        self._stopping: set[str] = set()
 
     # -- public ----------------------------------------------------------------------------
 
@@ -230,6 +241,21 @@ class Dispatcher:
         except Exception:
             log.exception("result log failed to read %r", call_id)
             return None
+
+    def running(self, call_id: str) -> bool:
+        """True while the call's pipeline (approval or execution) has not finished."""
+        task = self._tasks.get(call_id)
+        return task is not None and not task.done()
+
+    def cancel_call(self, call_id: str) -> bool:
+        """Stop one call now; it ends as a `cancelled` result and the caller goes on.
+        False when no such call is running (never started, or already finished)."""
+        task = self._tasks.get(call_id)
+        if task is None or task.done() or call_id in self._stopping:
+            return False
+        self._stopping.add(call_id)
+        task.cancel()
+        return True
 
     async def dispatch(self, call: ToolCall) -> ToolResult:
         """Run one call; always returns a ToolResult (CancelledError is re-raised, see above)."""
@@ -257,9 +283,18 @@ class Dispatcher:
         started = time.perf_counter()
         entry = self.registry.entry(call.name) if isinstance(call.name, str) else None
         self._notify("call_started", call, entry.spec if entry else None)
+        task = asyncio.ensure_future(self._run(call, entry, started))
+        self._tasks[call.call_id] = task
         try:
-            result = await self._run(call, entry, started)
+            result = await task
         except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if call.call_id in self._stopping and (current is None or not current.cancelling()):
+                result = self._stopped_result(call, started)
+                self._finish(call, result, future)
+                return result
+            if not task.done():
+                task.cancel()
             result = error_result(
                 call.call_id,
                 ErrorCode.CANCELLED,
@@ -347,11 +382,34 @@ class Dispatcher:
             self._store(skipped)
             self._notify("call_finished", call, skipped)
 
+    def _stopped_result(self, call: ToolCall, started: float) -> ToolResult:
+        if call.call_id in self._executing:
+            what = (
+                f"The user stopped the call to {call.name!r} while it was running, so it did "
+                f"not finish; its effects, if any, may be partial (a command and every "
+                f"process it started were ended)."
+            )
+        else:
+            what = (
+                f"The user stopped the call to {call.name!r} before it was approved, so it "
+                f"was not run."
+            )
+        return error_result(
+            call.call_id,
+            ErrorCode.CANCELLED,
+            f"{what} The rest of the run goes on: continue without this result, and do not "
+            f"run the call again unless the user asks for it.",
+            duration_ms=(time.perf_counter() - started) * 1000,
+        )
+
     def _finish(
         self, call: ToolCall, result: ToolResult, future: asyncio.Future[ToolResult]
     ) -> None:
         self._store(result)
         self._inflight.pop(call.call_id, None)
+        self._tasks.pop(call.call_id, None)
+        self._executing.discard(call.call_id)
+        self._stopping.discard(call.call_id)
         if not future.done():
             future.set_result(result)
         self._notify("call_finished", call, result)
@@ -411,6 +469,7 @@ class Dispatcher:
         kwargs = dict(args)
         if entry.context_param is not None:
             kwargs[entry.context_param] = self._context(call, outcome)
+        self._executing.add(call.call_id)
         return await self._execute(call, entry, kwargs, started)
 
     def _unknown_message(self, name: Any) -> str:
