@@ -1,9 +1,12 @@
 """The UI's side of the kernel: start the worker, talk protocol, never block the Qt thread.
 
-A reader thread blocks on the pipe and decodes messages; the Qt thread takes them in
-batches at most once per frame, with consecutive streamed text deltas of a session merged
-into one, so thousands of events per second cost a few dozen slot calls per second. A dead
-kernel shows as EOF on the pipe: `died` is emitted and a new kernel is started.
+A reader thread blocks on the pipe and decodes messages; the Qt thread takes them at most
+once per frame, in chunks with consecutive streamed text deltas of a session merged into
+one, so thousands of events per second cost a few dozen slot calls per second. A frame's
+work is bounded by time, not by count: chunks are handed out until `BUDGET_MS` have passed,
+and what is left waits (in order) for the next frame, so a backlog after a stall or a slow
+consumer never blocks the event loop in one long piece. A dead kernel shows as EOF on the
+pipe: `died` is emitted and a new kernel is started.
 """
 
 from __future__ import annotations
@@ -28,9 +31,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 FRAME_MS = 16
-MAX_BATCH = 500
-"""At most this many messages are handed to the UI in one frame; the rest wait a frame."""
-
+BUDGET_MS = 8.0
+"""Chunks are handed to the UI until this much of a frame has passed; the rest wait a frame."""
+CHUNK = 50
+"""Messages taken from the inbox per `batch` emission (before deltas are merged)."""
 
 
 def start_kernel_worker() -> tuple[BaseProcess, Connection]:
@@ -69,8 +73,9 @@ class KernelClient(QObject):
     _eof = Signal(int)
 
     def __init__(self, parent: QObject | None = None, starter: Starter = start_kernel_worker,
-                 restart: bool = True) -> None:
+                 restart: bool = True, clock: Callable[[], float] = time.perf_counter) -> None:
         super().__init__(parent)
+        self._clock = clock
         self._starter = starter
         self._restart = restart
         self._lock = threading.Lock()
@@ -85,7 +90,7 @@ class KernelClient(QObject):
         self.restarts = 0
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
-        self._timer.timeout.connect(self._flush)
+        self._timer.timeout.connect(self.flush)
         self._wake.connect(self._on_wake, Qt.ConnectionType.QueuedConnection)
         self._eof.connect(self._on_eof, Qt.ConnectionType.QueuedConnection)
 
@@ -141,15 +146,19 @@ class KernelClient(QObject):
             except (EOFError, OSError):
                 break
             message = p.decode(raw)
-            if message is None:
-                continue
-            with self._lock:
-                self._inbox.append(message)
-                wake = not self._scheduled
-                self._scheduled = True
-            if wake:
-                self._emit_safely(self._wake)
+            if message is not None:
+                self.receive(message)
         self._emit_safely(self._eof, generation)
+
+    def receive(self, message: p.Message) -> None:
+        """Queue a message from the kernel for the Qt thread (thread-safe; the reader
+        thread calls it for every decoded message)."""
+        with self._lock:
+            self._inbox.append(message)
+            wake = not self._scheduled
+            self._scheduled = True
+        if wake:
+            self._emit_safely(self._wake)
 
     @staticmethod
     def _emit_safely(signal: object, *args: object) -> None:
@@ -162,23 +171,29 @@ class KernelClient(QObject):
     # ---- Qt thread ----------------------------------------------------------------------
 
     def _on_wake(self) -> None:
-        wait = FRAME_MS - (time.perf_counter() - self._last_flush) * 1000
+        wait = FRAME_MS - (self._clock() - self._last_flush) * 1000
         if wait <= 0:
-            self._flush()
+            self.flush()
         elif not self._timer.isActive():
             self._timer.start(int(wait) + 1)
 
-    def _flush(self) -> None:
-        self._last_flush = time.perf_counter()
-        with self._lock:
-            taken = [self._inbox.popleft() for _ in range(min(len(self._inbox), MAX_BATCH))]
-            more = bool(self._inbox)
-            self._scheduled = more
-        if more:
-            self._timer.start(FRAME_MS)
-        if not taken:
-            return
-        messages = coalesce(taken)
+    def flush(self) -> None:
+        """Hand waiting messages to the UI now, chunk by chunk, until the frame's budget is
+        spent; the rest stay queued in order and are handed out next frame."""
+        started = self._last_flush = self._clock()
+        more = True
+        while more:
+            with self._lock:
+                taken = [self._inbox.popleft() for _ in range(min(len(self._inbox), CHUNK))]
+                more = bool(self._inbox)
+                self._scheduled = more
+            if taken:
+                self._deliver(coalesce(taken))
+            if more and (self._clock() - started) * 1000 >= BUDGET_MS:
+                self._timer.start(FRAME_MS)
+                return
+
+    def _deliver(self, messages: list[p.Message]) -> None:
         for message in messages:
             if isinstance(message, p.KernelReady):
                 self._ready_generation = self._generation
@@ -188,7 +203,7 @@ class KernelClient(QObject):
     def _on_eof(self, generation: int) -> None:
         if generation != self._generation or self._stopping:
             return
-        self._flush()
+        self.flush()
         process = self.process
         code = None
         if process is not None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from pytestqt.qtbot import QtBot
 
-from desktop.kernel_client import KernelClient, coalesce
+from desktop.kernel_client import BUDGET_MS, CHUNK, KernelClient, coalesce
 from desktop.settings import keystore
 from kernel import events as ev
 from kernel import protocol as p
@@ -39,6 +39,55 @@ def test_coalesce_merges_deltas_per_session_in_order() -> None:
         p.RunStatus("a", "running"),
         p.EventMessage(ev.AssistantDelta("a", "12")),
     ]
+
+
+class SlowUI:
+    """A consumer that takes `cost_ms` of a fake clock per batch it is handed."""
+
+    def __init__(self, client: KernelClient, clock: list[float], cost_ms: float) -> None:
+        self.batches: list[list[p.Message]] = []
+        self._clock, self._cost = clock, cost_ms / 1000
+        client.batch.connect(self.take)
+
+    def take(self, batch: list[p.Message]) -> None:
+        self.batches.append(batch)
+        self._clock[0] += self._cost
+
+    @property
+    def messages(self) -> list[p.Message]:
+        return [m for b in self.batches for m in b]
+
+
+def _statuses(n: int) -> list[p.Message]:
+    return [p.RunStatus(f"s{i}", "running") for i in range(n)]
+
+
+def test_a_frame_stops_handing_out_messages_when_its_time_budget_is_spent(
+        qtbot: QtBot) -> None:
+    clock = [0.0]
+    client = KernelClient(starter=None, restart=False,  # type: ignore[arg-type]
+                          clock=lambda: clock[0])
+    ui = SlowUI(client, clock, cost_ms=BUDGET_MS * 0.6)
+    sent = _statuses(CHUNK * 5 + 7)
+    for message in sent:
+        client.receive(message)
+    client.flush()
+    assert ui.messages == sent[:CHUNK * 2], "two chunks fit in one frame's budget, no more"
+    qtbot.waitUntil(lambda: len(ui.messages) == len(sent), timeout=WAIT_MS)
+    assert ui.messages == sent, "the rest came in later frames, in order"
+    assert [len(b) for b in ui.batches] == [CHUNK] * 5 + [7]
+
+
+def test_a_fast_consumer_gets_a_large_backlog_in_one_frame(qtbot: QtBot) -> None:
+    clock = [0.0]
+    client = KernelClient(starter=None, restart=False,  # type: ignore[arg-type]
+                          clock=lambda: clock[0])
+    ui = SlowUI(client, clock, cost_ms=0.0)
+    sent = _statuses(CHUNK * 40 + 1)
+    for message in sent:
+        client.receive(message)
+    client.flush()
+    assert ui.messages == sent, "no count limit: the budget is time"
 
 
 class Recorder:
