@@ -6,6 +6,10 @@ text anywhere). The status cell gets a coloured dot; the action cell looks like 
 on it emits `stop_clicked(call_id)` or `open_clicked(path)`. Every row has the same height
 (`row_height()`), which the panel also gives the view's vertical header so Qt never measures
 rows.
+
+Painting is cheap because the table repaints while a run streams: each cell asks the model
+for its text once (not the dozen roles `QStyledItemDelegate` asks through the Python model),
+draws it directly, and elided strings are cached per (text, width) for the current font.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from PySide6.QtCore import (
     Qt,
     Signal,
 )
-from PySide6.QtGui import QColor, QFontMetrics, QMouseEvent, QPainter, QPalette
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QMouseEvent, QPainter, QPalette
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from desktop.timeline.model import RECORD_ROLE, Column
@@ -39,6 +43,14 @@ STATUS_COLOURS = {
 }
 
 Index = QModelIndex | QPersistentModelIndex
+ELIDE_CACHE_SIZE = 4096
+"""Elided strings kept per font; the cache starts over when it is full or the font changes."""
+_LEFT = Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft
+_RIGHT = Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight
+_CENTRE = Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignHCenter
+_ALIGN = {Column.DURATION: int(_RIGHT), Column.OUTPUT: int(_RIGHT), Column.ACTION: int(_CENTRE)}
+_SELECTED = QStyle.StateFlag.State_Selected
+_DISPLAY = Qt.ItemDataRole.DisplayRole
 
 
 class TimelineDelegate(QStyledItemDelegate):
@@ -48,6 +60,9 @@ class TimelineDelegate(QStyledItemDelegate):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._height = 0
+        self._font = QFont()
+        self._metrics = QFontMetrics(self._font)
+        self._elided: dict[tuple[str, int], str] = {}
 
     def row_height(self, metrics: QFontMetrics) -> int:
         if not self._height:
@@ -58,47 +73,79 @@ class TimelineDelegate(QStyledItemDelegate):
         size = super().sizeHint(option, index)
         return QSize(size.width(), self.row_height(option.fontMetrics))
 
+    def elided(self, option: QStyleOptionViewItem, text: str, width: int) -> str:
+        """`text` elided to `width` pixels in the option's font (cached)."""
+        metrics = self._metrics_for(option)
+        key = (text, width)
+        hit = self._elided.get(key)
+        if hit is None:
+            if len(self._elided) >= ELIDE_CACHE_SIZE:
+                self._elided.clear()
+            hit = metrics.elidedText(text, Qt.TextElideMode.ElideRight, width)
+            self._elided[key] = hit
+        return hit
+
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
         column = index.column()
-        if column not in (Column.STATUS, Column.ACTION):
-            super().paint(painter, option, index)
-            return
-        record = index.data(RECORD_ROLE)
-        if not isinstance(record, CallRecord):
-            return
-        painter.save()
-        if option.state & QStyle.StateFlag.State_Selected:
-            painter.fillRect(option.rect, option.palette.brush(QPalette.ColorRole.Highlight))
-            text_colour = option.palette.color(QPalette.ColorRole.HighlightedText)
+        text = index.data(_DISPLAY) or ""
+        state = option.state
+        palette = option.palette
+        rect = option.rect
+        selected = bool(state & _SELECTED)
+        if selected:
+            painter.fillRect(rect, palette.brush(QPalette.ColorRole.Highlight))
+        text_colour = palette.color(
+            QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text)
+        if column == Column.STATUS or (column == Column.ACTION and text):
+            painter.save()
+            rect = self._paint_decoration(painter, option, index, column, text, text_colour)
+            painter.restore()
+            if column == Column.ACTION:
+                text_colour = palette.color(QPalette.ColorRole.ButtonText)
         else:
-            text_colour = option.palette.color(QPalette.ColorRole.Text)
-        text = str(index.data(Qt.ItemDataRole.DisplayRole) or "")
+            rect = rect.adjusted(6, 0, -4, 0)
+        if text:
+            painter.setPen(text_colour)
+            painter.drawText(rect, _ALIGN.get(column, int(_LEFT)),
+                             self.elided(option, str(text), rect.width()))
+        if state & QStyle.StateFlag.State_HasFocus and column == Column.STATUS:
+            widget = option.widget
+            style = widget.style() if widget is not None else None
+            if style is not None:
+                style.drawPrimitive(QStyle.PrimitiveElement.PE_FrameFocusRect, option,
+                                    painter, widget)
+
+    def _paint_decoration(self, painter: QPainter, option: QStyleOptionViewItem, index: Index,
+                          column: int, text: str, text_colour: QColor) -> QRect:
+        """The status dot or the action button; returns the rect left for the text."""
         rect = option.rect.adjusted(6, 0, -4, 0)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         if column == Column.STATUS:
-            colour = STATUS_COLOURS[record.status]
+            record = index.data(RECORD_ROLE)
+            if not isinstance(record, CallRecord):
+                return rect
             dot = min(10, rect.height() - 6)
-            painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-            selected = bool(option.state & QStyle.StateFlag.State_Selected)
+            selected = bool(option.state & _SELECTED)
             painter.setPen(text_colour if selected else Qt.PenStyle.NoPen)
-            painter.setBrush(colour)
+            painter.setBrush(STATUS_COLOURS[record.status])
             top = rect.top() + (rect.height() - dot) // 2
             painter.drawEllipse(QRect(rect.left(), top, dot, dot))
-            rect = rect.adjusted(dot + 6, 0, 0, 0)
-        elif text:
-            button = self.button_rect(option.rect, option.fontMetrics, text)
-            painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-            painter.setPen(option.palette.color(QPalette.ColorRole.Mid))
-            painter.setBrush(option.palette.brush(QPalette.ColorRole.Button))
-            painter.drawRoundedRect(button, 4, 4)
-            text_colour = option.palette.color(QPalette.ColorRole.ButtonText)
-            rect = button
-        painter.setPen(text_colour)
-        elided = option.fontMetrics.elidedText(text, Qt.TextElideMode.ElideRight, rect.width())
-        align = Qt.AlignmentFlag.AlignVCenter | (
-            Qt.AlignmentFlag.AlignHCenter if column == Column.ACTION else Qt.AlignmentFlag.AlignLeft
-        )
-        painter.drawText(rect, int(align), elided)
-        painter.restore()
+            return rect.adjusted(dot + 6, 0, 0, 0)
+        button = self.button_rect(option.rect, self._metrics_for(option), text)
+        painter.setPen(option.palette.color(QPalette.ColorRole.Mid))
+        painter.setBrush(option.palette.brush(QPalette.ColorRole.Button))
+        painter.drawRoundedRect(button, 4, 4)
+        return button
+
+    def _metrics_for(self, option: QStyleOptionViewItem) -> QFontMetrics:
+        """Metrics of the option's font, made again (and the elide cache emptied) only when
+        the font changes."""
+        font = option.font
+        if font != self._font:
+            self._font = QFont(font)
+            self._metrics = QFontMetrics(font)
+            self._elided.clear()
+        return self._metrics
 
     @staticmethod
     def button_rect(cell: QRect, metrics: QFontMetrics, text: str) -> QRect:
