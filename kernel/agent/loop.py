@@ -3,6 +3,7 @@
     agent = Agent(store, registry, provider, paths=AppPaths.from_env())
     finished = await agent.run(session_id, "fix the test", sink)   # -> RunFinished
     agent.cancel(session_id)               # from another task: stops stream and tools at once
+    agent.cancel_call(session_id, call_id) # stops one running tool call; the run goes on
     finished = await agent.resume(session_id, sink)   # after a crash or a pending approval
 
 `sink(event)` is called for every event, in order, on the event loop thread, only after the
@@ -19,7 +20,10 @@ One round: the request (system prompt + tools with prompt-cache breakpoints, his
 trimmed if near the context window) is streamed; the finished assistant message is stored
 in the history; its tool_use blocks go, after the loop-detection and rate-limit checks, to
 the dispatcher's `dispatch_many` (concurrency, ordering, approvals and idempotency are the
-registry's); all results go back in one user message of tool_result blocks. Stop reasons
+registry's); all results go back in one user message of tool_result blocks. A call stopped
+with `cancel_call` is answered with its `cancelled` result and the run continues; if it was
+waiting for approval, its request is answered (a stored ApprovalDecision `deny` by the user)
+so every approval dialog showing it closes. Stop reasons
 end_turn, tool_use, max_tokens (continued once), pause_turn and refusal are handled; every
 limit (LoopLimits) ends the run with its own stop_reason.
 
@@ -64,6 +68,8 @@ from kernel.agent.provider import USAGE_KEYS, ModelTurn, TurnCallbacks
 from kernel.agent.runlock import RunLock
 from kernel.agent.store import RunState, SessionInfo, SessionStore
 from kernel.events import (
+    ApprovalDecision,
+    ApprovalRequest,
     AssistantDelta,
     AssistantText,
     ErrorEvent,
@@ -274,6 +280,13 @@ class Agent:
         run = self._active.get(session_id)
         return run.cancel() if run is not None else False
 
+    def cancel_call(self, session_id: str, call_id: str) -> bool:
+        """Stop one running (or approval-waiting) tool call of the session's active run; it
+        ends as a `cancelled` result the model receives, and the run goes on. False when the
+        session has no active run or that call is not running."""
+        run = self._active.get(session_id)
+        return run.cancel_call(call_id) if run is not None else False
+
     def is_running(self, session_id: str) -> bool:
         return session_id in self._active
 
@@ -325,6 +338,7 @@ class _Run:
         self.rates = RateLimiter(agent.limits.rate_limits)
         self._task: asyncio.Task[Any] | None = None
         self._cancel_requested = False
+        self._awaiting_approval: set[str] = set()
         past = [e for _, e in self.store.events(session_id)]
         self._reported_results = {e.call_id for e in past if isinstance(e, ToolResultEvent)}
         self._reported_calls = {e.call_id for e in past if isinstance(e, ToolCallStarted)}
@@ -343,17 +357,36 @@ class _Run:
 
     def emit(self, event: Event) -> None:
         """Commit, then report (asynchronously, in order). Streamed deltas are not stored."""
+        self._note_approval(event)
         self.reporter.emit(event)
 
     def report(self, event: Event) -> None:
         """Report an event that is already stored (in order with the others)."""
+        self._note_approval(event)
         self.reporter.emit(event, store=False)
+
+    def _note_approval(self, event: Event) -> None:
+        if isinstance(event, ApprovalRequest):
+            self._awaiting_approval.add(event.call_id)
+        elif isinstance(event, ApprovalDecision):
+            self._awaiting_approval.discard(event.call_id)
 
     def cancel(self) -> bool:
         if self._task is None or self._task.done():
             return False
         self._cancel_requested = True
         self._task.cancel()
+        return True
+
+    def cancel_call(self, call_id: str) -> bool:
+        """Stop one call; a pending approval request of it is answered, so it closes."""
+        if not self.dispatcher.cancel_call(call_id):
+            return False
+        if call_id in self._awaiting_approval:
+            self.emit(ApprovalDecision(
+                self.session_id, call_id=call_id, decision="deny", decided_by="user",
+                scope="call", message="The user stopped the call before answering; it was "
+                "not run.", decided_at=time.time()))
         return True
 
     # ---- the run ----------------------------------------------------------------------

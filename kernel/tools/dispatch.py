@@ -26,13 +26,15 @@ to `observer.call_finished`, and then CancelledError is re-raised so cancellatio
 its normal asyncio meaning. A caller that must answer every tool_use after a cancel reads
 the results back with `Dispatcher.stored(call_id)`.
 
-Stopping one call: `cancel_call(call_id)` cancels only that call's own task (each call's
-pipeline runs in a task of its own). It ends as a `cancelled` result — stored, reported, and
-returned by `dispatch` like any other result — while the caller's task and every other call
-of the batch go on. A call stopped while it waits for approval was not run; a call stopped
-while executing may have had partial effects (an async handler is cancelled, so a command's
-whole process tree is ended; a sync handler's thread cannot be stopped and its result is
-dropped). Each result's text says which.
+Stopping one call: `cancel_call(call_id)` cancels the task awaiting that call's `dispatch`
+(while a call is in flight, that task is inside it: `dispatch_many` gives each parallel call
+a task of its own and awaits a lone call directly); `dispatch` catches that one cancellation,
+takes it back (`Task.uncancel`) and returns a `cancelled` result — stored and reported like
+any other — so the caller and every other call of the batch go on. If the caller was also
+cancelled for another reason, the usual cancellation above applies. A call stopped while it
+waits for approval was not run; a call stopped while executing may have had partial effects
+(an async handler is cancelled, so a command's whole process tree is ended; a sync handler's
+thread cannot be stopped and its result is dropped). Each result's text says which.
 """
 
 from __future__ import annotations
@@ -228,7 +230,7 @@ class Dispatcher:
         self.max_parallel = max_parallel
         self.retry_base_s = retry_base_s
         self._inflight: dict[str, asyncio.Future[ToolResult]] = {}
-        self._tasks: dict[str, asyncio.Task[ToolResult]] = {}
+        self._owners: dict[str, asyncio.Task[Any]] = {}
         self._executing: set[str] = set()
         self._stopping: set[str] = set()
 
@@ -244,17 +246,16 @@ class Dispatcher:
 
     def running(self, call_id: str) -> bool:
         """True while the call's pipeline (approval or execution) has not finished."""
-        task = self._tasks.get(call_id)
-        return task is not None and not task.done()
+        return call_id in self._owners
 
     def cancel_call(self, call_id: str) -> bool:
         """Stop one call now; it ends as a `cancelled` result and the caller goes on.
         False when no such call is running (never started, or already finished)."""
-        task = self._tasks.get(call_id)
-        if task is None or task.done() or call_id in self._stopping:
+        owner = self._owners.get(call_id)
+        if owner is None or owner.done() or call_id in self._stopping:
             return False
         self._stopping.add(call_id)
-        task.cancel()
+        owner.cancel()
         return True
 
     async def dispatch(self, call: ToolCall) -> ToolResult:
@@ -283,18 +284,16 @@ class Dispatcher:
         started = time.perf_counter()
         entry = self.registry.entry(call.name) if isinstance(call.name, str) else None
         self._notify("call_started", call, entry.spec if entry else None)
-        task = asyncio.ensure_future(self._run(call, entry, started))
-        self._tasks[call.call_id] = task
+        owner = asyncio.current_task()
+        if owner is not None:
+            self._owners[call.call_id] = owner
         try:
-            result = await task
+            result = await self._run(call, entry, started)
         except asyncio.CancelledError:
-            current = asyncio.current_task()
-            if call.call_id in self._stopping and (current is None or not current.cancelling()):
+            if call.call_id in self._stopping and owner is not None and owner.uncancel() == 0:
                 result = self._stopped_result(call, started)
                 self._finish(call, result, future)
                 return result
-            if not task.done():
-                task.cancel()
             result = error_result(
                 call.call_id,
                 ErrorCode.CANCELLED,
@@ -317,6 +316,8 @@ class Dispatcher:
             if not isinstance(exc, Exception):
                 self._finish(call, result, future)
                 raise
+        if call.call_id in self._stopping and owner is not None:
+            owner.uncancel()  # the handler swallowed the stop and finished: keep its result
         self._finish(call, result, future)
         return result
 
@@ -407,7 +408,7 @@ class Dispatcher:
     ) -> None:
         self._store(result)
         self._inflight.pop(call.call_id, None)
-        self._tasks.pop(call.call_id, None)
+        self._owners.pop(call.call_id, None)
         self._executing.discard(call.call_id)
         self._stopping.discard(call.call_id)
         if not future.done():
