@@ -59,19 +59,18 @@ class DiffHighlighter(QSyntaxHighlighter):
             self.setFormat(0, len(text), fmt)
 
 
-ALWAYS_MARKER = "always allow would save: "
-"""How the policy's preview names the rule(s) "Always allow" would save (kernel.policy)."""
+def shown_preview(request: ApprovalRequest) -> str:
+    """The policy's preview for a person, else the exact arguments."""
+    if request.preview.strip():
+        return request.preview
+    return json.dumps(request.input, indent=2, ensure_ascii=False, default=str)
 
 
-def split_preview(request: ApprovalRequest) -> tuple[str, str]:
-    """The preview to show (else the exact arguments) and the rule "Always allow" saves."""
-    preview, _, always = request.preview.rpartition(ALWAYS_MARKER)
-    if not _:
-        preview, always = request.preview, ""
-    preview = preview.rstrip("\n")
-    if not preview:
-        preview = json.dumps(request.input, indent=2, ensure_ascii=False, default=str)
-    return preview, always.strip()
+def always_text(request: ApprovalRequest) -> str:
+    """The rule(s) "Always allow" would save, each with its words (from the request's
+    `always_rules`, filled by the policy gate); empty when there are none."""
+    return "; ".join(f"{r.get('rule', '')} — {r.get('words', '')}"
+                     for r in request.always_rules if r.get("rule"))
 
 
 class ApprovalDialog(QDialog):
@@ -178,8 +177,8 @@ class ApprovalDialog(QDialog):
         self.session_label.setVisible(bool(session_title))
         decided = f" (decided by {request.rule})" if request.rule else ""
         self.reason_label.setText(f"Why you are asked: {request.reason}{decided}")
-        preview, always = split_preview(request)
-        self.preview.setPlainText(preview)
+        always = always_text(request)
+        self.preview.setPlainText(shown_preview(request))
         self.confirm_box.setChecked(False)
         self.confirm_box.setVisible(self.destructive)
         self.deny_message.clear()

@@ -196,13 +196,16 @@ class PolicyGate:
             preview = build_preview(spec, args, policy=self.path_policy, paths=facts.paths,
                                     sandbox=self.sandbox.describe(), network=decision.network)
             rules = grant_rules(spec, facts, self.session())
-            if decision.can_always:
+            always = [{"rule": r.text, "words": describe(r)} for r in rules
+                      ] if decision.can_always else []
+            if always:
                 preview += "\n\nalways allow would save: " + "; ".join(
-                    f"{r.text} — {describe(r)}" for r in rules)
+                    f"{a['rule']} — {a['words']}" for a in always)
             request = ApprovalRequest(
                 self.session_id, call_id=call.call_id, name=spec.name, input=dict(args),
                 risk=_shown(spec, decision), reason=decision.reason, preview=preview,
-                rule=decision.decided_by, can_always=decision.can_always)
+                rule=decision.decided_by, can_always=decision.can_always,
+                always_rules=always)
             self._emit(request)
             self._requests[call.call_id] = request
         else:

@@ -19,7 +19,8 @@ def request(call_id: str, risk: str = "write", **kw: object) -> ApprovalRequest:
     base = dict(session_id="s1", call_id=call_id, name="write_file",
                 input={"path": "x.py", "content": "new"}, risk=risk,
                 reason="writes ask in ask mode", preview=DIFF + ALWAYS,
-                rule="mode ask")
+                rule="mode ask",
+                always_rules=[{"rule": "write_file(x.py)", "words": "writes to x.py"}])
     base.update(kw)
     return ApprovalRequest(**base)  # type: ignore[arg-type]
 
@@ -40,7 +41,7 @@ def test_shows_tool_risk_reason_preview_and_rule(qtbot: QtBot) -> None:
     assert "WRITE" in dialog.risk_badge.text()
     assert dialog.reason_label.text() == (
         "Why you are asked: writes ask in ask mode (decided by mode ask)")
-    assert dialog.preview.toPlainText() == DIFF
+    assert dialog.preview.toPlainText() == DIFF + ALWAYS
     assert dialog.always_rule.text() == (
         "Always allow saves to settings: write_file(x.py) — writes to x.py")
     assert dialog.session_label.text() == "Session: Title of s1"
@@ -117,3 +118,23 @@ def test_duplicates_are_merged_and_discard_cancels(qtbot: QtBot) -> None:
     queue.discard("s1")
     assert first.cancelled() and not other.done() and len(queue) == 1
     assert queue.dialog.request is not None and queue.dialog.request.call_id == "c2"
+
+
+def test_always_rule_comes_from_the_request_field_not_the_preview(qtbot: QtBot) -> None:
+    _, queue = make_queue(qtbot)
+    queue.submit(request("c1", preview="always allow would save: run_command(rm -rf /)",
+                         always_rules=[{"rule": "write_file(a.py)", "words": "a in workspace"},
+                                       {"rule": "write_file(b.py)", "words": "b in workspace"}]))
+    dialog = queue.dialog
+    assert dialog.allow_always.isVisibleTo(dialog)
+    assert dialog.always_rule.text() == ("Always allow saves to settings: write_file(a.py) — "
+                                         "a in workspace; write_file(b.py) — b in workspace")
+    assert "rm -rf" not in dialog.always_rule.text()
+
+
+def test_no_always_rules_hides_always_allow(qtbot: QtBot) -> None:
+    _, queue = make_queue(qtbot)
+    queue.submit(request("c1", always_rules=[]))
+    dialog = queue.dialog
+    assert not dialog.allow_always.isVisibleTo(dialog)
+    assert not dialog.always_rule.isVisibleTo(dialog)

@@ -189,6 +189,7 @@ def test_protected_write_asks_in_auto_and_cannot_be_granted(workspace: Path,
     assert (workspace / ".git/config").read_text() == "[core]\n"
     [request] = kit.of_type("approval_request")
     assert request.can_always is False
+    assert request.always_rules == []
     assert ".git/config" in request.reason
     decision = kit.of_type("approval_decision")[-1]
     assert (decision.decision, decision.scope) == ("allow_once", "once")
@@ -234,6 +235,8 @@ def test_always_allow_writes_a_rule_and_can_be_revoked(workspace: Path,
     [request] = kit.of_type("approval_request")
     assert "always allow would save: run_command(echo saved) — run_command: the command " \
         "`echo saved`" in request.preview
+    assert request.always_rules == [{"rule": "run_command(echo saved)", "words": (
+        "run_command: the command `echo saved` (any spacing or quoting), in every session")}]
     assert [r.text for r in load_settings(reins_home).permissions.allow.rules] == [
         "run_command(echo saved)"]
     other = Kit(workspace, reins_home, channel=FixedChannel(Choice.DENY), session_id="s2")
@@ -260,6 +263,7 @@ def test_destructive_needs_confirmation_and_is_never_granted(workspace: Path,
     assert (workspace / "victim").exists() and gatekit.CONTEXTS == []
     [request] = cli.of_type("approval_request")
     assert (request.risk, request.can_always) == ("destructive", False)
+    assert request.always_rules == []
 
     channel = QueueChannel()
     ui = Kit(workspace, reins_home, mode=Mode.AUTO, channel=channel)
