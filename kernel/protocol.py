@@ -161,6 +161,17 @@ class CancelRun(Message):
 
 @_message
 @dataclass(frozen=True)
+class CancelCall(Message):
+    """Stop one running (or approval-waiting) tool call; the run goes on and the model gets
+    a `cancelled` result for it."""
+
+    kind: ClassVar[str] = "cancel_call"
+    session_id: str
+    call_id: str
+
+
+@_message
+@dataclass(frozen=True)
 class ApprovalAnswer(Message):
     kind: ClassVar[str] = "approval_answer"
     session_id: str

@@ -327,6 +327,12 @@ class Kernel:
         if run is not None and not run.agent.cancel(message.session_id):
             run.task.cancel()
 
+    def _cancel_call(self, message: p.CancelCall) -> None:
+        run = self.runs.get(message.session_id)
+        if run is None or not run.agent.cancel_call(message.session_id, message.call_id):
+            log.info("cancel_call: %s is not running in session %s", message.call_id,
+                     message.session_id)
+
     def _approval_answer(self, message: p.ApprovalAnswer) -> None:
         if message.decision not in p.DECISIONS:
             raise ValueError(f"unknown decision {message.decision!r}")
@@ -396,6 +402,7 @@ _HANDLERS: dict[type[p.Message], Callable[[Kernel, Any], None]] = {
     p.StartRun: Kernel._start_run,
     p.ResumeRun: Kernel._resume_run,
     p.CancelRun: Kernel._cancel_run,
+    p.CancelCall: Kernel._cancel_call,
     p.ApprovalAnswer: Kernel._approval_answer,
     p.Shutdown: Kernel._shutdown_command,
 }

@@ -25,6 +25,7 @@ SAMPLES: list[p.Message] = [
     p.StartRun("s1", "hello ünïcode"),
     p.ResumeRun("s1"),
     p.CancelRun("s1"),
+    p.CancelCall("s1", "call_1"),
     p.ApprovalAnswer("s1", "call_1", "deny", message="not that", confirmed=True),
     p.Shutdown(),
     p.KernelReady(p.PROTOCOL_VERSION, 123, "bwrap", "", True, "claude-x"),
