@@ -36,8 +36,8 @@ from kernel.policy.settings import (
     RULE_LISTS,
     Settings,
     SettingsError,
-    _update,
     load_settings,
+    update_settings,
 )
 from kernel.protocol import MODES
 
@@ -286,7 +286,7 @@ class SettingsDialog(QDialog):
             data["permissions"] = changes["permissions"]
 
         try:
-            _update(self.paths, apply)
+            update_settings(self.paths, apply)
         except (SettingsError, OSError) as exc:
             self.error_label.setText(f"Not saved: {exc}")
             return

@@ -22,8 +22,9 @@ line and the key or rule. Nothing is skipped. A missing file means the defaults.
 }
 ```
 
-Writes (an "always allow" rule, a revocation) go through `add_rule` / `remove_rule`: under
-a file lock, re-read, change, validate, and replace the file atomically.
+Writes go through `update_settings` (under a file lock: re-read, change, validate, replace
+the file atomically) or its helpers: `add_rule` / `remove_rule` ("always allow" and its
+revocation), `set_mcp_servers` (an import), `set_mcp_server_disabled`.
 """
 
 from __future__ import annotations
@@ -219,7 +220,7 @@ def add_rule(paths: AppPaths, rule_list: RuleList, rule_text: str) -> Settings:
         if all(_canonical(r) != canonical for r in rules):
             rules.append(canonical)
 
-    return _update(paths, change)
+    return update_settings(paths, change)
 
 
 def remove_rule(paths: AppPaths, rule_list: RuleList, rule_text: str) -> Settings:
@@ -234,7 +235,7 @@ def remove_rule(paths: AppPaths, rule_list: RuleList, rule_text: str) -> Setting
             raise KeyError(f"permissions/{rule_list} has no rule {canonical!r}")
         data["permissions"][rule_list] = kept
 
-    return _update(paths, change)
+    return update_settings(paths, change)
 
 
 def _canonical(rule_text: str) -> str:
@@ -244,10 +245,41 @@ def _canonical(rule_text: str) -> str:
         return rule_text
 
 
-def _update(paths: AppPaths, change: Callable[[dict[str, Any]], None]) -> Settings:
-    """Change settings.json under its lock: re-read and validate it, apply `change` to the
-    parsed JSON, validate the result, replace the file atomically. (The settings dialog
-    saves through this too.)"""
+def set_mcp_servers(paths: AppPaths, servers: Mapping[str, Any]) -> Settings:
+    """Replace the `mcpServers` object of settings.json (an empty mapping removes it); the
+    result must validate like any other change."""
+
+    def change(data: dict[str, Any]) -> None:
+        if servers:
+            data["mcpServers"] = dict(servers)
+        else:
+            data.pop("mcpServers", None)
+
+    return update_settings(paths, change)
+
+
+def set_mcp_server_disabled(paths: AppPaths, name: str, disabled: bool) -> Settings:
+    """Mark one configured MCP server `"disabled": true`, or drop the mark (KeyError when
+    settings.json has no server of that name)."""
+
+    def change(data: dict[str, Any]) -> None:
+        entry = data.get("mcpServers", {}).get(name)
+        if not isinstance(entry, dict):
+            raise KeyError(f"mcpServers has no server named {name!r}")
+        if disabled:
+            entry["disabled"] = True
+        else:
+            entry.pop("disabled", None)
+
+    return update_settings(paths, change)
+
+
+def update_settings(paths: AppPaths, change: Callable[[dict[str, Any]], None]) -> Settings:
+    """THE way to write settings.json: under its lock, re-read and validate it, apply
+    `change` to the parsed JSON, validate the result, replace the file atomically, and
+    return the new settings. A current file that does not load, or a result that would not,
+    raises SettingsError and leaves the file as it was. (The settings dialog, the approval
+    gate and the kernel's MCP commands all save through this.)"""
     file = paths.settings_file
     file.parent.mkdir(parents=True, exist_ok=True)
     with _locked(file):

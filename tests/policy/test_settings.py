@@ -17,6 +17,9 @@ from kernel.policy.settings import (
     load_settings,
     parse_settings,
     remove_rule,
+    set_mcp_server_disabled,
+    set_mcp_servers,
+    update_settings,
 )
 from kernel.sandbox.limits import MiB, ResourceLimits
 from kernel.sandbox.settings import ExecSettings
@@ -198,3 +201,32 @@ def test_rules_that_can_never_match_are_reported() -> None:
         "permissions/allow: run_command(ls) names no tool",
         "permissions/deny: nonesuch names no tool",
     ]
+
+
+def test_update_settings_is_public_and_refuses_an_invalid_result(reins_home: AppPaths) -> None:
+    reins_home.config.mkdir(parents=True, exist_ok=True)
+    reins_home.settings_file.write_text('{"model": "m1"}\n')
+    settings = update_settings(reins_home, lambda data: data.update(model="m2"))
+    assert settings.model == "m2" and load_settings(reins_home).model == "m2"
+    with pytest.raises(SettingsError, match="default_mode"):
+        update_settings(reins_home, lambda data: data.update(default_mode="yolo"))
+    assert json.loads(reins_home.settings_file.read_text()) == {"model": "m2"}
+
+
+def test_mcp_servers_are_written_and_disabled_by_name(reins_home: AppPaths) -> None:
+    servers = {"time": {"command": "uvx", "args": ["mcp-server-time"]},
+               "web": {"url": "https://example.com/mcp"}}
+    assert set_mcp_servers(reins_home, servers).mcp_servers == servers
+    settings = set_mcp_server_disabled(reins_home, "time", True)
+    assert settings.mcp_servers["time"] == {"command": "uvx", "args": ["mcp-server-time"],
+                                            "disabled": True}
+    on_disk = json.loads(reins_home.settings_file.read_text())
+    assert on_disk["mcpServers"]["time"]["disabled"] is True
+    assert "disabled" not in set_mcp_server_disabled(reins_home, "time", False
+                                                     ).mcp_servers["time"]
+    with pytest.raises(KeyError, match="nope"):
+        set_mcp_server_disabled(reins_home, "nope", True)
+    with pytest.raises(SettingsError, match="mcpServers"):
+        set_mcp_servers(reins_home, {"bad": {"command": "x", "url": "http://y"}})
+    assert set(load_settings(reins_home).mcp_servers) == {"time", "web"}
+    assert "mcpServers" not in set_mcp_servers(reins_home, {}).raw
