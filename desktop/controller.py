@@ -137,7 +137,7 @@ class AppController(QObject):
     def _connect_timeline(self, timeline: TimelinePanel) -> None:
         timeline.call_selected.connect(self.window.chat.scroll_to_card)
         timeline.open_output.connect(self._open_output)
-        timeline.stop_requested.connect(lambda _call: self.cancel_run())
+        timeline.stop_requested.connect(self.cancel_call)
         view = self._view()
         if view is not None:
             timeline.apply_many(view.events)
@@ -359,6 +359,13 @@ class AppController(QObject):
         view = self._view()
         if view is not None and view.running:
             self.client.send(p.CancelRun(view.info.session_id))
+
+    def cancel_call(self, call_id: str) -> None:
+        """Stop one tool call of the current session's run (its timeline row's Stop); the
+        run goes on and the model is told the call was stopped."""
+        view = self._view()
+        if view is not None and view.running:
+            self.client.send(p.CancelCall(view.info.session_id, call_id))
 
     def _banner_action(self) -> None:
         view = self._view()

@@ -1,0 +1,116 @@
+"""Stopping one call from its timeline row, end to end: real widgets, a real kernel worker
+process, the real anthropic client against the fake Anthropic server, bubblewrap.
+
+The row's "■ Stop" sends cancel_call (not cancel_run): the command and everything it started
+end, the model gets a cancelled result, and the run goes on to its answer."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from desktop.chat.model import MessageItem, Role, ToolCardItem
+from desktop.controller import AppController
+from desktop.timeline.delegate import TimelineDelegate
+from desktop.timeline.model import Column
+from desktop.timeline.record import Status
+from kernel import protocol as p
+from kernel.fakemodel import FakeAnthropicServer, ToolUse, reply
+from kernel.paths import AppPaths
+from tests.sandbox.sandbox_helpers import leftovers
+
+WAIT_MS = 60_000
+MARKER = "1000.4243"
+"""`sleep 1000.4243`: a 1000-second sleep whose command line no other process has."""
+pytestmark = pytest.mark.timeout(180)
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeAnthropicServer]:
+    with FakeAnthropicServer(api_key="sk-stop-key") as server:
+        yield server
+
+
+@pytest.fixture
+def app(qtbot: QtBot, reins_home: AppPaths, fake: FakeAnthropicServer) -> Iterator[AppController]:
+    reins_home.config.mkdir(parents=True, exist_ok=True)
+    reins_home.settings_file.write_text(json.dumps(
+        {"base_url": fake.base_url, "model": "claude-stop", "default_mode": "auto"}))
+    controller = AppController(reins_home, api_key="sk-stop-key")
+    qtbot.addWidget(controller.window)
+    controller.start()
+    yield controller
+    controller.shutdown()
+    fake.release()
+
+
+def texts(app: AppController, role: Role) -> list[str]:
+    view = app.views.get(app.current or "")
+    items = view.chat.items() if view is not None else []
+    return [i.text for i in items if isinstance(i, MessageItem) and i.role is role]
+
+
+def card_status(app: AppController, call_id: str) -> str:
+    view = app.views[app.current or ""]
+    return next(i.status for i in view.chat.items()
+                if isinstance(i, ToolCardItem) and i.call_id == call_id)
+
+
+def test_stop_on_a_running_row_stops_only_that_call(qtbot: QtBot, app: AppController,
+                                                     fake: FakeAnthropicServer,
+                                                     workspace: Path) -> None:
+    sent: list[p.Message] = []
+    send = app.client.send
+
+    def recording_send(message: p.Message) -> bool:
+        sent.append(message)
+        return send(message)
+
+    app.client.send = recording_send  # type: ignore[method-assign]
+    w = app.window
+    qtbot.waitUntil(lambda: w.kernel_label.text() == "", timeout=WAIT_MS)
+    w.sessions.new_requested.emit(str(workspace), "auto")
+    qtbot.waitUntil(lambda: app.current is not None, timeout=WAIT_MS)
+
+    command = f"sleep {MARKER} & sleep {MARKER}"
+    fake.add(reply("Sleeping twice.", ToolUse("run_command", {"command": command}, id="cmd1")),
+             reply("You stopped the sleeps; moving on."))
+    qtbot.keyClicks(w.prompt.edit, "sleep a while")
+    qtbot.keyClick(w.prompt.edit, Qt.Key.Key_Return)
+
+    timeline = w.timeline
+    w.timeline_dock.show()
+
+    def row_running() -> bool:
+        record = timeline.model.record("cmd1")
+        return record is not None and record.status is Status.RUNNING
+
+    qtbot.waitUntil(lambda: row_running() and len(leftovers(MARKER)) >= 2, timeout=WAIT_MS)
+    row = timeline.model.row_of("cmd1")
+    assert row is not None
+    index = timeline.proxy.mapFromSource(timeline.model.index(row, Column.ACTION))
+    assert index.data() == "■ Stop"
+    view = timeline.view
+    view.scrollTo(index)
+    button = TimelineDelegate.button_rect(view.visualRect(index), view.fontMetrics(), "■ Stop")
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=button.center())
+
+    qtbot.waitUntil(lambda: "You stopped the sleeps; moving on." in texts(app, Role.ASSISTANT)
+                    and not app.views[app.current or ""].running, timeout=WAIT_MS)
+    session_id = app.current
+    assert p.CancelCall(session_id or "", "cmd1") in sent
+    assert not any(isinstance(m, p.CancelRun) for m in sent)
+    assert "Run stopped." not in texts(app, Role.NOTICE)
+    assert card_status(app, "cmd1") == "cancelled"
+    record = timeline.model.record("cmd1")
+    assert record is not None and record.status is Status.CANCELLED
+    result = next(b for b in fake.requests[1].body["messages"][-1]["content"]
+                  if b.get("type") == "tool_result")
+    assert result["tool_use_id"] == "cmd1" and result["is_error"] is True
+    assert "stopped the call to 'run_command' while it was running" in json.dumps(result)
+    assert leftovers(MARKER) == []
