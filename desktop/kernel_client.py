@@ -1,12 +1,16 @@
 """The UI's side of the kernel: start the worker, talk protocol, never block the Qt thread.
 
-A reader thread blocks on the pipe and decodes messages; the Qt thread takes them at most
-once per frame, in chunks with consecutive streamed text deltas of a session merged into
-one, so thousands of events per second cost a few dozen slot calls per second. A frame's
-work is bounded by time, not by count: chunks are handed out until `BUDGET_MS` have passed,
-and what is left waits (in order) for the next frame, so a backlog after a stall or a slow
-consumer never blocks the event loop in one long piece. A dead kernel shows as EOF on the
-pipe: `died` is emitted and a new kernel is started.
+A reader thread blocks on the pipe and queues each message's bytes; the Qt thread takes
+them at most once per frame, in chunks that it decodes and hands out with consecutive
+streamed text deltas of a session merged into one, so thousands of events per second cost a
+few dozen slot calls per second. Decoding happens on the Qt thread, inside its budget, on
+purpose: a reader thread busy decoding holds the GIL in bursts, and every Python callback
+of a repaint (each table cell, each model lookup) then waits for it — measured, that made
+cell painting 4× slower while streaming. A frame's work is bounded by time, not by count:
+chunks are handed out until `BUDGET_MS` have passed, and what is left waits (in order) for
+the next frame, so a backlog after a stall or a slow consumer never blocks the event loop in
+one long piece. A dead kernel shows as EOF on the pipe: `died` is emitted and a new kernel
+is started.
 """
 
 from __future__ import annotations
@@ -33,8 +37,8 @@ log = logging.getLogger(__name__)
 FRAME_MS = 16
 BUDGET_MS = 8.0
 """Chunks are handed to the UI until this much of a frame has passed; the rest wait a frame."""
-CHUNK = 50
-"""Messages taken from the inbox per `batch` emission (before deltas are merged)."""
+CHUNK = 25
+"""Messages decoded per `batch` emission (before deltas are merged)."""
 
 
 def start_kernel_worker() -> tuple[BaseProcess, Connection]:
@@ -79,7 +83,7 @@ class KernelClient(QObject):
         self._starter = starter
         self._restart = restart
         self._lock = threading.Lock()
-        self._inbox: deque[p.Message] = deque()
+        self._inbox: deque[bytes] = deque()
         self._scheduled = False
         self._last_flush = 0.0
         self._generation = 0
@@ -145,16 +149,14 @@ class KernelClient(QObject):
                 raw = conn.recv_bytes()
             except (EOFError, OSError):
                 break
-            message = p.decode(raw)
-            if message is not None:
-                self.receive(message)
+            self.receive(raw)
         self._emit_safely(self._eof, generation)
 
-    def receive(self, message: p.Message) -> None:
-        """Queue a message from the kernel for the Qt thread (thread-safe; the reader
-        thread calls it for every decoded message)."""
+    def receive(self, raw: bytes) -> None:
+        """Queue an encoded message from the kernel for the Qt thread (thread-safe; the
+        reader thread calls it for every message it reads)."""
         with self._lock:
-            self._inbox.append(message)
+            self._inbox.append(raw)
             wake = not self._scheduled
             self._scheduled = True
         if wake:
@@ -178,8 +180,9 @@ class KernelClient(QObject):
             self._timer.start(int(wait) + 1)
 
     def flush(self) -> None:
-        """Hand waiting messages to the UI now, chunk by chunk, until the frame's budget is
-        spent; the rest stay queued in order and are handed out next frame."""
+        """Decode waiting messages and hand them to the UI now, chunk by chunk, until the
+        frame's budget is spent; the rest stay queued in order for the next frame (malformed
+        ones are logged and dropped by the decoder)."""
         started = self._last_flush = self._clock()
         more = True
         while more:
@@ -187,8 +190,9 @@ class KernelClient(QObject):
                 taken = [self._inbox.popleft() for _ in range(min(len(self._inbox), CHUNK))]
                 more = bool(self._inbox)
                 self._scheduled = more
-            if taken:
-                self._deliver(coalesce(taken))
+            messages = [m for m in map(p.decode, taken) if m is not None]
+            if messages:
+                self._deliver(coalesce(messages))
             if more and (self._clock() - started) * 1000 >= BUDGET_MS:
                 self._timer.start(FRAME_MS)
                 return

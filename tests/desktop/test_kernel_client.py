@@ -70,7 +70,7 @@ def test_a_frame_stops_handing_out_messages_when_its_time_budget_is_spent(
     ui = SlowUI(client, clock, cost_ms=BUDGET_MS * 0.6)
     sent = _statuses(CHUNK * 5 + 7)
     for message in sent:
-        client.receive(message)
+        client.receive(p.encode(message))
     client.flush()
     assert ui.messages == sent[:CHUNK * 2], "two chunks fit in one frame's budget, no more"
     qtbot.waitUntil(lambda: len(ui.messages) == len(sent), timeout=WAIT_MS)
@@ -85,7 +85,7 @@ def test_a_fast_consumer_gets_a_large_backlog_in_one_frame(qtbot: QtBot) -> None
     ui = SlowUI(client, clock, cost_ms=0.0)
     sent = _statuses(CHUNK * 40 + 1)
     for message in sent:
-        client.receive(message)
+        client.receive(p.encode(message))
     client.flush()
     assert ui.messages == sent, "no count limit: the budget is time"
 
