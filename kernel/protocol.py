@@ -8,6 +8,10 @@ session travel as `EventMessage`, which wraps the one event type per fact of
 
 `decode` is strict and never raises: a malformed, unknown or wrong-version message is logged
 and dropped (it returns None), so neither side can be crashed by the other.
+
+Versioning: new kinds and new fields with defaults are added within a version (the two
+processes always ship together, and a kind one side does not know is dropped); changing or
+removing an existing field bumps PROTOCOL_VERSION.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ log = logging.getLogger(__name__)
 
 MODES = ("read-only", "ask", "auto-edit", "auto")
 DECISIONS = ("allow_once", "allow_session", "allow_always", "deny")
+GRANT_SCOPES = ("session", "always")
+MCP_ACTIONS = ("enable", "disable", "restart")
 
 
 class ProtocolError(ValueError):
@@ -65,6 +71,52 @@ class SessionInfo:
     mode: str = "ask"
     model: str = ""
     updated_at: float = 0.0
+
+
+@dataclass(frozen=True)
+class GrantInfo:
+    """One grant as the permissions page shows it."""
+
+    rule: str
+    words: str
+    """The rule said in words (kernel.policy.grants.describe)."""
+    scope: str
+    """session (this session only, until revoked) | always (an allow rule in settings.json)"""
+    network: bool = False
+
+
+@dataclass(frozen=True)
+class McpServerInfo:
+    """One MCP server's state (kernel.mcp.manager.ServerState.to_dict())."""
+
+    name: str
+    status: str
+    """starting | ready | failed | disabled"""
+    summary: str = ""
+    target: str = ""
+    tools: tuple[str, ...] = ()
+    skipped: tuple[str, ...] = ()
+    error: str = ""
+    stderr_tail: tuple[str, ...] = ()
+    failures: int = 0
+    retry_in_s: float = -1.0
+    """Seconds until the next automatic restart; negative when none is planned."""
+    pid: int = 0
+    """0 when no process is running."""
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any]) -> McpServerInfo:
+        """From `ServerState.to_dict()`."""
+        retry = state.get("retry_in_s")
+        return cls(
+            name=str(state["name"]), status=str(state["status"]),
+            summary=str(state.get("summary", "")), target=str(state.get("target", "")),
+            tools=tuple(state.get("tools", ())), skipped=tuple(state.get("skipped", ())),
+            error=str(state.get("error", "")),
+            stderr_tail=tuple(state.get("stderr_tail", ())),
+            failures=int(state.get("failures", 0)),
+            retry_in_s=-1.0 if retry is None else float(retry),
+            pid=int(state.get("pid") or 0))
 
 
 # ---- commands: UI → kernel ----------------------------------------------------------------
@@ -190,6 +242,48 @@ class Shutdown(Message):
     kind: ClassVar[str] = "shutdown"
 
 
+@_message
+@dataclass(frozen=True)
+class ListGrants(Message):
+    """Ask for a session's grants: its session grants and the always-allow rules (answered
+    with GrantList, also sent again after every revocation)."""
+
+    kind: ClassVar[str] = "list_grants"
+    session_id: str
+
+
+@_message
+@dataclass(frozen=True)
+class RevokeGrant(Message):
+    """Take back a session grant (scope `session`) or remove an always-allow rule from
+    settings.json (scope `always`); recorded as a `grant_revoked` event of the session."""
+
+    kind: ClassVar[str] = "revoke_grant"
+    session_id: str
+    rule: str
+    scope: str
+    """session | always"""
+
+
+@_message
+@dataclass(frozen=True)
+class ListMcpServers(Message):
+    """Ask for the MCP servers' states (answered with McpServerStates)."""
+
+    kind: ClassVar[str] = "list_mcp_servers"
+
+
+@_message
+@dataclass(frozen=True)
+class McpServerAction(Message):
+    """enable | disable | restart one configured MCP server. Enabling and disabling are
+    saved in settings.json (`"disabled": true`); a restart is not."""
+
+    kind: ClassVar[str] = "mcp_server_action"
+    name: str
+    action: str
+
+
 # ---- replies: kernel → UI -------------------------------------------------------------------
 
 
@@ -257,6 +351,27 @@ class CommandFailed(Message):
     command: str
     message: str
     session_id: str = ""
+
+
+@_message
+@dataclass(frozen=True)
+class GrantList(Message):
+    """What is granted in a session: its session grants, then the always-allow rules."""
+
+    kind: ClassVar[str] = "grant_list"
+    session_id: str
+    grants: tuple[GrantInfo, ...] = ()
+
+
+@_message
+@dataclass(frozen=True)
+class McpServerStates(Message):
+    """Every configured MCP server's state; sent on request and whenever one changes.
+    `error`: why no server could be started (an unusable `mcpServers` entry)."""
+
+    kind: ClassVar[str] = "mcp_server_states"
+    servers: tuple[McpServerInfo, ...] = ()
+    error: str = ""
 
 
 MESSAGE_KINDS: Mapping[str, type[Message]] = _KINDS

@@ -36,6 +36,18 @@ SAMPLES: list[p.Message] = [
     p.SessionDeleted("s1"),
     p.RunStatus("s1", "running"),
     p.CommandFailed("start_run", "no key", "s1"),
+    p.ListGrants("s1"),
+    p.RevokeGrant("s1", "run_command(git status)", "session"),
+    p.ListMcpServers(),
+    p.McpServerAction("git", "disable"),
+    p.GrantList("s1", (p.GrantInfo("run_command(git status)", "the command `git status`",
+                                   "session", network=True),
+                       p.GrantInfo("write_file(docs/**)", "paths matching docs/**", "always"))),
+    p.McpServerStates((p.McpServerInfo("git", "ready", "ready with 2 tools", "uvx git",
+                                       ("mcp__git__log", "mcp__git__diff"), pid=42),
+                       p.McpServerInfo("bad", "failed", "failed: exit 1", "x", error="exit 1",
+                                       stderr_tail=("Traceback", "boom"), failures=2,
+                                       retry_in_s=4.0)), error=""),
 ]
 
 
@@ -122,3 +134,27 @@ def test_fuzz_mutated_messages_decode_or_drop(base: p.Message, mutation: dict) -
 def test_fuzz_random_fields_for_every_kind(kind: str, fields: dict) -> None:
     result = p.decode(json.dumps({**fields, "v": 1, "kind": kind}))
     assert result is None or result.kind == kind
+
+
+def test_mcp_server_info_is_built_from_the_managers_state() -> None:
+    from kernel.mcp.manager import ServerState, ServerStatus
+
+    failed = ServerState("git", ServerStatus.FAILED, "uvx mcp-server-git", error="exit 1",
+                         stderr_tail=("boom",), failures=1, retry_in_s=2.0)
+    info = p.McpServerInfo.from_state(failed.to_dict())
+    assert info == p.McpServerInfo("git", "failed", "failed: exit 1; retrying in 2 s",
+                                   "uvx mcp-server-git", error="exit 1", stderr_tail=("boom",),
+                                   failures=1, retry_in_s=2.0)
+    ready = ServerState("t", ServerStatus.READY, "t", tools=("mcp__t__now",), pid=7)
+    info = p.McpServerInfo.from_state(ready.to_dict())
+    assert (info.summary, info.tools, info.retry_in_s, info.pid) == (
+        "ready with 1 tool", ("mcp__t__now",), -1.0, 7)
+    assert p.decode(p.encode(p.McpServerStates((info,)))) == p.McpServerStates((info,))
+
+
+def test_a_grant_list_with_a_bad_record_is_dropped(caplog: pytest.LogCaptureFixture) -> None:
+    raw = {"v": p.PROTOCOL_VERSION, "kind": "grant_list", "session_id": "s1",
+           "grants": [{"rule": "x", "words": 3, "scope": "session"}]}
+    with caplog.at_level(logging.WARNING):
+        assert p.decode(json.dumps(raw)) is None
+    assert "grant_list.grants[0].words" in caplog.text
