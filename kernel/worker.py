@@ -21,6 +21,7 @@ import multiprocessing
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from kernel import protocol as p
 from kernel.agent.store import RunState, SessionStore, UnknownSession
 from kernel.agent.store import SessionInfo as StoredSession
-from kernel.events import ApprovalRequest, Event
+from kernel.events import ApprovalRequest, Event, GrantRevoked
 from kernel.paths import AppPaths
 from kernel.policy.approvals import PolicyGate
 from kernel.policy.channels import Answer, Choice, QueueChannel
@@ -112,6 +113,7 @@ class Kernel:
         self.runtime: Runtime
         self.settings = Settings()
         self.settings_error = ""
+        self.mcp_error = ""
 
     # ---- lifecycle ------------------------------------------------------------------------
 
@@ -166,15 +168,27 @@ class Kernel:
 
     async def _start_mcp(self) -> None:
         """Launch the settings' MCP servers in the background (kernel.mcp): their tools join
-        the registry as each becomes ready; a slow or broken server never delays the UI."""
-        from kernel.mcp.config import McpConfigError
+        the registry as each becomes ready; a slow or broken server never delays the UI.
+        Every change of a server's state goes to the UI as McpServerStates."""
+        from kernel.mcp.config import McpConfigError, parse_mcp_servers
 
-        if not self.settings.mcp_servers:
-            return
+        servers = self.settings.mcp_servers
         try:
-            await self.runtime.start_mcp(self.settings.mcp_servers)
+            if self.runtime.mcp is not None:
+                await self.runtime.mcp.apply(parse_mcp_servers(servers))
+            elif servers:
+                await self.runtime.start_mcp(servers, on_state=lambda _s: self._send_mcp())
+            self.mcp_error = ""
         except McpConfigError as exc:
             log.warning("MCP servers not started: %s", exc)
+            self.mcp_error = f"MCP servers not started: {exc}"
+        self._send_mcp()
+
+    def _send_mcp(self) -> None:
+        mcp = self.runtime.mcp
+        states = mcp.states() if mcp is not None else ()
+        self.send(p.McpServerStates(tuple(p.McpServerInfo.from_state(s.to_dict())
+                                          for s in states), self.mcp_error))
 
     def send(self, message: p.Message) -> None:
         try:
@@ -234,6 +248,9 @@ class Kernel:
                 self._spawn(agent.provider.close())
 
     def _gate(self, ctx: GateContext) -> PolicyGate:
+        # The settings as they are now on disk: an "always" rule saved or revoked since the
+        # last run applies to this one (a file that no longer loads stops the run).
+        self.settings = load_settings(self.paths)
         gate = PolicyGate(session_id=ctx.session.session_id, mode=Mode(ctx.session.mode),
                           path_policy=ctx.path_policy, settings=self.settings,
                           sandbox=self.runtime.sandbox_facts, channel=self.channel,
@@ -262,12 +279,15 @@ class Kernel:
         self._forget_agents()
 
     def _configure(self, message: p.Configure) -> None:
+        servers = self.settings.mcp_servers
         self.model_override = message.model
         self.base_url_override = message.base_url
         self._load_settings()
         self._forget_agents()
         if self.settings_error:
             self.send(p.CommandFailed(message.kind, self.settings_error))
+        elif self.settings.mcp_servers != servers:
+            self._spawn(self._start_mcp())
 
     def _list_sessions(self, message: p.ListSessions) -> None:
         sessions = self.store.list_sessions(message.query or None)
@@ -348,6 +368,91 @@ class Kernel:
     def _shutdown_command(self, _message: p.Shutdown) -> None:
         self._stop.set()
 
+    # ---- grants ------------------------------------------------------------------------------
+
+    def _list_grants(self, message: p.ListGrants) -> None:
+        self.send(p.GrantList(message.session_id, self._grants_of(message.session_id)))
+
+    def _grants_of(self, session_id: str) -> tuple[p.GrantInfo, ...]:
+        """The session's grants in force (from its gate while it runs, else from its stored
+        events), then the always-allow rules of settings.json."""
+        from kernel.policy.grants import describe, session_grants
+
+        self.store.get_session(session_id)  # UnknownSession for a wrong id
+        gate = self.gates.get(session_id)
+        grants = gate.grants if gate is not None else session_grants(
+            event for _, event in self.store.events(session_id))
+        out = [p.GrantInfo(g.rule.text, _session_words(describe(g.rule)), "session",
+                           g.network) for g in grants]
+        settings = load_settings(self.paths)  # SettingsError (a ValueError): reported
+        out += [p.GrantInfo(r.text, describe(r), "always")
+                for r in settings.permissions.allow.rules]
+        return tuple(out)
+
+    def _revoke_grant(self, message: p.RevokeGrant) -> None:
+        """Revoke through the session's gate while it runs (it records GrantRevoked and
+        stops matching at once), else record GrantRevoked in the session's store."""
+        from kernel.policy.grants import session_grants
+        from kernel.policy.settings import remove_rule
+
+        if message.scope not in p.GRANT_SCOPES:
+            raise ValueError(f"unknown grant scope {message.scope!r}")
+        session_id = message.session_id
+        self.store.get_session(session_id)
+        gate = self.gates.get(session_id)
+        try:
+            if gate is not None and message.scope == "session":
+                gate.revoke_session_grant(message.rule)
+            elif gate is not None:
+                gate.revoke_always_rule(message.rule)
+            else:
+                if message.scope == "session":
+                    held = session_grants(e for _, e in self.store.events(session_id))
+                    if all(g.rule.text != message.rule for g in held):
+                        raise KeyError(f"this session has no grant {message.rule!r}")
+                else:
+                    remove_rule(self.paths, "allow", message.rule)
+                event = GrantRevoked(session_id, rule=message.rule, scope=message.scope,
+                                     revoked_by="user", revoked_at=time.time())
+                self.store.append_event(event)
+                self.send(p.EventMessage(event))
+        except KeyError as exc:
+            raise ValueError(f"nothing to revoke: {exc.args[0] if exc.args else exc}"
+                             ) from None
+        self._list_grants(p.ListGrants(session_id))
+
+    # ---- MCP servers ------------------------------------------------------------------------
+
+    def _list_mcp_servers(self, _message: p.ListMcpServers) -> None:
+        self._send_mcp()
+
+    def _mcp_server_action(self, message: p.McpServerAction) -> None:
+        if message.action not in p.MCP_ACTIONS:
+            raise ValueError(f"unknown MCP server action {message.action!r}; actions are "
+                             f"{', '.join(p.MCP_ACTIONS)}")
+        mcp = self.runtime.mcp
+        if mcp is None or all(s.name != message.name for s in mcp.states()):
+            raise ValueError(f"no MCP server named {message.name!r} is configured")
+        if message.action == "restart" and mcp.state(message.name).status == "disabled":
+            raise ValueError(f"the MCP server {message.name!r} is disabled; enable it first")
+        if message.action != "restart":
+            from kernel.policy.settings import set_mcp_server_disabled
+
+            self.settings = set_mcp_server_disabled(self.paths, message.name,
+                                                    message.action == "disable")
+        self._spawn(self._mcp_act(message))
+
+    async def _mcp_act(self, message: p.McpServerAction) -> None:
+        mcp = self.runtime.mcp
+        if mcp is None:
+            return
+        act = {"enable": mcp.enable, "disable": mcp.disable, "restart": mcp.restart}
+        try:
+            await act[message.action](message.name)
+        except KeyError as exc:  # the server was removed from settings meanwhile
+            self.send(p.CommandFailed(message.kind, str(exc.args[0] if exc.args else exc)))
+        self._send_mcp()
+
     # ---- runs ---------------------------------------------------------------------------------
 
     def _launch(self, session_id: str,
@@ -405,4 +510,13 @@ _HANDLERS: dict[type[p.Message], Callable[[Kernel, Any], None]] = {
     p.CancelCall: Kernel._cancel_call,
     p.ApprovalAnswer: Kernel._approval_answer,
     p.Shutdown: Kernel._shutdown_command,
+    p.ListGrants: Kernel._list_grants,
+    p.RevokeGrant: Kernel._revoke_grant,
+    p.ListMcpServers: Kernel._list_mcp_servers,
+    p.McpServerAction: Kernel._mcp_server_action,
 }
+
+
+def _session_words(words: str) -> str:
+    """A rule's words (said for an always rule) for a grant of this session only."""
+    return words.removesuffix(", in every session") + " — in this session only"
