@@ -39,9 +39,11 @@ icons: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) packaging/render_icons.py
 
 # Screenshots of the real app (real kernel, loopback fake model) under Xvfb, into
-# docs/screenshots/: the main window, an approval dialog, the settings dialog.
+# docs/screenshots/: the main window, an approval dialog, the settings dialog; then the
+# timeline (every status) and the output viewer (searching, plain and wrapped).
 screenshots: $(STAMP) system-deps
 	xvfb-run -a -s "-screen 0 1600x1000x24" $(PY) -m desktop.screenshots docs/screenshots
+	xvfb-run -a -s "-screen 0 1600x1000x24" $(PY) -m desktop.timeline.screenshots docs/screenshots
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .ruff_cache

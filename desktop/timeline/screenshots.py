@@ -1,11 +1,15 @@
 """Screenshots of the timeline and the output viewer for docs/screenshots/.
 
-    xvfb-run -a .venv/bin/python -m desktop.timeline.screenshots [OUTPUT_DIR]
+    xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python -m desktop.timeline.screenshots \
+        [OUTPUT_DIR]          (part of `make screenshots`)
 
-Writes timeline.png (a mix of every status, the running call selected with its details) and
-viewer.png (a command's output with ANSI colours, searched, on the current match), and
-viewer-wrap.png (the same with a very long line wrapped). The data is made up here and fed
-through the real widgets, exactly as the kernel's events and an externalized output would be.
+Writes timeline.png (a mix of every status, the running call selected with its details down
+to its approval and rule) and viewer.png (a command's output with ANSI colours, searched, on
+the current match), and viewer-wrap.png (the same with a very long line wrapped). The session
+is made up here but uses Reins' own tools (run_command, read_file, grep, …, an MCP tool),
+rule syntax (`write_file(src/**)`, `run_command(npm test *)`) and the approval records the
+PolicyGate writes (decided by `policy` or by the app's `ui` channel); it is fed through the
+real widgets, exactly as the kernel's events and an externalized output would be.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QApplication, QSplitter, QWidget
 
 from desktop.timeline.panel import TimelinePanel
 from desktop.viewer.window import OutputViewer
@@ -31,56 +35,112 @@ from kernel.events import (
 S = "screenshot"
 
 
+def _policy(call_id: str, rule: str, why: str) -> ApprovalDecision:
+    """An allow taken by the permission policy (a mode or a rule), as PolicyGate records it."""
+    return ApprovalDecision(S, call_id, "allow", "policy", "call", rule, why)
+
+
+def _user(call_id: str, decision: str, scope: str, rule: str = "",
+          message: str = "") -> ApprovalDecision:
+    """The user's answer in the app's approval dialog (channel `ui`)."""
+    return ApprovalDecision(S, call_id, decision, "ui", scope, rule, message)
+
+
+def _command_preview(command: str, network: str = "off") -> str:
+    return f"$ {command}\ncwd: ~/src/webapp\nsandbox: bubblewrap\nnetwork: {network}"
+
+
 def timeline_events(output: Path) -> list[Event]:
+    """A session in ask mode with Reins' own tools, rule syntax and approval records; the
+    summaries are what each tool's ToolSpec.summarize gives."""
+    edit = {"path": "src/app/config.ts", "old_string": "readFileSync(path)",
+            "new_string": "readFileSync(path, 'utf8')"}
     return [
-        ToolCallStarted(S, "t1", "read_file", {"path": "src/app/main.py"},
-                        summary="src/app/main.py"),
-        ToolResultEvent(S, "t1", "read_file", False, None, 4.2, 8_412, None, "import sys…"),
-        ToolCallStarted(S, "t2", "grep", {"pattern": "def load_", "path": "src"},
-                        summary="'def load_' in src"),
+        ToolCallStarted(S, "t1", "read_file", {"path": "src/app/main.ts"},
+                        summary="src/app/main.ts"),
+        _policy("t1", "mode ask", "reads inside the workspace run"),
+        ToolResultEvent(S, "t1", "read_file", False, None, 4.2, 8_412, None, "import { load…"),
+        ToolCallStarted(S, "t2", "grep", {"pattern": "export function load", "path": "src"},
+                        summary="/export function load/ in src"),
+        _policy("t2", "mode ask", "reads inside the workspace run"),
         ToolResultEvent(S, "t2", "grep", False, None, 38.0, 1_204, None,
-                        "src/app/config.py:12: def load_config(path):"),
-        ToolCallStarted(S, "t3", "bash", {"command": "pytest -x -q tests", "timeout": 600},
-                        summary="pytest -x -q tests", risk="execute"),
-        ApprovalRequest(S, "t3", "bash", {"command": "pytest -x -q tests"}, "execute",
-                        "ask mode: commands need approval", preview="$ pytest -x -q tests"),
-        ApprovalDecision(S, "t3", "allow_session", "user", "session"),
-        ToolResultEvent(S, "t3", "bash", True, "execution_error", 41_200.0, 2_811_904,
+                        "src/app/config.ts:12: export function loadConfig(path) {"),
+        ToolCallStarted(S, "t3", "run_command", {"command": "npm test", "timeout_s": 600},
+                        summary="npm test", risk="execute"),
+        ApprovalRequest(S, "t3", "run_command", {"command": "npm test", "timeout_s": 600},
+                        "execute", "execute tools ask in ask mode",
+                        preview=_command_preview("npm test"), rule="mode ask"),
+        _user("t3", "allow_session", "session", "run_command(npm test *)"),
+        ToolResultEvent(S, "t3", "run_command", True, "execution_error", 41_200.0, 2_811_904,
                         str(output),
                         "exit status 1\n[… 2811904 bytes omitted; full output at "
-                        f"{output} …]\nFAILED tests/test_config.py::test_load_missing"),
-        ToolCallStarted(S, "t4", "edit_file", {"path": "src/app/config.py",
-                                                "old": "open(path)", "new": "open(path, "
-                                                "encoding='utf-8')"},
-                        summary="src/app/config.py", risk="write"),
-        ApprovalDecision(S, "t4", "allow_always", "rule", "always", "Edit(src/**)"),
-        ToolResultEvent(S, "t4", "edit_file", False, None, 6.0, 96, None, "1 change"),
-        ToolCallStarted(S, "t5", "bash", {"command": "rm -rf ~/.cache/pip"},
-                        summary="rm -rf ~/.cache/pip", risk="destructive"),
-        ApprovalRequest(S, "t5", "bash", {"command": "rm -rf ~/.cache/pip"}, "destructive",
-                        "destructive command outside the workspace"),
-        ApprovalDecision(S, "t5", "deny", "user", "once", message="not needed"),
-        ToolResultEvent(S, "t5", "bash", True, "approval_denied", 0.0, 52, None,
-                        "The user denied this call: not needed"),
-        ToolCallStarted(S, "t6", "fetch", {"url": "https://pypi.org/simple/requests/"},
-                        summary="https://pypi.org/simple/requests/"),
-        ApprovalDecision(S, "t6", "allow_once", "mode", "once"),
-        ToolResultEvent(S, "t6", "fetch", True, "timeout", 30_000.0, 0, None,
-                        "timed out after 30 s"),
-        ToolCallStarted(S, "t7", "bash", {"command": "pip download numpy"},
-                        summary="pip download numpy", risk="execute"),
-        ApprovalDecision(S, "t7", "allow_session", "user", "session"),
-        ToolResultEvent(S, "t7", "bash", True, "cancelled", 2_300.0, 3_100, None,
-                        "cancelled by the user"),
-        ToolCallStarted(S, "t8", "bash", {"command": "make -j4 build", "timeout": 900},
-                        summary="make -j4 build", risk="execute"),
-        ApprovalDecision(S, "t8", "allow_session", "user", "session"),
-        ToolProgress(S, "t8", 734_003, "[ 62%] Building C object src/core/hash.c.o", 12.4),
-        ToolCallStarted(S, "t9", "write_file", {"path": "docs/CHANGES.md", "content": "…"},
-                        summary="docs/CHANGES.md", risk="write"),
-        ApprovalRequest(S, "t9", "write_file", {"path": "docs/CHANGES.md"}, "write",
-                        "ask mode: writes need approval", preview="+ ## 0.4.0"),
-        ToolCallStarted(S, "t10", "list_dir", {"path": "tests"}, summary="tests"),
+                        f"{output} …]\nFAIL tests/config.test.ts › loads a missing file"),
+        ToolCallStarted(S, "t4", "read_tool_output", {"call_id": "t3", "offset": 2_790_000},
+                        summary="t3 from byte 2790000"),
+        _policy("t4", "mode ask", "reads inside the workspace run"),
+        ToolResultEvent(S, "t4", "read_tool_output", False, None, 2.1, 21_904, None,
+                        "Expected: 'utf8' Received: undefined"),
+        ToolCallStarted(S, "t5", "edit_file", edit, summary="src/app/config.ts",
+                        risk="write"),
+        ApprovalRequest(S, "t5", "edit_file", edit, "write", "writes ask in ask mode",
+                        preview="-readFileSync(path)\n+readFileSync(path, 'utf8')",
+                        rule="mode ask"),
+        _user("t5", "allow_always", "always", "edit_file(src/**)"),
+        ToolResultEvent(S, "t5", "edit_file", False, None, 6.0, 96, None, "1 change"),
+        ToolCallStarted(S, "t6", "write_file", {"path": "src/app/defaults.ts",
+                                                "content": "export const ENCODING = 'utf8'\n"},
+                        summary="src/app/defaults.ts (31 chars)", risk="write"),
+        _policy("t6", "rule allow write_file(src/**)", "allowed by the rule write_file(src/**)"),
+        ToolResultEvent(S, "t6", "write_file", False, None, 3.0, 40, None,
+                        "wrote 31 characters to src/app/defaults.ts"),
+        ToolCallStarted(S, "t7", "mcp__git__git_status", {"repo_path": "."},
+                        summary='{"repo_path": "."}', risk="read"),
+        ApprovalRequest(S, "t7", "mcp__git__git_status", {"repo_path": "."}, "read",
+                        "mcp__git__git_status comes from mcp:git; outside tools ask first",
+                        rule="mode ask"),
+        _user("t7", "allow_session", "session", "mcp__git__git_status"),
+        ToolResultEvent(S, "t7", "mcp__git__git_status", False, None, 212.0, 318, None,
+                        "On branch main\nChanges not staged for commit: src/app/config.ts"),
+        ToolCallStarted(S, "t8", "run_command", {"command": "rm -rf ~/.npm/_cacache"},
+                        summary="rm -rf ~/.npm/_cacache", risk="execute"),
+        ApprovalRequest(S, "t8", "run_command", {"command": "rm -rf ~/.npm/_cacache"},
+                        "destructive", "destructive command (rm -rf)",
+                        preview=_command_preview("rm -rf ~/.npm/_cacache"), rule="always ask",
+                        can_always=False),
+        _user("t8", "deny", "call", message="not needed, leave the cache"),
+        ToolResultEvent(S, "t8", "run_command", True, "approval_denied", 0.0, 74, None,
+                        "The user denied this call: not needed, leave the cache"),
+        ToolCallStarted(S, "t9", "run_command", {"command": "npm install --no-audit"},
+                        summary="npm install --no-audit", risk="execute"),
+        ApprovalRequest(S, "t9", "run_command", {"command": "npm install --no-audit"},
+                        "execute", "the command needs the network",
+                        preview=_command_preview("npm install --no-audit", "on"),
+                        rule="mode ask"),
+        _user("t9", "allow_once", "once"),
+        ToolResultEvent(S, "t9", "run_command", True, "timeout", 120_000.0, 48_113, None,
+                        "The call to 'run_command' did not finish within its 120 s time limit"),
+        ToolCallStarted(S, "t10", "run_command", {"command": "npm test -- --watch"},
+                        summary="npm test -- --watch", risk="execute"),
+        _policy("t10", "session grant run_command(npm test *)",
+                "allowed for this session (run_command(npm test *))"),
+        ToolResultEvent(S, "t10", "run_command", True, "cancelled", 9_300.0, 3_100, None,
+                        "The user stopped the call to 'run_command' while it was running"),
+        ToolCallStarted(S, "t11", "run_command", {"command": "npm run build",
+                                                  "timeout_s": 900},
+                        summary="npm run build", risk="execute"),
+        ApprovalRequest(S, "t11", "run_command", {"command": "npm run build",
+                                                  "timeout_s": 900},
+                        "execute", "execute tools ask in ask mode",
+                        preview=_command_preview("npm run build"), rule="mode ask"),
+        _user("t11", "allow_session", "session", "run_command(npm run *)"),
+        ToolProgress(S, "t11", 734_003, "vite v5.4.2 building for production… 1287 modules",
+                     12.4),
+        ToolCallStarted(S, "t12", "write_file", {"path": "CHANGELOG.md", "content": "…"},
+                        summary="CHANGELOG.md (1 chars)", risk="write"),
+        ApprovalRequest(S, "t12", "write_file", {"path": "CHANGELOG.md", "content": "…"},
+                        "write", "writes ask in ask mode", preview="+## 0.4.0",
+                        rule="mode ask"),
+        ToolCallStarted(S, "t13", "list_directory", {"path": "tests"}, summary="tests"),
     ]
 
 
@@ -120,12 +180,17 @@ def main(argv: list[str]) -> int:
         output.write_bytes(test_run_output())
 
         panel = TimelinePanel()
-        panel.resize(1180, 760)
+        panel.resize(1180, 1000)
         panel.show()
         panel.apply_many(timeline_events(output))
         panel.model.flush()
-        panel.select_call("t8")
-        settle(app, 0.5)
+        panel.select_call("t11")
+        splitter = panel.findChild(QSplitter)
+        if splitter is not None:  # every row in view, and the details down to the approval
+            splitter.setSizes([352, 648])
+        settle(app, 0.3)
+        panel.details.ensureWidgetVisible(panel.details.approval_fields["Rule"], 0, 8)
+        settle(app, 0.3)
         shoot(panel, out / "timeline.png")
 
         viewer = OutputViewer()
