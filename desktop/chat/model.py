@@ -120,6 +120,7 @@ class ChatModel(QAbstractListModel):
         self._items: list[ChatItem] = []
         self._cards: dict[str, int] = {}
         self._streaming: MessageItem | None = None
+        self._streaming_row = -1
         self._dirty = False
         self._timer = QTimer(self)
         self._timer.setInterval(RENDER_INTERVAL_MS)
@@ -170,6 +171,7 @@ class ChatModel(QAbstractListModel):
         """Streamed assistant text; rendering is throttled to the render interval."""
         if self._streaming is None:
             self._streaming = MessageItem(Role.ASSISTANT, "", streaming=True)
+            self._streaming_row = len(self._items)
             self._append(self._streaming)
         self._streaming.text += text
         self._dirty = True
@@ -178,7 +180,7 @@ class ChatModel(QAbstractListModel):
 
     def finish_text(self, text: str) -> None:
         """A finished assistant text block: replaces the streamed one, or is added."""
-        item = self._streaming
+        item, row = self._streaming, self._streaming_row
         self._streaming = None
         self._dirty = False
         self._timer.stop()
@@ -194,7 +196,7 @@ class ChatModel(QAbstractListModel):
             item.render_all()
         else:
             item.segments, item.tail, item.cached_height = [], None, None
-        self._changed(self._items.index(item), grew=True)
+        self._changed(row, grew=True)
 
     def finish_streaming(self) -> None:
         """Close an unfinished streamed message (a run stopped before its text block ended)."""
@@ -241,7 +243,7 @@ class ChatModel(QAbstractListModel):
         before = item.height()
         if item.width > 0:
             item.render_tail()
-        self._changed(self._items.index(item), grew=item.height() != before)
+        self._changed(self._streaming_row, grew=item.height() != before)
 
 
 def item_text(item: ChatItem) -> str:
