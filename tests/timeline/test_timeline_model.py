@@ -132,3 +132,23 @@ def test_externalized_marker_approval_column_and_plain_text_cells(qtbot: QtBot) 
     assert model.tool_names() == ["bash"]
     model.clear()
     assert model.rowCount() == 0 and model.tool_names() == []
+
+
+def test_progress_of_one_call_in_one_batch_is_one_row_update_with_the_latest_values(
+    qtbot: QtBot,
+) -> None:
+    model = TimelineModel(batch_ms=60_000)  # flushed by hand: exactly one batch
+    spy = Spy(model)
+    model.apply_many([ToolCallStarted(S, cid(i), "bash", {"i": i}) for i in range(3)])
+    model.flush()
+    spy.changed.clear()
+    model.apply_many(ToolProgress(S, cid(1), 100 * k, f"line {k}", k / 10)
+                     for k in range(1, 201))
+    model.flush()
+    assert spy.changed == [(1, 1, Column.STATUS, Column.ACTION)]
+    record = model.record(cid(1))
+    assert record is not None
+    assert (record.bytes_so_far, record.last_line) == (20_000, "line 200")
+    assert text(model, 1, Column.OUTPUT) == "19.5 KB"
+    assert text(model, 1, Column.STATUS) == "running"
+    assert text(model, 0, Column.STATUS) == text(model, 2, Column.STATUS) == "queued"

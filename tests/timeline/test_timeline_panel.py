@@ -5,8 +5,15 @@ from __future__ import annotations
 import json
 
 from PySide6.QtCore import QPoint, Qt
-from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QApplication, QComboBox, QLineEdit, QPushButton, QWidget
+from PySide6.QtGui import QFont, QFontMetrics, QGuiApplication
+from PySide6.QtWidgets import (
+    QApplication,
+    QComboBox,
+    QLineEdit,
+    QPushButton,
+    QStyleOptionViewItem,
+    QWidget,
+)
 from pytestqt.qtbot import QtBot
 
 from desktop.timeline import TimelinePanel
@@ -226,3 +233,19 @@ def test_every_control_has_an_accessible_name(qtbot: QtBot) -> None:
     assert unnamed == []
     assert panel.view.accessibleName() == "Tool calls"
     assert QPoint(0, 0) == QPoint()  # sanity: QtCore usable
+
+
+def test_delegate_elides_like_qt_and_starts_over_when_the_font_changes(qtbot: QtBot) -> None:
+    delegate = TimelineDelegate()
+    option = QStyleOptionViewItem()
+    text = "make test " * 40
+    small, large = QFont(option.font), QFont(option.font)
+    small.setPointSize(8)
+    large.setPointSize(20)
+    for font in (small, large, small):
+        option.font = font
+        expected = QFontMetrics(font).elidedText(text, Qt.TextElideMode.ElideRight, 200)
+        assert delegate.elided(option, text, 200) == expected
+        assert delegate.elided(option, text, 200) == expected  # from the cache
+        assert expected.endswith("…") and len(expected) < len(text)
+    assert delegate.elided(option, "short", 200) == "short"
