@@ -28,6 +28,7 @@ from kernel.events import (
     ApprovalRequest,
     AssistantDelta,
     Event,
+    GrantRevoked,
     RunFinished,
     SessionStarted,
 )
@@ -91,6 +92,10 @@ class AppController(QObject):
         self._closed = False
         self._kernel_started = False
         self.settings_dialog: SettingsDialog | None = None
+        self.grants: dict[str, tuple[p.GrantInfo, ...]] = {}
+        """Each session's grants as the kernel last reported them (GrantList)."""
+        self.mcp_states = p.McpServerStates()
+        """The MCP servers' states as the kernel last reported them."""
         self._connect()
 
     # ---- setup ------------------------------------------------------------------------------
@@ -126,6 +131,7 @@ class AppController(QObject):
         w.banner.action.connect(self._banner_action)
         w.mode_changed.connect(self._set_mode)
         w.settings_requested.connect(self.open_settings)
+        w.grants_requested.connect(self.open_grants)
         w.closing.connect(self.shutdown)
         w.approvals_button.clicked.connect(self.approvals.show_current)
         w.chat.tool_card_activated.connect(self._show_call)
@@ -188,13 +194,37 @@ class AppController(QObject):
     def can_run(self) -> bool:
         return bool(self.api_key or self.base_url or self.key_pending)
 
-    def open_settings(self) -> None:
+    def open_settings(self) -> SettingsDialog:
         from desktop.settings.dialog import SettingsDialog
 
         dialog = SettingsDialog(self.paths, self.window)
         dialog.saved.connect(self._settings_saved)
+        dialog.grants_panel.revoke_requested.connect(self._revoke_grant)
+        dialog.mcp_panel.action_requested.connect(
+            lambda name, action: self.client.send(p.McpServerAction(name, action)))
+        dialog.mcp_panel.imported.connect(self._configure_kernel)
+        dialog.mcp_panel.set_states(self.mcp_states.servers, self.mcp_states.error)
         self.settings_dialog = dialog
+        view = self._view()
+        dialog.grants_panel.set_session(
+            (view.info.title or "Untitled session") if view is not None else None)
+        if view is not None:
+            self._request_grants(view.info.session_id)
+        self.client.send(p.ListMcpServers())
         dialog.open()
+        return dialog
+
+    def open_grants(self) -> None:
+        """The status bar's grants button: settings, on the current session's grants."""
+        dialog = self.open_settings()
+        dialog.show_tab(dialog.grants_panel)
+
+    def _revoke_grant(self, rule: str, scope: str) -> None:
+        if self.current is not None:
+            self.client.send(p.RevokeGrant(self.current, rule, scope))
+
+    def _request_grants(self, session_id: str) -> None:
+        self.client.send(p.ListGrants(session_id))
 
     def _settings_saved(self, saved: SavedSettings) -> None:
         if saved.api_key is not None or keystore.keyring_state().available:
@@ -258,11 +288,28 @@ class AppController(QObject):
             self.approvals.submit(event)
         elif isinstance(event, ApprovalDecision):
             self.approvals.discard(event.session_id, event.call_id)
+            if event.scope in ("session", "always"):
+                self._request_grants(event.session_id)
+        elif isinstance(event, GrantRevoked):
+            self._request_grants(event.session_id)
         elif isinstance(event, RunFinished):
             view.count(event)
             self._refresh_status()
         elif isinstance(event, SessionStarted) and event.session_id == self.current:
             self.window.set_model(event.model)
+
+    def _on_grant_list(self, message: p.GrantList) -> None:
+        self.grants[message.session_id] = message.grants
+        if message.session_id != self.current:
+            return
+        self.window.set_grants(len(message.grants))
+        if self.settings_dialog is not None:
+            self.settings_dialog.grants_panel.show_grants(message.grants)
+
+    def _on_mcp_server_states(self, message: p.McpServerStates) -> None:
+        self.mcp_states = message
+        if self.settings_dialog is not None:
+            self.settings_dialog.mcp_panel.set_states(message.servers, message.error)
 
     def _on_session_list(self, message: p.SessionList) -> None:
         self.window.sessions.model.set_sessions(list(message.sessions))
@@ -302,8 +349,10 @@ class AppController(QObject):
         self.window.sessions.model.remove(message.session_id)
         self.views.pop(message.session_id, None)
         self.approvals.discard(message.session_id)
+        self.grants.pop(message.session_id, None)
         if self.current == message.session_id:
             self.current = None
+            self.window.set_grants(0)
             if self.window.timeline_created:
                 self.window.timeline.clear()
             self.window.show_session(None, None)
@@ -414,6 +463,8 @@ class AppController(QObject):
             self.window.timeline.apply_many(view.events)
         self.window.sessions.select(session_id)
         self.window.chat.scrollToBottom()
+        self.window.set_grants(len(self.grants.get(session_id, ())))
+        self._request_grants(session_id)
         self._refresh_page()
 
     def _refresh_status(self) -> None:

@@ -72,6 +72,8 @@ class Banner(QFrame):
 class MainWindow(QMainWindow):
     mode_changed = Signal(str)
     settings_requested = Signal()
+    grants_requested = Signal()
+    """The status bar's grants button: show what the current session is allowed."""
     closing = Signal()
     first_painted = Signal()
     timeline_built = Signal(object)
@@ -146,8 +148,15 @@ class MainWindow(QMainWindow):
         self.approvals_button.hide()
         self.kernel_label = QLabel("", self)
         self.kernel_label.setAccessibleName("Kernel state")
+        self.grants_button = QPushButton(self)
+        self.grants_button.setAccessibleName("Show and revoke this session's grants")
+        self.grants_button.setToolTip("What this session may do without asking; click to "
+                                      "review or revoke")
+        self.grants_button.setFlat(True)
+        self.grants_button.hide()
+        self.grants_button.clicked.connect(self.grants_requested)
         for widget in (self.kernel_label, self.approvals_button, self.model_label,
-                       self.mode_combo, self.sandbox_label):
+                       self.mode_combo, self.grants_button, self.sandbox_label):
             bar.addWidget(widget)
         bar.addPermanentWidget(self.usage_label)
 
@@ -216,6 +225,11 @@ class MainWindow(QMainWindow):
         self.approvals_button.setText(
             f"{count} approval{'s' if count != 1 else ''} pending")
         self.approvals_button.setVisible(count > 0)
+
+    def set_grants(self, count: int) -> None:
+        """How many grants (session grants and always rules) the current session has."""
+        self.grants_button.setText(f"{count} grant{'s' if count != 1 else ''}")
+        self.grants_button.setVisible(count > 0)
 
     def set_kernel_state(self, text: str) -> None:
         self.kernel_label.setText(text)

@@ -1,4 +1,5 @@
-"""The settings dialog: API key, base URL, model, default mode, rules, sandbox, data folder.
+"""The settings dialog: API key, base URL, model, default mode, rules, the current session's
+grants, MCP servers, sandbox, data folder.
 
 Rules are validated as you type with the policy's own rule parser; the file is written by
 the policy's own settings writer (validated, locked, replaced atomically), so the dialog
@@ -10,6 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, QUrl, Signal
@@ -30,6 +32,9 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.settings import keystore
+from desktop.settings.grants import GrantsPanel
+from desktop.settings.mcp import McpPanel
+from kernel.mcp.config import find_claude_desktop_config
 from kernel.paths import AppPaths
 from kernel.policy.rules import RuleError, parse_rule
 from kernel.policy.settings import (
@@ -77,7 +82,12 @@ class SettingsDialog(QDialog):
     _diagnosed = Signal(str)
 
     def __init__(self, paths: AppPaths, parent: QWidget | None = None,
-                 diagnostics: Callable[[], str] = sandbox_report) -> None:
+                 diagnostics: Callable[[], str] = sandbox_report,
+                 find_mcp_config: Callable[[], Path | None] = find_claude_desktop_config,
+                 ) -> None:
+        """`find_mcp_config`: where a Claude Desktop configuration is (default: the usual
+        place of this OS). The Grants and MCP pages show what the app feeds them from the
+        kernel; their buttons emit signals the app turns into protocol commands."""
         super().__init__(parent)
         self.setWindowTitle("Reins — Settings")
         self.setAccessibleName("Settings")
@@ -89,6 +99,10 @@ class SettingsDialog(QDialog):
         self.tabs.setAccessibleName("Settings sections")
         self.tabs.addTab(self._model_tab(), "&Model")
         self.tabs.addTab(self._rules_tab(), "&Permissions")
+        self.grants_panel = GrantsPanel(self)
+        self.tabs.addTab(self.grants_panel, "&Grants")
+        self.mcp_panel = McpPanel(paths, self, find_config=find_mcp_config)
+        self.tabs.addTab(self.mcp_panel, "MC&P servers")
         self.tabs.addTab(self._sandbox_tab(), "Sa&ndbox")
         self.tabs.addTab(self._data_tab(), "&Data")
         self.error_label = QLabel(self)
@@ -225,6 +239,7 @@ class SettingsDialog(QDialog):
         self.model_edit.setText(settings.model or "")
         self.mode_combo.setCurrentText(str(settings.default_mode))
         permissions = settings.raw.get("permissions", {})
+        self._loaded_rules = {name: list(permissions.get(name, [])) for name in RULE_LISTS}
         for name, edit in self.rule_edits.items():
             edit.setPlainText("\n".join(permissions.get(name, [])))
         self.refresh_diagnostics()
@@ -283,7 +298,11 @@ class SettingsDialog(QDialog):
                 else:
                     data.pop(key, None)
             data["default_mode"] = changes["default_mode"]
-            data["permissions"] = changes["permissions"]
+            # Only the lists edited here: a rule saved or revoked meanwhile (always allow,
+            # the Grants page) is not undone by saving a copy loaded earlier.
+            for name, rules in changes["permissions"].items():
+                if rules != self._loaded_rules.get(name, []):
+                    data.setdefault("permissions", {})[name] = rules
 
         try:
             update_settings(self.paths, apply)
@@ -300,3 +319,6 @@ class SettingsDialog(QDialog):
         self.saved.emit(SavedSettings(key or None, changes["model"], changes["base_url"]))
         self.accept()
 
+    def show_tab(self, page: QWidget) -> None:
+        """Bring one page (e.g. `grants_panel`) to the front."""
+        self.tabs.setCurrentWidget(page)
