@@ -1,0 +1,108 @@
+"""Grants and MCP servers through the whole app: real widgets, a real kernel worker, the real
+anthropic client against the fake model, a real MCP server. Allow a command for the session,
+see it in the status bar and on the Grants page, revoke it there, and the next equivalent
+call asks again; disable an MCP server from Settings and find it saved in settings.json."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import keyring
+import keyring.backends.fail
+import pytest
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from desktop.controller import AppController
+from kernel.fakemodel import FakeAnthropicServer, ToolUse, reply
+from kernel.paths import AppPaths
+from tests.desktop.test_app_e2e import running, type_prompt
+from tests.mcp.conftest import edge
+
+WAIT_MS = 90_000
+pytestmark = pytest.mark.timeout(300)
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeAnthropicServer]:
+    with FakeAnthropicServer(api_key="sk-perm-key") as server:
+        yield server
+        server.release()
+
+
+@pytest.fixture
+def app(qtbot: QtBot, reins_home: AppPaths, fake: FakeAnthropicServer,
+        monkeypatch: pytest.MonkeyPatch) -> Iterator[AppController]:
+    monkeypatch.setattr(keyring, "get_keyring", keyring.backends.fail.Keyring)
+    reins_home.config.mkdir(parents=True, exist_ok=True)
+    reins_home.settings_file.write_text(json.dumps(
+        {"base_url": fake.base_url, "model": "claude-perm", "default_mode": "ask",
+         "mcpServers": {"edge": edge()}}))
+    controller = AppController(reins_home, api_key="sk-perm-key")
+    qtbot.addWidget(controller.window)
+    controller.start()
+    yield controller
+    controller.shutdown()
+
+
+def test_grant_revoked_in_settings_asks_again_and_mcp_server_disabled(
+        qtbot: QtBot, app: AppController, fake: FakeAnthropicServer, workspace: Path,
+        reins_home: AppPaths) -> None:
+    w = app.window
+    qtbot.waitUntil(lambda: w.kernel_label.text() == "", timeout=WAIT_MS)
+    w.sessions.new_requested.emit(str(workspace), "ask")
+    qtbot.waitUntil(lambda: app.current is not None, timeout=WAIT_MS)
+    fake.add(reply(ToolUse("run_command", {"command": "echo granted"})), reply("first done"),
+             reply(ToolUse("run_command", {"command": "echo  granted"})), reply("second done"))
+
+    type_prompt(qtbot, app, "run it")
+    approval = app.approvals.dialog
+    qtbot.waitUntil(approval.isVisible, timeout=WAIT_MS)
+    assert "run_command(echo granted)" in approval.always_rule.text()
+    qtbot.mouseClick(approval.allow_session, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not running(app), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: w.grants_button.isVisibleTo(w), timeout=WAIT_MS)
+    assert w.grants_button.text() == "1 grant"
+
+    # The status bar's button opens Settings on the session's grants; revoke it there.
+    qtbot.mouseClick(w.grants_button, Qt.MouseButton.LeftButton)
+    dialog = app.settings_dialog
+    assert dialog is not None and dialog.isVisible()
+    panel = dialog.grants_panel
+    assert dialog.tabs.currentWidget() is panel
+    qtbot.waitUntil(lambda: panel.tree.topLevelItemCount() == 1, timeout=WAIT_MS)
+    row = panel.tree.topLevelItem(0)
+    assert (row.text(0), row.text(1)) == ("run_command(echo granted)", "This session")
+    assert "in this session only" in row.text(2)
+    qtbot.mouseClick(panel.revoke_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: panel.tree.topLevelItemCount() == 0, timeout=WAIT_MS)
+    assert panel.empty_label.isVisibleTo(panel)
+    assert not w.grants_button.isVisibleTo(w)
+
+    # MCP servers: the edge server is ready; disable it.
+    mcp = dialog.mcp_panel
+    dialog.show_tab(mcp)
+
+    def edge_status() -> str:
+        info = mcp.servers.get("edge")
+        return info.status if info is not None else ""
+
+    qtbot.waitUntil(lambda: edge_status() == "ready", timeout=WAIT_MS)
+    assert mcp.tree.topLevelItem(0).text(1).startswith("ready with ")
+    mcp.tree.setCurrentItem(mcp.tree.topLevelItem(0))
+    qtbot.mouseClick(mcp.disable_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: edge_status() == "disabled", timeout=WAIT_MS)
+    saved = json.loads(reins_home.settings_file.read_text())
+    assert saved["mcpServers"]["edge"]["disabled"] is True
+    assert mcp.enable_button.isEnabled() and not mcp.restart_button.isEnabled()
+    dialog.reject()
+
+    # The revoked grant no longer matches: the equivalent call asks again.
+    type_prompt(qtbot, app, "run it again")
+    qtbot.waitUntil(approval.isVisible, timeout=WAIT_MS)
+    assert approval.request is not None
+    assert approval.request.input == {"command": "echo  granted"}
+    qtbot.mouseClick(approval.deny, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not running(app), timeout=WAIT_MS)
