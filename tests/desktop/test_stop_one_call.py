@@ -114,3 +114,36 @@ def test_stop_on_a_running_row_stops_only_that_call(qtbot: QtBot, app: AppContro
     assert result["tool_use_id"] == "cmd1" and result["is_error"] is True
     assert "stopped the call to 'run_command' while it was running" in json.dumps(result)
     assert leftovers(MARKER) == []
+
+
+def test_stopping_a_call_that_waits_for_approval_closes_its_dialog(
+        qtbot: QtBot, app: AppController, fake: FakeAnthropicServer, workspace: Path) -> None:
+    """The dialog closes on the kernel's answer to the request, while the run goes on (its
+    next model turn is held open here, so the run's end cannot be what closes it)."""
+    w = app.window
+    qtbot.waitUntil(lambda: w.kernel_label.text() == "", timeout=WAIT_MS)
+    w.sessions.new_requested.emit(str(workspace), "ask")
+    qtbot.waitUntil(lambda: app.current is not None, timeout=WAIT_MS)
+    fake.add(reply(ToolUse("write_file", {"path": "new.txt", "content": "x"}, id="w1")),
+             reply("Fine, no file then.", chunk_chars=4, stall_after=1))
+    qtbot.keyClicks(w.prompt.edit, "write new.txt")
+    qtbot.keyClick(w.prompt.edit, Qt.Key.Key_Return)
+    dialog = app.approvals.dialog
+    qtbot.waitUntil(lambda: dialog.isVisible(), timeout=WAIT_MS)
+    assert dialog.request is not None and dialog.request.call_id == "w1"
+
+    w.timeline.stop_requested.emit("w1")  # what the row, the key and the details' Stop emit
+    view = app.views[app.current or ""]
+    qtbot.waitUntil(lambda: fake.stalled.is_set() and not dialog.isVisible()
+                    and card_status(app, "w1") == "cancelled", timeout=WAIT_MS)
+    assert view.running and len(app.approvals) == 0
+    assert not (workspace / "new.txt").exists()
+    result = next(b for b in fake.requests[1].body["messages"][-1]["content"]
+                  if b.get("type") == "tool_result")
+    assert result["tool_use_id"] == "w1" and result["is_error"] is True
+    assert "before it was approved, so it was not run" in json.dumps(result)
+    record = w.timeline.model.record("w1")
+    assert record is not None and record.approval.decision == "deny"
+    assert record.approval.decided_by == "user"
+    app.cancel_run()
+    qtbot.waitUntil(lambda: not view.running, timeout=WAIT_MS)
