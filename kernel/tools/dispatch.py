@@ -384,11 +384,18 @@ class Dispatcher:
             self._notify("call_finished", call, skipped)
 
     def _stopped_result(self, call: ToolCall, started: float) -> ToolResult:
-        if call.call_id in self._executing:
+        entry = self.registry.entry(call.name) if isinstance(call.name, str) else None
+        if call.call_id in self._executing and entry is not None and not entry.is_async:
+            what = (
+                f"The user stopped the call to {call.name!r} while it was running; Reins "
+                f"stopped waiting for it, but it may still finish in the background, so "
+                f"check its effects before relying on them."
+            )
+        elif call.call_id in self._executing:
             what = (
                 f"The user stopped the call to {call.name!r} while it was running, so it did "
-                f"not finish; its effects, if any, may be partial (a command and every "
-                f"process it started were ended)."
+                f"not finish (a command is ended with every process it started); its "
+                f"effects, if any, may be partial."
             )
         else:
             what = (

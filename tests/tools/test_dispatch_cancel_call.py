@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -163,3 +164,35 @@ def test_cancelling_the_caller_still_cancels_everything(env: Any) -> None:
     assert state["cancelled"]
     assert d.stored("a").error_code is ErrorCode.CANCELLED
     assert "cancelled by the user before it finished" in d.stored("a").text
+
+
+def test_a_stopped_sync_handler_is_reported_as_possibly_still_running(env: Any) -> None:
+    release = threading.Event()
+    entered = threading.Event()
+
+    @tool
+    def blocking() -> str:
+        """Blocks its thread until released."""
+        entered.set()
+        release.wait(30)
+        return "late"
+
+    d = env.dispatcher([blocking])
+
+    async def go() -> Any:
+        async def stop() -> bool:
+            await asyncio.to_thread(entered.wait, 30)
+            return d.cancel_call("b1")
+
+        stopper = asyncio.ensure_future(stop())
+        result = await d.dispatch(ToolCall("b1", "blocking", {}))
+        release.set()  # the thread was left running; let it end before the loop closes
+        assert await stopper
+        return result
+
+    try:
+        result = asyncio.run(go())
+    finally:
+        release.set()
+    assert result.error_code is ErrorCode.CANCELLED
+    assert "may still finish in the background" in result.text
