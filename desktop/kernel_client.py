@@ -180,22 +180,32 @@ class KernelClient(QObject):
             self._timer.start(int(wait) + 1)
 
     def flush(self) -> None:
-        """Decode waiting messages and hand them to the UI now, chunk by chunk, until the
-        frame's budget is spent; the rest stay queued in order for the next frame (malformed
-        ones are logged and dropped by the decoder)."""
+        """Decode waiting messages and hand them to the UI now, in chunks, until the frame's
+        budget is spent (checked before each message); the rest stay queued in order for the
+        next frame. Malformed messages are logged and dropped by the decoder."""
         started = self._last_flush = self._clock()
-        more = True
-        while more:
-            with self._lock:
-                taken = [self._inbox.popleft() for _ in range(min(len(self._inbox), CHUNK))]
-                more = bool(self._inbox)
-                self._scheduled = more
-            messages = [m for m in map(p.decode, taken) if m is not None]
+        while True:
+            messages: list[p.Message] = []
+            spent = False
+            while len(messages) < CHUNK:
+                spent = (self._clock() - started) * 1000 >= BUDGET_MS
+                with self._lock:
+                    if spent or not self._inbox:
+                        break
+                    raw = self._inbox.popleft()
+                message = p.decode(raw)
+                if message is not None:
+                    messages.append(message)
             if messages:
                 self._deliver(coalesce(messages))
-            if more and (self._clock() - started) * 1000 >= BUDGET_MS:
-                self._timer.start(FRAME_MS)
-                return
+            with self._lock:
+                if not self._inbox:
+                    self._scheduled = False
+                    return
+                if spent or (self._clock() - started) * 1000 >= BUDGET_MS:
+                    self._scheduled = True
+                    self._timer.start(FRAME_MS)
+                    return
 
     def _deliver(self, messages: list[p.Message]) -> None:
         for message in messages:
