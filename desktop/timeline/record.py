@@ -57,7 +57,7 @@ _FINISHED = frozenset(
 )
 _ERROR_STATUS = {
     "approval_denied": Status.DENIED,
-    "approval_unavailable": Status.DENIED,
+    "approval_unavailable": Status.ERROR,
     "cancelled": Status.CANCELLED,
     "timeout": Status.TIMED_OUT,
 }
@@ -79,16 +79,30 @@ class Approval:
 
     @property
     def label(self) -> str:
-        """One line for the table: who approved it, and with which scope or rule."""
+        """One line for the table: who approved it, and with which scope or rule.
+
+        The kernel records the policy's own decisions as decided_by "policy" with the basis
+        in `rule` ("mode auto", "rule allow write_file(src/**)", "session grant …"), and a
+        person's answers with the channel that carried them ("ui", "terminal", "cli")."""
         if not self.decision:
             return "pending" if self.reason else ""
-        verb = "denied" if self.decision in ("deny", "unavailable") else "allowed"
-        who = self.decided_by or "user"
-        if who == "rule" and self.rule:
-            return f"{verb} by rule {self.rule}"
-        if who == "user" and verb == "allowed":
+        if self.decision == "unavailable":
+            return "no answer (approval unavailable)"
+        verb = "denied" if self.decision == "deny" else "allowed"
+        if self.decided_by == "policy" or self.decided_by.startswith("grant suspended"):
+            return f"{verb} by {_basis(self.rule) or 'policy'}"
+        if verb == "allowed":
             return f"user ({self.scope or 'once'})"
-        return f"{verb} by {who}"
+        return "denied by user"
+
+
+def _basis(rule: str) -> str:
+    """`rule allow X` → `rule X`; `mode auto`, `session grant X`, … unchanged."""
+    for kind in ("allow", "ask", "deny"):
+        prefix = f"rule {kind} "
+        if rule.startswith(prefix):
+            return "rule " + rule.removeprefix(prefix)
+    return rule
 
 
 @dataclass(frozen=True)
@@ -202,7 +216,12 @@ def advance(record: CallRecord | None, event: Event, now: float) -> CallRecord |
         allowed = event.decision.startswith("allow")
         status = record.status
         if not status.finished and status is not Status.RUNNING:
-            status = Status.RUNNING if allowed else Status.DENIED
+            if allowed:
+                status = Status.RUNNING
+            elif event.decision == "deny":
+                status = Status.DENIED
+            else:
+                status = Status.ERROR
         started = record.started_at if record.started_at is not None or not allowed else now
         return replace(record, approval=approval, decided_at=now, status=status,
                        started_at=started)

@@ -117,7 +117,8 @@ def test_externalized_marker_approval_column_and_plain_text_cells(qtbot: QtBot) 
     model = TimelineModel()
     model.apply(ToolCallStarted(S, "a", "bash", {"cmd": "<b>bold</b>"},
                                 summary="<b>bold</b> <img src=x>"))
-    model.apply(ApprovalDecision(S, "a", "allow_always", "rule", "always", "Bash(make *)"))
+    model.apply(ApprovalDecision(S, "a", "allow", "policy", "call",
+                                 "rule allow run_command(make *)"))
     model.apply(ToolResultEvent(S, "a", "bash", False, None, 1500.0, 5 * 1024 * 1024,
                                 "/tmp/out/a.txt", "head…tail"))
     model.flush()
@@ -125,7 +126,7 @@ def test_externalized_marker_approval_column_and_plain_text_cells(qtbot: QtBot) 
     tip = model.data(model.index(0, Column.ARGUMENTS), Qt.ItemDataRole.ToolTipRole)
     assert "&lt;b&gt;" in str(tip) and "<b>" not in str(tip).replace("<pre>", "")
     assert text(model, 0, Column.OUTPUT) == f"5.0 MB {EXTERNALIZED_MARKER}"
-    assert text(model, 0, Column.APPROVAL) == "allowed by rule Bash(make *)"
+    assert text(model, 0, Column.APPROVAL) == "allowed by rule run_command(make *)"
     assert text(model, 0, Column.ACTION) == "Open output"
     assert text(model, 0, Column.DURATION) == "1.5 s"
     assert model.record("a").status is Status.DONE  # type: ignore[union-attr]

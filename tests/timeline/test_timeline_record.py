@@ -52,7 +52,7 @@ def test_queued_then_awaiting_then_running_then_done() -> None:
         ("execution_error", Status.ERROR),
         ("invalid_arguments", Status.ERROR),
         ("approval_denied", Status.DENIED),
-        ("approval_unavailable", Status.DENIED),
+        ("approval_unavailable", Status.ERROR),
         ("cancelled", Status.CANCELLED),
         ("timeout", Status.TIMED_OUT),
     ],
@@ -63,12 +63,33 @@ def test_error_codes_map_to_statuses(code: str, status: Status) -> None:
     assert r.error_code == code
 
 
-def test_denied_decision_and_rule_label() -> None:
-    r = run(started(), ApprovalDecision(S, "c1", "deny", "rule", "always", "Bash(rm *)"))
-    assert r.status is Status.DENIED
-    assert r.approval.label == "denied by rule Bash(rm *)"
-    r = run(started(), ApprovalDecision(S, "c1", "allow_once", "mode", "once"))
-    assert r.approval.label == "allowed by mode"
+@pytest.mark.parametrize(
+    ("decision", "label", "status"),
+    [
+        # The shapes the kernel's PolicyGate records (kernel/policy/approvals.py).
+        (ApprovalDecision(S, "c1", "deny", "policy", "call", "rule deny run_command(rm *)"),
+         "denied by rule run_command(rm *)", Status.DENIED),
+        (ApprovalDecision(S, "c1", "allow", "policy", "call", "rule allow write_file(src/**)"),
+         "allowed by rule write_file(src/**)", Status.RUNNING),
+        (ApprovalDecision(S, "c1", "allow", "policy", "call", "mode auto"),
+         "allowed by mode auto", Status.RUNNING),
+        (ApprovalDecision(S, "c1", "allow", "policy", "call", "session grant read_file(x)"),
+         "allowed by session grant read_file(x)", Status.RUNNING),
+        (ApprovalDecision(S, "c1", "allow_always", "ui", "always", "write_file(docs/**)"),
+         "user (always)", Status.RUNNING),
+        (ApprovalDecision(S, "c1", "allow_once", "cli", "once"), "user (once)", Status.RUNNING),
+        (ApprovalDecision(S, "c1", "deny", "terminal", "call", message="not now"),
+         "denied by user", Status.DENIED),
+        # A broken channel is not a denial by the user.
+        (ApprovalDecision(S, "c1", "unavailable", "none", "call"),
+         "no answer (approval unavailable)", Status.ERROR),
+    ],
+)
+def test_decision_labels_name_who_decided(decision: ApprovalDecision, label: str,
+                                          status: Status) -> None:
+    r = run(started(), decision)
+    assert r.approval.label == label
+    assert r.status is status
 
 
 def test_finished_call_does_not_go_back_and_unknown_calls_are_ignored() -> None:
