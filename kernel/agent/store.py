@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import enum
 import json
+import logging
 import queue
 import secrets
 import sqlite3
@@ -39,6 +40,7 @@ from kernel.paths import check_session_id
 from kernel.tools.spec import ErrorCode, ToolResult
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
 
@@ -232,7 +234,14 @@ class SessionStore:
                     stop = True
                     break
                 batch.append(more)
-            self._commit_batch(conn, batch)
+            try:
+                self._commit_batch(conn, batch)
+            except BaseException as exc:  # never leave a waiter hanging on a dead writer
+                log.exception("the session store's writer failed")
+                for job in batch:
+                    if not job.future.done():
+                        _settle(job.future, False, exc if isinstance(exc, Exception)
+                                else RuntimeError(f"store writer failed: {exc!r}"))
             if stop:
                 break
         conn.close()

@@ -191,3 +191,19 @@ def test_a_cancelled_waiter_does_not_kill_the_writer(store: SessionStore, tmp_pa
     texts = [e.text for _, e in store.events(sid)]
     assert texts == ["nobody waits for me", "after"]
     assert seq > 0
+
+
+def test_a_failure_inside_the_writer_fails_its_callers_and_the_writer_goes_on(
+        store: SessionStore, tmp_path: Path):
+    """Whatever goes wrong inside the writer thread, its waiters get an error instead of
+    waiting forever, and later writes still work."""
+    sid = store.create_session(tmp_path / "ws", "claude-sonnet-4-5", "ask")
+
+    def broken(conn: sqlite3.Connection) -> None:
+        raise SystemExit("a bug escaping the job")
+
+    failed = store._submit(broken)
+    with pytest.raises(RuntimeError, match="store writer failed"):
+        failed.result(timeout=10)
+    store.append_event(UserMessage(sid, "still here"))
+    assert [e.text for _, e in store.events(sid)] == ["still here"]
