@@ -126,12 +126,16 @@ class KernelClient(QObject):
         process, conn = self.process, self._conn
         if process is None:
             return
-        if self._ready_generation == self._generation:
+        ready = self._ready_generation == self._generation
+        if ready:
             self.send(p.Shutdown())
             process.join(max(0.0, timeout - 0.3))
         # A kernel that never said it was ready has no runs and no tools: nothing to wait for.
         if process.is_alive():
-            log.warning("the kernel did not stop in time; terminating it")
+            if ready:
+                log.warning("the kernel did not stop within %.1f s; terminating it", timeout)
+            else:
+                log.info("the kernel was still starting; ending it")
             process.terminate()
             process.join(0.2)
         if process.is_alive():
