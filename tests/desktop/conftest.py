@@ -1,7 +1,36 @@
-"""Qt tests run offscreen, also when pytest is run directly."""
+"""Qt tests run offscreen, also when pytest is run directly; the whole-app helper."""
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from pytestqt.qtbot import QtBot
+
+from kernel.fakemodel import FakeAnthropicServer
+from kernel.paths import AppPaths
+
+
+@contextmanager
+def running_app(qtbot: QtBot, paths: AppPaths, fake: FakeAnthropicServer, *, api_key: str,
+                model: str, mode: str, **settings: Any) -> Iterator[Any]:
+    """The real app (controller, window, a real kernel worker process) with settings.json
+    pointing at the fake Anthropic server; shut down afterwards."""
+    from desktop.controller import AppController
+
+    paths.config.mkdir(parents=True, exist_ok=True)
+    content: Mapping[str, Any] = {"base_url": fake.base_url, "model": model,
+                                  "default_mode": mode, **settings}
+    paths.settings_file.write_text(json.dumps(content))
+    controller = AppController(paths, api_key=api_key)
+    qtbot.addWidget(controller.window)
+    controller.start()
+    try:
+        yield controller
+    finally:
+        controller.shutdown()

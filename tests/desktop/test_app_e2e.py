@@ -19,6 +19,7 @@ from desktop.chat.model import MessageItem, Role, ToolCardItem
 from desktop.controller import AppController
 from kernel.fakemodel import FakeAnthropicServer, ToolUse, reply
 from kernel.paths import AppPaths
+from tests.desktop.conftest import running_app
 
 WAIT_MS = 90_000
 pytestmark = pytest.mark.timeout(300)
@@ -32,14 +33,9 @@ def fake() -> Iterator[FakeAnthropicServer]:
 
 @pytest.fixture
 def app(qtbot: QtBot, reins_home: AppPaths, fake: FakeAnthropicServer) -> Iterator[AppController]:
-    reins_home.config.mkdir(parents=True, exist_ok=True)
-    reins_home.settings_file.write_text(json.dumps(
-        {"base_url": fake.base_url, "model": "claude-e2e", "default_mode": "ask"}))
-    controller = AppController(reins_home, api_key="sk-e2e-key")
-    qtbot.addWidget(controller.window)
-    controller.start()
-    yield controller
-    controller.shutdown()
+    with running_app(qtbot, reins_home, fake, api_key="sk-e2e-key", model="claude-e2e",
+                     mode="ask") as controller:
+        yield controller
     fake.release()
 
 

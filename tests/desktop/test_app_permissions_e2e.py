@@ -18,6 +18,7 @@ from pytestqt.qtbot import QtBot
 from desktop.controller import AppController
 from kernel.fakemodel import FakeAnthropicServer, ToolUse, reply
 from kernel.paths import AppPaths
+from tests.desktop.conftest import running_app
 from tests.desktop.test_app_e2e import running, type_prompt
 from tests.mcp.conftest import edge
 
@@ -36,15 +37,9 @@ def fake() -> Iterator[FakeAnthropicServer]:
 def app(qtbot: QtBot, reins_home: AppPaths, fake: FakeAnthropicServer,
         monkeypatch: pytest.MonkeyPatch) -> Iterator[AppController]:
     monkeypatch.setattr(keyring, "get_keyring", keyring.backends.fail.Keyring)
-    reins_home.config.mkdir(parents=True, exist_ok=True)
-    reins_home.settings_file.write_text(json.dumps(
-        {"base_url": fake.base_url, "model": "claude-perm", "default_mode": "ask",
-         "mcpServers": {"edge": edge()}}))
-    controller = AppController(reins_home, api_key="sk-perm-key")
-    qtbot.addWidget(controller.window)
-    controller.start()
-    yield controller
-    controller.shutdown()
+    with running_app(qtbot, reins_home, fake, api_key="sk-perm-key", model="claude-perm",
+                     mode="ask", mcpServers={"edge": edge()}) as controller:
+        yield controller
 
 
 def test_grant_revoked_in_settings_asks_again_and_mcp_server_disabled(

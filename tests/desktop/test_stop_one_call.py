@@ -22,6 +22,7 @@ from desktop.timeline.record import Status
 from kernel import protocol as p
 from kernel.fakemodel import FakeAnthropicServer, ToolUse, reply
 from kernel.paths import AppPaths
+from tests.desktop.conftest import running_app
 from tests.sandbox.sandbox_helpers import leftovers
 
 WAIT_MS = 60_000
@@ -38,14 +39,9 @@ def fake() -> Iterator[FakeAnthropicServer]:
 
 @pytest.fixture
 def app(qtbot: QtBot, reins_home: AppPaths, fake: FakeAnthropicServer) -> Iterator[AppController]:
-    reins_home.config.mkdir(parents=True, exist_ok=True)
-    reins_home.settings_file.write_text(json.dumps(
-        {"base_url": fake.base_url, "model": "claude-stop", "default_mode": "auto"}))
-    controller = AppController(reins_home, api_key="sk-stop-key")
-    qtbot.addWidget(controller.window)
-    controller.start()
-    yield controller
-    controller.shutdown()
+    with running_app(qtbot, reins_home, fake, api_key="sk-stop-key", model="claude-stop",
+                     mode="auto") as controller:
+        yield controller
     fake.release()
 
 
