@@ -94,6 +94,9 @@ def test_schema_and_parser_agree(entry: dict[str, Any]) -> None:
 
 def test_schema_is_a_valid_draft_2020_12_schema() -> None:
     jsonschema.Draft202012Validator.check_schema(MCP_SERVERS_SCHEMA)
+    validator = jsonschema.Draft202012Validator(MCP_SERVERS_SCHEMA)
+    assert validator.is_valid({"git": {"command": "uvx", "args": ["mcp-server-git"]}})
+    assert not validator.is_valid({"git": {"args": "not-a-list"}})
 
 
 def test_claude_desktop_locations_per_os(tmp_path: Path) -> None:

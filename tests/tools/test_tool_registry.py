@@ -116,7 +116,9 @@ def test_var_keyword_handlers_accept_any_schema_properties() -> None:
         return ""
 
     schema = {"type": "object", "properties": {"x": {}, "y": {}}, "required": ["x"]}
-    ToolRegistry([spec(handler=anything, input_schema=schema)])
+    registry = ToolRegistry([spec(handler=anything, input_schema=schema)])
+    assert registry.names() == ["t"]
+    assert registry.schemas()[0]["input_schema"]["required"] == ["x"]
 
 
 def test_context_parameter_is_not_a_schema_property() -> None:
