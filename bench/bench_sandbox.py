@@ -3,6 +3,10 @@
 Floors measured in the same run: `subprocess.run(["true"])` for the start-up cost, and the
 same 1 GiB written by a plain shell pipe into a file in the same folder for the throughput
 (the disk and the pipe set that limit, not Reins).
+
+The layout is Reins' default: its data and config folders and the workspace inside the
+home, so hiding the home hides Reins' folders too. A REINS_HOME outside the home costs two
+more mounts (shown on its own line).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import psutil
@@ -20,6 +25,7 @@ import psutil
 from bench.common import Stats, fmt_seconds, report, stats
 from kernel.paths import AppPaths
 from kernel.sandbox.executor import CommandExecutor
+from kernel.sandbox.handshake import Handshake
 from kernel.sandbox.launcher import BwrapLauncher, LaunchRequest
 from kernel.sandbox.limits import ResourceLimits
 from kernel.tools.externalize import OutputStore
@@ -71,13 +77,31 @@ def _rss_peak_during(fn: Callable[[], object]) -> tuple[float, int]:
     return elapsed, peak - baseline
 
 
+def _bwrap_once(launcher: BwrapLauncher, request: LaunchRequest) -> None:
+    """bwrap with its start handshake, synchronous: the floor of what the executor does."""
+    handshake = Handshake()
+    try:
+        argv = launcher.argv(replace(request, handshake_fds=handshake.child_fds))
+        proc = subprocess.Popen(argv, pass_fds=handshake.child_fds, start_new_session=True)
+        handshake.started()
+        handshake.complete(request.limits, 10)
+    finally:
+        handshake.close()
+    assert proc.wait() == 0
+
+
 def run() -> None:
-    with tempfile.TemporaryDirectory() as tmp:
+    with (tempfile.TemporaryDirectory(dir=Path.home(), prefix=".reins-bench-") as tmp,
+          tempfile.TemporaryDirectory(prefix="reins-bench-") as outside):
         root = Path(tmp)
-        paths = AppPaths(data=root / "data", config=root / "config")
-        workspace = root / "ws"
+        paths = AppPaths(data=root / ".local/share/reins", config=root / ".config/reins")
+        workspace = root / "project"
         workspace.mkdir()
+        paths.config.mkdir(parents=True)
+        outside_paths = AppPaths(data=Path(outside) / "data", config=Path(outside) / "config")
+        outside_paths.config.mkdir(parents=True)
         executor = CommandExecutor(paths)
+        outside_executor = CommandExecutor(outside_paths)
         status = executor.status()
         if not status.available:
             print(f"   sandbox unavailable ({status.reason}); fix: {status.fix}")
@@ -85,36 +109,39 @@ def run() -> None:
         outputs = OutputStore.for_session(paths, "bench")
         loop = asyncio.new_event_loop()
 
-        def sandboxed(command: str, call_id: str = "bench") -> int:
+        def sandboxed(command: str, call_id: str = "bench", ex: CommandExecutor = executor) -> int:
             with outputs.spool(call_id) as spool:
                 outcome = loop.run_until_complete(
-                    executor.run(command, workspace=workspace, spool=spool, timeout_s=300))
+                    ex.run(command, workspace=workspace, spool=spool, timeout_s=300))
             assert outcome.exit_code == 0, outcome
             return outcome.output_bytes
 
         try:
             paths.sandbox_home.mkdir(parents=True, exist_ok=True)
-            launcher = BwrapLauncher(status.bwrap_path, status.prlimit_path)
-            argv = launcher.argv(LaunchRequest(
+            launcher = BwrapLauncher(status.bwrap_path)
+            request = LaunchRequest(
                 command="true", cwd=workspace, workspace=workspace, network=False,
                 limits=ResourceLimits().for_timeout(300), grace_s=2.0,
-                sandbox_home=paths.sandbox_home, real_home=Path.home(), paths=paths))
-            bare, raw, boxed = _interleaved(
+                sandbox_home=paths.sandbox_home, real_home=Path.home(), paths=paths)
+            bare, raw, boxed, boxed_outside = _interleaved(
                 [lambda: subprocess.run(["true"], check=True),
-                 lambda: subprocess.run(argv, check=True),
-                 lambda: sandboxed("true")],
+                 lambda: _bwrap_once(launcher, request),
+                 lambda: sandboxed("true"),
+                 lambda: sandboxed("true", ex=outside_executor)],
                 N,
             )
             extra = boxed.median - bare.median
             report("bare subprocess.run(['true']) (floor)", fmt_seconds(bare.median), ratio=1.0)
-            report("prlimit + bwrap argv alone, subprocess.run", fmt_seconds(raw.median),
+            report("bwrap + limits handshake alone, synchronous", fmt_seconds(raw.median),
                    ratio=raw.median / bare.median)
-            report("sandboxed `true` (prlimit + bwrap + sh, spooled)",
+            report("sandboxed `true` (bwrap + sh, spooled, executor)",
                    fmt_seconds(boxed.median), ratio=boxed.median / bare.median)
             report("extra per command", fmt_seconds(extra), goal="≤ 8 ms",
                    ok=extra <= GOAL_EXTRA_S)
-            report("  of which the executor itself (vs the argv alone)",
+            report("  of which the executor itself (vs bwrap alone)",
                    fmt_seconds(boxed.median - raw.median))
+            report("  extra with REINS_HOME outside the home",
+                   fmt_seconds(boxed_outside.median - bare.median))
 
             floor_file = root / "floor.bin"
 
@@ -141,4 +168,5 @@ def run() -> None:
                    goal="≤ 20 MB", ok=growth / 1e6 <= GOAL_GROWTH_MB)
         finally:
             executor.shutdown()
+            outside_executor.shutdown()
             loop.close()

@@ -8,7 +8,8 @@ command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 command -v xvfb-run >/dev/null 2>&1 || need+=(xvfb)
 command -v objdump >/dev/null 2>&1 || need+=(binutils)              # PyInstaller on Linux
 command -v desktop-file-validate >/dev/null 2>&1 || need+=(desktop-file-utils)
-command -v prlimit >/dev/null 2>&1 || need+=(util-linux)            # sandbox resource limits
+command -v setsid >/dev/null 2>&1 || need+=(util-linux)              # the lifetime tests
+
 # Qt's xcb platform plugin (used under xvfb) needs these shared libraries.
 for lib in libxcb-cursor.so.0 libxkbcommon-x11.so.0 libEGL.so.1 libGL.so.1; do
   if ! ldconfig -p 2>/dev/null | grep -q "$lib"; then

@@ -8,7 +8,8 @@ Mounts, in order (later ones lie on top of earlier ones):
    (/run/user: D-Bus, keyring and agent sockets; the Docker socket) hidden;
 3. the workspace bound read-write (if it contains credential folders of the home, those are
    hidden again);
-4. Reins' own config and data folders hidden, then the sandbox home (HOME) bound read-write;
+4. Reins' own config and data folders hidden (unless the hidden home already hides them and
+   nothing bound above shows them again), then the sandbox home (HOME) bound read-write;
 5. inside the workspace, git hooks, git config and the other protected files of the path
    policy re-bound read-only (a missing `.git/hooks` is created empty and protected, since a
    hook written there would later run outside the sandbox);
@@ -57,6 +58,11 @@ def _inside(path: str, root: str) -> bool:
     return path == root or root == "/" or path.startswith(root + "/")
 
 
+def _overlaps(path: str, others: Iterable[str]) -> bool:
+    """`path` lies under or above one of `others`."""
+    return any(_inside(path, other) or _inside(other, path) for other in others)
+
+
 def _hide(path: str) -> list[str]:
     """Mount something empty over `path` (a tmpfs for a folder, /dev/null for a file)."""
     try:
@@ -93,20 +99,28 @@ def bwrap_argv(
     sandbox_home: Path,
     real_home: Path,
     read_only_paths: Iterable[Path] = (),
+    handshake_fds: tuple[int, int],
 ) -> list[str]:
-    """The full argv: `bwrap … -- /bin/sh -c COMMAND`. Paths must be absolute and resolved."""
+    """The full argv: `bwrap … -- /bin/sh -c COMMAND`. Paths must be absolute and resolved.
+
+    `handshake_fds` are bwrap's `--info-fd` and `--block-fd` (see `kernel.sandbox.handshake`).
+    """
     ws, home = str(workspace), str(real_home)
-    argv = [bwrap, *NAMESPACE_FLAGS]
+    info_fd, block_fd = handshake_fds
+    argv = [bwrap, *NAMESPACE_FLAGS, "--info-fd", str(info_fd), "--block-fd", str(block_fd)]
     if not network:
         argv.append("--unshare-net")
     argv += base_mounts()
     read_only_later: list[str] = []
-    if home != "/" and os.path.isdir(home) and not _inside(home, ws):
+    shown = [ws]  # bound over hidden folders: what lies under or above them shows again
+    home_hidden = home != "/" and os.path.isdir(home) and not _inside(home, ws)
+    if home_hidden:
         argv += ["--tmpfs", home]
         read_only_later.append(home)
         for extra in map(str, read_only_paths):
             if _inside(extra, home) and os.path.exists(extra):
                 argv += ["--ro-bind", extra, extra]
+                shown.append(extra)
     for real in _session_sockets():
         if not _inside(ws, real):
             argv += _hide(real)
@@ -116,9 +130,12 @@ def bwrap_argv(
         if secret != ws and _inside(secret, ws):
             argv += _hide(secret)
     for own in (os.path.realpath(paths.config), os.path.realpath(paths.data)):
-        if not _inside(ws, own) and os.path.isdir(own):
-            argv += ["--tmpfs", own]
-            read_only_later.append(own)
+        if _inside(ws, own) or not os.path.isdir(own):
+            continue
+        if home_hidden and _inside(own, home) and not _overlaps(own, shown):
+            continue  # already hidden with the home (Reins' default layout)
+        argv += ["--tmpfs", own]
+        read_only_later.append(own)
     argv += ["--bind", str(sandbox_home), str(sandbox_home)]
     git = os.path.join(ws, ".git")
     hooks = os.path.join(git, "hooks")

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import os
 import shutil
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
 
 from kernel.sandbox.bwrap import NAMESPACE_FLAGS, base_mounts
+from kernel.sandbox.handshake import Handshake, HandshakeError
+from kernel.sandbox.limits import ResourceLimits
 
 FIX_INSTALL = (
     "apt-get install bubblewrap  (Fedora: dnf install bubblewrap; Arch: pacman -S bubblewrap)"
@@ -19,7 +24,10 @@ FIX_USERNS = (
     "or an AppArmor profile for bwrap; in a container, run it with --privileged or allow "
     "user namespaces"
 )
-FIX_PRLIMIT = "apt-get install util-linux  (it provides prlimit, which applies the resource limits)"
+FIX_LIMITS = (
+    "use a bubblewrap that is not installed setuid root (the distribution's package, with "
+    "user namespaces allowed): Reins sets the resource limits on the sandbox it starts"
+)
 FIX_PLATFORM = (
     "none yet: on this system every command needs your explicit approval "
     "(macOS sandbox-exec and Windows launchers are planned)"
@@ -37,17 +45,16 @@ class SandboxStatus:
     fix: str = ""
     """What the user can do to get a sandbox ('' when available)."""
     bwrap_path: str = ""
-    prlimit_path: str = ""
     version: str = ""
 
 
-def detect_sandbox(bwrap: str = "bwrap", prlimit: str = "prlimit") -> SandboxStatus:
-    """The sandbox state for these programs (cached: the probe runs once per pair)."""
-    return _detect(bwrap, prlimit)
+def detect_sandbox(bwrap: str = "bwrap") -> SandboxStatus:
+    """The sandbox state for this program (cached: the probe runs once per program)."""
+    return _detect(bwrap)
 
 
 @functools.lru_cache(maxsize=8)
-def _detect(bwrap: str, prlimit: str) -> SandboxStatus:
+def _detect(bwrap: str) -> SandboxStatus:
     if sys.platform != "linux":
         return SandboxStatus("none", False, f"no sandbox launcher for {sys.platform} yet",
                              FIX_PLATFORM)
@@ -55,25 +62,52 @@ def _detect(bwrap: str, prlimit: str) -> SandboxStatus:
     if bwrap_path is None:
         return SandboxStatus("none", False, f"bubblewrap ({bwrap}) is not installed",
                              FIX_INSTALL)
-    prlimit_path = shutil.which(prlimit)
-    if prlimit_path is None:
-        return SandboxStatus("none", False, f"prlimit ({prlimit}) is not installed",
-                             FIX_PRLIMIT, bwrap_path)
-    probe = [bwrap_path, *NAMESPACE_FLAGS, "--unshare-net", *base_mounts(), "--", "/bin/true"]
     try:
-        done = subprocess.run(probe, capture_output=True, timeout=PROBE_TIMEOUT_S,
-                              env={"PATH": "/usr/bin:/bin"}, check=False)
+        returncode, err, limits_error = _probe(bwrap_path)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return SandboxStatus("none", False, f"bubblewrap could not be started: {exc}",
-                             FIX_INSTALL, bwrap_path, prlimit_path)
+                             FIX_INSTALL, bwrap_path)
     version = _version(bwrap_path)
-    if done.returncode != 0:
-        err = done.stderr.decode("utf-8", "replace").strip() or f"exit code {done.returncode}"
+    if returncode != 0 and not (limits_error and returncode == -signal.SIGKILL):
+        err = err or f"exit code {returncode}"
         return SandboxStatus("none", False, f"bubblewrap cannot create its namespaces: {err}",
-                             FIX_USERNS, bwrap_path, prlimit_path, version)
+                             FIX_USERNS, bwrap_path, version)
+    if limits_error:
+        return SandboxStatus("none", False, f"Reins cannot limit the sandbox: {limits_error}",
+                             FIX_LIMITS, bwrap_path, version)
     return SandboxStatus("bwrap", True,
-                         "bubblewrap creates pid, ipc, uts, net and mount namespaces here",
-                         "", bwrap_path, prlimit_path, version)
+                         "bubblewrap creates pid, ipc, uts, net and mount namespaces here, "
+                         "and Reins sets the resource limits inside",
+                         "", bwrap_path, version)
+
+
+def _probe(bwrap_path: str) -> tuple[int, str, str]:
+    """Start a sandbox the way commands start: (exit code, bwrap's message, limits error)."""
+    handshake = Handshake()
+    info_fd, block_fd = handshake.child_fds
+    argv = [bwrap_path, *NAMESPACE_FLAGS, "--info-fd", str(info_fd), "--block-fd", str(block_fd),
+            "--unshare-net", *base_mounts(), "--", "/bin/true"]
+    limits_error = ""
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, env={"PATH": "/usr/bin:/bin"},
+                                pass_fds=handshake.child_fds, start_new_session=True)
+        handshake.started()
+        try:
+            handshake.complete(ResourceLimits().for_timeout(PROBE_TIMEOUT_S), PROBE_TIMEOUT_S)
+        except HandshakeError as exc:
+            limits_error = str(exc)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+        try:
+            _, stderr = proc.communicate(timeout=PROBE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
+    finally:
+        handshake.close()
+    return proc.returncode, stderr.decode("utf-8", "replace").strip(), limits_error
 
 
 def _version(bwrap_path: str) -> str:

@@ -11,14 +11,12 @@ _DEFAULT = ExecSettings()
 
 def report(settings: ExecSettings = _DEFAULT) -> str:
     """A few lines for a terminal: sandbox kind, why, how to fix, limits, network."""
-    status = detect_sandbox(settings.bwrap, settings.prlimit)
+    status = detect_sandbox(settings.bwrap)
     lines = [f"sandbox: {status.kind}" + ("" if status.available else " (commands NOT sandboxed)")]
     lines.append(f"  reason: {status.reason}")
     if status.bwrap_path:
         version = f" ({status.version})" if status.version else ""
         lines.append(f"  bubblewrap: {status.bwrap_path}{version}")
-    if status.prlimit_path:
-        lines.append(f"  prlimit: {status.prlimit_path}")
     if status.available:
         lines.append(
             "  commands see: the workspace read-write, the rest read-only, an empty home, "

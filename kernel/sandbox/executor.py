@@ -30,6 +30,7 @@ from pathlib import Path
 from kernel.paths import AppPaths
 from kernel.sandbox.detect import SandboxStatus, detect_sandbox
 from kernel.sandbox.env import build_env
+from kernel.sandbox.handshake import Handshake
 from kernel.sandbox.hardening import make_non_dumpable
 from kernel.sandbox.launcher import (
     BwrapLauncher,
@@ -101,8 +102,10 @@ class _Live:
     proc: subprocess.Popen[bytes]
     launcher: Launcher
     stop: str = ""
-    """"timeout", "cancel" or "shutdown" once the executor stops it."""
+    """"timeout", "cancel", "shutdown" or "limits" once the executor stops it."""
     known: list[ProcId] = field(default_factory=list)
+    limits_error: str = ""
+    """Why the resource limits could not be set (the command was then never started)."""
 
 
 class CommandExecutor:
@@ -110,10 +113,17 @@ class CommandExecutor:
         self.paths = paths
         self.settings = settings
         self._live: set[_Live] = set()
+        self._buffer: bytearray | None = None
         make_non_dumpable()
 
     def status(self) -> SandboxStatus:
-        return detect_sandbox(self.settings.bwrap, self.settings.prlimit)
+        return detect_sandbox(self.settings.bwrap)
+
+    def _read_buffer(self) -> bytearray:
+        """One buffer for every pump: they all read in callbacks of the one event loop."""
+        if self._buffer is None:
+            self._buffer = bytearray(CHUNK)
+        return self._buffer
 
     def check_runnable(self, *, allow_unsandboxed: bool) -> None:
         """Raise SandboxUnavailable when a command could not run now (fail closed)."""
@@ -122,7 +132,7 @@ class CommandExecutor:
     def _launcher(self, allow_unsandboxed: bool) -> Launcher:
         status = self.status()
         if status.available:
-            return BwrapLauncher(status.bwrap_path, status.prlimit_path)
+            return BwrapLauncher(status.bwrap_path)
         if allow_unsandboxed:
             return UnsandboxedLauncher()
         raise SandboxUnavailable(status)
@@ -156,6 +166,7 @@ class CommandExecutor:
             self.settings, home=sandbox_home, tmpdir=private_tmp or Path("/tmp")
         )
         limits = self.settings.limits.for_timeout(timeout_s)
+        handshake = Handshake() if launcher.kernel_sets_limits else None
         argv = launcher.argv(
             LaunchRequest(
                 command=command,
@@ -170,14 +181,17 @@ class CommandExecutor:
                 read_only_paths=tuple(
                     Path(p).expanduser().resolve() for p in self.settings.read_only_paths
                 ),
+                handshake_fds=handshake.child_fds if handshake is not None else None,
             )
         )
         try:
             return await self._run(
-                argv, env, cwd, spool, timeout_s, limits, launcher, network, withheld, cancel,
-                on_progress, progress_interval_s,
+                argv, env, cwd, spool, timeout_s, limits, launcher, handshake, network,
+                withheld, cancel, on_progress, progress_interval_s,
             )  # fmt: skip
         finally:
+            if handshake is not None:
+                handshake.close()
             if private_tmp is not None:
                 shutil.rmtree(private_tmp, ignore_errors=True)
 
@@ -190,6 +204,7 @@ class CommandExecutor:
         timeout_s: float,
         limits: ResourceLimits,
         launcher: Launcher,
+        handshake: Handshake | None,
         network: bool,
         withheld: list[str],
         cancel: asyncio.Event | None,
@@ -211,6 +226,7 @@ class CommandExecutor:
                 cwd="/" if launcher.private_tmp else cwd,
                 start_new_session=True,
                 close_fds=True,
+                pass_fds=handshake.child_fds if handshake is not None else (),
             )
         except OSError as exc:
             os.close(read_fd)
@@ -219,7 +235,10 @@ class CommandExecutor:
             os.close(write_fd)
         live = _Live(proc, launcher)
         self._live.add(live)
-        pump = _Pump(loop, read_fd, spool)
+        if handshake is not None:
+            handshake.started()
+            handshake.watch(loop, limits, lambda reason: self._refuse(live, reason))
+        pump = _Pump(loop, read_fd, spool, self._read_buffer())
         watch = _ExitWatch(loop, proc)
         exited = watch.exited
         waiters: set[asyncio.Future[object]] = {exited}
@@ -256,7 +275,7 @@ class CommandExecutor:
         exit_code = 128 - code if code is not None and code < 0 else code
         return CommandOutcome(
             exit_code=exit_code,
-            stopped=_stop_words(live.stop, timeout_s, self.settings.grace_s)
+            stopped=_stop_words(live, timeout_s, self.settings.grace_s)
             or describe_stop(exit_code, limits, pump.tail.decode("utf-8", "replace")),
             duration_s=time.monotonic() - started,
             spool_path=spool.path,
@@ -268,6 +287,14 @@ class CommandExecutor:
             network=network or not launcher.isolates_network,
             write_error=pump.write_error,
         )
+
+    @staticmethod
+    def _refuse(live: _Live, reason: str) -> None:
+        """The limits could not be set: kill the sandbox before its command starts."""
+        live.stop = "limits"
+        live.limits_error = reason
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(live.proc.pid, signal.SIGKILL)
 
     async def _stop(self, live: _Live) -> None:
         """SIGTERM everything below the command, wait the grace period, then SIGKILL."""
@@ -327,7 +354,10 @@ class CommandExecutor:
         return len(self._live)
 
 
-def _stop_words(stop: str, timeout_s: float, grace_s: float) -> str:
+def _stop_words(live: _Live, timeout_s: float, grace_s: float) -> str:
+    stop = live.stop
+    if stop == "limits":
+        return f"not run: {live.limits_error}"
     if stop == "timeout":
         return (
             f"timed out after {timeout_s:g} s: stopped with SIGTERM (SIGKILL for anything "
@@ -343,13 +373,15 @@ def _stop_words(stop: str, timeout_s: float, grace_s: float) -> str:
 class _Pump:
     """Moves the command's output from the pipe to the spool file as it arrives."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, fd: int, spool: SpoolWriter) -> None:
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, fd: int, spool: SpoolWriter, buffer: bytearray
+    ) -> None:
         self.loop = loop
         self.fd = fd
         self.spool = spool
         self.tail = b""
-        self.buffer = bytearray(CHUNK)
-        """Reused for every read: no allocation per chunk."""
+        self.buffer = buffer
+        """Shared, reused for every read: each chunk goes to the spool before the next read."""
         self.write_error = ""
         self.eof: asyncio.Future[None] = loop.create_future()
         os.set_blocking(fd, False)

@@ -1,7 +1,8 @@
 """How a command is started on this platform: the argv that wraps `/bin/sh -c COMMAND`.
 
-- `BwrapLauncher` (Linux): util-linux `prlimit` applies the resource limits, then bubblewrap
-  builds the sandbox (see `kernel.sandbox.bwrap`). The command sees a private /tmp.
+- `BwrapLauncher` (Linux): bubblewrap builds the sandbox (see `kernel.sandbox.bwrap`) and
+  waits, before it starts the command, until the kernel has set the resource limits on it
+  (see `kernel.sandbox.handshake`). The command sees a private /tmp.
 - `UnsandboxedLauncher`: only for a call the user explicitly approved while no sandbox is
   available. The `reaper.py` script applies the limits and makes sure nothing outlives the
   call; it confines nothing else (the environment is still built from the allowlist).
@@ -46,6 +47,8 @@ class LaunchRequest:
     real_home: Path
     paths: AppPaths
     read_only_paths: tuple[Path, ...] = ()
+    handshake_fds: tuple[int, int] | None = None
+    """(info fd, block fd) of the start handshake, for a launcher whose `kernel_sets_limits`."""
 
 
 class Launcher(Protocol):
@@ -58,6 +61,8 @@ class Launcher(Protocol):
     otherwise every process below it gets SIGTERM directly."""
     isolates_network: bool
     """Without network permission the command has no network (else it always has it)."""
+    kernel_sets_limits: bool
+    """The kernel sets the limits during a start handshake (else the launcher sets them)."""
 
     def argv(self, request: LaunchRequest) -> list[str]: ...
 
@@ -65,30 +70,29 @@ class Launcher(Protocol):
 @dataclass(frozen=True)
 class BwrapLauncher:
     bwrap: str
-    prlimit: str
     kind: str = "bwrap"
     private_tmp: bool = True
     isolates_network: bool = True
+    kernel_sets_limits: bool = True
     signal_leader_first: bool = False
     """bwrap dies on SIGTERM and takes the namespace with it at once; the command's own
     processes are signalled instead, so they get the grace period."""
 
     def argv(self, request: LaunchRequest) -> list[str]:
-        return [
-            self.prlimit,
-            *request.limits.prlimit_args(),
-            *bwrap_argv(
-                self.bwrap,
-                command=request.command,
-                cwd=request.cwd,
-                workspace=request.workspace,
-                network=request.network,
-                paths=request.paths,
-                sandbox_home=request.sandbox_home,
-                real_home=request.real_home,
-                read_only_paths=request.read_only_paths,
-            ),
-        ]
+        if request.handshake_fds is None:
+            raise ValueError("bubblewrap needs the start handshake: the limits are set there")
+        return bwrap_argv(
+            self.bwrap,
+            command=request.command,
+            cwd=request.cwd,
+            workspace=request.workspace,
+            network=request.network,
+            paths=request.paths,
+            sandbox_home=request.sandbox_home,
+            real_home=request.real_home,
+            read_only_paths=request.read_only_paths,
+            handshake_fds=request.handshake_fds,
+        )
 
 
 @dataclass(frozen=True)
@@ -97,6 +101,7 @@ class UnsandboxedLauncher:
     private_tmp: bool = False
     isolates_network: bool = False
     signal_leader_first: bool = True
+    kernel_sets_limits: bool = False
 
     def argv(self, request: LaunchRequest) -> list[str]:
         limits = request.limits

@@ -1,9 +1,9 @@
 """Resource limits of a command (applied in the child), and how a stop is told in words.
 
-The limits are set on the sandbox launcher's process before it starts the command (`prlimit`
-in front of `bwrap`, `setrlimit` in the unsandboxed reaper), so they are inherited by the
-command and everything it starts; nothing runs in a forked copy of the kernel (no preexec_fn,
-which is not safe in a process with threads).
+The limits are set on the sandbox's init before it starts the command (prlimit(2) during
+bwrap's start handshake, see `kernel.sandbox.handshake`; `setrlimit` in the unsandboxed
+reaper), so they are inherited by the command and everything it starts; nothing runs in a
+forked copy of the kernel (no preexec_fn, which is not safe in a process with threads).
 """
 
 from __future__ import annotations
@@ -69,14 +69,14 @@ class ResourceLimits:
     def cpu_hard(self) -> int:
         return (self.cpu_s or 1) + CPU_HARD_MARGIN_S
 
-    def prlimit_args(self) -> list[str]:
-        """Options for util-linux `prlimit` (soft:hard)."""
-        return [
-            f"--as={self.address_space}:{self.address_space}",
-            f"--fsize={self.file_size}:{self.file_size}",
-            f"--nproc={self.processes}:{self.processes}",
-            f"--cpu={self.cpu_s or 1}:{self.cpu_hard()}",
-        ]
+    def rlimits(self) -> tuple[tuple[str, int, int], ...]:
+        """(name in the `resource` module, soft, hard) for every limit."""
+        return (
+            ("RLIMIT_AS", self.address_space, self.address_space),
+            ("RLIMIT_FSIZE", self.file_size, self.file_size),
+            ("RLIMIT_NPROC", self.processes, self.processes),
+            ("RLIMIT_CPU", self.cpu_s or 1, self.cpu_hard()),
+        )
 
     def words(self) -> str:
         cpu = f"{self.cpu_s} s" if self.cpu_s is not None else "the timeout"

@@ -25,5 +25,3 @@ class ExecSettings:
     """Time between SIGTERM and SIGKILL when a command is stopped."""
     bwrap: str = "bwrap"
     """The bubblewrap program (a name looked up in PATH, or a path)."""
-    prlimit: str = "prlimit"
-    """util-linux prlimit, which applies the limits in front of bubblewrap."""

@@ -26,10 +26,14 @@ def test_missing_bwrap_is_reported_with_the_fix() -> None:
     assert MISSING in status.reason and "apt-get install bubblewrap" in status.fix
 
 
-def test_missing_prlimit_is_reported(sandbox_status) -> None:
-    status = detect_sandbox("bwrap", "/nonexistent/prlimit")
-    assert not status.available and "prlimit" in status.reason
-    assert "util-linux" in status.fix
+def test_a_bwrap_that_reports_no_sandbox_process_is_not_trusted(tmp_path: Path) -> None:
+    fake = tmp_path / "bwrap"
+    fake.write_text("#!/bin/sh\nexit 0\n")
+    fake.chmod(0o755)
+    status = detect_sandbox(str(fake))
+    assert not status.available and status.kind == "none"
+    assert "cannot limit the sandbox" in status.reason
+    assert "setuid" in status.fix
 
 
 def test_a_bwrap_that_cannot_create_namespaces_is_not_trusted(tmp_path: Path) -> None:
@@ -45,7 +49,7 @@ def test_a_bwrap_that_cannot_create_namespaces_is_not_trusted(tmp_path: Path) ->
 
 def test_the_real_sandbox_is_detected(sandbox_status) -> None:
     assert sandbox_status.kind == "bwrap" and sandbox_status.available
-    assert sandbox_status.bwrap_path and sandbox_status.prlimit_path
+    assert sandbox_status.bwrap_path and "resource limits" in sandbox_status.reason
 
 
 def test_executor_refuses_without_sandbox_and_runs_nothing(
@@ -92,7 +96,7 @@ def test_bwrap_argv_layers(tmp_path: Path, reins_home: AppPaths) -> None:
     argv = bwrap_argv(
         "bwrap", command="make test", cwd=workspace, workspace=workspace, network=False,
         paths=reins_home, sandbox_home=reins_home.sandbox_home, real_home=home,
-        read_only_paths=(home / ".pyenv",),
+        read_only_paths=(home / ".pyenv",), handshake_fds=(7, 9),
     )
     text = " ".join(argv)
     for flag in ("--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc",
@@ -107,9 +111,38 @@ def test_bwrap_argv_layers(tmp_path: Path, reins_home: AppPaths) -> None:
     assert text.index(f"--tmpfs {reins_home.data}") < text.index(
         f"--bind {reins_home.sandbox_home}")
     assert f"--remount-ro {home}" in text
+    assert "--info-fd 7 --block-fd 9" in text
     assert argv[-6:] == ["--chdir", str(workspace), "--", "/bin/sh", "-c", "make test"]
     with_net = bwrap_argv(
         "bwrap", command="true", cwd=workspace, workspace=workspace, network=True,
         paths=reins_home, sandbox_home=reins_home.sandbox_home, real_home=home,
+        handshake_fds=(7, 9),
     )
     assert "--unshare-net" not in with_net
+
+
+def test_reins_folders_under_the_hidden_home_are_hidden_once(tmp_path: Path) -> None:
+    """Reins' default layout (its folders in the home) needs no mounts of its own, unless
+    something bound over the hidden home shows them again."""
+    home = tmp_path / "home"
+    paths = AppPaths(data=home / ".local/share/reins", config=home / ".config/reins")
+    paths.data.mkdir(parents=True)
+    paths.config.mkdir(parents=True)
+    project = home / "project"
+    project.mkdir()
+
+    def argv_text(workspace: Path, read_only: tuple[Path, ...] = ()) -> str:
+        return " ".join(bwrap_argv(
+            "bwrap", command="true", cwd=workspace, workspace=workspace, network=False,
+            paths=paths, sandbox_home=paths.sandbox_home, real_home=home,
+            read_only_paths=read_only, handshake_fds=(7, 9)))
+
+    default = argv_text(project)
+    assert f"--tmpfs {home} " in default
+    assert f"--tmpfs {paths.data}" not in default and f"--tmpfs {paths.config}" not in default
+    assert f"--bind {paths.sandbox_home} {paths.sandbox_home}" in default
+    shown_again = argv_text(project, (home / ".local",))
+    assert f"--ro-bind {home / '.local'} {home / '.local'}" in shown_again
+    assert f"--tmpfs {paths.data}" in shown_again and f"--remount-ro {paths.data}" in shown_again
+    whole_home = argv_text(home)
+    assert f"--tmpfs {paths.data}" in whole_home and f"--tmpfs {paths.config}" in whole_home

@@ -1,0 +1,149 @@
+"""bubblewrap's start handshake: the kernel sets the resource limits before the command starts.
+
+bwrap writes `{"child-pid": N, …}` to its `--info-fd` as soon as it has created the
+namespaces, and the sandbox's init then waits on `--block-fd` before it starts the command.
+In between, the kernel calls prlimit(2) on that init, so the command and everything it starts
+inherit the limits. This costs no extra program in front of bwrap (util-linux `prlimit` was an
+exec per command) and runs nothing in a forked copy of the kernel (no `preexec_fn`).
+
+Fail closed: bwrap starts the command on any read of the block fd, end of file included, so
+when the limits cannot be set the sandbox is killed *before* the block fd is closed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import resource
+import select
+import time
+from collections.abc import Callable
+
+from kernel.sandbox.limits import ResourceLimits
+
+MAX_INFO_BYTES = 64 << 10
+"""bwrap's info is a few hundred bytes; more than this is not bwrap talking."""
+
+
+class HandshakeError(Exception):
+    """The limits could not be set; the command must not start."""
+
+
+def child_pid(info: bytes) -> int:
+    """The sandbox init's pid from bwrap's `--info-fd` JSON."""
+    if not info:
+        raise HandshakeError(
+            "bubblewrap stopped before it created the sandbox (its message is in the output)"
+        )
+    try:
+        pid = json.loads(info.decode("utf-8"))["child-pid"]
+    except (UnicodeDecodeError, ValueError, TypeError, KeyError) as exc:
+        raise HandshakeError(f"bubblewrap did not report its sandbox's process ({exc!r})") from exc
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 1:
+        raise HandshakeError(f"bubblewrap reported an impossible process id: {pid!r}")
+    return pid
+
+
+def set_limits(pid: int, limits: ResourceLimits) -> None:
+    """prlimit(2) every limit on `pid` (soft and hard)."""
+    for name, soft, hard in limits.rlimits():
+        try:
+            resource.prlimit(pid, getattr(resource, name), (soft, hard))
+        except (OSError, ValueError) as exc:
+            raise HandshakeError(
+                f"the resource limit {name} could not be set on the sandbox ({exc}); "
+                f"a setuid bubblewrap does not allow this"
+            ) from exc
+
+
+class Handshake:
+    """The two pipes of one bwrap start: bwrap's info comes in, the go-ahead goes out."""
+
+    def __init__(self) -> None:
+        self._info_read, self._info_write = os.pipe()
+        self._block_read, self._block_write = os.pipe()
+        self._info = bytearray()
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def child_fds(self) -> tuple[int, int]:
+        """(info fd, block fd) as bwrap sees them (pass them with `pass_fds`)."""
+        return self._info_write, self._block_read
+
+    def started(self) -> None:
+        """Close the child's ends here once bwrap has them (else no end of file comes)."""
+        for fd in (self._info_write, self._block_read):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._info_write = self._block_read = -1
+
+    def complete(self, limits: ResourceLimits, timeout_s: float) -> None:
+        """Blocking: read bwrap's info, set the limits, let the command start.
+
+        On HandshakeError the caller kills bwrap first, then calls `close`."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self._info_read], [], [], left)[0]:
+                raise HandshakeError(f"bubblewrap did not report its sandbox in {timeout_s:g} s")
+            if self._read_some():
+                break
+        self._go(limits)
+
+    def watch(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        limits: ResourceLimits,
+        on_failure: Callable[[str], None],
+    ) -> None:
+        """Do `complete` from the event loop without blocking it.
+
+        `on_failure` gets the reason and must kill the sandbox; it runs before the block fd is
+        closed, so the command never starts without its limits.
+        """
+        os.set_blocking(self._info_read, False)
+
+        def readable() -> None:
+            try:
+                if not self._read_some():
+                    return
+            except BlockingIOError:
+                return
+            self._stop_watching()
+            try:
+                self._go(limits)
+            except HandshakeError as exc:
+                on_failure(str(exc))
+                self.close()
+
+        self._loop = loop
+        loop.add_reader(self._info_read, readable)
+
+    def _read_some(self) -> bool:
+        """Read what bwrap wrote; True at the end of its info."""
+        data = os.read(self._info_read, 4096)
+        self._info += data
+        return not data or len(self._info) > MAX_INFO_BYTES
+
+    def _go(self, limits: ResourceLimits) -> None:
+        set_limits(child_pid(bytes(self._info)), limits)
+        with contextlib.suppress(OSError):  # bwrap gone already: it runs nothing
+            os.write(self._block_write, b"1")
+        self.close()
+
+    def _stop_watching(self) -> None:
+        if self._loop is not None:
+            self._loop.remove_reader(self._info_read)
+            self._loop = None
+
+    def close(self) -> None:
+        """Close every end still open. Only after the go-ahead or after the sandbox is dead."""
+        self._stop_watching()
+        for name in ("_info_read", "_info_write", "_block_read", "_block_write"):
+            fd = getattr(self, name)
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+                setattr(self, name, -1)
