@@ -7,9 +7,10 @@ Shutdown is explicit: when the main window closes, runs are
 cancelled, tool processes ended and the kernel stopped (within 2 s) before the loop ends —
 not from `aboutToQuit`.
 
-Start-up shows the window first: it is built, shown and given the pending events (its
-first paint) before asyncio and qasync are imported and the loop starts — nothing on the
-first screen needs them, and importing them is a good share of a cold start.
+Start-up shows the window first: the main window is built, shown and painted before the
+rest of the app is loaded (the controller with the protocol and the approval dialog, the
+settings, asyncio and qasync) and before the kernel starts — nothing on the first screen
+needs them, and loading them is most of a cold start.
 """
 
 from __future__ import annotations
@@ -23,10 +24,11 @@ from PySide6.QtWidgets import QApplication
 
 from desktop.resources import ResourceMissing, app_icon
 from desktop.settings import keystore
-from kernel.paths import AppPaths
 
 if TYPE_CHECKING:
     from desktop.controller import AppController
+    from desktop.main_window import MainWindow
+    from kernel.paths import AppPaths
 
 log = logging.getLogger(__name__)
 
@@ -46,11 +48,24 @@ def make_application(argv: list[str] | None = None) -> QApplication:
     return app
 
 
-def show_app(paths: AppPaths, api_key: str | None) -> AppController:
-    """Build the main window and show it; the kernel starts once it has been painted."""
+def show_first_window() -> MainWindow:
+    """The main window as it first looks (the stored key is being read), shown and painted."""
+    from desktop.main_window import MainWindow
+
+    window = MainWindow()
+    window.show_readiness(can_run=True, key_pending=True, has_session=False, running=False,
+                          interrupted=False)
+    window.set_kernel_state("Starting the kernel…")
+    window.show()
+    QApplication.processEvents()
+    return window
+
+
+def show_app(window: MainWindow, paths: AppPaths, api_key: str | None) -> AppController:
+    """Wire the shown window to a controller; the kernel starts right after."""
     from desktop.controller import AppController
 
-    controller = AppController(paths, api_key=api_key, read_keyring=True)
+    controller = AppController(paths, api_key=api_key, read_keyring=True, window=window)
     controller.start()
     return controller
 
@@ -71,9 +86,11 @@ def main() -> int:
     logging.basicConfig(level=os.environ.get("REINS_LOG_LEVEL", "WARNING"),
                         format="%(levelname)s %(name)s: %(message)s")
     env_key = keystore.take_env_key()
-    app = make_application()
-    controller = show_app(AppPaths.from_env(), env_key)
-    app.processEvents()  # the first paint, before the event loop's modules are loaded
+    make_application()
+    window = show_first_window()
+    from kernel.paths import AppPaths
+
+    controller = show_app(window, AppPaths.from_env(), env_key)
     import qasync
 
     return int(qasync.run(run_app(controller)) or 0)

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
-from desktop.approval.dialog import ApprovalQueue
 from desktop.chat.feed import apply_event
 from desktop.chat.model import ChatModel, Role
 from desktop.kernel_client import KernelClient
@@ -35,6 +34,7 @@ from kernel.events import (
 from kernel.paths import AppPaths
 
 if TYPE_CHECKING:
+    from desktop.approval.dialog import ApprovalQueue
     from desktop.settings.dialog import SavedSettings, SettingsDialog
     from desktop.timeline.panel import TimelinePanel
 
@@ -71,15 +71,17 @@ class AppController(QObject):
     _key_loaded = Signal(object)
 
     def __init__(self, paths: AppPaths, client: KernelClient | None = None,
-                 api_key: str | None = None, read_keyring: bool = False) -> None:
+                 api_key: str | None = None, read_keyring: bool = False,
+                 window: MainWindow | None = None) -> None:
         """`api_key`: a key already known (from the environment); `read_keyring`: look the
         stored key up on a thread after the window is shown (backends can be slow to load
-        or wait for the user to unlock them) — it takes precedence when found."""
+        or wait for the user to unlock them) — it takes precedence when found. `window`: a
+        main window already shown (the app paints it before loading the rest)."""
         super().__init__()
         self.paths = paths
-        self.window = MainWindow()
+        self.window = window or MainWindow()
         self.client = client or KernelClient(self)
-        self.approvals = ApprovalQueue(self.window, session_title=self._title_of)
+        self._approvals: ApprovalQueue | None = None
         self.views: dict[str, SessionView] = {}
         self.current: str | None = None
         self.api_key = api_key
@@ -133,12 +135,21 @@ class AppController(QObject):
         w.settings_requested.connect(self.open_settings)
         w.grants_requested.connect(self.open_grants)
         w.closing.connect(self.shutdown)
-        w.approvals_button.clicked.connect(self.approvals.show_current)
+        w.approvals_button.clicked.connect(lambda: self.approvals.show_current())
         w.chat.tool_card_activated.connect(self._show_call)
         w.timeline_built.connect(self._connect_timeline)
-        self.approvals.answered.connect(self.client.send)
         self._key_loaded.connect(self._on_key_loaded, Qt.ConnectionType.QueuedConnection)
-        self.approvals.count_changed.connect(w.set_pending_approvals)
+
+    @property
+    def approvals(self) -> ApprovalQueue:
+        """The approval dialog's queue, built once the window is on screen."""
+        if self._approvals is None:
+            from desktop.approval.dialog import ApprovalQueue
+
+            self._approvals = ApprovalQueue(self.window, session_title=self._title_of)
+            self._approvals.answered.connect(self.client.send)
+            self._approvals.count_changed.connect(self.window.set_pending_approvals)
+        return self._approvals
 
     def _connect_timeline(self, timeline: TimelinePanel) -> None:
         timeline.call_selected.connect(self.window.chat.scroll_to_card)
@@ -154,7 +165,8 @@ class AppController(QObject):
         self.window.set_kernel_state("Starting the kernel…")
         self._refresh_page()
         self.window.first_painted.connect(self._start_kernel)
-        QTimer.singleShot(KERNEL_START_FALLBACK_MS, self._start_kernel)
+        QTimer.singleShot(0 if self.window.painted else KERNEL_START_FALLBACK_MS,
+                          self._start_kernel)
         self.window.show()
         if self.key_pending:
             threading.Thread(target=lambda: self._key_loaded.emit(keystore.stored_key()),
@@ -173,6 +185,7 @@ class AppController(QObject):
             return
         self._kernel_started = True
         _ = self.window.timeline  # built now that the window is on screen
+        _ = self.approvals
         self._read_settings()
         self._refresh_page()
         self.client.start()
@@ -185,7 +198,8 @@ class AppController(QObject):
         for session_id, view in self.views.items():
             if view.running:
                 self.client.send(p.CancelRun(session_id))
-        self.approvals.dialog.hide()
+        if self._approvals is not None:
+            self._approvals.dialog.hide()
         self.client.stop(2.0)
 
     # ---- key and settings ------------------------------------------------------------------
@@ -481,25 +495,9 @@ class AppController(QObject):
             w.set_usage(0, 0, 0.0)
 
     def _refresh_page(self) -> None:
-        w = self.window
         view = self._view()
-        w.show_page(welcome=view is None and not self.can_run)
-        running = view is not None and view.running
-        w.prompt.set_running(running)
-        if not self.can_run:
-            w.prompt.set_enabled_for_input(False, "Add an API key in Settings to send prompts")
-            w.banner.show_notice("Reins needs an Anthropic API key (or a compatible server's "
-                                 "address) to run. Past sessions can be read without one.",
-                                 "Open &Settings")
-        elif self.key_pending:
-            w.prompt.set_enabled_for_input(False, "Reading the API key from the keyring…")
-            w.banner.hide()
-        else:
-            w.prompt.set_enabled_for_input(
-                True, "Ask Reins… (Enter to send, Shift+Enter for a new line)")
-            if view is not None and view.interrupted:
-                w.banner.show_notice("The last run of this session was interrupted. Retry "
-                                     "continues it from where it stopped.", "&Retry")
-            else:
-                w.banner.hide()
+        self.window.show_readiness(
+            can_run=self.can_run, key_pending=self.key_pending, has_session=view is not None,
+            running=view is not None and view.running,
+            interrupted=view is not None and view.interrupted)
         self._refresh_status()

@@ -28,7 +28,7 @@ from desktop.chat.prompt import PromptBox
 from desktop.chat.view import ChatView
 from desktop.sessions.panel import SessionsPanel
 from desktop.welcome import WelcomePanel
-from kernel.protocol import MODES
+from kernel.modes import MODES
 
 if TYPE_CHECKING:
     from desktop.timeline.panel import TimelinePanel
@@ -125,6 +125,8 @@ class MainWindow(QMainWindow):
         self._build_status_bar()
         self._build_menu()
         self.welcome.open_settings.connect(self.settings_requested)
+        self.painted = False
+        """The window has been painted at least once (`first_painted` follows)."""
         self.installEventFilter(self)
 
     def _build_status_bar(self) -> None:
@@ -201,6 +203,28 @@ class MainWindow(QMainWindow):
     def show_page(self, welcome: bool) -> None:
         self.pages.setCurrentWidget(self.welcome if welcome else self.chat_page)
 
+    def show_readiness(self, *, can_run: bool, key_pending: bool, has_session: bool,
+                       running: bool, interrupted: bool) -> None:
+        """The page, the prompt and the banner for what the app can do now."""
+        self.show_page(welcome=not has_session and not can_run)
+        self.prompt.set_running(running)
+        if not can_run:
+            self.prompt.set_enabled_for_input(False, "Add an API key in Settings to send prompts")
+            self.banner.show_notice("Reins needs an Anthropic API key (or a compatible server's "
+                                    "address) to run. Past sessions can be read without one.",
+                                    "Open &Settings")
+        elif key_pending:
+            self.prompt.set_enabled_for_input(False, "Reading the API key from the keyring…")
+            self.banner.hide()
+        else:
+            self.prompt.set_enabled_for_input(
+                True, "Ask Reins… (Enter to send, Shift+Enter for a new line)")
+            if interrupted:
+                self.banner.show_notice("The last run of this session was interrupted. Retry "
+                                        "continues it from where it stopped.", "&Retry")
+            else:
+                self.banner.hide()
+
     def set_mode(self, mode: str | None) -> None:
         self.mode_combo.setEnabled(mode is not None)
         if mode is not None:
@@ -238,6 +262,7 @@ class MainWindow(QMainWindow):
         """Watches for the first paint only, then stops watching."""
         if watched is self and event.type() == QEvent.Type.Paint:
             self.removeEventFilter(self)
+            self.painted = True
             QTimer.singleShot(0, self.first_painted)
         return False
 

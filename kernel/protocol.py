@@ -30,7 +30,6 @@ from kernel.events import Event, EventDecodeError, event_from_dict
 PROTOCOL_VERSION = 1
 log = logging.getLogger(__name__)
 
-MODES = ("read-only", "ask", "auto-edit", "auto")
 DECISIONS = ("allow_once", "allow_session", "allow_always", "deny")
 GRANT_SCOPES = ("session", "always")
 MCP_ACTIONS = ("enable", "disable", "restart")

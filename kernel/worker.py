@@ -33,6 +33,7 @@ from kernel import protocol as p
 from kernel.agent.store import RunState, SessionStore, UnknownSession
 from kernel.agent.store import SessionInfo as StoredSession
 from kernel.events import ApprovalRequest, Event, GrantRevoked
+from kernel.modes import MODES
 from kernel.paths import AppPaths
 from kernel.policy.approvals import PolicyGate
 from kernel.policy.channels import Answer, Choice, QueueChannel
@@ -297,8 +298,8 @@ class Kernel:
         workspace = Path(message.workspace).expanduser()
         if not workspace.is_dir():
             raise ValueError(f"the workspace {workspace} is not an existing folder")
-        if message.mode not in p.MODES:
-            raise ValueError(f"unknown mode {message.mode!r}; modes are {', '.join(p.MODES)}")
+        if message.mode not in MODES:
+            raise ValueError(f"unknown mode {message.mode!r}; modes are {', '.join(MODES)}")
         session_id = self.store.create_session(workspace.resolve(), self.model, message.mode,
                                                message.title)
         self.send(p.SessionLoaded(session_info(self.store.get_session(session_id))))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import (
     QAbstractListModel,
@@ -34,7 +35,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from kernel.protocol import MODES, SessionInfo
+from kernel.modes import MODES
+
+if TYPE_CHECKING:
+    from kernel.protocol import SessionInfo
 
 SEARCH_ROLE = Qt.ItemDataRole.UserRole + 1
 ID_ROLE = Qt.ItemDataRole.UserRole + 2

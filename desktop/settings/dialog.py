@@ -35,6 +35,7 @@ from desktop.settings import keystore
 from desktop.settings.grants import GrantsPanel
 from desktop.settings.mcp import McpPanel
 from kernel.mcp.config import find_claude_desktop_config
+from kernel.modes import MODES
 from kernel.paths import AppPaths
 from kernel.policy.rules import RuleError, parse_rule
 from kernel.policy.settings import (
@@ -44,7 +45,6 @@ from kernel.policy.settings import (
     load_settings,
     update_settings,
 )
-from kernel.protocol import MODES
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,10 @@ kernel process is exercised in test_kernel_client.py and test_app_e2e.py)."""
 
 from __future__ import annotations
 
+import ast
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
@@ -241,3 +245,42 @@ def test_a_prompt_sent_while_the_kernel_restarts_is_kept(qtbot: QtBot,
     view = controller.views["s1"]
     assert not view.running and controller.window.prompt.edit.toPlainText() == "are you there?"
     assert "restarting" in view.chat.items()[-1].text
+
+
+def test_the_first_window_is_painted_before_the_rest_loads_then_wired(
+        qtbot: QtBot, reins_home: AppPaths) -> None:
+    """`reins` paints the main window first (the stored key still being read), then hands
+    that same window to the controller, which starts the kernel and builds the approvals."""
+    from desktop.app import show_first_window
+
+    window = show_first_window()
+    qtbot.addWidget(window)
+    assert window.isVisible() and window.painted
+    assert window.pages.currentWidget() is window.chat_page
+    assert window.prompt.edit.isReadOnly() and not window.prompt.send_button.isEnabled()
+    assert "keyring" in window.prompt.edit.placeholderText()
+    assert window.kernel_label.text() == "Starting the kernel…"
+    client = RecordingClient()
+    controller = AppController(reins_home, client=client, api_key="sk-x",  # type: ignore[arg-type]
+                               window=window)
+    controller.start()
+    assert controller.window is window
+    qtbot.waitUntil(lambda: controller._kernel_started)
+    assert controller._approvals is not None  # built once the window was on screen
+    assert not window.prompt.edit.isReadOnly() and window.prompt.send_button.isEnabled()
+    controller.shutdown()
+
+
+def test_the_first_window_needs_neither_the_protocol_nor_the_dialogs() -> None:
+    """What start-up loads before the first paint (the rest waits until the window shows)."""
+    code = ("import sys; from desktop.app import make_application, show_first_window; "
+            "make_application(); show_first_window(); "
+            "print(sorted(m for m in sys.modules if m.startswith(('kernel.', 'desktop.'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+    loaded = set(ast.literal_eval(out.stdout.strip()))
+    assert "desktop.main_window" in loaded
+    for heavy in ("kernel.protocol", "kernel.events", "desktop.controller",
+                  "desktop.approval.dialog", "desktop.settings.dialog", "desktop.kernel_client",
+                  "kernel.paths"):
+        assert heavy not in loaded

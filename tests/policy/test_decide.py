@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from kernel import modes
 from kernel.policy.decide import Grant, Mode, Verdict
 from kernel.policy.rules import parse_rule
 from kernel.tools.spec import ErrorCode, Risk
@@ -291,3 +292,7 @@ def test_writes_into_reins_own_folders_are_denied(world: PolicyWorld, mode: Mode
     assert str(target) in d.reason
     read = world.decide(READ, {"path": str(target)}, mode)
     assert read.verdict is Verdict.ASK
+
+
+def test_the_shared_mode_list_is_the_policys() -> None:
+    assert tuple(mode.value for mode in Mode) == modes.MODES
