@@ -95,7 +95,14 @@ class ApprovalRequest(Event):
     can_always: bool = True
     always_rules: list[dict[str, str]] = field(default_factory=list)
     """What "always allow" would save, one `{"rule": text, "words": description}` per rule
-    (empty when the call cannot be always allowed)."""
+    (empty when the call cannot be always allowed). Not part of `preview`: each asker shows
+    it with `always_text`."""
+
+    def always_text(self) -> str:
+        """The rules "always allow" would save, each with its words ('' when none)."""
+        return "; ".join(
+            f"{r['rule']} — {str(r.get('words', '')).removeprefix(f'{self.name}: ')}"
+            for r in self.always_rules if r.get("rule"))
 
 
 @_event

@@ -66,13 +66,6 @@ def shown_preview(request: ApprovalRequest) -> str:
     return json.dumps(request.input, indent=2, ensure_ascii=False, default=str)
 
 
-def always_text(request: ApprovalRequest) -> str:
-    """The rule(s) "Always allow" would save, each with its words (from the request's
-    `always_rules`, filled by the policy gate); empty when there are none."""
-    return "; ".join(f"{r.get('rule', '')} — {r.get('words', '')}"
-                     for r in request.always_rules if r.get("rule"))
-
-
 class ApprovalDialog(QDialog):
     """Shows one request; emits `decided(decision, message, confirmed)` or `postponed`."""
 
@@ -177,7 +170,7 @@ class ApprovalDialog(QDialog):
         self.session_label.setVisible(bool(session_title))
         decided = f" (decided by {request.rule})" if request.rule else ""
         self.reason_label.setText(f"Why you are asked: {request.reason}{decided}")
-        always = always_text(request)
+        always = request.always_text()
         self.preview.setPlainText(shown_preview(request))
         self.confirm_box.setChecked(False)
         self.confirm_box.setVisible(self.destructive)

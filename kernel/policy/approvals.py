@@ -198,9 +198,6 @@ class PolicyGate:
             rules = grant_rules(spec, facts, self.session())
             always = [{"rule": r.text, "words": describe(r)} for r in rules
                       ] if decision.can_always else []
-            if always:
-                preview += "\n\nalways allow would save: " + "; ".join(
-                    f"{a['rule']} — {a['words']}" for a in always)
             request = ApprovalRequest(
                 self.session_id, call_id=call.call_id, name=spec.name, input=dict(args),
                 risk=_shown(spec, decision), reason=decision.reason, preview=preview,

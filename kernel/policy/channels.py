@@ -123,6 +123,9 @@ class TerminalChannel:
         out.write(f"\n── approval needed: {request.name} ({request.risk}) — {request.reason}\n")
         if request.preview:
             out.write(request.preview.rstrip("\n") + "\n")
+        always = request.always_text() if request.can_always and not destructive else ""
+        if always:
+            out.write(f"[a]lways saves to settings: {always}\n")
         keys = "od" if destructive else ("osad" if request.can_always else "osd")
         labels = {"o": "[o]nce", "s": "[s]ession", "a": "[a]lways", "d": "[d]eny[: message]"}
         prompt = " ".join(labels[k] for k in keys) + " > "

@@ -12,15 +12,15 @@ from kernel.events import ApprovalRequest
 from kernel.protocol import ApprovalAnswer
 
 DIFF = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-old\n+new"
-ALWAYS = "\n\nalways allow would save: write_file(x.py) — writes to x.py"
 
 
 def request(call_id: str, risk: str = "write", **kw: object) -> ApprovalRequest:
     base = dict(session_id="s1", call_id=call_id, name="write_file",
                 input={"path": "x.py", "content": "new"}, risk=risk,
-                reason="writes ask in ask mode", preview=DIFF + ALWAYS,
+                reason="writes ask in ask mode", preview=DIFF,
                 rule="mode ask",
-                always_rules=[{"rule": "write_file(x.py)", "words": "writes to x.py"}])
+                always_rules=[{"rule": "write_file(x.py)",
+                               "words": "write_file: paths matching x.py in the workspace"}])
     base.update(kw)
     return ApprovalRequest(**base)  # type: ignore[arg-type]
 
@@ -41,9 +41,9 @@ def test_shows_tool_risk_reason_preview_and_rule(qtbot: QtBot) -> None:
     assert "WRITE" in dialog.risk_badge.text()
     assert dialog.reason_label.text() == (
         "Why you are asked: writes ask in ask mode (decided by mode ask)")
-    assert dialog.preview.toPlainText() == DIFF + ALWAYS
-    assert dialog.always_rule.text() == (
-        "Always allow saves to settings: write_file(x.py) — writes to x.py")
+    assert dialog.preview.toPlainText() == DIFF
+    assert dialog.always_rule.text() == ("Always allow saves to settings: write_file(x.py) — "
+                                         "paths matching x.py in the workspace")
     assert dialog.session_label.text() == "Session: Title of s1"
 
 

@@ -233,8 +233,7 @@ def test_always_allow_writes_a_rule_and_can_be_revoked(workspace: Path,
                    lambda _r: Answer(Choice.ALLOW_ALWAYS))
     assert not first.is_error
     [request] = kit.of_type("approval_request")
-    assert "always allow would save: run_command(echo saved) — run_command: the command " \
-        "`echo saved`" in request.preview
+    assert request.preview.startswith("$ echo  saved\n") and "would save" not in request.preview
     assert request.always_rules == [{"rule": "run_command(echo saved)", "words": (
         "run_command: the command `echo saved` (any spacing or quoting), in every session")}]
     assert [r.text for r in load_settings(reins_home).permissions.allow.rules] == [
@@ -289,6 +288,8 @@ def test_terminal_prompt(workspace: Path, reins_home: AppPaths) -> None:
     assert "approval needed: run_command" in out.getvalue()
     assert "please answer with one of: o, s, a, d" in out.getvalue()
     assert "$ echo one" in out.getvalue()
+    assert ("[a]lways saves to settings: run_command(echo one) — the command `echo one` (any "
+            "spacing or quoting), in every session") in out.getvalue()
     denied = TerminalChannel(io.StringIO("d: not now\n"), io.StringIO())
     kit = Kit(workspace, reins_home, channel=denied)
     [result] = _run(kit, [_cmd("t3", "echo two")])
