@@ -165,7 +165,7 @@ class TimelineDelegate(QStyledItemDelegate):
             event.position().toPoint()
         ):
             return False
-        if record.status is Status.RUNNING:
+        if record.status.stoppable:
             self.stop_clicked.emit(record.call_id)
             return True
         if record.externalized_path:

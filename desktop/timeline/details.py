@@ -187,7 +187,7 @@ class DetailsPane(QScrollArea):
             self.open_button.setEnabled(False)
             return
         self.title.setText(f"{record.name} — {status_label(record)}  ({record.call_id})")
-        self.stop_button.setEnabled(record.status is Status.RUNNING)
+        self.stop_button.setEnabled(record.status.stoppable)
         self.open_button.setEnabled(bool(record.externalized_path))
         arguments = record.arguments_json
         if self.arguments.toPlainText() != arguments:
@@ -241,7 +241,7 @@ class DetailsPane(QScrollArea):
             self.model_text.setPlainText(record.preview)
 
     def _stop(self) -> None:
-        if self._record is not None and self._record.status is Status.RUNNING:
+        if self._record is not None and self._record.status.stoppable:
             self.stop_requested.emit(self._record.call_id)
 
     def _open(self) -> None:

@@ -106,7 +106,7 @@ def status_label(record: CallRecord) -> str:
 
 
 def action_label(record: CallRecord) -> str:
-    if record.status is Status.RUNNING:
+    if record.status.stoppable:
         return "■ Stop"
     if record.externalized_path:
         return "Open output"

@@ -14,7 +14,8 @@ Layout: a filter bar (text search over tool names and arguments, a status filter
 filter, the number of calls shown; the search applies after a 150 ms pause in typing), a
 `QTableView` over `TimelineModel` → `TimelineFilter`
 with `TimelineDelegate` and fixed-height rows, and the `DetailsPane` below it in a splitter.
-A running call is stopped with its row's "■ Stop" cell, the Stop button of the details pane,
+A running call, or one waiting for an approval (the stop withdraws it), is stopped with its
+row's "■ Stop" cell, the Stop button of the details pane,
 the row's context menu, or the Delete key; an externalized output is opened with the row's
 "Open output" cell, a double click, the context menu, or the details pane.
 """
@@ -254,7 +255,7 @@ class TimelinePanel(QWidget):
 
     def _stop_current(self) -> None:
         record = self._current_record()
-        if record is not None and record.status is Status.RUNNING:
+        if record is not None and record.status.stoppable:
             self.stop_requested.emit(record.call_id)
 
     def _context_menu(self, pos: QPoint) -> None:
@@ -266,7 +267,7 @@ class TimelinePanel(QWidget):
         menu = QMenu(self)
         menu.setAccessibleName("Tool call actions")
         stop = menu.addAction("Stop")
-        stop.setEnabled(record.status is Status.RUNNING)
+        stop.setEnabled(record.status.stoppable)
         stop.triggered.connect(lambda: self.stop_requested.emit(call_id))
         path = record.externalized_path
         open_action = menu.addAction("Open full output")

@@ -51,6 +51,12 @@ class Status(enum.StrEnum):
     def finished(self) -> bool:
         return self in _FINISHED
 
+    @property
+    def stoppable(self) -> bool:
+        """The user can stop the call now: it runs, or waits for an approval (which the
+        stop withdraws). A queued call has not started and cannot be stopped alone."""
+        return self is Status.RUNNING or self is Status.AWAITING_APPROVAL
+
 
 _FINISHED = frozenset(
     {Status.DONE, Status.ERROR, Status.DENIED, Status.CANCELLED, Status.TIMED_OUT}

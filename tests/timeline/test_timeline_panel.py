@@ -189,6 +189,27 @@ def test_stop_from_row_cell_key_and_details(qtbot: QtBot) -> None:
     assert stops == ["bash1", "bash1", "bash1"]
 
 
+def test_a_call_waiting_for_approval_can_be_stopped(qtbot: QtBot) -> None:
+    """Stopping it withdraws the approval request (the kernel ends it as cancelled)."""
+    panel = make_panel(qtbot)
+    panel.apply_many([
+        ToolCallStarted(S, "ask1", "write_file", {"path": "a.py"}, summary="a.py",
+                        risk="write"),
+        ApprovalRequest(S, "ask1", "write_file", {"path": "a.py"}, "write", "ask mode"),
+    ])
+    record = panel.model.record("ask1")
+    assert record is not None and record.status is Status.AWAITING_APPROVAL
+    stops: list[str] = []
+    panel.stop_requested.connect(stops.append)
+    index = panel.proxy.mapFromSource(panel.model.index(panel.model.row_of("ask1") or 0,
+                                                        Column.ACTION))
+    assert index.data() == "■ Stop"
+    panel.select_call("ask1")
+    assert panel.details.stop_button.isEnabled()
+    panel.details.stop_button.click()
+    assert stops == ["ask1"]
+
+
 def test_open_output_from_row_and_details(qtbot: QtBot) -> None:
     panel = make_panel(qtbot)
     opened: list[str] = []
