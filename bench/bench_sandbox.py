@@ -30,7 +30,7 @@ from kernel.sandbox.launcher import BwrapLauncher, LaunchRequest
 from kernel.sandbox.limits import ResourceLimits
 from kernel.tools.externalize import OutputStore
 
-N = 100
+N = 200
 GOAL_EXTRA_S = 8e-3
 GOAL_MB_S = 300.0
 GOAL_GROWTH_MB = 20.0

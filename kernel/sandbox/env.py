@@ -8,6 +8,7 @@ The names that were held back are returned so the model can be told (names only)
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import re
 from collections.abc import Mapping
@@ -35,6 +36,7 @@ API_KEY_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 _SECRET = re.compile("|".join(fnmatch.translate(p) for p in SECRET_PATTERNS))
 
 
+@functools.lru_cache(maxsize=4096)
 def looks_secret(name: str) -> bool:
     upper = name.upper()
     return upper in API_KEY_VARIABLES or _SECRET.match(upper) is not None
@@ -52,14 +54,9 @@ def build_env(
     Withheld: every secret-looking variable of `source` (default: the kernel's environment)
     that is not explicitly opted in, and every passthrough name that was dropped.
     """
-    parent = os.environ if source is None else source
-    env: dict[str, str] = {}
-    for name in INHERITED:
-        if name in parent:
-            env[name] = parent[name]
-    for name, value in parent.items():
-        if name.startswith("LC_"):
-            env[name] = value
+    parent = dict(os.environ if source is None else source)
+    env = {name: parent[name] for name in INHERITED if name in parent}
+    env.update((name, value) for name, value in parent.items() if name.startswith("LC_"))
     withheld: set[str] = set()
     opted_in = set(settings.env_secret_opt_in)
     for name in settings.env_passthrough:
@@ -69,7 +66,7 @@ def build_env(
             withheld.add(name)
         else:
             env[name] = parent[name]
-    withheld.update(n for n in parent if looks_secret(n) and n not in env)
+    withheld.update(n for n in parent if n not in env and looks_secret(n))
     env.update(FIXED)
     env["PATH"] = os.pathsep.join((*settings.extra_path, *SANE_PATH))
     env["HOME"] = str(home)

@@ -158,7 +158,7 @@ class CommandExecutor:
         """
         launcher = self._launcher(allow_unsandboxed)
         workspace = workspace.resolve()
-        cwd = (cwd or workspace).resolve()
+        cwd = cwd.resolve() if cwd is not None else workspace
         sandbox_home = self.paths.sandbox_home
         sandbox_home.mkdir(parents=True, exist_ok=True)
         private_tmp = None if launcher.private_tmp else Path(tempfile.mkdtemp(prefix="reins-"))
