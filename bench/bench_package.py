@@ -76,6 +76,7 @@ def time_to_window(command: Sequence[str], display: str) -> float:
             tempfile.TemporaryFile() as errors:
         env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb", "REINS_HOME": home}
         env.pop("ANTHROPIC_API_KEY", None)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # cached bytecode, like the bundle's
         started = time.perf_counter()
         app = subprocess.Popen(command, env=env, cwd=home, start_new_session=True,
                                stdout=subprocess.DEVNULL, stderr=errors)
