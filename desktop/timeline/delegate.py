@@ -49,6 +49,8 @@ _LEFT = Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft
 _RIGHT = Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight
 _CENTRE = Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignHCenter
 _ALIGN = {Column.DURATION: int(_RIGHT), Column.OUTPUT: int(_RIGHT), Column.ACTION: int(_CENTRE)}
+_ELIDE = {Column.TOOL: Qt.TextElideMode.ElideMiddle}
+"""Tool names keep both ends (`mcp__server__tool`: the server and the tool stay readable)."""
 _SELECTED = QStyle.StateFlag.State_Selected
 _DISPLAY = Qt.ItemDataRole.DisplayRole
 
@@ -62,7 +64,7 @@ class TimelineDelegate(QStyledItemDelegate):
         self._height = 0
         self._font = QFont()
         self._metrics = QFontMetrics(self._font)
-        self._elided: dict[tuple[str, int], str] = {}
+        self._elided: dict[tuple[str, int, Qt.TextElideMode], str] = {}
 
     def row_height(self, metrics: QFontMetrics) -> int:
         if not self._height:
@@ -73,15 +75,16 @@ class TimelineDelegate(QStyledItemDelegate):
         size = super().sizeHint(option, index)
         return QSize(size.width(), self.row_height(option.fontMetrics))
 
-    def elided(self, option: QStyleOptionViewItem, text: str, width: int) -> str:
+    def elided(self, option: QStyleOptionViewItem, text: str, width: int,
+               mode: Qt.TextElideMode = Qt.TextElideMode.ElideRight) -> str:
         """`text` elided to `width` pixels in the option's font (cached)."""
         metrics = self._metrics_for(option)
-        key = (text, width)
+        key = (text, width, mode)
         hit = self._elided.get(key)
         if hit is None:
             if len(self._elided) >= ELIDE_CACHE_SIZE:
                 self._elided.clear()
-            hit = metrics.elidedText(text, Qt.TextElideMode.ElideRight, width)
+            hit = metrics.elidedText(text, mode, width)
             self._elided[key] = hit
         return hit
 
@@ -107,7 +110,8 @@ class TimelineDelegate(QStyledItemDelegate):
         if text:
             painter.setPen(text_colour)
             painter.drawText(rect, _ALIGN.get(column, int(_LEFT)),
-                             self.elided(option, str(text), rect.width()))
+                             self.elided(option, str(text), rect.width(),
+                                         _ELIDE.get(column, Qt.TextElideMode.ElideRight)))
         if state & QStyle.StateFlag.State_HasFocus and column == Column.STATUS:
             widget = option.widget
             style = widget.style() if widget is not None else None

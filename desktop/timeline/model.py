@@ -254,9 +254,10 @@ class TimelineModel(QAbstractTableModel):
         if role == CALL_ID_ROLE:
             return record.call_id
         column = index.column()
-        if role == _TOOLTIP and column == Column.ARGUMENTS:
+        if role == _TOOLTIP and column in (Column.ARGUMENTS, Column.TOOL):
             # Tooltips render rich text when they look like it: escape the untrusted text.
-            return f"<pre>{html.escape(record.summary)}</pre>"
+            text = record.summary if column == Column.ARGUMENTS else record.name
+            return f"<pre>{html.escape(text)}</pre>"
         if role == _ALIGNMENT and column in (Column.DURATION, Column.OUTPUT):
             return _RIGHT
         return None

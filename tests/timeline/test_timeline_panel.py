@@ -270,3 +270,19 @@ def test_delegate_elides_like_qt_and_starts_over_when_the_font_changes(qtbot: Qt
         assert delegate.elided(option, text, 200) == expected  # from the cache
         assert expected.endswith("…") and len(expected) < len(text)
     assert delegate.elided(option, "short", 200) == "short"
+
+
+def test_long_tool_names_keep_both_ends_and_show_in_full_on_hover(qtbot: QtBot) -> None:
+    panel = make_panel(qtbot)
+    name = "mcp__filesystem_of_the_build_server__read_multiple_files"
+    panel.apply(ToolCallStarted(S, "m1", name, {"paths": ["a"]}, summary="a"))
+    index = panel.model.index(panel.model.row_of("m1") or 0, Column.TOOL)
+    assert index.data(Qt.ItemDataRole.ToolTipRole) == f"<pre>{name}</pre>"
+    option = QStyleOptionViewItem()
+    shown = panel.delegate.elided(option, name, 120, Qt.TextElideMode.ElideMiddle)
+    assert "…" in shown and shown.startswith("mcp") and shown.endswith("files")
+    panel.view.setColumnWidth(Column.TOOL, 140)
+    panel.view.scrollTo(panel.proxy.mapFromSource(index))
+    panel.view.viewport().grab()  # paints the rows
+    painted = [key for key in panel.delegate._elided if key[0] == name]
+    assert painted and all(key[2] is Qt.TextElideMode.ElideMiddle for key in painted)
