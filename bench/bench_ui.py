@@ -70,9 +70,8 @@ def _stream(conn: Connection, rate: int, seconds: float) -> None:
     send(p.EventMessage(ev.RunFinished(SESSION, "end_turn", 1, {"output_tokens": sent})))
     send(p.RunStatus(SESSION, "idle"))
     try:
-        while True:
-            if conn.recv_bytes() and time.perf_counter() - start > seconds + 60:
-                break
+        while not isinstance(p.decode(conn.recv_bytes()), p.Shutdown):
+            pass
     except EOFError:
         return
 
