@@ -44,7 +44,7 @@ class LoopLimits:
     """Input + output tokens (cached included) per run."""
     max_cost_usd: float | None = None
     max_seconds: float | None = None
-    """Wall-clock time per run (per process: a resumed run starts a new clock)."""
+    """Wall-clock time per run; a resumed run goes on from the time it had used."""
     repeat_block: int = 3
     """The Nth consecutive identical call is not executed."""
     repeat_stop: int = 5

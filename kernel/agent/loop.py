@@ -208,10 +208,15 @@ class _RunState:
     rounds: int = 0
     usage: dict[str, int] = field(default_factory=lambda: dict.fromkeys(USAGE_KEYS, 0))
     continued_max_tokens: bool = False
+    elapsed_s: float = 0.0
+    """Wall-clock seconds the run had used when it was last saved (kept across a resume,
+    so the time budget covers the whole run, not each process)."""
 
-    def to_info(self, cost: float | None, stop_reason: str = "") -> dict[str, Any]:
+    def to_info(self, cost: float | None, elapsed_s: float,
+                stop_reason: str = "") -> dict[str, Any]:
         return {"rounds": self.rounds, "usage": dict(self.usage), "cost_usd": cost,
-                "continued_max_tokens": self.continued_max_tokens, "stop_reason": stop_reason}
+                "continued_max_tokens": self.continued_max_tokens,
+                "elapsed_s": round(elapsed_s, 3), "stop_reason": stop_reason}
 
     @classmethod
     def from_info(cls, info: Mapping[str, Any]) -> _RunState:
@@ -220,6 +225,10 @@ class _RunState:
         usage = info.get("usage") or {}
         state.usage.update({k: int(usage.get(k, 0)) for k in USAGE_KEYS})
         state.continued_max_tokens = bool(info.get("continued_max_tokens", False))
+        try:
+            state.elapsed_s = max(0.0, float(info.get("elapsed_s", 0.0)))
+        except (TypeError, ValueError):
+            state.elapsed_s = 0.0
         return state
 
 
@@ -403,11 +412,13 @@ class _Run:
         resuming = self.session.run_state in (RunState.RUNNING, RunState.INTERRUPTED)
         if prompt is None and resuming:
             self.state = _RunState.from_info(info)
+            self.started = self.agent.clock() - self.state.elapsed_s
         self.emit(SessionStarted(self.session_id, workspace=str(self.workspace),
                                  model=self.agent.provider.model, sandbox=self.agent.sandbox,
                                  mode=self.session.mode))
         self._track(self.store.submit_run_state(self.session_id, RunState.RUNNING,
-                                                self.state.to_info(self._cost())))
+                                                self.state.to_info(self._cost(),
+                                                                   self._elapsed())))
         try:
             await self._settle_pending_calls()
             if prompt is not None:
@@ -437,7 +448,7 @@ class _Run:
         limits = self.agent.limits
         while True:
             stop = budget_stop(limits, rounds=self.state.rounds, usage=self.state.usage,
-                               cost=self._cost(), elapsed_s=self.agent.clock() - self.started)
+                               cost=self._cost(), elapsed_s=self._elapsed())
             if stop is not None:
                 return stop
             outcome = await self._timed_round()
@@ -448,7 +459,7 @@ class _Run:
         """One round; the wall-clock budget, when set, interrupts the stream or the tools."""
         if self.agent.limits.max_seconds is None:
             return await self._round()
-        remaining = self.agent.limits.max_seconds - (self.agent.clock() - self.started)
+        remaining = self.agent.limits.max_seconds - self._elapsed()
         timer = asyncio.timeout(max(0.0, remaining))
         try:
             async with timer:
@@ -693,10 +704,14 @@ class _Run:
     def _cost(self) -> float | None:
         return cost_usd(self.state.usage, self.agent.price)
 
+    def _elapsed(self) -> float:
+        return self.agent.clock() - self.started
+
     def _save_progress(self, trace: Mapping[str, Any]) -> None:
         self._track(self.store.submit_trace(self.session_id, trace))
         self._track(self.store.submit_run_state(self.session_id, RunState.RUNNING,
-                                                self.state.to_info(self._cost())))
+                                                self.state.to_info(self._cost(),
+                                                                   self._elapsed())))
 
     def _finish(self, reason: StopReason) -> RunFinished:
         cost = self._cost()
@@ -704,7 +719,8 @@ class _Run:
                                rounds=self.state.rounds, usage=dict(self.state.usage),
                                cost_usd=round(cost or 0.0, 6))
         self._track(self.store.submit_run_state(self.session_id, RunState.FINISHED,
-                                                self.state.to_info(cost, reason.value)))
+                                                self.state.to_info(cost, self._elapsed(),
+                                                                   reason.value)))
         self.emit(finished)
         return finished
 

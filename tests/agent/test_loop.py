@@ -318,6 +318,29 @@ def test_resume_dispatches_only_the_calls_without_a_stored_result(harness: Harne
     assert asyncio.run(harness.agent().resume(sid, harness.seen.append)) is None
 
 
+def test_the_time_budget_covers_the_whole_run_across_a_resume(harness: Harness):
+    """A run that had used its time before the crash is not given a fresh clock."""
+    def interrupted(elapsed: object) -> str:
+        sid = harness.session()
+        harness.store.append_message(sid, {"role": "user",
+                                           "content": [{"type": "text", "text": "go"}]})
+        harness.store.set_run_state(sid, RunState.RUNNING, {"rounds": 0, "elapsed_s": elapsed})
+        return sid
+
+    limits = LoopLimits(max_seconds=60)
+    spent = interrupted(61.5)
+    finished = asyncio.run(harness.agent(limits=limits).resume(spent, harness.seen.append))
+    assert finished is not None and finished.stop_reason == "time_budget"
+    assert harness.server.requests == []
+    harness.server.add(reply("done"), reply("done again"))
+    for elapsed in (2.0, "not a number"):
+        sid = interrupted(elapsed)
+        finished = asyncio.run(harness.agent(limits=limits).resume(sid, harness.seen.append))
+        assert finished is not None and finished.stop_reason == "end_turn"
+        info = harness.store.get_session(sid).run_info
+        assert info["elapsed_s"] >= (2.0 if elapsed == 2.0 else 0.0)
+
+
 def test_old_tool_results_are_trimmed_to_pointers_near_the_context_window(
         harness: Harness, workspace: Path):
     for i in range(3):
