@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
 import signal
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
+import psutil
 import pytest
 
 from kernel.paths import AppPaths
@@ -12,7 +19,7 @@ from kernel.sandbox.executor import CommandExecutor
 from kernel.sandbox.limits import GiB, MiB, ResourceLimits, describe_stop, size_words
 from kernel.sandbox.settings import ExecSettings
 from kernel.tools.externalize import OutputStore
-from tests.sandbox.sandbox_helpers import make_runner
+from tests.sandbox.sandbox_helpers import leftovers, make_runner
 
 
 def limits_of(text: str) -> dict[str, str]:
@@ -134,3 +141,29 @@ def test_a_sandbox_that_cannot_be_limited_never_starts_its_command(
     assert not outcome.ok
     assert outcome.stopped.startswith("not run: bubblewrap reported an impossible process id")
     assert not marker.exists()
+
+
+def test_the_process_limit_stops_a_fork_storm_of_an_ordinary_user(sandbox_status) -> None:
+    """Root is exempt from RLIMIT_NPROC, so the command runs as an ordinary user (as root,
+    the helper switches to nobody in a user namespace first)."""
+    own = sum(1 for p in psutil.process_iter(["uids"]) if p.info["uids"]
+              and p.info["uids"].real == os.getuid()) if os.geteuid() != 0 else 0
+    limit = own + 20
+    folder = Path(tempfile.mkdtemp(prefix="reins-nproc-"))
+    folder.chmod(0o777)  # reachable by nobody
+    try:
+        done = subprocess.run(
+            [sys.executable, str(Path(__file__).with_name("unprivileged_run.py")), str(folder),
+             str(limit), "for i in $(seq 80); do sleep 5 & done; wait; echo all-started"],
+            capture_output=True, text=True, timeout=120, check=False,
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    assert done.returncode == 0, done.stderr
+    outcome = json.loads(done.stdout.strip().splitlines()[-1])
+    if os.geteuid() == 0:
+        assert outcome["uid_map"] == ["0", "65534", "1"]  # it ran as nobody
+    assert outcome["sandbox"] == "bwrap"
+    assert outcome["stopped"] == f"stopped: process limit {limit} reached", outcome
+    assert "all-started" not in outcome["output"]
+    assert leftovers("sleep 5") == []
