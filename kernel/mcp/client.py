@@ -2,7 +2,9 @@
 
 `McpConnection.serve()` opens the transport (stdio or streamable HTTP), initializes the
 session, lists the tools, reports them, and then waits: a `tools/list_changed` notification
-re-lists and reports again; the server going away raises `ServerExited`; `stop()` makes
+re-lists and reports again; the server going away raises `ServerExited` (a stdio server's
+process exits; an HTTP server is pinged while idle, since nothing else would notice it going
+away before the next call); `stop()` makes
 `serve()` return after closing the session and ending the server's process group. Entering
 and leaving every context manager happens in that one task, so startup and shutdown are
 clean and nothing leaks into other servers. Calls come from other tasks through `call()`.
@@ -33,6 +35,9 @@ from kernel.mcp.stdio import EXIT_GRACE_S, StdioChannel, open_stdio
 log = logging.getLogger(__name__)
 
 MAX_TOOL_PAGES = 100
+PING_INTERVAL_S = 30.0
+"""How long an HTTP server may stay silent while idle before Reins pings it."""
+PING_TIMEOUT_S = 10.0
 ToolsCallback = Callable[[tuple[mcp_types.Tool, ...]], Awaitable[None]]
 
 
@@ -83,12 +88,16 @@ class McpConnection:
         stderr_path: Path,
         startup_timeout_s: float,
         search_paths: tuple[str, ...] = (),
+        ping_interval_s: float = PING_INTERVAL_S,
     ) -> None:
         self.config = config
         self.env = dict(env)
         self.stderr_path = stderr_path
         self.startup_timeout_s = startup_timeout_s
         self.search_paths = search_paths
+        self.ping_interval_s = ping_interval_s
+        self._calls = 0
+        """Calls in flight: while one runs, it notices a dead server itself (no ping)."""
         self.pid: int | None = None
         self._process: Any = None
         self._channel: StdioChannel | None = None
@@ -138,7 +147,8 @@ class McpConnection:
                 finally:
                     self._session = None
         except BaseExceptionGroup as group:
-            raise _first_leaf(group) from group
+            where = f"the server at {self.config.url}: " if self.config.transport == "http" else ""
+            raise _first_leaf(group, where) from group
         except OSError as exc:
             raise ServerFailed(f"cannot start {self.config.describe()!r}: {exc}") from exc
 
@@ -188,8 +198,26 @@ class McpConnection:
                                 "tools it had", self.config.name, _describe(outcome))
                 continue
             self._wake = anyio.Event()
-            if not self._tools_changed:
+            if self._tools_changed:
+                continue
+            if self.config.transport != "http":
                 await _first_of(self._stop.wait, closed.wait, self._wake.wait)
+                continue
+            with anyio.move_on_after(self.ping_interval_s) as idle:
+                await _first_of(self._stop.wait, closed.wait, self._wake.wait)
+            if idle.cancelled_caught and self._calls == 0:
+                await self._ping(session, closed)
+
+    async def _ping(self, session: ClientSession, closed: anyio.Event) -> None:
+        """Raise ServerExited when the server does not answer a ping in time."""
+        assert self._stop is not None
+        outcome: Any = TimeoutError(f"no answer within {PING_TIMEOUT_S:g} s")
+        with anyio.move_on_after(PING_TIMEOUT_S):
+            outcome = await _first_of(lambda: _guard(session.send_ping()), closed.wait,
+                                      self._stop.wait)
+        if isinstance(outcome, BaseException) and not self._stop.is_set():
+            raise ServerExited(f"the server at {self.config.url} stopped answering "
+                               f"(ping: {_describe(outcome)})")
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, mcp_types.ToolListChangedNotification):
@@ -210,12 +238,15 @@ class McpConnection:
         session = self._session
         if session is None or not self.ready:
             raise ServerUnavailable(await self._exit_text("") if self._closed else "not started")
+        self._calls += 1
         try:
             return await session.call_tool(tool, arguments, progress_callback=progress)
         except MCPError as exc:
             if exc.error.code == mcp_types.CONNECTION_CLOSED:
                 raise ServerExited(await self._exit_text("during the call")) from exc
             raise
+        finally:
+            self._calls -= 1
 
     @property
     def returncode(self) -> int | None:
@@ -306,8 +337,9 @@ async def _first_of(*functions: Callable[[], Awaitable[Any]]) -> Any:
     return result[0]
 
 
-def _first_leaf(group: BaseExceptionGroup[Any]) -> BaseException:
-    """The exception a task group wrapped: ServerFailed first, else the first leaf."""
+def _first_leaf(group: BaseExceptionGroup[Any], where: str = "") -> BaseException:
+    """The exception a task group wrapped: ServerFailed first, else the first leaf (as a
+    ServerFailed whose text starts with `where`)."""
     leaves: list[BaseException] = []
     stack: list[BaseException] = [group]
     while stack:
@@ -321,9 +353,9 @@ def _first_leaf(group: BaseExceptionGroup[Any]) -> BaseException:
             return leaf
     first = leaves[0] if leaves else group
     if isinstance(first, OSError):
-        return ServerFailed(f"I/O error with the server: {first}")
+        return ServerFailed(f"{where}I/O error with the server: {first}")
     if isinstance(first, Exception):
-        return ServerFailed(_describe(first))
+        return ServerFailed(f"{where}{_describe(first)}")
     return first
 
 

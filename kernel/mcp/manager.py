@@ -27,7 +27,13 @@ import mcp_types
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
-from kernel.mcp.client import McpConnection, ServerExited, ServerFailed, ServerUnavailable
+from kernel.mcp.client import (
+    PING_INTERVAL_S,
+    McpConnection,
+    ServerExited,
+    ServerFailed,
+    ServerUnavailable,
+)
 from kernel.mcp.config import McpServerConfig
 from kernel.mcp.fingerprint import spec_fingerprint
 from kernel.mcp.naming import check_collision, describe_origin, sanitize
@@ -134,8 +140,10 @@ class McpManager:
         backoff: Backoff | None = None,
         on_state: StateListener | None = None,
         search_paths: tuple[str, ...] | None = None,
+        ping_interval_s: float = PING_INTERVAL_S,
     ) -> None:
         self.registry = registry
+        self.ping_interval_s = ping_interval_s
         self.env_for = env_for
         self.logs_dir = logs_dir
         self.startup_timeout_s = startup_timeout_s
@@ -270,7 +278,8 @@ class McpManager:
             if env is not None:
                 connection = McpConnection(
                     slot.config, env=env, stderr_path=stderr_path,
-                    startup_timeout_s=self.startup_timeout_s, search_paths=self.search_paths)
+                    startup_timeout_s=self.startup_timeout_s, search_paths=self.search_paths,
+                    ping_interval_s=self.ping_interval_s)
                 slot.connection = connection
                 self._set(slot, status=ServerStatus.STARTING, error="", retry_in_s=None)
                 started = time.monotonic()

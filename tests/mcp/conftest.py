@@ -65,6 +65,7 @@ async def harness(
     backoff: Backoff | None = None,
     startup_timeout_s: float = 30.0,
     env: dict[str, str] | None = None,
+    ping_interval_s: float = 30.0,
 ) -> AsyncIterator[Harness]:
     """A manager with `servers` started (not awaited), stopped at the end."""
     registry = ToolRegistry()
@@ -84,7 +85,7 @@ async def harness(
     manager = McpManager(registry, env_for=env_for, logs_dir=tmp_path / "logs",
                          backoff=backoff or Backoff(0.2, 1.0, 4),
                          startup_timeout_s=startup_timeout_s, on_state=published.append,
-                         search_paths=())
+                         search_paths=(), ping_interval_s=ping_interval_s)
     h = Harness(registry, manager, dispatcher, published, progress)
     await manager.start(parse_mcp_servers(servers))
     try:

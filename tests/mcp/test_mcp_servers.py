@@ -364,19 +364,25 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_streamable_http_server(tmp_path: Path) -> None:
-    port = _free_port()
+def _http_edge(port: int) -> subprocess.Popen[bytes]:
+    """The edge server over streamable HTTP on `port`, once it accepts connections."""
     server = subprocess.Popen([sys.executable, str(EDGE), "--http-port", str(port)],
                               stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                               env={"PATH": f"{BIN}:/usr/bin:/bin"})
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    return server
+
+
+def test_streamable_http_server(tmp_path: Path) -> None:
+    port = _free_port()
+    server = _http_edge(port)
     try:
-        deadline = time.monotonic() + WAIT
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.1)
 
         async def main() -> None:
             servers = {"web": {"url": f"http://127.0.0.1:{port}/mcp",
@@ -415,3 +421,36 @@ def test_new_settings_restart_only_what_changed(tmp_path: Path) -> None:
             assert (await h.call("mcp__b__echo", {"text": "still"})).text == "still"
 
     asyncio.run(main())
+
+
+def test_an_http_server_that_goes_away_while_idle_is_noticed_and_reconnected(
+        tmp_path: Path) -> None:
+    """No call needs to fail first: the idle connection is pinged."""
+    port = _free_port()
+    server = _http_edge(port)
+    try:
+        async def main() -> None:
+            servers = {"web": {"url": f"http://127.0.0.1:{port}/mcp"}}
+            async with harness(tmp_path, servers, ping_interval_s=0.3) as h:
+                await h.manager.wait_for("web", ready, WAIT)
+                await asyncio.sleep(1.0)  # idle, several pings answered
+                assert ready(h.manager.state("web"))
+                server.kill()
+                server.wait(10)
+                down = await h.manager.wait_for("web", failed, WAIT)
+                assert down.error.startswith(f"the server at http://127.0.0.1:{port}/mcp"), down
+                during = await h.call("mcp__web__echo", {"text": "lost"})
+                assert during.is_error and "is not available" in during.text
+                again = _http_edge(port)
+                try:
+                    await h.manager.wait_for("web", ready, WAIT)
+                    assert (await h.call("mcp__web__echo", {"text": "back"})).text == "back"
+                finally:
+                    again.terminate()
+                    again.wait(10)
+
+        asyncio.run(main())
+    finally:
+        if server.poll() is None:
+            server.terminate()
+            server.wait(10)
