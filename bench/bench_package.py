@@ -48,7 +48,8 @@ def xvfb() -> Iterator[str]:
     """A private X server; yields its DISPLAY."""
     read, write = os.pipe()
     server = subprocess.Popen(
-        ["Xvfb", "-displayfd", str(write), "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+        ["Xvfb", "-displayfd", str(write), "-screen", "0", "1280x800x24", "-nolisten", "tcp",
+         "-noreset"],  # no server reset when the last client leaves (a launch may race it)
         pass_fds=(write,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     os.close(write)
