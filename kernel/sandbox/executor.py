@@ -161,30 +161,34 @@ class CommandExecutor:
         cwd = cwd.resolve() if cwd is not None else workspace
         sandbox_home = self.paths.sandbox_home
         sandbox_home.mkdir(parents=True, exist_ok=True)
-        private_tmp = None if launcher.private_tmp else Path(tempfile.mkdtemp(prefix="reins-"))
-        env, withheld = build_env(
-            self.settings, home=sandbox_home, tmpdir=private_tmp or Path("/tmp")
-        )
         limits = self.settings.limits.for_timeout(timeout_s)
-        handshake = Handshake() if launcher.kernel_sets_limits else None
-        argv = launcher.argv(
-            LaunchRequest(
-                command=command,
-                cwd=cwd,
-                workspace=workspace,
-                network=network,
-                limits=limits,
-                grace_s=self.settings.grace_s,
-                sandbox_home=sandbox_home.resolve(),
-                real_home=Path.home().resolve(),
-                paths=self.paths,
-                read_only_paths=tuple(
-                    Path(p).expanduser().resolve() for p in self.settings.read_only_paths
-                ),
-                handshake_fds=handshake.child_fds if handshake is not None else None,
-            )
-        )
+        private_tmp: Path | None = None
+        handshake: Handshake | None = None
         try:
+            if not launcher.private_tmp:
+                private_tmp = Path(tempfile.mkdtemp(prefix="reins-"))
+            env, withheld = build_env(
+                self.settings, home=sandbox_home, tmpdir=private_tmp or Path("/tmp")
+            )
+            if launcher.kernel_sets_limits:
+                handshake = Handshake()
+            argv = launcher.argv(
+                LaunchRequest(
+                    command=command,
+                    cwd=cwd,
+                    workspace=workspace,
+                    network=network,
+                    limits=limits,
+                    grace_s=self.settings.grace_s,
+                    sandbox_home=sandbox_home.resolve(),
+                    real_home=Path.home().resolve(),
+                    paths=self.paths,
+                    read_only_paths=tuple(
+                        Path(p).expanduser().resolve() for p in self.settings.read_only_paths
+                    ),
+                    handshake_fds=handshake.child_fds if handshake is not None else None,
+                )
+            )
             return await self._run(
                 argv, env, cwd, spool, timeout_s, limits, launcher, handshake, network,
                 withheld, cancel, on_progress, progress_interval_s,
