@@ -111,6 +111,11 @@ class Handshake:
                     return
             except BlockingIOError:
                 return
+            except OSError as exc:
+                self._stop_watching()
+                on_failure(f"bubblewrap's report could not be read ({exc})")
+                self.close()
+                return
             self._stop_watching()
             try:
                 self._go(limits)
