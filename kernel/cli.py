@@ -60,16 +60,15 @@ from kernel.events import (
     UserMessage,
 )
 from kernel.mcp.config import McpConfigError
+from kernel.modes import MODES
 from kernel.paths import AppPaths
 from kernel.policy.approvals import gate_factory
 from kernel.policy.channels import ApprovalChannel, Choice, FixedChannel, TerminalChannel
-from kernel.policy.decide import Mode
 from kernel.policy.settings import Settings, SettingsError, load_settings
 from kernel.sandbox.detect import detect_sandbox
 from kernel.sandbox.doctor import report as sandbox_report
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_LIMIT = 0, 1, 2, 3
-MODES = [m.value for m in Mode]
 
 
 class UsageError(Exception):
