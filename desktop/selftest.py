@@ -26,10 +26,11 @@ from pathlib import Path
 import qasync
 from PySide6.QtCore import QMessageLogContext, QtMsgType, qFormatLogMessage, qInstallMessageHandler
 
-from desktop.app import make_application
+from desktop.app import make_application, show_first_window
 from desktop.chat.model import MessageItem, Role
 from desktop.controller import AppController
 from desktop.kernel_client import KernelClient
+from desktop.main_window import MainWindow
 from kernel import protocol as p
 from kernel.events import AssistantDelta, AssistantText, ErrorEvent, Event, RunFinished
 from kernel.fakemodel import FakeAnthropicServer, reply
@@ -101,10 +102,11 @@ def run_self_test(home: Path, started: float) -> Outcome:
     workspace = home / "workspace"
     workspace.mkdir()
     app = make_application([sys.argv[0]])
+    window = show_first_window()  # painted before the rest loads, as `reins` does
     with FakeAnthropicServer([reply(ANSWER, chunk_chars=8)], api_key=API_KEY) as fake:
         paths.config.mkdir(parents=True, exist_ok=True)
         paths.settings_file.write_text(json.dumps({"base_url": fake.base_url}))
-        kernel_pid = qasync.run(round_trip(paths, workspace))
+        kernel_pid = qasync.run(round_trip(paths, workspace, window))
         if fake.problems:
             raise SelfTestFailed(f"the model server saw bad requests: {fake.problems}")
         if len(fake.requests) != 1:
@@ -115,10 +117,11 @@ def run_self_test(home: Path, started: float) -> Outcome:
     return Outcome(app.platformName(), kernel_pid, time.perf_counter() - started)
 
 
-async def round_trip(paths: AppPaths, workspace: Path) -> int:
-    """Start the window and kernel, send the prompt, wait for the answer; the kernel's pid."""
+async def round_trip(paths: AppPaths, workspace: Path, window: MainWindow) -> int:
+    """Wire the shown window, start the kernel, send the prompt, wait for the answer; the
+    kernel's pid."""
     client = KernelClient(restart=False)
-    controller = AppController(paths, client=client, api_key=API_KEY)
+    controller = AppController(paths, client=client, api_key=API_KEY, window=window)
     controller.window.sessions.default_workspace = str(workspace)
     ready, finished = asyncio.Event(), asyncio.Event()
     events: list[Event] = []
