@@ -421,6 +421,8 @@ class _Pump:
 
     async def finish(self, wait_s: float) -> None:
         """Wait for the end of the output (bounded: a stray writer cannot hold us)."""
+        if self.eof.done():  # the usual case: no timer, no extra turn of the loop
+            return
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(self.eof), wait_s)
 
