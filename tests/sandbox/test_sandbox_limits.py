@@ -98,14 +98,14 @@ def test_size_words_and_limit_words() -> None:
     assert ResourceLimits().for_timeout(2.5).cpu_s == 3
 
 
-def _lying_bwrap(folder: Path, marker: Path) -> Path:
+def _lying_bwrap(folder: Path, marker: Path, real_bwrap: str) -> Path:
     """A bwrap that passes Reins' probe (it runs the real one for the probe and --version),
     but for a command reports an impossible sandbox process and then, like bwrap, starts the
     command as soon as its block fd gives a byte *or* an end of file."""
     fake = folder / "lying-bwrap"
     fake.write_text(f"""#!/bin/bash
 for last in "$@"; do :; done
-case "$1 $last" in --version*|*/bin/true) exec {sandbox_bwrap()} "$@" ;; esac
+case "$1 $last" in --version*|*/bin/true) exec {real_bwrap} "$@" ;; esac
 while [ $# -gt 0 ]; do
   case "$1" in --info-fd) info=$2; shift ;; --block-fd) block=$2; shift ;; esac
   shift
@@ -119,20 +119,13 @@ touch {marker}
     return fake
 
 
-def sandbox_bwrap() -> str:
-    import shutil
-
-    found = shutil.which("bwrap")
-    assert found is not None
-    return found
-
-
 def test_a_sandbox_that_cannot_be_limited_never_starts_its_command(
     reins_home: AppPaths, sandbox_status, workspace: Path, outputs: OutputStore, tmp_path: Path
 ) -> None:
     marker = tmp_path / "command-ran"
     executor = CommandExecutor(
-        reins_home, ExecSettings(grace_s=0.5, bwrap=str(_lying_bwrap(tmp_path, marker))))
+        reins_home, ExecSettings(grace_s=0.5, bwrap=str(
+            _lying_bwrap(tmp_path, marker, sandbox_status.bwrap_path))))
     assert executor.status().available  # the probe ran the real bwrap
     try:
         outcome, _text = make_runner(executor, workspace, outputs)("true")
