@@ -55,6 +55,10 @@ def main(folder: Path, processes: int, command: str) -> None:
     workspace.mkdir()
     executor = CommandExecutor(
         paths, ExecSettings(limits=ResourceLimits(processes=processes), grace_s=0.5))
+    status = executor.status()
+    if not status.available:  # e.g. unprivileged user namespaces are switched off here
+        sys.stdout.write(json.dumps({"unavailable": status.reason}) + "\n")
+        return
     with OutputStore.for_session(paths, "s").spool("c") as spool:
         outcome = asyncio.run(executor.run(command, workspace=workspace, spool=spool,
                                            timeout_s=30))
