@@ -99,10 +99,18 @@ class ApprovalRequest(Event):
     it with `always_text`."""
 
     def always_text(self) -> str:
-        """The rules "always allow" would save, each with its words ('' when none)."""
-        return "; ".join(
-            f"{r['rule']} — {str(r.get('words', '')).removeprefix(f'{self.name}: ')}"
-            for r in self.always_rules if r.get("rule"))
+        """The rules "always allow" would save, each with its words ('' when none). Entries
+        that are not `{"rule": str, "words": str}` (a decoded message is only checked to be
+        a list) are left out."""
+        shown = []
+        for entry in self.always_rules:
+            rule = entry.get("rule") if isinstance(entry, dict) else None
+            if not isinstance(rule, str) or not rule:
+                continue
+            words = entry.get("words")
+            words = words.removeprefix(f"{self.name}: ") if isinstance(words, str) else ""
+            shown.append(f"{rule} — {words}")
+        return "; ".join(shown)
 
 
 @_event

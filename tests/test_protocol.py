@@ -158,3 +158,20 @@ def test_a_grant_list_with_a_bad_record_is_dropped(caplog: pytest.LogCaptureFixt
     with caplog.at_level(logging.WARNING):
         assert p.decode(json.dumps(raw)) is None
     assert "grant_list.grants[0].words" in caplog.text
+
+
+def test_a_decoded_approval_request_with_odd_always_rules_still_renders() -> None:
+    """Decoding checks that always_rules is a list, not what is in it: the text leaves out
+    what is not a rule instead of raising in the UI."""
+    request = ev.ApprovalRequest("s", call_id="c", name="write_file", input={}, risk="write",
+                                 reason="ask mode")
+    raw = json.loads(p.encode(p.EventMessage(request)))
+    (event,) = (v for v in raw.values() if isinstance(v, dict))
+    event["always_rules"] = [5, {"rule": 3}, {"rule": ""},
+                             {"rule": "write_file(a.py)", "words": None},
+                             {"rule": "write_file(b.py)", "words": "write_file: paths b.py"}]
+    message = p.decode(json.dumps(raw))
+    assert isinstance(message, p.EventMessage)
+    request = message.event
+    assert isinstance(request, ev.ApprovalRequest)
+    assert request.always_text() == "write_file(a.py) — ; write_file(b.py) — paths b.py"
