@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from kernel.paths import AppPaths
@@ -91,7 +91,7 @@ def _protected_in(workspace: str) -> Iterable[str]:
 def bwrap_argv(
     bwrap: str,
     *,
-    command: str,
+    program: Sequence[str],
     cwd: Path,
     workspace: Path,
     network: bool,
@@ -101,7 +101,7 @@ def bwrap_argv(
     read_only_paths: Iterable[Path] = (),
     handshake_fds: tuple[int, int],
 ) -> list[str]:
-    """The full argv: `bwrap … -- /bin/sh -c COMMAND`. Paths must be absolute and resolved.
+    """The full argv: `bwrap … -- PROGRAM`. Paths must be absolute and resolved.
 
     `handshake_fds` are bwrap's `--info-fd` and `--block-fd` (see `kernel.sandbox.handshake`).
     """
@@ -145,5 +145,5 @@ def bwrap_argv(
         argv += ["--ro-bind", target, target]
     for hidden in read_only_later:
         argv += ["--remount-ro", hidden]
-    argv += ["--chdir", str(cwd), "--", "/bin/sh", "-c", command]
+    argv += ["--chdir", str(cwd), "--", *program]
     return argv

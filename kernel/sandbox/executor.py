@@ -9,6 +9,9 @@
   inside a PID namespace that dies with it). On timeout, cancel or `shutdown()` every process
   below it gets SIGTERM, then, after the grace period, SIGKILL; `run` returns only when they
   are all gone.
+- The sandbox of the next command is made while the model thinks (kernel.sandbox.standby):
+  after a call, from the event loop, bubblewrap builds it and waits; the next call takes it
+  only if it is made from exactly what that call would get, else builds its own.
 - The kernel makes itself non-dumpable when an executor is created.
 """
 
@@ -23,8 +26,9 @@ import signal
 import subprocess
 import tempfile
 import time
+import weakref
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kernel.paths import AppPaths
@@ -37,10 +41,12 @@ from kernel.sandbox.launcher import (
     Launcher,
     LaunchRequest,
     UnsandboxedLauncher,
+    shell_script,
 )
 from kernel.sandbox.limits import ResourceLimits, describe_stop
 from kernel.sandbox.proctree import ProcId, alive, descendants, signal_all
 from kernel.sandbox.settings import ExecSettings
+from kernel.sandbox.standby import IDLE_S, Fingerprint, fingerprint
 from kernel.tools.externalize import SpoolWriter
 from kernel.tools.spec import ErrorCode, ToolError
 
@@ -91,6 +97,8 @@ class CommandOutcome:
     """The command had network access (always true without a sandbox)."""
     write_error: str = ""
     """Set when the spool file could not take all the output (e.g. a full disk)."""
+    made_ahead: bool = False
+    """The sandbox was made before the call asked for it (kernel.sandbox.standby)."""
 
     @property
     def ok(self) -> bool:
@@ -108,12 +116,83 @@ class _Live:
     """Why the resource limits could not be set (the command was then never started)."""
 
 
+@dataclass(eq=False)
+class _Sandbox:
+    """A started launcher whose shell waits for its script (the command) and its go-ahead."""
+
+    proc: subprocess.Popen[bytes]
+    launcher: Launcher
+    request: LaunchRequest
+    """What it was started with (the handshake fds as bwrap knows them)."""
+    handshake: Handshake | None
+    output_fd: int
+    """Our end of the pipe that takes stdout and stderr."""
+    script_fd: int
+    """The shell's stdin, still to be filled (-1 once filled)."""
+    fingerprint: Fingerprint | None = None
+    """Set for a sandbox made ahead: what it was made from."""
+
+    def fill(self, script: bytes) -> None:
+        """Give the shell its script. Before the go-ahead: the shell has not read yet."""
+        _write_script(self.script_fd, script)
+        os.close(self.script_fd)
+        self.script_fd = -1
+
+    def discard(self) -> None:
+        """End a sandbox that never got its command (its sandbox dies with bubblewrap)."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(REAP_WAIT_S)
+        for fd in (self.output_fd, self.script_fd):
+            if fd >= 0:
+                os.close(fd)
+        self.output_fd = self.script_fd = -1
+        if self.handshake is not None:
+            self.handshake.close()
+
+
+class _Ahead:
+    """The one sandbox made ahead for the next command (kernel.sandbox.standby)."""
+
+    def __init__(self) -> None:
+        self.sandbox: _Sandbox | None = None
+        self.timer: asyncio.TimerHandle | None = None
+        self.closed = False
+
+    def put(self, sandbox: _Sandbox, loop: asyncio.AbstractEventLoop) -> None:
+        self.sandbox = sandbox
+        self.timer = loop.call_later(IDLE_S, self.discard)
+
+    def take(self) -> _Sandbox | None:
+        sandbox, self.sandbox = self.sandbox, None
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        return sandbox
+
+    def discard(self) -> None:
+        sandbox = self.take()
+        if sandbox is not None:
+            sandbox.discard()
+
+    def close(self) -> None:
+        self.closed = True
+        self.discard()
+
+
 class CommandExecutor:
-    def __init__(self, paths: AppPaths, settings: ExecSettings = DEFAULT_SETTINGS) -> None:
+    def __init__(
+        self, paths: AppPaths, settings: ExecSettings = DEFAULT_SETTINGS, *, ahead: bool = True
+    ) -> None:
+        """`ahead`: make each command's sandbox before it is asked for (kernel.sandbox.standby)."""
         self.paths = paths
         self.settings = settings
         self._live: set[_Live] = set()
         self._buffer: bytearray | None = None
+        self._ahead = _Ahead()
+        self._ahead.closed = not ahead
+        weakref.finalize(self, self._ahead.close)
         make_non_dumpable()
 
     def status(self) -> SandboxStatus:
@@ -137,6 +216,41 @@ class CommandExecutor:
             return UnsandboxedLauncher()
         raise SandboxUnavailable(status)
 
+    def _request(self, workspace: Path, cwd: Path, network: bool, limits: ResourceLimits
+                 ) -> LaunchRequest:
+        return LaunchRequest(
+            cwd=cwd,
+            workspace=workspace,
+            network=network,
+            limits=limits,
+            grace_s=self.settings.grace_s,
+            sandbox_home=self.paths.sandbox_home.resolve(),
+            real_home=Path.home().resolve(),
+            paths=self.paths,
+            read_only_paths=tuple(
+                Path(p).expanduser().resolve() for p in self.settings.read_only_paths
+            ),
+        )
+
+    def prepare(self, workspace: Path, *, network: bool = False) -> None:
+        """Make the sandbox of a first command in `workspace` ahead (from the event loop).
+
+        Does nothing without a sandbox, or when one that fits is made ahead already."""
+        if self._ahead.closed:
+            return
+        status = self.status()
+        if not status.available:
+            return
+        try:
+            workspace = workspace.resolve(strict=True)
+            self.paths.sandbox_home.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            return  # the command will say what is wrong
+        env, _withheld = build_env(self.settings, home=self.paths.sandbox_home,
+                                   tmpdir=Path("/tmp"))
+        request = self._request(workspace, workspace, network, self.settings.limits)
+        self._ensure_ahead(BwrapLauncher(status.bwrap_path), request, env)
+
     async def run(
         self,
         command: str,
@@ -156,93 +270,141 @@ class CommandExecutor:
         A cancelled task stops the command (SIGTERM, grace, SIGKILL) before re-raising;
         setting `cancel` does the same and returns an outcome with `cancelled=True`.
         """
+        started = time.monotonic()
         launcher = self._launcher(allow_unsandboxed)
         workspace = workspace.resolve()
         cwd = cwd.resolve() if cwd is not None else workspace
         sandbox_home = self.paths.sandbox_home
         sandbox_home.mkdir(parents=True, exist_ok=True)
         limits = self.settings.limits.for_timeout(timeout_s)
+        script = shell_script(command)
         private_tmp: Path | None = None
-        handshake: Handshake | None = None
+        sandbox: _Sandbox | None = None
         try:
             if not launcher.private_tmp:
                 private_tmp = Path(tempfile.mkdtemp(prefix="reins-"))
             env, withheld = build_env(
                 self.settings, home=sandbox_home, tmpdir=private_tmp or Path("/tmp")
             )
-            if launcher.kernel_sets_limits:
-                handshake = Handshake()
-            argv = launcher.argv(
-                LaunchRequest(
-                    command=command,
-                    cwd=cwd,
-                    workspace=workspace,
-                    network=network,
-                    limits=limits,
-                    grace_s=self.settings.grace_s,
-                    sandbox_home=sandbox_home.resolve(),
-                    real_home=Path.home().resolve(),
-                    paths=self.paths,
-                    read_only_paths=tuple(
-                        Path(p).expanduser().resolve() for p in self.settings.read_only_paths
-                    ),
-                    handshake_fds=handshake.child_fds if handshake is not None else None,
-                )
-            )
+            request = self._request(workspace, cwd, network, limits)
+
+            def next_ahead() -> None:  # the next command's sandbox, made while this one runs
+                self._ensure_ahead(launcher, replace(request, limits=self.settings.limits), env)
+
+            sandbox = self._take_ahead(launcher, request, env)
+            if sandbox is not None:
+                sandbox.fill(script)
+            else:
+                sandbox = self._start(launcher, request, env, script)
             return await self._run(
-                argv, env, cwd, spool, timeout_s, limits, launcher, handshake, network,
-                withheld, cancel, on_progress, progress_interval_s,
+                sandbox, started, spool, timeout_s, limits, network, withheld, cancel,
+                on_progress, progress_interval_s, next_ahead,
             )  # fmt: skip
         finally:
-            if handshake is not None:
-                handshake.close()
             if private_tmp is not None:
                 shutil.rmtree(private_tmp, ignore_errors=True)
+            if sandbox is not None and launcher.kernel_sets_limits:
+                asyncio.get_running_loop().call_soon(next_ahead)  # what this one changed
+
+    def _start(self, launcher: Launcher, request: LaunchRequest, env: dict[str, str],
+               script: bytes | None) -> _Sandbox:
+        """Start the launcher; its shell gets `script` now, or later through `fill`."""
+        handshake = Handshake() if launcher.kernel_sets_limits else None
+        if handshake is not None:
+            request = replace(request, handshake_fds=handshake.child_fds)
+        read_fd, write_fd = os.pipe()
+        script_fd = _script_file()
+        try:
+            with contextlib.suppress(OSError):
+                fcntl.fcntl(read_fd, F_SETPIPE_SZ, PIPE_SIZE)
+            if script is not None:  # before the start: a launcher without a handshake
+                _write_script(script_fd, script)  # runs the shell at once
+            argv = launcher.argv(request)
+            made_from = fingerprint(argv, env) if script is None else None
+            sandbox = _Sandbox(subprocess.Popen(
+                argv,
+                stdin=script_fd,
+                stdout=write_fd,
+                stderr=write_fd,
+                env=env,
+                cwd="/" if launcher.private_tmp else request.cwd,
+                start_new_session=True,
+                close_fds=True,
+                pass_fds=handshake.child_fds if handshake is not None else (),
+            ), launcher, request, handshake, read_fd, script_fd, made_from)  # fmt: skip
+        except BaseException as exc:
+            for fd in (read_fd, script_fd):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            if handshake is not None:
+                handshake.close()
+            if isinstance(exc, OSError):
+                raise ToolError(f"The command could not be started: {exc}.") from exc
+            raise
+        finally:
+            os.close(write_fd)
+        if handshake is not None:
+            handshake.started()
+        if script is not None:
+            os.close(script_fd)
+            sandbox.script_fd = -1
+        return sandbox
+
+    @staticmethod
+    def _fits(sandbox: _Sandbox, launcher: Launcher, request: LaunchRequest,
+              env: dict[str, str]) -> bool:
+        """The sandbox is alive and made from exactly what a call of `request` gets now."""
+        return (sandbox.launcher == launcher and sandbox.proc.poll() is None
+                and sandbox.fingerprint == fingerprint(launcher.argv(
+                    replace(request, handshake_fds=sandbox.request.handshake_fds)), env))
+
+    def _take_ahead(self, launcher: Launcher, request: LaunchRequest, env: dict[str, str]
+                    ) -> _Sandbox | None:
+        """The sandbox made ahead, if it fits this call (else it is ended)."""
+        sandbox = self._ahead.take()
+        if sandbox is None or self._fits(sandbox, launcher, request, env):
+            return sandbox
+        sandbox.discard()
+        return None
+
+    def _ensure_ahead(self, launcher: Launcher, request: LaunchRequest, env: dict[str, str]
+                      ) -> None:
+        """Have a sandbox made ahead that fits `request` (from the event loop)."""
+        loop = asyncio.get_running_loop()
+        current = self._ahead.sandbox
+        if self._ahead.closed or (
+                current is not None and self._fits(current, launcher, request, env)):
+            return
+        self._ahead.discard()
+        try:
+            sandbox = self._start(launcher, request, env, None)
+        except (ToolError, OSError):
+            return  # the next call builds its own and reports what fails
+        self._ahead.put(sandbox, loop)
 
     async def _run(
         self,
-        argv: list[str],
-        env: dict[str, str],
-        cwd: Path,
+        sandbox: _Sandbox,
+        started: float,
         spool: SpoolWriter,
         timeout_s: float,
         limits: ResourceLimits,
-        launcher: Launcher,
-        handshake: Handshake | None,
         network: bool,
         withheld: list[str],
         cancel: asyncio.Event | None,
         on_progress: ProgressCallback | None,
         progress_interval_s: float,
+        on_started: Callable[[], None],
     ) -> CommandOutcome:
         loop = asyncio.get_running_loop()
-        read_fd, write_fd = os.pipe()
-        with contextlib.suppress(OSError):
-            fcntl.fcntl(read_fd, F_SETPIPE_SZ, PIPE_SIZE)
-        started = time.monotonic()
-        try:
-            proc = subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=write_fd,
-                stderr=write_fd,
-                env=env,
-                cwd="/" if launcher.private_tmp else cwd,
-                start_new_session=True,
-                close_fds=True,
-                pass_fds=handshake.child_fds if handshake is not None else (),
-            )
-        except OSError as exc:
-            os.close(read_fd)
-            raise ToolError(f"The command could not be started: {exc}.") from exc
-        finally:
-            os.close(write_fd)
+        proc, launcher = sandbox.proc, sandbox.launcher
         live = _Live(proc, launcher)
         self._live.add(live)
-        if handshake is not None:
-            handshake.started()
-            handshake.watch(loop, limits, lambda reason: self._refuse(live, reason))
-        pump = _Pump(loop, read_fd, spool, self._read_buffer())
+        if sandbox.handshake is not None:
+            sandbox.handshake.watch(loop, limits, lambda reason: self._refuse(live, reason),
+                                    on_started)
+        pump = _Pump(loop, sandbox.output_fd, spool, self._read_buffer())
+        sandbox.output_fd = -1  # the pump closes it
         watch = _ExitWatch(loop, proc)
         exited = watch.exited
         waiters: set[asyncio.Future[object]] = {exited}
@@ -273,6 +435,8 @@ class CommandExecutor:
                     task.cancel()
             pump.close()
             watch.close()
+            if sandbox.handshake is not None:
+                sandbox.handshake.close()
             self._live.discard(live)
         await self._wait_gone(live)
         code = proc.returncode
@@ -290,6 +454,7 @@ class CommandExecutor:
             withheld_env=tuple(withheld),
             network=network or not launcher.isolates_network,
             write_error=pump.write_error,
+            made_ahead=sandbox.fingerprint is not None,
         )
 
     @staticmethod
@@ -336,7 +501,10 @@ class CommandExecutor:
             await asyncio.sleep(POLL_S)
 
     def shutdown(self) -> None:
-        """End every running command now (Reins is exiting): SIGTERM, grace, SIGKILL."""
+        """End every running command now (Reins is exiting): SIGTERM, grace, SIGKILL.
+
+        No sandbox is made ahead any more."""
+        self._ahead.close()
         lives = list(self._live)
         for live in lives:
             live.stop = "shutdown"
@@ -356,6 +524,21 @@ class CommandExecutor:
     def running(self) -> int:
         """How many commands are running now."""
         return len(self._live)
+
+
+def _write_script(fd: int, script: bytes) -> None:
+    written = 0
+    while written < len(script):
+        written += os.pwrite(fd, script[written:], written)
+
+
+def _script_file() -> int:
+    """An anonymous file for the shell's script (a memfd; an unlinked temporary file
+    where there is none)."""
+    if hasattr(os, "memfd_create"):
+        return os.memfd_create("reins-command", os.MFD_CLOEXEC)
+    with tempfile.TemporaryFile() as file:
+        return os.dup(file.fileno())
 
 
 def _stop_words(live: _Live, timeout_s: float, grace_s: float) -> str:

@@ -97,11 +97,13 @@ class Handshake:
         loop: asyncio.AbstractEventLoop,
         limits: ResourceLimits,
         on_failure: Callable[[str], None],
+        on_started: Callable[[], None] | None = None,
     ) -> None:
         """Do `complete` from the event loop without blocking it.
 
         `on_failure` gets the reason and must kill the sandbox; it runs before the block fd is
-        closed, so the command never starts without its limits.
+        closed, so the command never starts without its limits. `on_started` is called once
+        the command has been let go.
         """
         os.set_blocking(self._info_read, False)
 
@@ -122,6 +124,9 @@ class Handshake:
             except HandshakeError as exc:
                 on_failure(str(exc))
                 self.close()
+                return
+            if on_started is not None:
+                on_started()
 
         self._loop = loop
         loop.add_reader(self._info_read, readable)

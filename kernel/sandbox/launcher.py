@@ -1,4 +1,9 @@
-"""How a command is started on this platform: the argv that wraps `/bin/sh -c COMMAND`.
+"""How a command is started on this platform: the argv that wraps the shell.
+
+Every launcher ends its argv with `SHELL` (`/bin/sh -s`): the shell reads its script from
+its stdin, a file the executor fills with `shell_script(command)`, one line that replaces it
+with `/bin/sh -c COMMAND` (stdin /dev/null). So the command runs exactly as under
+`/bin/sh -c`, and a sandbox can be made before its command is known (kernel.sandbox.standby).
 
 - `BwrapLauncher` (Linux): bubblewrap builds the sandbox (see `kernel.sandbox.bwrap`) and
   waits, before it starts the command, until the kernel has set the resource limits on it
@@ -22,6 +27,7 @@ every command needs an explicit approval):
 
 from __future__ import annotations
 
+import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,11 +38,18 @@ from kernel.sandbox.bwrap import bwrap_argv
 from kernel.sandbox.limits import ResourceLimits
 
 REAPER = Path(__file__).with_name("reaper.py")
+SHELL = ("/bin/sh", "-s")
+
+
+def shell_script(command: str) -> bytes:
+    """What `SHELL` reads: one simple command, so the shell reads all of it before it runs
+    any of it (the redirection of stdin cannot cut the rest of the script off)."""
+    line = f"exec /bin/sh -c {shlex.quote(command)} </dev/null\n"
+    return line.encode("utf-8", "surrogateescape")  # as the argv of a command would be
 
 
 @dataclass(frozen=True)
 class LaunchRequest:
-    command: str
     cwd: Path
     workspace: Path
     network: bool
@@ -83,7 +96,7 @@ class BwrapLauncher:
             raise ValueError("bubblewrap needs the start handshake: the limits are set there")
         return bwrap_argv(
             self.bwrap,
-            command=request.command,
+            program=SHELL,
             cwd=request.cwd,
             workspace=request.workspace,
             network=request.network,
@@ -109,5 +122,5 @@ class UnsandboxedLauncher:
             sys.executable, "-I", "-S", str(REAPER), f"{request.grace_s:g}",
             str(limits.address_space), str(limits.file_size), str(limits.processes),
             str(limits.cpu_s or 1), str(limits.cpu_hard()),
-            "--", "/bin/sh", "-c", request.command,
+            "--", *SHELL,
         ]  # fmt: skip

@@ -20,7 +20,7 @@ import pytest
 
 from kernel.fakemodel import FakeAnthropicServer, ToolUse, reply
 from kernel.paths import AppPaths
-from kernel.sandbox.launcher import REAPER, LaunchRequest, UnsandboxedLauncher
+from kernel.sandbox.launcher import REAPER, LaunchRequest, UnsandboxedLauncher, shell_script
 from kernel.sandbox.limits import ResourceLimits
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,9 +70,10 @@ def app_env(tmp_path: Path) -> Iterator[dict[str, str]]:
     yield env
 
 
-def run(command: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+def run(command: list[str], env: dict[str, str], cwd: Path, stdin: str | None = None
+        ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True,
-                          timeout=RUN_TIMEOUT_S)
+                          timeout=RUN_TIMEOUT_S, input=stdin)
 
 
 def test_archive_holds_the_app_its_menu_entry_and_icons(archive: Path) -> None:
@@ -181,7 +182,6 @@ def test_unsandboxed_reaper_runs_from_the_bundle_in_the_users_environment(
     """The kernel starts its reaper as `sys.executable -I -S reaper.py …`; frozen, that is the
     bundle's executable, and the command must not inherit the bundle's library paths."""
     request = LaunchRequest(
-        command='printf "%s|%s" "${LD_LIBRARY_PATH-unset}" "${QT_PLUGIN_PATH-unset}"',
         cwd=tmp_path, workspace=tmp_path, network=False,
         limits=ResourceLimits().for_timeout(10), grace_s=1.0,
         sandbox_home=tmp_path, real_home=tmp_path,
@@ -195,7 +195,8 @@ def test_unsandboxed_reaper_runs_from_the_bundle_in_the_users_environment(
     env = {"PATH": "/usr/bin:/bin"}
     if users_library_path:
         env["LD_LIBRARY_PATH"] = users_library_path
-    done = run(argv, env, tmp_path)
+    script = shell_script('printf "%s|%s" "${LD_LIBRARY_PATH-unset}" "${QT_PLUGIN_PATH-unset}"')
+    done = run(argv, env, tmp_path, stdin=script.decode())
     assert done.returncode == 0, done.stderr
     assert done.stdout == f"{users_library_path or 'unset'}|unset"
 

@@ -94,7 +94,7 @@ def test_bwrap_argv_layers(tmp_path: Path, reins_home: AppPaths) -> None:
     reins_home.data.mkdir(parents=True)
     reins_home.config.mkdir(parents=True)
     argv = bwrap_argv(
-        "bwrap", command="make test", cwd=workspace, workspace=workspace, network=False,
+        "bwrap", program=("/bin/sh", "-s"), cwd=workspace, workspace=workspace, network=False,
         paths=reins_home, sandbox_home=reins_home.sandbox_home, real_home=home,
         read_only_paths=(home / ".pyenv",), handshake_fds=(7, 9),
     )
@@ -112,9 +112,9 @@ def test_bwrap_argv_layers(tmp_path: Path, reins_home: AppPaths) -> None:
         f"--bind {reins_home.sandbox_home}")
     assert f"--remount-ro {home}" in text
     assert "--info-fd 7 --block-fd 9" in text
-    assert argv[-6:] == ["--chdir", str(workspace), "--", "/bin/sh", "-c", "make test"]
+    assert argv[-5:] == ["--chdir", str(workspace), "--", "/bin/sh", "-s"]
     with_net = bwrap_argv(
-        "bwrap", command="true", cwd=workspace, workspace=workspace, network=True,
+        "bwrap", program=("/bin/sh", "-s"), cwd=workspace, workspace=workspace, network=True,
         paths=reins_home, sandbox_home=reins_home.sandbox_home, real_home=home,
         handshake_fds=(7, 9),
     )
@@ -133,7 +133,7 @@ def test_reins_folders_under_the_hidden_home_are_hidden_once(tmp_path: Path) -> 
 
     def argv_text(workspace: Path, read_only: tuple[Path, ...] = ()) -> str:
         return " ".join(bwrap_argv(
-            "bwrap", command="true", cwd=workspace, workspace=workspace, network=False,
+            "bwrap", program=("/bin/sh", "-s"), cwd=workspace, workspace=workspace, network=False,
             paths=paths, sandbox_home=paths.sandbox_home, real_home=home,
             read_only_paths=read_only, handshake_fds=(7, 9)))
 
