@@ -249,7 +249,10 @@ class Agent:
         max_parallel: int = 4,
         prices: Mapping[str, Price] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        prepare: Callable[[Path], None] | None = None,
     ) -> None:
+        """`prepare(workspace)` is called as a run starts, so what its tools need can be
+        made while the model writes (the command sandbox: kernel.sandbox.standby)."""
         self.store = store
         self.registry = registry
         self.provider = provider
@@ -260,6 +263,7 @@ class Agent:
         self.system_extra = system_extra
         self.max_parallel = max_parallel
         self.clock = clock
+        self.prepare = prepare
         self.price = price_for(provider.model) if prices is None else price_for(provider.model,
                                                                                   prices)
         self._active: dict[str, _Run] = {}
@@ -416,6 +420,8 @@ class _Run:
         self.emit(SessionStarted(self.session_id, workspace=str(self.workspace),
                                  model=self.agent.provider.model, sandbox=self.agent.sandbox,
                                  mode=self.session.mode))
+        if self.agent.prepare is not None:
+            self.agent.prepare(self.workspace)
         self._track(self.store.submit_run_state(self.session_id, RunState.RUNNING,
                                                 self.state.to_info(self._cost(),
                                                                    self._elapsed())))

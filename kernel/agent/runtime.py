@@ -58,7 +58,8 @@ class Kernel:
     def agent(self, provider: Provider, *, limits: LoopLimits | None = None,
               gate_factory: GateFactory | None = None) -> Agent:
         return Agent(self.store, self.registry, provider, paths=self.paths, limits=limits,
-                     gate_factory=gate_factory, sandbox=self.sandbox.kind)
+                     gate_factory=gate_factory, sandbox=self.sandbox.kind,
+                     prepare=self.executor.prepare)
 
     @property
     def sandbox_facts(self) -> SandboxFacts:

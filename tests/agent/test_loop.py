@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from kernel.agent.limits import LoopLimits
-from kernel.agent.loop import StoreFailed
+from kernel.agent.loop import Agent, StoreFailed
+from kernel.agent.runtime import open_kernel
 from kernel.agent.store import RunState
 from kernel.events import AssistantDelta, RunFinished, ToolCallStarted
 from kernel.fakemodel import Failure, Reply, Text, Thinking, ToolUse, reply
@@ -382,3 +383,24 @@ def test_a_failing_sink_stops_the_run_instead_of_going_on_unreported(harness: Ha
         asyncio.run(go())
     assert len(harness.server.requests) <= 2
     assert "tool_call" in [e.type for e in harness.stored(sid)]
+
+
+def test_a_run_prepares_its_workspace_before_it_asks_the_model(harness: Harness):
+    """The kernel passes `CommandExecutor.prepare`: the first command's sandbox is made
+    while the model writes (kernel.sandbox.standby)."""
+    prepared: list[tuple[Path, int]] = []
+    base = harness.agent()
+    agent = Agent(harness.store, harness.registry, base.provider, paths=harness.paths,
+                  prepare=lambda ws: prepared.append((ws, len(harness.server.requests))))
+    harness.server.add(reply("Done."))
+    _sid, finished = harness.run("hello", agent=agent)
+    assert finished.stop_reason == "end_turn"
+    assert prepared == [(harness.workspace, 0)]
+
+
+def test_the_kernels_agents_prepare_the_command_sandbox(harness: Harness):
+    kernel = open_kernel(harness.paths)
+    try:
+        assert kernel.agent(harness.agent().provider).prepare == kernel.executor.prepare
+    finally:
+        kernel.close()
