@@ -44,8 +44,7 @@ SHELL = ("/bin/sh", "-s")
 def shell_script(command: str) -> bytes:
     """What `SHELL` reads: one simple command, so the shell reads all of it before it runs
     any of it (the redirection of stdin cannot cut the rest of the script off)."""
-    line = f"exec /bin/sh -c {shlex.quote(command)} </dev/null\n"
-    return line.encode("utf-8", "surrogateescape")  # as the argv of a command would be
+    return f"exec /bin/sh -c {shlex.quote(command)} </dev/null\n".encode()
 
 
 @dataclass(frozen=True)

@@ -194,3 +194,14 @@ def test_no_sandbox_refuses_unless_the_user_approved_the_call(
     )
     assert not approved.is_error and "sandbox: none · network: on" in approved.text
     assert (workspace / "ran.txt").exists()
+
+
+@pytest.mark.parametrize("command", ["touch ran.txt; echo \ud800", "touch ran.txt\x00"],
+                         ids=["lone-surrogate", "nul"])
+def test_a_command_that_is_not_text_is_refused_and_never_run(
+        run_tool, workspace: Path, command: str) -> None:
+    """JSON can carry a lone surrogate (`"\\ud800"`); no shell can receive it."""
+    result = run_tool({"command": command})
+    assert result.is_error and result.error_code is ErrorCode.INVALID_ARGUMENTS
+    assert "was not run" in result.text
+    assert not (workspace / "ran.txt").exists()

@@ -72,13 +72,23 @@ def _summary(args: Mapping[str, Any]) -> str:
 
 
 def check_command(command: str) -> None:
-    """Refuse what cannot be run: empty text, a NUL byte, quotes `shlex` cannot balance."""
+    """Refuse what cannot be run: empty text, a NUL byte or a lone surrogate (JSON can carry
+    `\\ud800`; no shell can receive it), quotes `shlex` cannot balance."""
     if not command.strip():
         raise ToolError("The command is empty.", hint="Pass a shell command line.",
                         code=ErrorCode.INVALID_ARGUMENTS)
     if "\x00" in command:
-        raise ToolError("The command contains a NUL character.", hint="Remove it.",
-                        code=ErrorCode.INVALID_ARGUMENTS)
+        raise ToolError("The command was not run: it contains a NUL character.",
+                        hint="Remove it.", code=ErrorCode.INVALID_ARGUMENTS)
+    try:
+        command.encode()
+    except UnicodeEncodeError as exc:
+        raise ToolError(
+            f"The command was not run: it is not valid text (a lone surrogate "
+            f"{command[exc.start]!r} at character {exc.start}).",
+            hint="Send the characters themselves, not a half of a UTF-16 surrogate pair.",
+            code=ErrorCode.INVALID_ARGUMENTS,
+        ) from exc
     try:
         shlex.split(command)
     except ValueError as exc:
