@@ -9,8 +9,8 @@
   inside a PID namespace that dies with it). On timeout, cancel or `shutdown()` every process
   below it gets SIGTERM, then, after the grace period, SIGKILL; `run` returns only when they
   are all gone.
-- The sandbox of the next command is made while the model thinks (kernel.sandbox.standby):
-  after a call, from the event loop, bubblewrap builds it and waits; the next call takes it
+- The sandbox of the next command is made ahead (kernel.sandbox.standby): when a run starts
+  (`prepare`) and when a command is let go, bubblewrap builds it and waits; a call takes it
   only if it is made from exactly what that call would get, else builds its own.
 - The kernel makes itself non-dumpable when an executor is created.
 """
@@ -293,7 +293,11 @@ class CommandExecutor:
 
             sandbox = self._take_ahead(launcher, request, env)
             if sandbox is not None:
-                sandbox.fill(script)
+                try:
+                    sandbox.fill(script)
+                except OSError as exc:
+                    sandbox.discard()
+                    raise ToolError(f"The command could not be started: {exc}.") from exc
             else:
                 sandbox = self._start(launcher, request, env, script)
             return await self._run(

@@ -400,7 +400,9 @@ def test_a_run_prepares_its_workspace_before_it_asks_the_model(harness: Harness)
 
 def test_the_kernels_agents_prepare_the_command_sandbox(harness: Harness):
     kernel = open_kernel(harness.paths)
+    provider = harness.agent().provider
     try:
-        assert kernel.agent(harness.agent().provider).prepare == kernel.executor.prepare
+        assert kernel.agent(provider).prepare == kernel.executor.prepare
     finally:
         kernel.close()
+        asyncio.run(provider.close())

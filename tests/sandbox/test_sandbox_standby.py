@@ -93,6 +93,7 @@ def test_a_sandbox_made_ahead_is_not_used_once_what_it_was_made_from_changed(
     second = "echo ran"
 
     def between() -> None:
+        assert len(waiting_sandboxes(workspace)) == 1  # one was made: the change must matter
         if change == "git-config-replaced":  # how git writes it: a new file renamed over
             (git / "config.lock").write_text("[core]\n\tbare = false\n")
             os.replace(git / "config.lock", git / "config")
