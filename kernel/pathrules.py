@@ -1,0 +1,283 @@
+"""The one list of secret locations and the one list of protected paths (pure, standard library).
+
+Every route uses these lists: the path policy (file tools, the approval policy) and the sandbox
+(what commands cannot read or write). A pattern is a glob over `/`-separated paths:
+
+- it matches at ANY depth (`.ssh/**` matches `.ssh/id_rsa`, `~/.ssh/id_rsa` and
+  `project/sub/.ssh/id_rsa`) and ignores case (`.SSH/ID_RSA`: macOS and Windows file systems
+  fold case, and a look-alike spelling is refused rather than guessed about);
+- `*` and `?` stay inside one path segment; `**` spans any number of segments;
+- a pattern ending in `/**` names a FOLDER: it matches the folder itself and everything below
+  it (the folder is what the sandbox hides or protects, see `subtree_root`);
+- a pattern without `/` names an entry wherever it is (`.env`, `.netrc`).
+
+Paths are matched as written (after dropping `.` segments and doubled slashes): callers resolve
+`~`, `..` and symlinks first (the path policy does), and pass either a path relative to the
+workspace or an absolute one.
+
+Decisions recorded here (each is tested in tests/security/test_pathrules.py):
+- `.env`, `.env.*` and `*.env` are secrets; committed templates (`.env.example`,
+  `.env.sample`, `.env.template`, `.env.dist`, also `.env.local.example`) are not: they are
+  meant to be read and shared, and hold placeholders. An exception only lifts a NAME pattern
+  (`.env.*`), never a folder pattern (`.ssh/config.example` stays a secret).
+- `.envrc` is both: a secret (direnv files hold `export AWS_SECRET_ACCESS_KEY=...` and the
+  like) and protected (direnv runs it on `cd`).
+- `.github/workflows/**` is neither: workflows run in CI after the user pushes (and reviews)
+  them, not on the user's machine when a file is merely looked at.
+- `*.pem` and `*.key` are not secrets by extension (certificates, public keys and Keynote
+  files share them); named private keys (`id_rsa`, `id_ed25519`, ... anywhere) and formats
+  that always hold a private key (`*.ppk`, `*.p12`, `*.pfx`, `*.kdbx`) are.
+- Writing a secret location also asks (see the path policy): `.ssh/authorized_keys`,
+  `.ssh/config` (`ProxyCommand`), `.aws/config` (`credential_process`) and `.kube/config`
+  (exec plugins) change who can log in or what runs.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import stat
+from collections.abc import Iterable
+from pathlib import PurePosixPath
+
+_SECRET_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("SSH private keys and configuration", (
+        ".ssh/**", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk",
+        "id_ed25519_sk", "*.ppk",
+    )),
+    ("cloud credentials", (
+        ".aws/**", ".azure/**", ".config/gcloud/**", ".oci/**", ".config/doctl/**",
+        ".boto", ".s3cfg", ".config/rclone/rclone.conf", ".pulumi/credentials.json",
+        ".terraform.d/credentials.tfrc.json", ".terraformrc", "client_secret*.json",
+    )),
+    ("encryption keys (GnuPG, age, sops)", (".gnupg/**", ".config/sops/**", ".config/age/**")),
+    ("passwords and tokens for servers and package registries", (
+        ".netrc", "_netrc", ".git-credentials", ".config/git/credentials", ".npmrc",
+        ".pypirc", ".docker/config.json", ".dockercfg", ".vault-token", ".cargo/credentials*",
+        ".gem/credentials", ".m2/settings.xml", ".m2/settings-security.xml",
+        ".gradle/gradle.properties", ".composer/auth.json", ".config/composer/auth.json",
+        ".pgpass", ".my.cnf", ".mylogin.cnf",
+    )),
+    ("cluster and developer-tool tokens", (
+        ".kube/**", ".config/gh/**", ".config/hub", ".config/glab-cli/**", ".config/op/**",
+    )),
+    ("keyrings and password stores", (
+        ".local/share/keyrings/**", ".password-store/**", ".local/share/kwalletd/**",
+        ".kde/share/apps/kwallet/**", ".kde4/share/apps/kwallet/**", "Library/Keychains/**",
+        ".pki/**", "*.kdbx", "*.p12", "*.pfx",
+    )),
+    ("browser profiles (cookies, saved passwords, sessions)", (
+        ".mozilla/**", ".thunderbird/**", ".config/google-chrome/**", ".config/chromium/**",
+        ".config/BraveSoftware/**", ".config/microsoft-edge/**", ".config/vivaldi/**",
+        ".config/opera/**", ".var/app/*/config/google-chrome/**",
+        ".var/app/*/config/chromium/**", ".var/app/*/config/BraveSoftware/**",
+        "Library/Application Support/Google/Chrome/**",
+        "Library/Application Support/Firefox/**", "Library/Application Support/Chromium/**",
+        "Library/Application Support/BraveSoftware/**", "Library/Cookies/**",
+    )),
+    ("shell and REPL histories (commands typed, often with passwords)", (
+        ".bash_history", ".zsh_history", ".zhistory", ".histfile", ".sh_history",
+        ".local/share/fish/fish_history", ".config/fish/fish_history", ".python_history",
+        ".node_repl_history", ".psql_history", ".mysql_history", ".sqlite_history",
+        ".rediscli_history", ".irb_history", ".pry_history", ".scala_history", ".Rhistory",
+        ".dbshell", ".lesshst", ".viminfo",
+    )),
+    ("environment files (API keys and passwords)", (".env", ".env.*", "*.env", ".envrc")),
+)
+
+SECRET_PATTERNS: tuple[str, ...] = tuple(p for _, group in _SECRET_GROUPS for p in group)
+"""Where credentials live, wherever they are (in the home or inside a project)."""
+
+SECRET_EXCEPTIONS: tuple[str, ...] = (
+    ".env.example", ".env.sample", ".env.template", ".env.dist",
+    ".env.*.example", ".env.*.sample", ".env.*.template", ".env.*.dist",
+)
+"""Names that look like a secret name pattern but are committed templates. They lift only a
+name pattern (one without `/`), never a folder pattern."""
+
+PROTECTED_PATTERNS: tuple[str, ...] = (
+    ".git",
+    ".git/**",
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".zlogout",
+    ".profile",
+    ".kshrc",
+    ".cshrc",
+    ".tcshrc",
+    ".config/fish/**",
+    ".gitconfig",
+    ".config/git/**",
+    ".gitmodules",
+    ".mcp.json",
+    ".envrc",
+    ".exrc",
+    ".nvimrc",
+    ".nvim.lua",
+    ".vscode/**",
+    "*.code-workspace",
+    ".idea/**",
+    ".devcontainer/**",
+    ".devcontainer.json",
+)
+"""What no tool may write without the user's approval of that very path, at any depth.
+
+`.git` is the entry itself (creating or replacing a `.git` folder, or a `.git` FILE holding
+`gitdir: elsewhere`); `.git/**` is everything in it, for the file tools. Commands inside the
+sandbox may write the parts of a git directory git does not read as code (see GIT_DANGEROUS),
+so `git commit` works there. The rest runs when a shell starts (`.bashrc`, fish config), when
+git runs (`.gitconfig`, `.gitmodules`), when a folder is entered (`.envrc`, `.exrc`) or opened
+in an editor (`.vscode/`, `.idea/`, `.devcontainer/`, `*.code-workspace`), or configures tools
+(`.mcp.json`)."""
+
+GIT_DANGEROUS: tuple[str, ...] = (
+    "config",
+    "config.worktree",
+    "hooks/**",
+    "info/attributes",
+    "commondir",
+    "gitdir",
+    "worktrees/*/config.worktree",
+    "worktrees/*/commondir",
+    "worktrees/*/gitdir",
+    "modules/**/config",
+    "modules/**/config.worktree",
+    "modules/**/hooks/**",
+    "modules/**/info/attributes",
+    "modules/**/commondir",
+    "modules/**/gitdir",
+)
+"""Relative to a git directory (a `.git` folder, or a bare repository: see `is_git_dir`), the
+entries git reads as code or configuration: `config` (`core.fsmonitor`, `core.hooksPath`,
+`core.sshCommand`, filters, aliases), hooks, attribute filters, and the pointers to other git
+directories (`commondir`, `gitdir`, per-worktree config). Unlike the other lists these are
+ANCHORED at the git directory (`refs/heads/config` is a branch, not a config file).
+
+Submodule git directories (`modules/<name>/`, nested for nested submodules) are git
+directories themselves: their dangerous entries are listed through `modules/**/...`, so the
+objects and refs a `git submodule update` writes stay writable. The rest of a git directory
+(objects, refs, index, HEAD, logs, packed-refs) may be written by commands."""
+
+COMMAND_PROTECTED: tuple[str, ...] = (
+    *(p for p in PROTECTED_PATTERNS if p not in (".git", ".git/**")),
+    *(f".git/{p}" for p in GIT_DANGEROUS),
+)
+"""PROTECTED_PATTERNS as they apply to what a command writes: `.git` itself and everything
+in it are replaced by a `.git` folder's dangerous entries, so that `git commit` works.
+Creating or replacing a `.git` is still a change to the protected set (the sandbox compares
+it before and after a command)."""
+
+
+def _segment_regex(segment: str) -> str:
+    out = ""
+    for ch in segment:
+        out += "[^/]*" if ch == "*" else "[^/]" if ch == "?" else re.escape(ch)
+    return out
+
+
+def _glob_body(pattern: str) -> str:
+    """The regex of a glob's segments; a trailing `/**` also matches the folder itself."""
+    segments = list(PurePosixPath(pattern).parts)
+    folder = bool(segments) and segments[-1] == "**"
+    if folder:
+        segments.pop()
+    body = "".join("(?:.*/)?" if s == "**" else _segment_regex(s) + "/" for s in segments)
+    return body.removesuffix("/") + ("(?:/.*)?" if folder else "")
+
+
+@functools.cache
+def _anywhere(pattern: str) -> re.Pattern[str]:
+    return re.compile(r"(?:.*/)?" + _glob_body(pattern), re.IGNORECASE | re.DOTALL)
+
+
+@functools.cache
+def _anchored(pattern: str) -> re.Pattern[str]:
+    return re.compile(_glob_body(pattern), re.IGNORECASE | re.DOTALL)
+
+
+def _normal(path: str) -> str:
+    """`path` with `.` segments, doubled and trailing slashes dropped (`..` kept as is)."""
+    text = os.fspath(path)
+    absolute = text.startswith("/")
+    parts = [p for p in text.split("/") if p not in ("", ".")]
+    return ("/" if absolute else "") + "/".join(parts)
+
+
+def _first(path: str, patterns: Iterable[str]) -> str | None:
+    normal = _normal(path)
+    for pattern in patterns:
+        if _anywhere(pattern).fullmatch(normal):
+            return pattern
+    return None
+
+
+def secret_match(path: str) -> str | None:
+    """The secret pattern a POSIX path matches (at any depth, ignoring case), else None."""
+    found = _first(path, SECRET_PATTERNS)
+    if found is None or "/" in found:
+        return found
+    if _first(path, SECRET_EXCEPTIONS) is not None:
+        return _first(path, (p for p in SECRET_PATTERNS if "/" in p))
+    return found
+
+
+def protected_match(path: str) -> str | None:
+    """The protected pattern a POSIX path matches (at any depth, ignoring case), else None."""
+    return _first(path, PROTECTED_PATTERNS)
+
+
+def git_dangerous_match(path: str) -> str | None:
+    """The GIT_DANGEROUS pattern a path RELATIVE TO A GIT DIRECTORY matches, else None."""
+    normal = _normal(path)
+    for pattern in GIT_DANGEROUS:
+        if _anchored(pattern).fullmatch(normal):
+            return pattern
+    return None
+
+
+def describe_secret(pattern: str) -> str:
+    """What a secret pattern holds, for people (`SSH private keys and configuration`)."""
+    for what, group in _SECRET_GROUPS:
+        if pattern in group:
+            return what
+    raise KeyError(pattern)
+
+
+def subtree_root(path: str, pattern: str) -> str:
+    """The top of the subtree `pattern` matched in `path`: for `a/b/.ssh/id_rsa` and
+    `.ssh/**` it is `a/b/.ssh` (the outermost such folder); for a pattern naming an entry
+    (`.env.*`) it is the path itself. Raises ValueError when `pattern` does not match."""
+    normal = _normal(path)
+    if not _anywhere(pattern).fullmatch(normal):
+        raise ValueError(f"{pattern!r} does not match {path!r}")
+    if not pattern.endswith("/**"):
+        return normal
+    head = _anywhere(pattern.removesuffix("/**"))
+    segments = normal.split("/")
+    for end in range(1, len(segments) + 1):
+        candidate = "/".join(segments[:end])
+        if candidate and head.fullmatch(candidate):
+            return candidate
+    return normal
+
+
+def is_git_dir(path: os.PathLike[str] | str) -> bool:
+    """The folder is a git directory (a `HEAD` file, `objects` and `refs` folders), checked
+    without following symlinks (neither the folder nor its entries may be links)."""
+    base = os.fspath(path)
+    try:
+        if not stat.S_ISDIR(os.lstat(base).st_mode):
+            return False
+        head = os.lstat(os.path.join(base, "HEAD")).st_mode
+        objects = os.lstat(os.path.join(base, "objects")).st_mode
+        refs = os.lstat(os.path.join(base, "refs")).st_mode
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISREG(head) and stat.S_ISDIR(objects) and stat.S_ISDIR(refs)
