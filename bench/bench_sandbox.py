@@ -169,7 +169,7 @@ def run() -> None:
 
         try:
             paths.sandbox_home.mkdir(parents=True, exist_ok=True)
-            launcher = BwrapLauncher(status.bwrap_path)
+            launcher = BwrapLauncher(status.bwrap_path, status.nested_userns_blocked)
             request = LaunchRequest(
                 cwd=workspace, workspace=workspace, network=False,
                 limits=ResourceLimits().for_timeout(300), grace_s=2.0,

@@ -14,8 +14,10 @@ Mounts, in order (later ones lie on top of earlier ones):
    policy re-bound read-only (a missing `.git/hooks` is created empty and protected, since a
    hook written there would later run outside the sandbox);
 6. the hiding tmpfs mounts remounted read-only, so writes into the real home fail.
-The command is its own session (`--new-session`), the init of a new PID namespace dies with
-Reins (`--die-with-parent`), and the network is a private, empty namespace unless allowed.
+The command is its own session (`--new-session`), in a user namespace of its own with no
+capability (`--cap-drop ALL`; no nested user namespace where bubblewrap can forbid it), the
+init of a new PID namespace dies with Reins (`--die-with-parent`), and the network is a
+private, empty namespace unless allowed.
 """
 
 from __future__ import annotations
@@ -32,10 +34,19 @@ from kernel.tools.pathpolicy import DEFAULT_PROTECTED
 NAMESPACE_FLAGS = (
     "--die-with-parent",
     "--new-session",
+    "--unshare-user",
     "--unshare-pid",
     "--unshare-ipc",
     "--unshare-uts",
+    "--cap-drop",
+    "ALL",
 )
+"""A user namespace of its own and no capability in it, for root as for anyone: without
+`--unshare-user --cap-drop ALL`, bubblewrap started by uid 0 keeps every capability inside
+(umount /proc, remount / read-write, nsenter into the host)."""
+NO_NESTED_USERNS = ("--disable-userns",)
+"""No user namespace can be made inside (where it would bring a full set of capabilities
+back, if only over namespaces of its own): bubblewrap 0.8 and later."""
 SESSION_SOCKETS = ("/run/user", "/var/run/docker.sock", "/run/docker.sock")
 HOME_SECRETS = (
     ".ssh", ".aws", ".gnupg", ".netrc", ".config", ".local/share/keyrings", ".mozilla",
@@ -100,6 +111,7 @@ def bwrap_argv(
     real_home: Path,
     read_only_paths: Iterable[Path] = (),
     handshake_fds: tuple[int, int],
+    disable_userns: bool = True,
 ) -> list[str]:
     """The full argv: `bwrap … -- PROGRAM`. Paths must be absolute and resolved.
 
@@ -107,7 +119,8 @@ def bwrap_argv(
     """
     ws, home = str(workspace), str(real_home)
     info_fd, block_fd = handshake_fds
-    argv = [bwrap, *NAMESPACE_FLAGS, "--info-fd", str(info_fd), "--block-fd", str(block_fd)]
+    argv = [bwrap, *NAMESPACE_FLAGS, *(NO_NESTED_USERNS if disable_userns else ()),
+            "--info-fd", str(info_fd), "--block-fd", str(block_fd)]
     if not network:
         argv.append("--unshare-net")
     argv += base_mounts()

@@ -11,9 +11,10 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from kernel.sandbox.bwrap import NAMESPACE_FLAGS, base_mounts
+from kernel.sandbox.bwrap import NAMESPACE_FLAGS, NO_NESTED_USERNS, base_mounts
 from kernel.sandbox.handshake import Handshake, HandshakeError
 from kernel.sandbox.limits import ResourceLimits
+from kernel.sandbox.pids import CgroupError, ProcessLimit, process_limit, remove_when_empty
 
 FIX_INSTALL = (
     "apt-get install bubblewrap  (Fedora: dnf install bubblewrap; Arch: pacman -S bubblewrap)"
@@ -46,6 +47,10 @@ class SandboxStatus:
     """What the user can do to get a sandbox ('' when available)."""
     bwrap_path: str = ""
     version: str = ""
+    nested_userns_blocked: bool = False
+    """Commands cannot make user namespaces of their own (bubblewrap's `--disable-userns`)."""
+    process_limit: ProcessLimit = "none"
+    """What enforces the process limit (kernel.sandbox.pids)."""
 
 
 def detect_sandbox(bwrap: str = "bwrap") -> SandboxStatus:
@@ -63,7 +68,11 @@ def _detect(bwrap: str) -> SandboxStatus:
         return SandboxStatus("none", False, f"bubblewrap ({bwrap}) is not installed",
                              FIX_INSTALL)
     try:
-        returncode, err, limits_error = _probe(bwrap_path)
+        nested_blocked = True
+        returncode, err, limits_error = _probe(bwrap_path, NO_NESTED_USERNS)
+        if returncode != 0 and NO_NESTED_USERNS[0] in err:  # an older bubblewrap
+            nested_blocked = False
+            returncode, err, limits_error = _probe(bwrap_path, ())
     except (OSError, subprocess.TimeoutExpired) as exc:
         return SandboxStatus("none", False, f"bubblewrap could not be started: {exc}",
                              FIX_INSTALL, bwrap_path)
@@ -76,17 +85,17 @@ def _detect(bwrap: str) -> SandboxStatus:
         return SandboxStatus("none", False, f"Reins cannot limit the sandbox: {limits_error}",
                              FIX_LIMITS, bwrap_path, version)
     return SandboxStatus("bwrap", True,
-                         "bubblewrap creates pid, ipc, uts, net and mount namespaces here, "
-                         "and Reins sets the resource limits inside",
-                         "", bwrap_path, version)
+                         "bubblewrap creates user (no capabilities), pid, ipc, uts, net and "
+                         "mount namespaces here, and Reins sets the resource limits inside",
+                         "", bwrap_path, version, nested_blocked, process_limit())
 
 
-def _probe(bwrap_path: str) -> tuple[int, str, str]:
+def _probe(bwrap_path: str, extra: tuple[str, ...]) -> tuple[int, str, str]:
     """Start a sandbox the way commands start: (exit code, bwrap's message, limits error)."""
     handshake = Handshake()
     info_fd, block_fd = handshake.child_fds
-    argv = [bwrap_path, *NAMESPACE_FLAGS, "--info-fd", str(info_fd), "--block-fd", str(block_fd),
-            "--unshare-net", *base_mounts(), "--", "/bin/true"]
+    argv = [bwrap_path, *NAMESPACE_FLAGS, *extra, "--info-fd", str(info_fd),
+            "--block-fd", str(block_fd), "--unshare-net", *base_mounts(), "--", "/bin/true"]
     limits_error = ""
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -107,6 +116,9 @@ def _probe(bwrap_path: str) -> tuple[int, str, str]:
             raise
     finally:
         handshake.close()
+        if handshake.cgroup is not None:
+            with contextlib.suppress(CgroupError):
+                remove_when_empty(handshake.cgroup)
     return proc.returncode, stderr.decode("utf-8", "replace").strip(), limits_error
 
 

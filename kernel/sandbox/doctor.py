@@ -1,19 +1,89 @@
-"""`reins doctor`: the sandbox state, in words, with the reason and the fix."""
+"""`reins doctor`: how commands are confined for the current user, in words, with what is
+weaker than the README says named plainly, and the fix."""
 
 from __future__ import annotations
 
-from kernel.sandbox.detect import detect_sandbox
+import os
+import pwd
+import subprocess
+
+from kernel.sandbox.bwrap import NAMESPACE_FLAGS, NO_NESTED_USERNS, base_mounts
+from kernel.sandbox.detect import SandboxStatus, detect_sandbox
 from kernel.sandbox.hardening import is_dumpable
+from kernel.sandbox.pids import kernel_uid, usable_hierarchy
 from kernel.sandbox.settings import ExecSettings
 
 _DEFAULT = ExecSettings()
+WEAKER = "WEAKER THAN THE README SAYS"
+CAPABILITY_FIELDS = ("CapEff", "CapBnd", "CapPrm")
+
+
+def _who() -> str:
+    uid = os.getuid()
+    try:
+        name = pwd.getpwuid(uid).pw_name
+    except KeyError:
+        name = "?"
+    outside = kernel_uid()
+    mapped = "" if outside in (uid, None) else f", uid {outside} outside this user namespace"
+    return f"{name} (uid {uid}{mapped})"
+
+
+def sandbox_capabilities(status: SandboxStatus) -> dict[str, str]:
+    """CapEff, CapBnd and CapPrm of a process in a sandbox made as commands are made."""
+    argv = [status.bwrap_path, *NAMESPACE_FLAGS,
+            *(NO_NESTED_USERNS if status.nested_userns_blocked else ()), "--unshare-net",
+            *base_mounts(), "--", "/bin/cat", "/proc/self/status"]
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=15, check=False,
+                              env={"PATH": "/usr/bin:/bin"})
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    found: dict[str, str] = {}
+    for line in done.stdout.decode("ascii", "replace").splitlines():
+        name, _, value = line.partition(":")
+        if name in CAPABILITY_FIELDS:
+            found[name] = value.strip()
+    return found
+
+
+def _confinement(status: SandboxStatus) -> list[str]:
+    caps = sandbox_capabilities(status)
+    held = {name: value for name, value in caps.items() if int(value or "0", 16)}
+    if len(caps) != len(CAPABILITY_FIELDS):
+        lines = [f"  capabilities: could not be read in a sandbox — {WEAKER} until checked"]
+    elif held:
+        lines = [f"  capabilities: commands HOLD capabilities ({held}) — {WEAKER}"]
+    else:
+        lines = ["  capabilities: none (CapEff, CapPrm and CapBnd 0): mount, umount, nsenter, "
+                 "unshare, chroot, pivot_root and ptrace fail inside; commands run in a user "
+                 "namespace of their own and see no process outside the sandbox"]
+    if status.nested_userns_blocked:
+        lines.append("  nested user namespaces: refused (bubblewrap --disable-userns)")
+    else:
+        lines.append(f"  nested user namespaces: allowed (bubblewrap older than 0.8) — {WEAKER}: "
+                     "a command can make a user namespace of its own (no access to the host "
+                     "comes with it); update bubblewrap")
+    if status.process_limit == "rlimit":
+        lines.append("  process limit: RLIMIT_NPROC (counts every process of this user)")
+    elif status.process_limit == "cgroup":
+        hierarchy = usable_hierarchy()
+        where = f" under {hierarchy.root}" if hierarchy is not None else ""
+        lines.append(f"  process limit: a pids cgroup per command{where} (RLIMIT_NPROC does "
+                     "not hold for root)")
+    else:
+        lines.append(f"  process limit: NOT ENFORCED — {WEAKER}: Reins runs as root, for whom "
+                     "Linux ignores RLIMIT_NPROC, and no pids cgroup is writable here; run "
+                     "Reins as an ordinary user, or give it a writable pids cgroup")
+    return lines
 
 
 def report(settings: ExecSettings = _DEFAULT) -> str:
-    """A few lines for a terminal: sandbox kind, why, how to fix, limits, network."""
+    """A few lines for a terminal: sandbox kind, why, how to fix, confinement, limits."""
     status = detect_sandbox(settings.bwrap)
     lines = [f"sandbox: {status.kind}" + ("" if status.available else " (commands NOT sandboxed)")]
     lines.append(f"  reason: {status.reason}")
+    lines.append(f"  running as: {_who()}")
     if status.bwrap_path:
         version = f" ({status.version})" if status.version else ""
         lines.append(f"  bubblewrap: {status.bwrap_path}{version}")
@@ -22,6 +92,7 @@ def report(settings: ExecSettings = _DEFAULT) -> str:
             "  commands see: the workspace read-write, the rest read-only, an empty home, "
             "a private /tmp, no other processes"
         )
+        lines += _confinement(status)
     else:
         lines.append(f"  fix: {status.fix}")
         lines.append("  until then: every command needs your explicit approval, in every mode")

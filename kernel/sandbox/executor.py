@@ -44,6 +44,7 @@ from kernel.sandbox.launcher import (
     shell_script,
 )
 from kernel.sandbox.limits import ResourceLimits, describe_stop
+from kernel.sandbox.pids import CgroupError, CommandCgroup, remove_when_empty
 from kernel.sandbox.proctree import ProcId, alive, descendants, signal_all
 from kernel.sandbox.settings import ExecSettings
 from kernel.sandbox.standby import IDLE_S, Fingerprint, fingerprint
@@ -114,6 +115,12 @@ class _Live:
     known: list[ProcId] = field(default_factory=list)
     limits_error: str = ""
     """Why the resource limits could not be set (the command was then never started)."""
+    handshake: Handshake | None = None
+
+    @property
+    def cgroup(self) -> CommandCgroup | None:
+        """The command's pids cgroup (set during the start handshake), if it has one."""
+        return self.handshake.cgroup if self.handshake is not None else None
 
 
 @dataclass(eq=False)
@@ -211,7 +218,7 @@ class CommandExecutor:
     def _launcher(self, allow_unsandboxed: bool) -> Launcher:
         status = self.status()
         if status.available:
-            return BwrapLauncher(status.bwrap_path)
+            return _bwrap(status)
         if allow_unsandboxed:
             return UnsandboxedLauncher()
         raise SandboxUnavailable(status)
@@ -249,7 +256,7 @@ class CommandExecutor:
         env, _withheld = build_env(self.settings, home=self.paths.sandbox_home,
                                    tmpdir=Path("/tmp"))
         request = self._request(workspace, workspace, network, self.settings.limits)
-        self._ensure_ahead(BwrapLauncher(status.bwrap_path), request, env)
+        self._ensure_ahead(_bwrap(status), request, env)
 
     async def run(
         self,
@@ -402,7 +409,7 @@ class CommandExecutor:
     ) -> CommandOutcome:
         loop = asyncio.get_running_loop()
         proc, launcher = sandbox.proc, sandbox.launcher
-        live = _Live(proc, launcher)
+        live = _Live(proc, launcher, handshake=sandbox.handshake)
         self._live.add(live)
         if sandbox.handshake is not None:
             sandbox.handshake.watch(loop, limits, lambda reason: self._refuse(live, reason),
@@ -432,6 +439,7 @@ class CommandExecutor:
         except asyncio.CancelledError:
             live.stop = live.stop or "cancel"
             await asyncio.shield(self._stop(live))  # a second cancel cannot cut it short
+            await asyncio.shield(self._release(live))
             raise
         finally:
             for task in (cancel_task, ticker):
@@ -442,7 +450,7 @@ class CommandExecutor:
             if sandbox.handshake is not None:
                 sandbox.handshake.close()
             self._live.discard(live)
-        await self._wait_gone(live)
+        await self._release(live)
         code = proc.returncode
         exit_code = 128 - code if code is not None and code < 0 else code
         return CommandOutcome(
@@ -497,6 +505,12 @@ class CommandExecutor:
                 os.killpg(pid, signal.SIGKILL)
         signal_all(live.known, signal.SIGKILL)
 
+    async def _release(self, live: _Live) -> None:
+        """Once the command ended: wait for what was signalled, then remove its cgroup."""
+        await self._wait_gone(live)
+        if live.cgroup is not None:
+            await _remove_cgroup(live.cgroup)
+
     async def _wait_gone(self, live: _Live) -> None:
         """After a stop, wait (bounded) until every process we signalled has died."""
         deadline = time.monotonic() + REAP_WAIT_S
@@ -523,11 +537,28 @@ class CommandExecutor:
             live.proc.poll() is None or any(alive(p) for p in live.known) for live in lives
         ):
             time.sleep(POLL_S)
+        for live in lives:
+            if live.cgroup is not None:
+                with contextlib.suppress(CgroupError):
+                    remove_when_empty(live.cgroup)
 
     @property
     def running(self) -> int:
         """How many commands are running now."""
         return len(self._live)
+
+
+def _bwrap(status: SandboxStatus) -> BwrapLauncher:
+    return BwrapLauncher(status.bwrap_path, status.nested_userns_blocked)
+
+
+async def _remove_cgroup(cgroup: CommandCgroup) -> None:
+    """Remove the command's pids cgroup once the last of its processes is reaped (bounded:
+    one left busy is removed when a later kernel starts)."""
+    deadline = time.monotonic() + REAP_WAIT_S
+    with contextlib.suppress(CgroupError):
+        while not cgroup.remove() and time.monotonic() < deadline:
+            await asyncio.sleep(POLL_S)
 
 
 def _write_script(fd: int, script: bytes) -> None:

@@ -2,7 +2,8 @@
 
 bwrap writes `{"child-pid": N, …}` to its `--info-fd` as soon as it has created the
 namespaces, and the sandbox's init then waits on `--block-fd` before it starts the command.
-In between, the kernel calls prlimit(2) on that init, so the command and everything it starts
+In between, the kernel calls prlimit(2) on that init (and, where RLIMIT_NPROC cannot hold,
+moves it into a pids cgroup: kernel.sandbox.pids), so the command and everything it starts
 inherit the limits. This costs no extra program in front of bwrap (util-linux `prlimit` was an
 exec per command) and runs nothing in a forked copy of the kernel (no `preexec_fn`).
 
@@ -22,6 +23,7 @@ import time
 from collections.abc import Callable
 
 from kernel.sandbox.limits import ResourceLimits
+from kernel.sandbox.pids import CgroupError, CommandCgroup, confine
 
 MAX_INFO_BYTES = 64 << 10
 """bwrap's info is a few hundred bytes; more than this is not bwrap talking."""
@@ -62,6 +64,9 @@ class Handshake:
     """The two pipes of one bwrap start: bwrap's info comes in, the go-ahead goes out."""
 
     def __init__(self) -> None:
+        self.cgroup: CommandCgroup | None = None
+        """The command's pids cgroup, where one enforces the process limit (kernel.sandbox.pids);
+        the caller removes it once the command's processes are gone."""
         self._info_read, self._info_write = os.pipe()
         self._block_read, self._block_write = os.pipe()
         self._info = bytearray()
@@ -138,7 +143,12 @@ class Handshake:
         return not data or len(self._info) > MAX_INFO_BYTES
 
     def _go(self, limits: ResourceLimits) -> None:
-        set_limits(child_pid(bytes(self._info)), limits)
+        pid = child_pid(bytes(self._info))
+        set_limits(pid, limits)
+        try:
+            self.cgroup = confine(pid, limits.processes)
+        except CgroupError as exc:
+            raise HandshakeError(str(exc)) from exc
         with contextlib.suppress(OSError):  # bwrap gone already: it runs nothing
             os.write(self._block_write, b"1")
         self.close()

@@ -82,6 +82,8 @@ class Launcher(Protocol):
 @dataclass(frozen=True)
 class BwrapLauncher:
     bwrap: str
+    disable_userns: bool = True
+    """bubblewrap can forbid user namespaces inside (`--disable-userns`, 0.8 and later)."""
     kind: str = "bwrap"
     private_tmp: bool = True
     isolates_network: bool = True
@@ -104,6 +106,7 @@ class BwrapLauncher:
             real_home=request.real_home,
             read_only_paths=request.read_only_paths,
             handshake_fds=request.handshake_fds,
+            disable_userns=self.disable_userns,
         )
 
 
