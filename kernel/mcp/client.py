@@ -30,6 +30,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
 from kernel.mcp.config import McpServerConfig
+from kernel.mcp.environment import server_cwd
 from kernel.mcp.stdio import EXIT_GRACE_S, StdioChannel, open_stdio
 
 log = logging.getLogger(__name__)
@@ -61,20 +62,13 @@ def _client_info() -> mcp_types.Implementation:
     return mcp_types.Implementation(name="reins", version=version)
 
 
-def resolve_command(command: str, search_paths: tuple[str, ...]) -> str:
-    """`command` as an absolute path, looked up in each PATH of `search_paths` in order.
-
-    The server's own PATH comes first; the user's login PATH lets `npx`/`uvx` installed in
-    the user's home be found as they are by Claude Desktop. Unchanged when not found (the
-    start then fails with "No such file").
-    """
+def resolve_command(command: str, path: str) -> str:
+    """`command` as an absolute path, looked up in the server's PATH (the user's login PATH,
+    so `npx`/`uvx` installed in the home are found as Claude Desktop finds them). Unchanged
+    when not found (the start then fails with "No such file")."""
     if "/" in command:
         return command
-    for path in search_paths:
-        found = shutil.which(command, path=path)
-        if found:
-            return found
-    return command
+    return shutil.which(command, path=path) or command
 
 
 class McpConnection:
@@ -87,14 +81,12 @@ class McpConnection:
         env: Mapping[str, str],
         stderr_path: Path,
         startup_timeout_s: float,
-        search_paths: tuple[str, ...] = (),
         ping_interval_s: float = PING_INTERVAL_S,
     ) -> None:
         self.config = config
         self.env = dict(env)
         self.stderr_path = stderr_path
         self.startup_timeout_s = startup_timeout_s
-        self.search_paths = search_paths
         self.ping_interval_s = ping_interval_s
         self._calls = 0
         """Calls in flight: while one runs, it notices a dead server itself (no ping)."""
@@ -279,10 +271,10 @@ class McpConnection:
             return
         self.stderr_path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.stderr_path, "wb") as stderr:
-            command = resolve_command(self.config.command,
-                                      (self.env.get("PATH", ""), *self.search_paths))
+            command = resolve_command(self.config.command, self.env.get("PATH", ""))
             async with open_stdio(command, self.config.args, env=self.env,
-                                  cwd=self.config.cwd, stderr=stderr) as channel:
+                                  cwd=server_cwd(self.config, self.env),
+                                  stderr=stderr) as channel:
                 self.pid = channel.pid
                 self._process = channel.process
                 self._channel = channel

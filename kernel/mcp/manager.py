@@ -16,7 +16,6 @@ import asyncio
 import contextlib
 import enum
 import logging
-import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -35,6 +34,7 @@ from kernel.mcp.client import (
     ServerUnavailable,
 )
 from kernel.mcp.config import McpServerConfig
+from kernel.mcp.environment import EnvBuilder
 from kernel.mcp.fingerprint import spec_fingerprint
 from kernel.mcp.naming import check_collision, describe_origin, sanitize
 from kernel.mcp.stdio import EXIT_GRACE_S, KILL_GRACE_S, tail_lines
@@ -108,13 +108,7 @@ class Backoff:
         return min(self.cap_s, self.base_s * 2 ** max(0, failures - 1))
 
 
-EnvBuilder = Callable[[McpServerConfig], Mapping[str, str]]
 StateListener = Callable[[ServerState], None]
-
-
-def server_env(base: Mapping[str, str], config: McpServerConfig) -> dict[str, str]:
-    """The allowlisted environment plus exactly the variables the config names."""
-    return {**base, **config.env}
 
 
 @dataclass
@@ -139,7 +133,6 @@ class McpManager:
         startup_timeout_s: float = 30.0,
         backoff: Backoff | None = None,
         on_state: StateListener | None = None,
-        search_paths: tuple[str, ...] | None = None,
         ping_interval_s: float = PING_INTERVAL_S,
     ) -> None:
         self.registry = registry
@@ -149,9 +142,6 @@ class McpManager:
         self.startup_timeout_s = startup_timeout_s
         self.backoff = backoff or Backoff()
         self.on_state = on_state
-        self.search_paths = (
-            (os.environ.get("PATH", ""),) if search_paths is None else search_paths
-        )
         self._slots: dict[str, _Slot] = {}
         self._changed = asyncio.Event()
 
@@ -271,14 +261,16 @@ class McpManager:
         stderr_path = self.logs_dir / f"{sanitize(name)}.stderr.log"
         failures = slot.state.failures
         while not slot.stopping:
-            try:
-                env = server_env(self.env_for(slot.config), slot.config)
-            except Exception as exc:  # the environment cannot be built: fail closed
-                env, error = None, f"cannot build the server's environment: {exc}"
+            env: Mapping[str, str] | None = {}
+            if slot.config.transport == "stdio":
+                try:
+                    env = await self.env_for(slot.config)
+                except Exception as exc:  # the environment cannot be built: fail closed
+                    env, error = None, f"cannot build the server's environment: {exc}"
             if env is not None:
                 connection = McpConnection(
                     slot.config, env=env, stderr_path=stderr_path,
-                    startup_timeout_s=self.startup_timeout_s, search_paths=self.search_paths,
+                    startup_timeout_s=self.startup_timeout_s,
                     ping_interval_s=self.ping_interval_s)
                 slot.connection = connection
                 self._set(slot, status=ServerStatus.STARTING, error="", retry_in_s=None)

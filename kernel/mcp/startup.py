@@ -1,12 +1,12 @@
-"""Starting the configured MCP servers with a kernel, in the environment commands get.
+"""Starting the configured MCP servers with a kernel, each in the user's own environment.
 
     manager = await start_mcp_servers(registry, paths, settings.mcp_servers)
     ...                                   # servers start in the background
     await manager.aclose()                # at kernel shutdown: every process group ends
 
-A stdio server's environment is `kernel.sandbox.env.build_env` (the allowlist commands get,
-with HOME the sandbox home and a private TMPDIR), plus exactly the variables its entry
-names in `env`. Nothing else of the kernel's environment reaches it.
+A stdio server's environment is the user's own, minus secrets, with the real HOME and the
+user's login PATH, plus exactly the variables its entry names in `env`
+(`kernel.mcp.environment`); nothing a sandboxed command can write reaches it.
 """
 
 from __future__ import annotations
@@ -15,11 +15,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from kernel.mcp.config import McpServerConfig, parse_mcp_servers
-from kernel.mcp.manager import Backoff, EnvBuilder, McpManager, StateListener
-from kernel.mcp.naming import sanitize
+from kernel.mcp.config import parse_mcp_servers
+from kernel.mcp.environment import env_builder
+from kernel.mcp.manager import Backoff, McpManager, StateListener
 from kernel.paths import AppPaths
-from kernel.sandbox.env import build_env
 from kernel.sandbox.settings import ExecSettings
 from kernel.tools.registry import ToolRegistry
 
@@ -29,21 +28,6 @@ DEFAULT_STARTUP_TIMEOUT_S = 30.0
 def mcp_logs_dir(paths: AppPaths) -> Path:
     """Where each server's stderr is kept (`<server>.stderr.log`, rewritten at each start)."""
     return paths.logs / "mcp"
-
-
-def env_builder(paths: AppPaths, exec_settings: ExecSettings | None = None) -> EnvBuilder:
-    """The allowlisted environment for one server (its own TMPDIR under the data folder)."""
-    settings = exec_settings or ExecSettings()
-
-    def env_for(config: McpServerConfig) -> dict[str, str]:
-        home = paths.sandbox_home
-        tmpdir = paths.data / "mcp-tmp" / sanitize(config.name)
-        home.mkdir(parents=True, exist_ok=True)
-        tmpdir.mkdir(parents=True, exist_ok=True)
-        env, _withheld = build_env(settings, home=home, tmpdir=tmpdir)
-        return env
-
-    return env_for
 
 
 async def start_mcp_servers(

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel.mcp.config import McpServerConfig, parse_mcp_servers
+from kernel.mcp.environment import server_env
 from kernel.mcp.manager import Backoff, McpManager, ServerState
 from kernel.tools.dispatch import Dispatcher, NullObserver
 from kernel.tools.externalize import OutputStore
@@ -28,7 +29,7 @@ def edge(*args: str, **extra: Any) -> dict[str, Any]:
 
 
 def base_env(home: Path) -> dict[str, str]:
-    """What the servers get in these tests: a small built environment, nothing inherited."""
+    """The user's environment in these tests (the servers get it through `server_env`)."""
     return {"PATH": f"{BIN}:/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8"}
 
 
@@ -79,13 +80,13 @@ async def harness(
     published: list[ServerState] = []
     built = env if env is not None else base_env(tmp_path)
 
-    def env_for(_config: McpServerConfig) -> dict[str, str]:
-        return built
+    async def env_for(config: McpServerConfig) -> dict[str, str]:
+        return server_env(config, source=built, login_path=built["PATH"], writable=())
 
     manager = McpManager(registry, env_for=env_for, logs_dir=tmp_path / "logs",
                          backoff=backoff or Backoff(0.2, 1.0, 4),
                          startup_timeout_s=startup_timeout_s, on_state=published.append,
-                         search_paths=(), ping_interval_s=ping_interval_s)
+                         ping_interval_s=ping_interval_s)
     h = Harness(registry, manager, dispatcher, published, progress)
     await manager.start(parse_mcp_servers(servers))
     try:

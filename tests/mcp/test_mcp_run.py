@@ -24,8 +24,6 @@ from kernel.mcp.startup import mcp_logs_dir, start_mcp_servers
 from kernel.paths import AppPaths
 from kernel.policy.approvals import gate_factory
 from kernel.policy.channels import Choice, FixedChannel
-from kernel.sandbox.env import build_env
-from kernel.sandbox.settings import ExecSettings
 from kernel.tools.builtin import builtin_tools
 from kernel.tools.dispatch import Dispatcher
 from kernel.tools.externalize import OutputStore
@@ -51,14 +49,22 @@ async def _ready(manager: McpManager, name: str) -> None:
     assert state.status is ServerStatus.READY, state
 
 
-def test_kernel_startup_gives_servers_the_command_environment(
-        reins_home: AppPaths, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_kernel_startup_gives_servers_the_users_environment_without_secrets(
+        reins_home: AppPaths, workspace: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("SHELL", "/nonexistent/shell")
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.setenv("LANG", "C.UTF-8")
     monkeypatch.setenv("REINS_TEST_CANARY_TOKEN", "canary-91c2")
+    monkeypatch.setenv("DISPLAY", ":0")
 
     async def main() -> dict[str, str]:
         registry = ToolRegistry(builtin_tools())
-        manager = await start_mcp_servers(registry, reins_home,
-                                          {"edge": edge(env={"EXPLICIT": "named"})})
+        manager = await start_mcp_servers(registry, reins_home, {"edge": edge(
+            env={"EXPLICIT": "named", "MY_API_TOKEN": "typed-by-the-user"})})
         try:
             await _ready(manager, "edge")
             dispatcher = Dispatcher(registry, session_id="s1", workspace=workspace,
@@ -71,11 +77,11 @@ def test_kernel_startup_gives_servers_the_command_environment(
 
     env = asyncio.run(main())
     env.pop("LC_CTYPE", None)
-    expected, withheld = build_env(ExecSettings(), home=reins_home.sandbox_home,
-                                   tmpdir=reins_home.data / "mcp-tmp" / "edge")
-    assert env == {**expected, "EXPLICIT": "named"}
-    assert "REINS_TEST_CANARY_TOKEN" in withheld
-    assert "canary-91c2" not in json.dumps(env)
+    assert env["HOME"] == str(home) and env["PATH"] == "/usr/bin:/bin"
+    assert env["EXPLICIT"] == "named" and env["MY_API_TOKEN"] == "typed-by-the-user"
+    assert "REINS_TEST_CANARY_TOKEN" not in env and "canary-91c2" not in json.dumps(env)
+    assert "DISPLAY" not in env
+    assert str(reins_home.sandbox_home) not in json.dumps(env)
     assert (mcp_logs_dir(reins_home) / "edge.stderr.log").read_text().startswith(
         "edge: starting")
 
