@@ -58,6 +58,7 @@ from kernel.events import (
     ToolCallStarted,
     ToolResultEvent,
     UserMessage,
+    json_text,
 )
 from kernel.mcp.config import McpConfigError
 from kernel.modes import MODES
@@ -67,6 +68,7 @@ from kernel.policy.channels import ApprovalChannel, Choice, FixedChannel, Termin
 from kernel.policy.settings import Settings, SettingsError, load_settings
 from kernel.sandbox.detect import detect_sandbox
 from kernel.sandbox.doctor import report as sandbox_report
+from kernel.visible import one_line, visible
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_LIMIT = 0, 1, 2, 3
 
@@ -293,7 +295,10 @@ class OncePerRequest:
 
 
 class JsonPrinter:
-    """`--json`: one event per line, exactly `event.to_dict()`; deltas are not printed."""
+    """`--json`: one event per line, exactly `event.to_dict()`; deltas are not printed.
+
+    Each line is `kernel.events.json_text`: no character in it splits a line for any
+    reader (U+2028, U+2029, U+0085 are escaped), and lone surrogates are escaped too."""
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
@@ -301,12 +306,16 @@ class JsonPrinter:
     def __call__(self, event: Event) -> None:
         if isinstance(event, AssistantDelta):
             return
-        self.out.write(json.dumps(event.to_dict(), ensure_ascii=False) + "\n")
+        self.out.write(json_text(event.to_dict()) + "\n")
         self.out.flush()
 
 
 class HumanPrinter:
-    """The same run, readable: streamed text as it comes, tools one line each."""
+    """The same run, readable: streamed text as it comes, tools one line each.
+
+    Everything that came from the model or a tool goes through `kernel.visible`: a control
+    character or a bidirectional override is printed as a visible escape, never sent to the
+    terminal (one-line fields such as a tool's summary also escape newlines)."""
 
     def __init__(self, out: TextIO, err: TextIO) -> None:
         self.out, self.err = out, err
@@ -322,35 +331,35 @@ class HumanPrinter:
 
     def _line(self, event: Event) -> str | None:
         if isinstance(event, AssistantDelta):
-            self.out.write(event.text)
+            self.out.write(visible(event.text))
             self._streamed = True
             return None
         if isinstance(event, AssistantText):
             streamed, self._streamed = self._streamed, False
-            return "" if streamed else event.text
+            return "" if streamed else visible(event.text)
         if isinstance(event, SessionStarted):
-            return (f"── session {event.session_id} · {event.workspace} · {event.model} · "
-                    f"mode {event.mode} · sandbox {event.sandbox}")
+            return one_line(f"── session {event.session_id} · {event.workspace} · "
+                            f"{event.model} · mode {event.mode} · sandbox {event.sandbox}")
         if isinstance(event, UserMessage):
-            return f"\n> {event.text}\n"
+            return f"\n> {visible(event.text)}\n"
         if isinstance(event, ToolCallStarted):
             self._names[event.call_id] = event.name
-            return f"→ {event.name} {event.summary or _short(event.input)}"
+            return f"→ {one_line(event.name)} {one_line(event.summary or _short(event.input))}"
         if isinstance(event, ToolResultEvent):
             status = f"error {event.error_code}" if event.is_error else "ok"
             where = f" · full output: {event.externalized_path}" if event.externalized_path else ""
-            text = (f"← {event.name} {status} ({event.duration_ms:.0f} ms, "
-                    f"{event.output_bytes} B){where}")
+            text = one_line(f"← {event.name} {status} ({event.duration_ms:.0f} ms, "
+                            f"{event.output_bytes} B){where}")
             if event.is_error:
-                text += "\n  " + event.preview[:400].replace("\n", "\n  ")
+                text += "\n  " + visible(event.preview[:400]).replace("\n", "\n  ")
             return text
         if isinstance(event, ApprovalRequest):
-            return f"? {event.name} needs approval ({event.risk}): {event.reason}"
+            return one_line(f"? {event.name} needs approval ({event.risk}): {event.reason}")
         if isinstance(event, ApprovalDecision):
             if event.decided_by == "policy" and event.decision != "deny":
                 return None
             name = self._names.get(event.call_id, event.call_id)
-            return f"  {name}: {event.decision} (by {event.decided_by})"
+            return one_line(f"  {name}: {event.decision} (by {event.decided_by})")
         if isinstance(event, RunFinished):
             usage = event.usage
             tokens = sum(int(v) for v in usage.values())
@@ -358,7 +367,7 @@ class HumanPrinter:
                     f"(cache read {usage.get('cache_read_input_tokens', 0)}) · "
                     f"${event.cost_usd:.4f}")
         if isinstance(event, ErrorEvent):
-            return f"error [{event.code}]: {event.message}"
+            return f"error [{one_line(event.code)}]: {visible(event.message)}"
         return None
 
 
@@ -383,9 +392,9 @@ def export_command(session_id: str, out: TextIO) -> int:
                   "workspace": info.workspace, "model": info.model, "mode": info.mode,
                   "created": info.created, "updated": info.updated,
                   "run_state": info.run_state.value, "run": dict(info.run_info)}
-        out.write(json.dumps(header, ensure_ascii=False) + "\n")
+        out.write(json_text(header) + "\n")
         for record in store.trace(session_id):
-            out.write(json.dumps({"type": "round", **record}, ensure_ascii=False) + "\n")
+            out.write(json_text({"type": "round", **record}) + "\n")
     return EXIT_OK
 
 

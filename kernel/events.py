@@ -3,12 +3,17 @@
 Every event is a frozen dataclass with a `type` tag; `to_dict`/`from_dict` map it to and from
 plain JSON-able dicts. `from_dict` is strict: an unknown type or a bad field raises
 `EventDecodeError`, which receivers log and drop.
+
+`json_text(value)` is how events (and everything else Reins writes as JSON: the store, the
+`--json` lines, the UI pipe) become text: see there for why it is not plain `json.dumps`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import json
+import re
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -17,6 +22,27 @@ from typing import Any, ClassVar
 
 class EventDecodeError(ValueError):
     """A dict that is not a valid event."""
+
+
+_UNSAFE_IN_JSON = re.compile("[\x85\u2028\u2029\ud800-\udfff]")
+"""What `json.dumps(ensure_ascii=False)` leaves raw although some reader breaks on it: the
+line separators `str.splitlines()` (and JavaScript) split on beyond the C0 controls, which
+`json.dumps` escapes itself, and lone surrogates."""
+
+
+def json_text(value: Any, *, compact: bool = False) -> str:
+    """`value` as JSON text that is one line for every line splitter and valid UTF-8.
+
+    Like `json.dumps(value, ensure_ascii=False)` (so other text stays readable), but U+2028,
+    U+2029 and U+0085 (which `str.splitlines()` splits on; `json.dumps` already escapes the
+    C0 controls) are written as `\\uXXXX` escapes, and so are lone surrogates (text decoded
+    from JSON can hold them, and no UTF-8 encoder accepts them). These characters can only
+    stand inside JSON strings, so the escapes are valid JSON and `json.loads` gives back the
+    same strings: nothing is dropped or replaced (a high surrogate directly followed by a
+    low one reads back as the one character the pair encodes, as in any JSON)."""
+    separators = (",", ":") if compact else None
+    text = json.dumps(value, ensure_ascii=False, separators=separators)
+    return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 @dataclass(frozen=True)

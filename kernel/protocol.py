@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from kernel.events import Event, EventDecodeError, event_from_dict
+from kernel.events import Event, EventDecodeError, event_from_dict, json_text
 
 PROTOCOL_VERSION = 1
 log = logging.getLogger(__name__)
@@ -393,7 +393,9 @@ def _plain(value: Any) -> Any:
 
 
 def encode(message: Message) -> bytes:
-    return json.dumps(message.to_dict(), ensure_ascii=False, separators=(",", ":")).encode()
+    """JSON bytes (`kernel.events.json_text`: a lone surrogate from the model cannot make
+    the encoding fail)."""
+    return json_text(message.to_dict(), compact=True).encode()
 
 
 def message_from_dict(data: Any) -> Message:

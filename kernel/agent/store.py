@@ -17,6 +17,12 @@ commit): concurrent writers share one fsync, and each caller still waits for its
 Each write runs inside its own savepoint, so a failing write raises in its caller only.
 Reads use a separate connection. Tool outputs are never stored here as blobs: a stored
 result holds only the preview the model saw and the path of the externalized output.
+
+Text from a model or a tool cannot make a write fail: everything stored as JSON is written
+with `kernel.events.json_text`, which writes lone surrogates (valid in a Python string,
+unencodable as UTF-8, which SQLite requires) as `\\uXXXX` escapes that read back as the
+same string — nothing is replaced or dropped. A session title (plain text, shown only) keeps
+a lone surrogate as the visible text `\\udXXX` (`backslashreplace`).
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from kernel.events import Event, event_from_dict
+from kernel.events import Event, event_from_dict, json_text
 from kernel.paths import check_session_id
 from kernel.tools.spec import ErrorCode, ToolResult
 
@@ -127,7 +133,12 @@ def new_session_id() -> str:
 
 
 def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return json_text(value, compact=True)
+
+
+def _shown_text(text: str) -> str:
+    """Text for a plain TEXT column: a lone surrogate becomes the visible `\\udXXX`."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _result_content(content: str) -> Any:
@@ -350,7 +361,7 @@ class SessionStore:
             conn.execute(
                 "INSERT INTO sessions(id, title, workspace, model, mode, created, updated)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (session_id, title, str(workspace), model, mode, now, now),
+                (session_id, _shown_text(title), str(workspace), model, mode, now, now),
             )
 
         self._write(insert)
@@ -397,7 +408,7 @@ class SessionStore:
         self._write(update)
 
     def rename_session(self, session_id: str, title: str) -> None:
-        self._update_session(session_id, "title", title)
+        self._update_session(session_id, "title", _shown_text(title))
 
     def set_session_mode(self, session_id: str, mode: str) -> None:
         self._update_session(session_id, "mode", mode)
