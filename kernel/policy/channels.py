@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Protocol, TextIO
 
 from kernel.events import ApprovalRequest
+from kernel.visible import one_line, visible
 
 
 class Choice(enum.StrEnum):
@@ -83,6 +84,10 @@ _KEYS = {"o": Choice.ALLOW_ONCE, "s": Choice.ALLOW_SESSION, "a": Choice.ALLOW_AL
 class TerminalChannel:
     """Asks on a terminal: the request, its preview, then `[o]nce [s]ession [a]lways [d]eny`.
 
+    What the request holds came from the model: it is written through `kernel.visible`, so
+    no control sequence reaches the terminal (an ESC, CR or bidirectional override in a
+    command is shown as `\\x1b`, `\\x0d`, `\\u202e`, never obeyed).
+
     A denial may carry a message: `d: use the test database instead`. Destructive calls
     offer only once/deny and then ask to type `yes`. End of input → ChannelUnavailable."""
 
@@ -120,12 +125,13 @@ class TerminalChannel:
 
     def _ask(self, request: ApprovalRequest, destructive: bool) -> Answer:
         out = self.stdout
-        out.write(f"\n── approval needed: {request.name} ({request.risk}) — {request.reason}\n")
+        out.write("\n" + one_line(f"── approval needed: {request.name} ({request.risk}) — "
+                                  f"{request.reason}") + "\n")
         if request.preview:
-            out.write(request.preview.rstrip("\n") + "\n")
+            out.write(visible(request.preview.rstrip("\n")) + "\n")
         always = request.always_text() if request.can_always and not destructive else ""
         if always:
-            out.write(f"[a]lways saves to settings: {always}\n")
+            out.write(one_line(f"[a]lways saves to settings: {always}") + "\n")
         keys = "od" if destructive else ("osad" if request.can_always else "osd")
         labels = {"o": "[o]nce", "s": "[s]ession", "a": "[a]lways", "d": "[d]eny[: message]"}
         prompt = " ".join(labels[k] for k in keys) + " > "

@@ -37,8 +37,13 @@ def build_preview(spec: ToolSpec, args: Mapping[str, Any], *, policy: PathPolicy
 
 
 def command_preview(command: str, *, cwd: Path, sandbox: str, network: bool) -> str:
+    """The command's first line after `$ `, each further line after `> ` (as a shell
+    prompts for them), then the facts: so no line of a command can pass for a `cwd:` or
+    `sandbox:` line. Other characters are left as they are; every place that shows a
+    preview escapes them with `kernel.visible` (which shows only `\\n` as a line break)."""
     net = "yes (allowed for this command)" if network else "no"
-    return f"$ {command}\ncwd: {cwd}\nsandbox: {sandbox}\nnetwork: {net}"
+    shown = "\n> ".join(command.split("\n"))
+    return f"$ {shown}\ncwd: {cwd}\nsandbox: {sandbox}\nnetwork: {net}"
 
 
 def _cwd(policy: PathPolicy, paths: Mapping[str, PathVerdict]) -> Path:
