@@ -210,7 +210,8 @@ def _normal(path: str) -> str:
     return ("/" if absolute else "") + "/".join(parts)
 
 
-def _first(path: str, patterns: Iterable[str]) -> str | None:
+def first_match(path: str, patterns: Iterable[str]) -> str | None:
+    """The first of `patterns` (globs as above: any depth, ignoring case) matching `path`."""
     normal = _normal(path)
     for pattern in patterns:
         if _anywhere(pattern).fullmatch(normal):
@@ -220,17 +221,17 @@ def _first(path: str, patterns: Iterable[str]) -> str | None:
 
 def secret_match(path: str) -> str | None:
     """The secret pattern a POSIX path matches (at any depth, ignoring case), else None."""
-    found = _first(path, SECRET_PATTERNS)
+    found = first_match(path, SECRET_PATTERNS)
     if found is None or "/" in found:
         return found
-    if _first(path, SECRET_EXCEPTIONS) is not None:
-        return _first(path, (p for p in SECRET_PATTERNS if "/" in p))
+    if first_match(path, SECRET_EXCEPTIONS) is not None:
+        return first_match(path, (p for p in SECRET_PATTERNS if "/" in p))
     return found
 
 
 def protected_match(path: str) -> str | None:
     """The protected pattern a POSIX path matches (at any depth, ignoring case), else None."""
-    return _first(path, PROTECTED_PATTERNS)
+    return first_match(path, PROTECTED_PATTERNS)
 
 
 def git_dangerous_match(path: str) -> str | None:

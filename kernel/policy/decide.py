@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import TYPE_CHECKING
 
-from kernel.policy.rules import COMMAND_TOOLS, Rule
+from kernel.policy.rules import COMMAND_TOOLS, WRITES_AS, Rule
 from kernel.policy.ruleset import RuleSet, Target, covering, relative_paths
 from kernel.tools.spec import ErrorCode, Risk
 
@@ -57,7 +57,17 @@ class CommandFacts:
 
     text: str
     parts: tuple[tuple[str, ...], ...] = ()
+    kinds: tuple[str, ...] = ()
+    """Per part, one kernel.shell.words kind per word: an allow rule matches only the words
+    it can see (a part without kinds is seen by no allow rule)."""
+    literal: bool = False
+    """Every word of every part is literal: a grant made from it matches it again."""
+    writes: tuple[str, ...] = ()
+    """Files its redirections write, as written (`> out.txt`, `2>> ~/log`)."""
+    unknown_writes: tuple[str, ...] = ()
+    """Redirection targets it cannot name (`> "$F"`, a relative path after `cd`)."""
     destructive: bool = False
+
     destructive_reason: str = ""
     network: bool = False
     """The classifier thinks the command needs the network (install, clone, fetch...)."""
@@ -73,6 +83,8 @@ class CallFacts:
     command: CommandFacts | None = None
     sandboxed: bool = True
     """A sandbox is available for commands (kernel.sandbox.detect)."""
+    writes: Mapping[str, PathVerdict] = field(default_factory=dict)
+    """The path policy's verdict (as a write) on each file a command's redirections write."""
 
 
 @dataclass(frozen=True)
@@ -118,6 +130,10 @@ def decide(spec: ToolSpec, args: Mapping[str, object], facts: CallFacts, session
     protected = [n for n, v in facts.paths.items() if v.protected and writes]
     risk = Risk.DESTRUCTIVE if command is not None and command.destructive else spec.risk
     grantable = not protected and risk is not Risk.DESTRUCTIVE
+    cmd_writes = facts.writes if command is not None else {}
+    cmd_protected = [p for p, v in cmd_writes.items() if v.protected]
+    grantable = grantable and not cmd_protected and (command is None or (
+        command.literal and not command.unknown_writes))
     network = command is not None and command.network
 
     def out(verdict: Verdict, by: str, reason: str, rule: str = "", *, net: bool = False,
@@ -135,15 +151,22 @@ def decide(spec: ToolSpec, args: Mapping[str, object], facts: CallFacts, session
         return out(Verdict.DENY, "always deny",
                    f"{', '.join(own)} is inside Reins' own settings or data, which tools never "
                    f"write (change settings in the app or in settings.json yourself)")
+    own_cmd = [p for p, v in cmd_writes.items()
+               if v.protected is not None and v.protected.startswith(OWN_DATA)]
+    if own_cmd:
+        return out(Verdict.DENY, "always deny",
+                   f"the command writes {', '.join(own_cmd)}, inside Reins' own settings or "
+                   f"data, which tools never write")
     target = _target(spec, facts, session, command)
-    hit = deny.first_match(target)
+    written = _written(cmd_writes, session)
+    hit = deny.first_match(target) or (deny.first_match(written) if cmd_writes else None)
     if hit is not None:
         return out(Verdict.DENY, f"rule deny {hit.text}", f"denied by the rule {hit.text}",
                    hit.text)
     if session.mode is Mode.READ_ONLY and spec.risk is not Risk.READ:
         return out(Verdict.DENY, "mode read-only",
                    f"{spec.name} is a {spec.risk.value} tool and the session is read-only")
-    hit = ask.first_match(target)
+    hit = ask.first_match(target) or (ask.first_match(written) if cmd_writes else None)
     if hit is not None:
         return out(Verdict.ASK, f"rule ask {hit.text}", f"the rule {hit.text} asks first",
                    hit.text, net=network)
@@ -157,18 +180,30 @@ def decide(spec: ToolSpec, args: Mapping[str, object], facts: CallFacts, session
     if protected:
         where = ", ".join(str(facts.paths[n].resolved) for n in protected)
         return out(Verdict.ASK, "always ask", f"write to a protected path: {where}")
+    if cmd_protected:
+        return out(Verdict.ASK, "always ask",
+                   f"the command writes a protected path: {', '.join(cmd_protected)}",
+                   net=network)
+    if command is not None and command.unknown_writes:
+        return out(Verdict.ASK, "always ask",
+                   f"the command writes to a file that cannot be named before it runs: "
+                   f"{', '.join(command.unknown_writes)}", net=network)
     if spec.risk is Risk.EXECUTE and not facts.sandboxed:
         return out(Verdict.ASK, "always ask", "no sandbox is available, so every command asks",
                    net=network)
 
-    used = covering([g.rule for g in session.grants if g.network or not network], target)
-    if used:
+    granted = [g.rule for g in session.grants if g.network or not network]
+    write_ask = _write_reason(cmd_writes, session.mode, written, allow, granted)
+    used = covering(granted, target)
+    if used and not write_ask:
         return out(Verdict.ALLOW, f"session grant {used}", f"allowed for this session ({used})",
                    used, net=network)
     used = allow.covering(target)
-    if used:
+    if used and not write_ask:
         return out(Verdict.ALLOW, f"rule allow {used}", f"allowed by the rule {used}", used,
                    net=network)
+    if write_ask:
+        return out(Verdict.ASK, f"mode {session.mode.value}", write_ask, net=network)
     verdict, reason = _by_mode(spec, session.mode, outside, network, facts.sandboxed)
     return out(verdict, f"mode {session.mode.value}", reason, net=network)
 
@@ -193,12 +228,38 @@ def _by_mode(spec: ToolSpec, mode: Mode, outside: Sequence[str], network: bool,
     return Verdict.ASK, f"{spec.risk.value} tools ask in {mode.value} mode"
 
 
+def _written(writes: Mapping[str, PathVerdict], session: Session) -> Target:
+    """A command's redirections as the write_file calls they amount to (rules for
+    `write_file(…)` apply to them)."""
+    workspace, home = str(session.workspace), str(session.home)
+    return Target(WRITES_AS, paths=tuple(relative_paths(str(v.resolved), workspace, home)
+                                         for v in writes.values()))
+
+
+def _write_reason(writes: Mapping[str, PathVerdict], mode: Mode, written: Target,
+                  allow: RuleSet, granted: Sequence[Rule]) -> str:
+    """Why the files a command's redirections write must be asked about ('' when they need
+    not): as for write_file, a write outside the workspace asks, and writes ask unless the
+    mode lets writes run, or allow rules or grants for write_file cover every file."""
+    if not writes or allow.covering(written) or covering(granted, written):
+        return ""
+    outside = [p for p, v in writes.items() if not v.inside_workspace]
+    if outside:
+        return f"the command writes {', '.join(outside)}, outside the workspace"
+    if mode not in (Mode.AUTO_EDIT, Mode.AUTO):
+        return (f"the command writes {', '.join(writes)} (a redirection is a write), and "
+                f"writes ask in {mode.value} mode")
+    return ""
+
+
 def _target(spec: ToolSpec, facts: CallFacts, session: Session,
             command: CommandFacts | None) -> Target:
     workspace, home = str(session.workspace), str(session.home)
     paths = tuple(relative_paths(str(v.resolved), workspace, home)
                   for n, v in facts.paths.items() if n in spec.path_params)
-    return Target(spec.name, command.parts if command is not None else (), paths)
+    if command is None:
+        return Target(spec.name, (), paths)
+    return Target(spec.name, command.parts, paths, command.kinds)
 
 
 def offered_tools(specs: Iterable[ToolSpec], mode: Mode) -> list[str] | None:

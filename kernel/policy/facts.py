@@ -1,20 +1,23 @@
 """The facts the policy needs about one call, gathered at the edge (paths are resolved here).
 
-Paths go through THE path policy (`PathPolicy.classify`), commands through kernel.shell
-(`split_commands` for the rule matching, `classify` for destructive / network). Nothing here
-decides anything; `decide()` does.
+Paths go through THE path policy (`PathPolicy.classify`), commands through kernel.shell: one
+reading (`read`) gives the parts the rules match, what each word is, the files its
+redirections write (which then go through the path policy as writes) and, through
+`classify`, destructive / network. Nothing here decides anything; `decide()` does.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any, Protocol
 
 from kernel.policy.decide import CallFacts, CommandFacts
 from kernel.policy.rules import COMMAND_TOOLS
 from kernel.shell.classify import classify
-from kernel.shell.parse import ShellParseError, split_commands
-from kernel.tools.pathpolicy import PathPolicy
+from kernel.shell.parse import ShellParseError, read
+from kernel.shell.words import LITERAL
+from kernel.tools.pathpolicy import PathPolicy, PathVerdict
 from kernel.tools.spec import Risk, ToolSpec
 
 
@@ -30,19 +33,34 @@ class SandboxState(Protocol):
 
 
 def command_facts(text: str) -> CommandFacts:
-    """A command parsed into its simple commands and classified."""
+    """A command read once (kernel.shell.parse.read) and classified from that reading."""
     try:
-        parts = split_commands(text)
+        line = read(text)
     except ShellParseError as exc:
         return CommandFacts(text=text, parse_error=str(exc))
-    found = classify(text)
+    found = classify(line)
+    writes, unknown = line.writes()
     return CommandFacts(
         text=text,
-        parts=tuple(tuple(p) for p in parts),
+        parts=line.parts,
+        kinds=line.kinds,
+        literal=all(set(k) <= {LITERAL} for k in line.kinds),
+        writes=writes,
+        unknown_writes=unknown,
         destructive=found.destructive,
         destructive_reason="; ".join(found.reasons),
         network=found.network,
     )
+
+
+def _command_writes(command: CommandFacts, cwd: object,
+                    policy: PathPolicy) -> dict[str, PathVerdict]:
+    """The path policy's verdict, as a write, on each file the command's redirections name
+    (relative ones from the command's working folder)."""
+    where = cwd if isinstance(cwd, str) else ""
+    return {target: policy.classify(os.path.join(where, target) if where and not
+                                    target.startswith(("/", "~")) else target, write=True)
+            for target in command.writes}
 
 
 def call_facts(spec: ToolSpec, args: Mapping[str, Any], policy: PathPolicy,
@@ -54,6 +72,8 @@ def call_facts(spec: ToolSpec, args: Mapping[str, Any], policy: PathPolicy,
              for name in spec.path_params if isinstance(args.get(name), str)}
     command = None
     arg = COMMAND_TOOLS.get(spec.name)
+    writes: dict[str, PathVerdict] = {}
     if arg is not None and isinstance(args.get(arg), str):
         command = command_facts(args[arg])
-    return CallFacts(paths=paths, command=command, sandboxed=sandbox.available)
+        writes = _command_writes(command, args.get("cwd"), policy)
+    return CallFacts(paths=paths, command=command, sandboxed=sandbox.available, writes=writes)

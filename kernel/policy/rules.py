@@ -26,10 +26,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from kernel.shell.parse import ShellParseError, split_commands
+from kernel.shell.parse import ShellParseError, parse_line
+from kernel.shell.words import GLOB, LITERAL
 
 COMMAND_TOOLS: Mapping[str, str] = {"run_command": "command"}
 """Tools whose rule spec is a command, and the argument that holds it."""
+WRITES_AS = "write_file"
+"""A command's redirections to files are judged as calls of this tool: its rules
+(`write_file(build/**)`) and the path policy for writes apply to them."""
 
 _RULE = re.compile(r"^\s*(?P<tool>[A-Za-z0-9_*-]{1,64})\s*(?:\((?P<spec>.*)\))?\s*$", re.S)
 _GLOB_CHARS = re.compile(r"([*?\[])")
@@ -60,6 +64,19 @@ class CommandPattern:
 
     plain: bool = field(default=False, compare=False, repr=False)
     """No word is a glob: compared as a tuple."""
+
+    def covers(self, words: Sequence[str], kinds: str) -> bool:
+        """An allow rule's match: the words match AND the rule sees them as they will run.
+        `kinds` has one kernel.shell.words kind per word. A word the shell changes (`$X`,
+        `$(…)`, `~`, …) is seen by no rule; an unquoted glob only by the trailing `*`,
+        which accepts any words anyway, and so whatever names the glob becomes. A rule
+        without words (`run_command(*)`) names no words and covers every command."""
+        if not self.words and self.rest:
+            return True
+        if len(kinds) != len(words) or not self.matches(words):
+            return False
+        n = len(self.words)
+        return set(kinds[:n]) <= {LITERAL} and set(kinds[n:]) <= {LITERAL, GLOB}
 
     def matches(self, words: Sequence[str]) -> bool:
         n = len(self.words)
@@ -150,7 +167,7 @@ def _tool_regex(tool: str) -> re.Pattern[str] | None:
 
 def _parse_command(text: str, spec: str) -> CommandPattern:
     try:
-        parts = split_commands(spec)
+        parts = [c.words for c in parse_line(spec).commands if not c.via]
     except ShellParseError as exc:
         raise RuleError(text, f"the command cannot be parsed: {exc}") from exc
     if len(parts) != 1 or not parts[0]:

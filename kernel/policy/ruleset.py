@@ -3,8 +3,11 @@ path component.
 
 A call is matched as a `Target`: the tool's name, the words of each part of its command, and
 each path argument relative to every anchor it lies under (workspace, home, root). A rule
-*matches* a target when it matches one part or one path (deny and ask use this); rules
-*cover* a target when every part and every path is matched by one of them (allow uses this).
+*matches* a target when it matches one part or one path (deny and ask use this: they read the
+words' text, whatever the shell does to them); rules *cover* a target when every part and
+every path is matched by one of them, each part only through words the rule can see
+(`CommandPattern.covers`: no expansion, a glob only where the rule's trailing `*` is; allow
+and grants use this).
 """
 
 from __future__ import annotations
@@ -24,6 +27,12 @@ class Target:
     """The words of each simple command (command tools only)."""
     paths: tuple[Mapping[Anchor, str], ...] = ()
     """Per path argument: its path relative to each anchor it lies under."""
+    kinds: tuple[str, ...] = ()
+    """Per part, one kernel.shell.words kind per word: allow rules cover only the words they
+    can see; a part without kinds is covered by none (deny and ask rules read the text)."""
+
+    def kinds_of(self, i: int) -> str:
+        return self.kinds[i] if i < len(self.kinds) else ""
 
 
 def relative_paths(resolved: str, workspace: str, home: str) -> dict[Anchor, str]:
@@ -115,9 +124,10 @@ class RuleSet:
             return bare[0].text
         names: list[str] = []
         if target.parts:
-            for words in target.parts:
+            for i, words in enumerate(target.parts):
+                kinds = target.kinds_of(i)
                 hit = next((r for r in self._part_rules(target.tool, words)
-                            if r.command is not None and r.command.matches(words)), None)
+                            if r.command is not None and r.command.covers(words, kinds)), None)
                 if hit is None:
                     return ""
                 names.append(hit.text)
@@ -157,8 +167,9 @@ def covering(rules: Sequence[Rule], target: Target) -> str:
             return rule.text
     units: list[list[Rule]]
     if target.parts:
-        units = [[r for r in relevant if r.command is not None and r.command.matches(w)]
-                 for w in target.parts]
+        units = [[r for r in relevant
+                  if r.command is not None and r.command.covers(w, target.kinds_of(i))]
+                 for i, w in enumerate(target.parts)]
     elif target.paths:
         units = [[r for r in relevant if _path_hit(r, rels)] for rels in target.paths]
     else:

@@ -14,11 +14,24 @@ the user is asked.
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from kernel.shell.parse import SHELLS, ShellParseError, SimpleCommand, parse
+from kernel.shell.nested import PRIVILEGE, SHELLS, WRAPPERS, base
+from kernel.shell.parse import parse_line
+from kernel.shell.words import (
+    EXPANDS,
+    GLOB,
+    LITERAL,
+    TILDE,
+    CommandLine,
+    ShellParseError,
+    SimpleCommand,
+    Word,
+    normalized,
+)
 
 
 @dataclass(frozen=True)
@@ -31,28 +44,6 @@ class Classification:
 
 
 _FORK_BOMB = re.compile(r"([A-Za-z_:][\w:]*)\s*\(\s*\)\s*\{[^}]*\1\s*\|\s*\1\s*&")
-_PRIVILEGE = frozenset({"sudo", "doas", "su", "pkexec", "run0"})
-_WRAPPER_OPTS_WITH_VALUE = {
-    "sudo": frozenset({"-u", "-g", "-C", "-p", "-h", "-U", "-r", "-t", "-D", "-R", "-T"}),
-    "doas": frozenset({"-u", "-C"}),
-    "env": frozenset({"-u", "-C", "-S", "--unset", "--chdir"}),
-    "nice": frozenset({"-n", "--adjustment"}),
-    "ionice": frozenset({"-c", "-n", "-p", "-t"}),
-    "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
-    "xargs": frozenset({"-I", "-n", "-P", "-d", "-L", "-s", "-a", "-E", "-i", "-l"}),
-    "stdbuf": frozenset({"-i", "-o", "-e"}),
-    "watch": frozenset({"-n", "-d", "--interval"}),
-    "chrt": frozenset(),
-    "nohup": frozenset(),
-    "setsid": frozenset(),
-    "command": frozenset(),
-    "exec": frozenset({"-a"}),
-    "builtin": frozenset(),
-    "time": frozenset({"-f", "-o"}),
-    "unbuffer": frozenset(),
-    "flock": frozenset({"-w", "-E"}),
-}
-_WRAPPERS = frozenset(_WRAPPER_OPTS_WITH_VALUE) | _PRIVILEGE
 _HOME_FORMS = ("~", "$HOME", "${HOME}")
 _SYSTEM_DIRS = (
     "/etc", "/boot", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/usr", "/var", "/sys",
@@ -108,64 +99,32 @@ _NET_SUBCOMMANDS = {
 }
 
 
-def classify(command: str) -> Classification:
-    """Destructive or not (with reasons), and whether it obviously needs the network."""
-    try:
-        commands = parse(command)
-    except ShellParseError as exc:
-        return Classification(True, (f"the command could not be parsed ({exc})",))
+def classify(command: str | CommandLine) -> Classification:
+    """Destructive or not (with reasons), and whether it obviously needs the network.
+    Pass the `CommandLine` already read (kernel.shell.parse.read) to classify that reading."""
+    if isinstance(command, str):
+        try:
+            command = parse_line(command)
+        except ShellParseError as exc:
+            return Classification(True, (f"the command could not be parsed ({exc})",))
     reasons: list[str] = []
-    if _FORK_BOMB.search(command):
+    if _FORK_BOMB.search(command.text):
         reasons.append("defines a function that forks itself without end (a fork bomb)")
     network = False
-    for cmd in commands:
-        argv, privileged = _unwrap(cmd.argv)
-        if privileged:
-            reasons.append(f"runs as another user with {privileged}")
+    for cmd in command.commands:
         reasons.extend(_redirect_reasons(cmd))
-        if argv:
-            reasons.extend(_command_reasons(argv))
-            network = network or _needs_network(argv)
-    reasons.extend(_pipe_to_shell(commands))
+        if not cmd.argv or cmd.kind(0) not in (LITERAL, TILDE):
+            continue
+        name = base(cmd.argv[0])
+        if name in PRIVILEGE:
+            reasons.append(f"runs as another user with {name}")
+        if name in WRAPPERS:
+            continue
+        reasons.extend(_command_reasons(cmd.args))
+        network = network or _needs_network(list(cmd.argv))
+    reasons.extend(command.blind)
+    reasons.extend(_pipe_to_shell(command.commands))
     return Classification(bool(reasons), tuple(dict.fromkeys(reasons)), network)
-
-
-def _base(word: str) -> str:
-    return word.rsplit("/", 1)[-1]
-
-
-def _unwrap(argv: Sequence[str]) -> tuple[list[str], str]:
-    """The command a chain of wrappers (`sudo env FOO=1 nice -n 5 rm …`) finally runs."""
-    words = list(argv)
-    privileged = ""
-    while words and _base(words[0]) in _WRAPPERS:
-        name = _base(words[0])
-        if name in _PRIVILEGE:
-            privileged = privileged or name
-        with_value = _WRAPPER_OPTS_WITH_VALUE.get(name, frozenset())
-        i = 1
-        while i < len(words):
-            word = words[i]
-            if word == "--":
-                i += 1
-                break
-            if name == "env" and "=" in word and not word.startswith("-"):
-                i += 1
-            elif word.startswith("-") and len(word) > 1:
-                i += 2 if word in with_value else 1
-            elif _wrapper_operand(name, word):
-                i += 1
-            else:
-                break
-        words = words[i:]
-    return words, privileged
-
-
-def _wrapper_operand(name: str, word: str) -> bool:
-    """A word a wrapper consumes before the command: `timeout 5`, `su user`."""
-    if name in ("timeout", "chrt"):
-        return bool(re.fullmatch(r"[0-9.]+[smhd]?", word))
-    return name == "su"
 
 
 def _options(argv: Sequence[str]) -> tuple[set[str], list[str]]:
@@ -192,7 +151,9 @@ def _is_home(path: str) -> bool:
 def _is_broad(target: str) -> bool:
     """`/`, `~`, `.`, `*` and the like, a top-level folder, or something right under `~`."""
     t = target.rstrip("/") or "/"
-    if t in ("/", ".", "..", "*", ".*", "./*", "../*", "/*", "./.*") or _is_home(t):
+    if normalized(t) in (".", "..") or _is_home(t):
+        return True
+    if t in ("*", ".*", "./*", "../*", "/*", "./.*"):
         return True
     for home in _HOME_FORMS:
         if t.startswith(home + "/"):
@@ -234,27 +195,76 @@ def _write_target_reasons(paths: Iterable[str], verb: str) -> list[str]:
 
 
 def _redirect_reasons(cmd: SimpleCommand) -> list[str]:
-    targets = [t for op, t in cmd.redirects if ">" in op and not op.endswith("&") and t]
-    return _write_target_reasons(targets, "writes to")
+    return _write_target_reasons([r.target.text for r in cmd.redirects if r.writes_file],
+                                 "writes to")
 
 
-def _command_reasons(argv: list[str]) -> list[str]:
-    name = _base(argv[0])
+_PROBES = ("src", "README.md", "a", "Makefile", "x1")
+"""Names a glob that deletes "everything" matches (besides `.git`)."""
+
+
+def _glob_everything(pattern: str) -> str | None:
+    """What a glob deletes when it matches (nearly) every name in the workspace or a broad
+    folder: `*`, `?*`, `.[!.]*`, `[a-z]*`, `./*`… ; None for `*.pyc`, `build/*`."""
+    folder, _, last = normalized(pattern).rpartition("/")
+    if folder and not _is_broad(folder) and not (set(folder) & set("*?[")):
+        return None
+    hits = sum(fnmatch.fnmatchcase(name, last) for name in _PROBES)
+    if hits == len(_PROBES):
+        return f"everything in {folder or 'the workspace'} ({pattern})"
+    if fnmatch.fnmatchcase(".git", last) and not last.startswith(".git"):
+        return f"every hidden file in {folder or 'the workspace'}, .git included ({pattern})"
+    return None
+
+
+def _git_dir(path: str) -> bool:
+    return ".git" in normalized(path).split("/")
+
+
+def _cannot_tell(name: str, words: Sequence[Word]) -> list[str]:
+    unseen = [w.text for w in words if w.kind == EXPANDS]
+    if not unseen:
+        return []
+    return [f"cannot tell what {name} is given: {', '.join(unseen)} is only known when it runs"]
+
+
+def _rm_reasons(words: Sequence[Word]) -> list[str]:
+    flags, operands = _options([w.text for w in words])
+    recursive = bool(flags & {"r", "R", "--recursive"})
+    reasons = _cannot_tell("rm", words[1:])
+    if "--no-preserve-root" in flags:
+        reasons.append("rm --no-preserve-root: allows deleting /")
+    kinds = {w.text: w.kind for w in words[1:]}
+    broad = [t for t in operands if _is_broad(t)]
+    if recursive and broad:
+        reasons.append(f"recursive delete of {', '.join(broad)}")
+    gitdirs = [t for t in operands if _git_dir(t)]
+    if recursive and gitdirs:
+        reasons.append(f"deletes the repository's history: {', '.join(gitdirs)}")
+    for target in operands:
+        if kinds.get(target) == GLOB:
+            what = _glob_everything(target)
+            if what:
+                reasons.append(f"deletes {what} by a glob")
+    return reasons
+
+
+def _command_reasons(words: Sequence[Word]) -> list[str]:
+    argv = [w.text for w in words]
+    name = base(argv[0])
     flags, operands = _options(argv)
     reasons: list[str] = []
     if name == "rm":
-        recursive = bool(flags & {"r", "R", "--recursive"})
-        if "--no-preserve-root" in flags:
-            reasons.append("rm --no-preserve-root: allows deleting /")
-        broad = [t for t in operands if _is_broad(t)]
-        if recursive and broad:
-            reasons.append(f"recursive delete of {', '.join(broad)}")
+        reasons.extend(_rm_reasons(words))
+    if name in ("shred", "rmdir", "unlink", "truncate"):
+        reasons.extend(_cannot_tell(name, words[1:]))
     if name in ("chmod", "chown", "chgrp") and flags & {"R", "--recursive"}:
+        reasons.extend(_cannot_tell(name, words[1:]))
         broad = [t for t in operands[1:] if _is_broad(t)]
         if broad:
             reasons.append(f"recursive {name} of {', '.join(broad)}")
     if name == "mv":
-        broad = [t for t in operands[:-1] if _is_broad(t)]
+        broad = [t for t in operands[:-1] if _is_broad(t) or _git_dir(t)]
         if broad:
             reasons.append(f"moves {', '.join(broad)} away")
     if name in _WRITERS_ANY_ARG:
@@ -267,29 +277,26 @@ def _command_reasons(argv: list[str]) -> list[str]:
     if name.startswith("mkfs") or name in _DISK_TOOLS:
         reasons.append(f"{name} formats or repartitions a disk")
     if name == "dd":
-        for word in argv[1:]:
-            if word.startswith("of=") and _system_path(word[3:]):
-                reasons.append(f"dd writes to {word[3:]}")
+        for word in words[1:]:
+            if word.text.startswith("of=") and (_system_path(word.text[3:])
+                                                or word.kind == EXPANDS):
+                reasons.append(f"dd writes to {word.text[3:]}")
     if name == "shred":
         reasons.append("shred destroys file contents beyond recovery")
     if name == "find":
-        reasons.extend(_find_reasons(argv))
+        reasons.extend(_find_reasons(words))
     if name in _POWER or (name in ("systemctl", "loginctl") and set(operands) & {
         "poweroff", "reboot", "halt", "kexec", "suspend", "hibernate"
     }) or (name in ("init", "telinit") and set(operands) & {"0", "6"}):
         reasons.append(f"{name} shuts down or restarts the computer")
-    if name in ("kill", "pkill", "killall") and "-1" in operands + [w for w in argv[1:]
-                                                                      if w == "-1"]:
+    if name in ("kill", "pkill", "killall") and "-1" in argv[1:]:
         reasons.append(f"{name} -1 signals every process of the user")
     if name == "killall5":
         reasons.append("killall5 signals every process")
     if name == "crontab" and "r" in flags:
         reasons.append("crontab -r deletes every scheduled job")
     if name == "git":
-        reasons.extend(_git_reasons(argv))
-    if name == "eval":
-        inner = classify(" ".join(argv[1:]))
-        reasons.extend(inner.reasons)
+        reasons.extend(_git_reasons(words))
     if name in SHELLS | {"source", ".", "eval"} and any(
         ("$(" in w or "`" in w or "<(" in w) and re.search(r"\b(curl|wget)\b", w) for w in argv
     ):
@@ -297,63 +304,102 @@ def _command_reasons(argv: list[str]) -> list[str]:
     return reasons
 
 
-def _find_reasons(argv: list[str]) -> list[str]:
-    reasons = []
+_FIND_NARROWING = frozenset(
+    {"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex",
+     "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-size", "-empty", "-perm",
+     "-user", "-group", "-nouser", "-nogroup", "-lname", "-ilname", "-inum", "-samefile",
+     "-links", "-used"}
+)  # fmt: skip
+_DELETERS = frozenset({"rm", "rmdir", "unlink", "shred", "truncate", "mv"})
+
+
+def _find_reasons(words: Sequence[Word]) -> list[str]:
+    """`find` that deletes (`-delete`, `-exec rm …`): under a broad folder, under the
+    workspace with nothing narrowing what it matches, or under a folder it cannot name."""
+    argv = [w.text for w in words]
     starts = []
-    for word in argv[1:]:
-        if word.startswith("-") or word in ("(", "!"):
+    for word in words[1:]:
+        if word.text.startswith("-") or word.text in ("(", "!"):
             break
         starts.append(word)
-    broad = [s for s in starts if _is_broad(s) and s not in (".", "..", "*", "./*")]
-    if "-delete" in argv and broad:
-        reasons.append(f"find -delete under {', '.join(broad)}")
-    for i, word in enumerate(argv):
-        if word in ("-exec", "-execdir", "-ok", "-okdir"):
-            inner = []
-            for w in argv[i + 1 :]:
-                if w in (";", "+"):
-                    break
-                inner.append(w)
-            if inner:
-                reasons.extend(_command_reasons(inner))
-                if _base(inner[0]) == "rm" and broad:
-                    reasons.append(f"find -exec rm under {', '.join(broad)}")
+    deletes = "-delete" in argv or any(
+        w in ("-exec", "-execdir", "-ok", "-okdir") and i + 1 < len(argv)
+        and base(argv[i + 1]) in _DELETERS for i, w in enumerate(argv))
+    if not deletes:
+        return []
+    reasons = _cannot_tell("find", starts)
+    names = [w.text for w in starts] or ["."]
+    narrowed = any(w in _FIND_NARROWING or w.startswith("-newer") for w in argv)
+    broad = [n for n in names if _is_broad(n) and normalized(n) not in (".", "..")
+             and n not in ("*", "./*")]
+    if broad:
+        reasons.append(f"find deletes under {', '.join(broad)}")
+    here = [n for n in names if n not in broad and (normalized(n) in (".", "..") or
+                                                       _glob_everything(n) or _git_dir(n))]
+    if here and not narrowed:
+        reasons.append(f"find deletes everything under {', '.join(here)}")
     return reasons
 
 
-def _git_subcommand(argv: list[str]) -> tuple[str, list[str]]:
-    """`git -C dir -c k=v push -f` gives ("push", ["-f"])."""
-    words = argv[1:]
-    while words and words[0].startswith("-"):
-        words = words[2:] if words[0] in ("-C", "-c") else words[1:]
-    return (words[0], words[1:]) if words else ("", [])
+def _git_subcommand(argv: Sequence[str]) -> int:
+    """`git -C dir -c k=v push -f`: the index of `push`."""
+    i = 1
+    while i < len(argv) and argv[i].startswith("-"):
+        takes = argv[i] in ("-C", "-c", "--git-dir", "--work-tree", "--namespace")
+        i += 2 if takes else 1
+    return i
 
 
-def _git_reasons(argv: list[str]) -> list[str]:
-    sub, rest = _git_subcommand(argv)
-    if sub == "reset" and "--hard" in rest:
+def _git_reasons(words: Sequence[Word]) -> list[str]:
+    argv = [w.text for w in words]
+    at = _git_subcommand(argv)
+    if at >= len(argv):
+        return []
+    if words[at].kind == EXPANDS:
+        return [f"cannot tell which git command runs: {argv[at]} is only known when it runs"]
+    sub, rest = argv[at], argv[at + 1 :]
+    flags, operands = _options(["git", *rest])
+    if sub == "reset" and {"--hard", "--merge"} & flags:
         return ["git reset --hard discards uncommitted work"]
-    if sub == "clean" and any((w.startswith("-") and not w.startswith("--") and "f" in w)
-                              or w == "--force" for w in rest):
-        return ["git clean -f deletes untracked files"]
-    if sub == "push" and any(w in ("-f", "--force", "--mirror", "--delete", "-d")
-                             or w.startswith("+") for w in rest):
-        return ["git push --force rewrites history on the remote"]
-    if sub in ("checkout", "restore") and rest and rest[-1] in (".", "--", ":/"):
-        return [f"git {sub} {rest[-1]} discards uncommitted changes"]
-    if sub == "branch" and "-D" in rest:
+    if sub == "clean" and not flags & {"n", "--dry-run"}:
+        return ["git clean deletes untracked files"]
+    if sub == "push" and (flags & {"f", "d", "--force", "--force-with-lease", "--mirror",
+                                   "--delete", "--force-if-includes", "--prune"}
+                          or any(w.startswith(("+", ":")) for w in operands)):
+        return ["git push --force or --delete rewrites or deletes history on the remote"]
+    if sub == "checkout" and (flags & {"f", "--force"} or "--" in rest
+                              or (operands and operands[-1] in (".", ":/"))):
+        return ["git checkout discards uncommitted changes"]
+    if sub == "restore" and ("--staged" not in flags or "--worktree" in flags):
+        return ["git restore discards uncommitted changes"]
+    if sub == "switch" and flags & {"f", "--force", "--discard-changes"}:
+        return ["git switch --discard-changes discards uncommitted changes"]
+    if sub == "branch" and ("D" in flags or (flags & {"d", "--delete"}
+                                             and flags & {"f", "--force"})):
         return ["git branch -D deletes a branch that may not be merged"]
+    if sub == "stash" and operands[:1] in (["drop"], ["clear"]):
+        return [f"git stash {operands[0]} deletes stashed work"]
+    if sub in ("filter-branch", "filter-repo"):
+        return [f"git {sub} rewrites the history"]
+    if sub == "reflog" and operands[:1] in (["expire"], ["delete"]):
+        return ["git reflog expire drops the record of earlier commits"]
+    if sub == "update-ref" and "d" in flags:
+        return ["git update-ref -d deletes a reference"]
+    if sub == "rm" and flags & {"r"} and any(_is_broad(t) or _glob_everything(t)
+                                              for t in operands):
+        return [f"git rm -r {' '.join(operands)} deletes the tracked files"]
     return []
 
 
 def _needs_network(argv: list[str]) -> bool:
-    name = _base(argv[0])
+    name = base(argv[0])
     if name in _NET_PROGRAMS:
         return True
     if name == "rsync":
         return any(":" in w and not w.startswith("-") for w in argv[1:])
     if name == "git":
-        return _git_subcommand(argv)[0] in _NET_SUBCOMMANDS["git"]
+        at = _git_subcommand(argv)
+        return at < len(argv) and argv[at] in _NET_SUBCOMMANDS["git"]
     subs = _NET_SUBCOMMANDS.get(name)
     if subs is not None:
         operands = [w for w in argv[1:] if not w.startswith("-")]
@@ -363,15 +409,14 @@ def _needs_network(argv: list[str]) -> bool:
     return False
 
 
-def _pipe_to_shell(commands: list[SimpleCommand]) -> list[str]:
+def _pipe_to_shell(commands: Sequence[SimpleCommand]) -> list[str]:
     """`curl … | sh`: a downloader earlier in a pipeline that ends in an interpreter."""
     reasons = []
     seen_downloader: dict[int, str] = {}
     for cmd in commands:
-        argv, _ = _unwrap(cmd.argv)
-        if not argv:
+        if not cmd.argv:
             continue
-        name = _base(argv[0])
+        name = base(cmd.argv[0])
         if name in _DOWNLOADERS:
             seen_downloader.setdefault(cmd.pipeline, name)
         elif name in _INTERPRETERS and cmd.pipeline in seen_downloader:

@@ -18,34 +18,30 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import re
 import stat
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from dataclasses import dataclass, replace
+from pathlib import Path
 
+from kernel.pathrules import (
+    COMMAND_PROTECTED,
+    PROTECTED_PATTERNS,
+    describe_secret,
+    first_match,
+    git_dangerous_match,
+    is_git_dir,
+    secret_match,
+    subtree_root,
+)
 from kernel.paths import AppPaths
 from kernel.tools.spec import ErrorCode, ToolError
 
-DEFAULT_PROTECTED: tuple[str, ...] = (
-    ".git/hooks/**",
-    ".git/config",
-    ".bashrc",
-    ".bash_profile",
-    ".zshrc",
-    ".zprofile",
-    ".profile",
-    ".gitconfig",
-    ".gitmodules",
-    ".mcp.json",
-    ".vscode/**",
-    ".idea/**",
-)
-"""Workspace-relative patterns that no tool may write without the user's explicit approval.
+DEFAULT_PROTECTED: tuple[str, ...] = COMMAND_PROTECTED
+"""The protected patterns as they apply to commands (what the sandbox binds read-only); the
+file tools protect all of kernel.pathrules.PROTECTED_PATTERNS, `.git` included.
 
-A pattern matches at any depth (`.git/config` also protects `sub/.git/config`) and ignores
-case (macOS and Windows file systems do); `**` matches everything below a folder. Outside the
-workspace the patterns apply to the absolute path. Approving a folder does not lift the
+Patterns match at any depth (`.git/config` also protects `sub/.git/config`) and ignore case;
+outside the workspace they apply to the absolute path. Approving a folder does not lift the
 protection of the files in it: only approving the protected path itself does.
 """
 
@@ -60,7 +56,40 @@ _UMASK = _read_umask()
 REINS_PROTECTED_PREFIX = "reins:"
 """PathVerdict.protected starts with this for Reins' own folders (never writable, even with
 the user's approval); the rest of the value is the folder."""
+GIT_DIR_PREFIX = "git-dir:"
+"""PathVerdict.protected starts with this for git configuration or code in a bare repository
+(`git-dir:<folder>: <entry>`)."""
+_GIT_MARKERS = {"HEAD": stat.S_ISREG, "objects": stat.S_ISDIR, "refs": stat.S_ISDIR}
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+def _would_be_git_dir(folder: Path, creating: str) -> bool:
+    """`folder` is a git directory, or would be once the entry `creating` exists in it."""
+    if is_git_dir(folder):
+        return True
+    if creating not in _GIT_MARKERS:
+        return False
+    for name, kind in _GIT_MARKERS.items():
+        if name == creating:
+            continue
+        try:
+            if not kind(os.lstat(folder / name).st_mode):
+                return False
+        except OSError:
+            return False
+    return True
+
+
+def _holds_git_code(folder: Path, creating: str) -> bool:
+    """Writing `creating` completes a git directory in `folder` that already holds entries
+    git would read as code or configuration."""
+    if creating not in _GIT_MARKERS or is_git_dir(folder):
+        return False
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return False
+    return any(git_dangerous_match(name) is not None for name in names)
 
 
 class PathRefused(ToolError):
@@ -82,27 +111,27 @@ class PathVerdict:
     """The user allowed this path, or a folder above it, for the current call (`allowing`)."""
     approved_exactly: bool = False
     """The user allowed this very path; only that lifts a protection."""
+    secret: str | None = None
+    """The secret-location pattern (kernel.pathrules.SECRET_PATTERNS) the path matches, for
+    reads and writes alike, else None."""
+    secret_approved: bool = False
+    """The user allowed this path, or a folder above it INSIDE the matched secret location
+    (`.ssh` for `.ssh/id_rsa`), for the current call; approving `~` does not open `~/.ssh`."""
 
     @property
     def allowed(self) -> bool:
-        """True when resolve_read/resolve_write would accept the path."""
+        """True when resolve_read/resolve_write would accept the path (and its content)."""
+        if self.secret is not None and not self.secret_approved:
+            return False
+        return self.names_allowed
+
+    @property
+    def names_allowed(self) -> bool:
+        """True when the names below the path may be listed: a secret location's names are
+        not secret (list_directory and glob show them), its contents are."""
         if self.protected is None:
             return self.inside_workspace or self.approved
         return self.approved_exactly and not self.protected.startswith(REINS_PROTECTED_PREFIX)
-
-
-def _pattern_regex(pattern: str) -> re.Pattern[str]:
-    """A workspace-relative glob (`*`, `?`, `**`) as a regex matching at any depth."""
-    parts: list[str] = []
-    for segment in PurePosixPath(pattern).parts:
-        if segment == "**":
-            parts.append(".*")
-            continue
-        out = ""
-        for ch in segment:
-            out += "[^/]*" if ch == "*" else "[^/]" if ch == "?" else re.escape(ch)
-        parts.append(out)
-    return re.compile(r"(?:^|.*/)" + "/".join(parts) + r"$", re.IGNORECASE)
 
 
 def _is_link(dir_fd: int, name: str) -> bool:
@@ -152,14 +181,14 @@ class PathPolicy:
         self.workspace = Path(os.path.realpath(Path(workspace).expanduser()))
         self._protected_input = tuple(protected)
         self._app_paths = app_paths if app_paths is not None else AppPaths.from_env()
-        self._patterns: list[tuple[str, re.Pattern[str]]] = []
+        patterns: list[str] = list(PROTECTED_PATTERNS)
         self._protected_roots: list[Path] = []
-        for item in (*DEFAULT_PROTECTED, *self._protected_input):
+        for item in self._protected_input:
             if isinstance(item, Path) or os.path.isabs(os.path.expanduser(item)):
                 self._protected_roots.append(Path(os.path.realpath(Path(item).expanduser())))
             else:
-                self._patterns.append((str(item), _pattern_regex(str(item))))
-        self._pattern_names = frozenset(name for name, _ in self._patterns)
+                patterns.append(str(item))
+        self._patterns = tuple(patterns)
         self._reins_roots = tuple(Path(os.path.realpath(p)) for p in self._app_paths.protected())
         self.extra: tuple[Path, ...] = tuple(Path(os.path.realpath(p)) for p in extra)
 
@@ -200,7 +229,14 @@ class PathPolicy:
         inside = resolved.is_relative_to(self.workspace)
         protected = self._protected_reason(resolved, inside) if write else None
         approved = any(resolved.is_relative_to(root) for root in self.extra)
-        return PathVerdict(resolved, inside, protected, approved, resolved in self.extra)
+        secret = secret_match(resolved.as_posix())
+        secret_approved = False
+        if secret is not None:
+            top = Path(subtree_root(resolved.as_posix(), secret))
+            secret_approved = any(resolved.is_relative_to(root) and root.is_relative_to(top)
+                                  for root in self.extra)
+        return PathVerdict(resolved, inside, protected, approved, resolved in self.extra,
+                           secret, secret_approved)
 
     def _protected_reason(self, resolved: Path, inside: bool) -> str | None:
         for root in self._reins_roots:
@@ -212,13 +248,34 @@ class PathPolicy:
         if resolved == self.workspace:
             return None
         rel = resolved.relative_to(self.workspace).as_posix() if inside else resolved.as_posix()
-        for name, regex in self._patterns:
-            if regex.match(rel):
-                return name
+        found = first_match(rel, self._patterns)
+        if found is None and inside:
+            found = self._in_bare_git_dir(resolved)
+        return found
+
+    def _in_bare_git_dir(self, resolved: Path) -> str | None:
+        """`GIT_DIR_PREFIX`<folder>/<entry> when the write is git configuration or code of a
+        bare repository in the workspace (a folder with HEAD, objects/ and refs/), or would
+        turn a folder holding such entries into one; else None."""
+        folder = resolved.parent
+        while folder.is_relative_to(self.workspace):
+            rel = resolved.relative_to(folder)
+            dangerous = git_dangerous_match(rel.as_posix())
+            if _would_be_git_dir(folder, rel.parts[0]) and (
+                dangerous is not None or _holds_git_code(folder, rel.parts[0])
+            ):
+                return f"{GIT_DIR_PREFIX}{folder}: {dangerous or rel.parts[0]}"
+            if folder == self.workspace:
+                break
+            folder = folder.parent
         return None
 
-    def resolve_read(self, raw: str) -> Path:
-        return self._check(self.classify(raw, write=False), raw, write=False)
+    def resolve_read(self, raw: str, *, names_only: bool = False) -> Path:
+        """`raw` resolved for reading; `names_only` for tools that show only the names below
+        it (a secret location's names may be listed, its contents need the user's approval)."""
+        verdict = self.classify(raw, write=False)
+        return self._check(replace(verdict, secret=None) if names_only else verdict, raw,
+                           write=False)
 
     def resolve_write(self, raw: str) -> Path:
         return self._check(self.classify(raw, write=True), raw, write=True)
@@ -234,17 +291,28 @@ class PathPolicy:
                 f"never change.",
                 hint="Write somewhere in the workspace instead.",
             )
-        if verdict.protected is not None and verdict.protected in self._pattern_names:
+        protected = verdict.protected
+        if protected is not None:
+            if protected.startswith(GIT_DIR_PREFIX):
+                why = (f"it would change what git runs or reads as configuration in the git "
+                       f"directory {protected.removeprefix(GIT_DIR_PREFIX)}")
+            elif protected in self._patterns:
+                why = (f"it matches the protected pattern {protected!r} (files that can run "
+                       f"code or change tool settings)")
+            else:
+                why = f"it is inside the protected folder {protected}"
             raise PathRefused(
-                f"Writing {where} is refused: it matches the protected pattern "
-                f"{verdict.protected!r} (files that can run code or change tool settings).",
+                f"Writing {where} is refused: {why}.",
                 hint="Ask the user to make this change, or to approve writing this file.",
             )
-        if verdict.protected is not None:
+        if verdict.secret is not None and not verdict.secret_approved:
+            action = "Writing" if write else "Reading"
             raise PathRefused(
-                f"Writing {where} is refused: it is inside the protected folder "
-                f"{verdict.protected}.",
-                hint="Ask the user to make this change.",
+                f"{action} {where} is refused: it is a secret location "
+                f"({describe_secret(verdict.secret)}) and the user has not approved it for "
+                f"this call.",
+                hint="Only a call the user approves may read or change it; do without it if "
+                "you can.",
             )
         action = "Writing" if write else "Reading"
         raise PathRefused(

@@ -21,6 +21,8 @@ from tests.policy.worldkit import (
 )
 
 A, Q, D = Verdict.ALLOW, Verdict.ASK, Verdict.DENY
+LIST = make_spec("list_directory", Risk.READ, path_params=("path",))
+GREP = make_spec("grep", Risk.READ, path_params=("path",))
 MODES = (Mode.READ_ONLY, Mode.ASK, Mode.AUTO_EDIT, Mode.AUTO)
 
 # name → (spec, args, command facts kwargs or None, sandboxed)
@@ -39,6 +41,13 @@ CALLS: dict[str, tuple[Any, dict[str, Any], dict[str, Any] | None, bool]] = {
     "command no sandbox": (COMMAND, {"command": "git status"}, {}, False),
     "command cwd outside": (COMMAND, {"command": "ls", "cwd": "/tmp"}, {}, True),
     "mcp read": (MCP_READ, {}, None, True),
+    "read secret": (READ, {"path": ".ssh/id_rsa"}, None, True),
+    "read env": (READ, {"path": "sub/.env.production"}, None, True),
+    "read home secret": (READ, {"path": "~/.aws/credentials"}, None, True),
+    "grep secret": (GREP, {"path": ".aws"}, None, True),
+    "list secret": (LIST, {"path": ".ssh"}, None, True),
+    "write secret": (WRITE, {"path": ".env"}, None, True),
+    "command cwd secret": (COMMAND, {"command": "ls", "cwd": ".gnupg"}, {}, True),
 }
 
 # The modes' defaults, with no rules:           read-only  ask  auto-edit  auto
@@ -57,6 +66,13 @@ MODE_TABLE = {
     "command no sandbox":                       (D, Q, Q, Q),
     "command cwd outside":                      (D, Q, Q, Q),
     "mcp read":                                 (Q, Q, Q, Q),
+    "read secret":                              (Q, Q, Q, Q),
+    "read env":                                 (Q, Q, Q, Q),
+    "read home secret":                         (Q, Q, Q, Q),
+    "grep secret":                              (Q, Q, Q, Q),
+    "list secret":                              (A, A, A, A),
+    "write secret":                             (D, Q, Q, Q),
+    "command cwd secret":                       (D, Q, Q, Q),
 }  # fmt: skip
 
 # With an allow rule that names the call:
@@ -75,6 +91,13 @@ ALLOW_RULES = {
     "command no sandbox": "run_command(git *)",
     "command cwd outside": "run_command(ls)",
     "mcp read": "mcp__git__*",
+    "read secret": "read_file(.ssh/**)",
+    "read env": "read_file(**)",
+    "read home secret": "read_file(~/.aws/credentials)",
+    "grep secret": "grep",
+    "list secret": "list_directory(.ssh)",
+    "write secret": "write_file(.env)",
+    "command cwd secret": "run_command(ls)",
 }
 ALLOW_TABLE = {
     "read inside":                              (A, A, A, A),
@@ -91,6 +114,13 @@ ALLOW_TABLE = {
     "command no sandbox":                       (D, Q, Q, Q),
     "command cwd outside":                      (D, A, A, A),
     "mcp read":                                 (A, A, A, A),
+    "read secret":                              (Q, Q, Q, Q),
+    "read env":                                 (Q, Q, Q, Q),
+    "read home secret":                         (Q, Q, Q, Q),
+    "grep secret":                              (Q, Q, Q, Q),
+    "list secret":                              (A, A, A, A),
+    "write secret":                             (D, Q, Q, Q),
+    "command cwd secret":                       (D, Q, Q, Q),
 }  # fmt: skip
 
 
@@ -296,3 +326,79 @@ def test_writes_into_reins_own_folders_are_denied(world: PolicyWorld, mode: Mode
 
 def test_the_shared_mode_list_is_the_policys() -> None:
     assert tuple(mode.value for mode in Mode) == modes.MODES
+
+
+SECRET_SPELLINGS = [
+    ".ssh/id_rsa", "./.ssh/id_rsa", ".SSH/ID_RSA", "a/../.ssh/id_rsa", "sub//.env.local",
+    ".env", "deep/er/.aws/credentials", ".git-credentials", ".npmrc", ".config/gh/hosts.yml",
+    ".local/share/keyrings/login.keyring", ".bash_history", ".envrc", "prod.env",
+    "~/.ssh/id_ed25519", "~/.kube/config", "~/.cargo/credentials.toml", "~/.vault-token",
+    "link-to-key", "link-to-aws/credentials",
+]
+
+
+@pytest.fixture
+def secret_world(world: PolicyWorld) -> PolicyWorld:
+    (world.workspace / ".ssh").mkdir()
+    (world.workspace / ".ssh" / "id_rsa").write_text("KEY")
+    (world.workspace / ".aws").mkdir()
+    (world.workspace / "link-to-key").symlink_to(world.workspace / ".ssh" / "id_rsa")
+    (world.workspace / "link-to-aws").symlink_to(world.workspace / ".aws")
+    return world
+
+
+@pytest.mark.parametrize("raw", SECRET_SPELLINGS)
+@pytest.mark.parametrize("mode", MODES)
+def test_reading_a_secret_asks_in_every_mode_and_says_why(secret_world: PolicyWorld, raw: str,
+                                                          mode: Mode) -> None:
+    grants = [Grant(parse_rule("read_file")), Grant(parse_rule("read_file(**)"))]
+    for spec in (READ, GREP):
+        d = secret_world.decide(spec, {"path": raw}, mode, allow=["read_file", "grep"],
+                                grants=grants)
+        assert (d.verdict, d.decided_by) == (Verdict.ASK, "always ask"), (raw, d)
+        assert "is a secret location: " in d.reason and "every mode" in d.reason
+        assert (d.can_session, d.can_always) == (False, False)
+        denied = secret_world.decide(spec, {"path": raw}, mode, deny=[spec.name])
+        assert denied.verdict is Verdict.DENY
+
+
+@pytest.mark.parametrize(("raw", "verdict"), [(".ssh", A), (".aws", A), ("link-to-aws", A),
+                                              ("~/.ssh", Q)])
+def test_names_only_tools_list_a_secret_folder_without_asking(secret_world: PolicyWorld,
+                                                             raw: str, verdict: Verdict) -> None:
+    glob = make_spec("glob", Risk.READ, path_params=("path",))
+    for spec in (LIST, glob):
+        for mode in MODES:
+            d = secret_world.decide(spec, {"path": raw}, mode)
+            assert (d.verdict, d.decided_by) == (verdict, f"mode {mode.value}"), d
+
+
+@pytest.mark.parametrize("raw", [".env", "cfg/.env.local", ".aws/config", ".ssh/authorized_keys",
+                                 ".npmrc", ".envrc"])
+@pytest.mark.parametrize("mode", [Mode.ASK, Mode.AUTO_EDIT, Mode.AUTO])
+def test_writing_a_secret_asks_in_every_writing_mode(world: PolicyWorld, raw: str,
+                                                     mode: Mode) -> None:
+    edit = make_spec("edit_file", Risk.WRITE, path_params=("path",))
+    for spec in (WRITE, edit):
+        d = world.decide(spec, {"path": raw}, mode, allow=["write_file", "edit_file"],
+                         grants=[Grant(parse_rule(f"{spec.name}(**)"))])
+        assert (d.verdict, d.decided_by) == (Verdict.ASK, "always ask"), d
+        assert (d.can_session, d.can_always) == (False, False)
+        assert "secret location" in d.reason or "protected" in d.reason
+    assert world.decide(WRITE, {"path": raw}, Mode.READ_ONLY).verdict is Verdict.DENY
+
+
+@pytest.mark.parametrize("raw", [".envelope", "my.ssh.txt", "docs/ssh.md", ".env.example",
+                                 "aws/credentials.md", ".github/workflows/x.yml"])
+def test_look_alikes_of_secrets_read_like_any_file(world: PolicyWorld, raw: str) -> None:
+    for mode in MODES:
+        d = world.decide(READ, {"path": raw}, mode)
+        assert (d.verdict, d.decided_by) == (Verdict.ALLOW, f"mode {mode.value}")
+
+
+def test_the_secret_reason_names_the_path_and_what_it_holds(secret_world: PolicyWorld) -> None:
+    d = secret_world.decide(READ, {"path": ".ssh/id_rsa"}, Mode.READ_ONLY)
+    where = secret_world.workspace / ".ssh" / "id_rsa"
+    assert d.reason.startswith(f"{where} is a secret location: SSH private keys")
+    w = secret_world.decide(WRITE, {"path": ".env"}, Mode.AUTO)
+    assert "environment files" in w.reason and "Changing it always asks" in w.reason

@@ -8,6 +8,14 @@ import pytest
 
 from kernel.policy.rules import Anchor, parse_rule
 from kernel.policy.ruleset import RuleSet, Target, covering, matches, relative_paths
+from kernel.shell.parse import parse_line
+
+
+def cmd(text: str) -> Target:
+    """A run_command target as the policy builds it: parts and kinds from one reading."""
+    line = parse_line(text)
+    return Target("run_command", line.parts, kinds=line.kinds)
+
 
 RULES = [parse_rule(t) for t in (
     "run_command(git status)", "run_command(git *)", "run_command(npm test *)",
@@ -18,11 +26,16 @@ RULES = [parse_rule(t) for t in (
 )]
 
 TARGETS = [
+    cmd("git status"),
+    cmd("git log && npm test -x"),
+    cmd("gpm x; eslint-lint --fix"),
+    cmd("got log"),
+    cmd("ls"),
+    cmd("git $SUB"),
+    cmd("npm test $(id)"),
+    cmd("git log *.py"),
+    cmd("echo ~"),
     Target("run_command", (("git", "status"),)),
-    Target("run_command", (("git", "log"), ("npm", "test", "-x"))),
-    Target("run_command", (("gpm", "x"), ("eslint-lint", "--fix"))),
-    Target("run_command", (("got", "log"),)),
-    Target("run_command", (("ls",),)),
     Target("run_command", ()),
     Target("write_file", paths=(relative_paths("/ws/docs/a.md", "/ws", "/home/u"),)),
     Target("write_file", paths=(relative_paths("/ws/dx/x", "/ws", "/home/u"),)),
@@ -65,6 +78,25 @@ def test_relative_paths() -> None:
 
 def test_covering_names_one_rule_per_part() -> None:
     rules = [parse_rule(t) for t in ("run_command(git *)", "run_command(npm test *)")]
-    target = Target("run_command", (("git", "log"), ("npm", "test"), ("git", "diff")))
+    target = cmd("git log | npm test; git diff")
     assert covering(rules, target) == "run_command(git *) + run_command(npm test *)"
-    assert covering(rules, Target("run_command", (("git", "log"), ("ls",)))) == ""
+    assert RuleSet(rules).covering(target) == covering(rules, target)
+    assert covering(rules, cmd("git log && ls")) == ""
+
+
+@pytest.mark.parametrize("command", [
+    "git log $X", "git log ${X:=1}", "git log $(id)", "git log `id`", "git log $((1+2))",
+    "git log ~", 'git log "$HOME"', "git log <(ls)", "git log {a,b}", "git $(echo log)",
+])
+def test_allow_rules_do_not_cover_words_they_cannot_see(command: str) -> None:
+    """A deny or ask rule still matches the text; an allow rule does not cover it."""
+    rule = parse_rule("run_command(git *)")
+    target = cmd(command)
+    assert matches(rule, target)
+    assert covering([rule], target) == "" and RuleSet([rule]).covering(target) == ""
+
+
+def test_a_part_without_kinds_is_covered_by_no_word_rule() -> None:
+    rules = [parse_rule("run_command(git *)")]
+    assert covering(rules, Target("run_command", (("git", "status"),))) == ""
+    assert covering(rules, cmd("git status")) == "run_command(git *)"

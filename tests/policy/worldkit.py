@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +17,9 @@ from kernel.policy.decide import (
     Session,
     decide,
 )
+from kernel.policy.facts import command_facts
 from kernel.policy.rules import parse_rule
 from kernel.policy.ruleset import RuleSet
-from kernel.shell.parse import split_commands
 from kernel.tools.pathpolicy import PathPolicy
 from kernel.tools.spec import Risk, ToolSpec
 
@@ -71,6 +72,5 @@ class PolicyWorld:
 
 
 def command(text: str, *, destructive: bool = False, network: bool = False) -> CommandFacts:
-    return CommandFacts(text=text, parts=tuple(tuple(p) for p in split_commands(text)),
-                        destructive=destructive, destructive_reason="test" * destructive,
-                        network=network)
+    return replace(command_facts(text), destructive=destructive,
+                   destructive_reason="test" * destructive, network=network)

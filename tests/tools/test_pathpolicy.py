@@ -124,6 +124,13 @@ def test_symlink_loop_is_refused_or_resolved_safely(policy: PathPolicy, workspac
         "sub/.git/config",
         ".GIT/Config",
         ".VSCode/settings.json",
+        ".git",
+        ".git/HEAD",
+        ".git/commondir",
+        "sub/.git",
+        "sub/.git/worktrees/w/gitdir",
+        ".devcontainer/devcontainer.json",
+        "a/b/.idea/runConfigurations/x.xml",
     ],
 )
 def test_protected_files_are_refused_for_writes_only(policy: PathPolicy, raw: str) -> None:
@@ -135,7 +142,8 @@ def test_protected_files_are_refused_for_writes_only(policy: PathPolicy, raw: st
 
 
 @pytest.mark.parametrize(
-    "raw", [".git/HEAD", ".github/workflows/x.yml", "my.bashrc", "src/.profile.d/x", "vscode/x"]
+    "raw", [".github/workflows/x.yml", "my.bashrc", "src/.profile.d/x", "vscode/x", ".gitignore",
+            "git/config", ".gitattributes"]
 )
 def test_similar_names_are_not_protected(policy: PathPolicy, raw: str) -> None:
     assert policy.resolve_write(raw) == policy.workspace / raw

@@ -7,13 +7,13 @@ pointer as every other large result, and small outputs inline.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from kernel.sandbox.executor import CommandExecutor, CommandOutcome
 from kernel.sandbox.settings import DEFAULT_GRACE_S
+from kernel.shell.parse import ShellParseError, read
 from kernel.tools.spec import (
     ErrorCode,
     Progress,
@@ -72,29 +72,15 @@ def _summary(args: Mapping[str, Any]) -> str:
 
 
 def check_command(command: str) -> None:
-    """Refuse what cannot be run: empty text, a NUL byte or a lone surrogate (JSON can carry
-    `\\ud800`; no shell can receive it), quotes `shlex` cannot balance."""
-    if not command.strip():
-        raise ToolError("The command is empty.", hint="Pass a shell command line.",
-                        code=ErrorCode.INVALID_ARGUMENTS)
-    if "\x00" in command:
-        raise ToolError("The command was not run: it contains a NUL character.",
-                        hint="Remove it.", code=ErrorCode.INVALID_ARGUMENTS)
+    """Refuse what cannot be run: what kernel.shell cannot read (an unterminated quote, a NUL
+    byte, a lone surrogate from JSON, an empty command). The reading is the one the policy
+    used (kernel.shell.parse.read is cached), so what was approved is what is checked."""
     try:
-        command.encode()
-    except UnicodeEncodeError as exc:
-        raise ToolError(
-            f"The command was not run: it is not valid text (a lone surrogate "
-            f"{command[exc.start]!r} at character {exc.start}).",
-            hint="Send the characters themselves, not a half of a UTF-16 surrogate pair.",
-            code=ErrorCode.INVALID_ARGUMENTS,
-        ) from exc
-    try:
-        shlex.split(command)
-    except ValueError as exc:
+        read(command)
+    except ShellParseError as exc:
         raise ToolError(
             f"The command was not run: it cannot be parsed ({exc}).",
-            hint="Check that every quote is closed and every backslash escapes something.",
+            hint="Check that every quote, substitution and parenthesis is closed.",
             code=ErrorCode.INVALID_ARGUMENTS,
         ) from exc
 
@@ -103,7 +89,7 @@ def _header(outcome: CommandOutcome) -> list[str]:
     exit_text = "none (never ended)" if outcome.exit_code is None else str(outcome.exit_code)
     lines = [
         f"exit code {exit_text} · {outcome.duration_s:.2f} s · sandbox: {outcome.sandbox} · "
-        f"network: {'on' if outcome.network else 'off'}"
+        f"network: {'off' if outcome.network_scope == 'none' else outcome.network_scope}"
     ]
     if outcome.stopped:
         lines.append(outcome.stopped)

@@ -1,0 +1,295 @@
+"""What a simple command runs besides itself: the command a wrapper starts (`nice rm …`,
+`sudo`, `xargs`, `find -exec`, `busybox`), the script a shell or `eval` reads (`sh -c BODY`,
+`bash <<EOF`, `echo … | sh`, `alias`, `trap`), or a note that it cannot be read (`cat x | sh`).
+
+Pure functions over words; kernel.shell.parse turns the results into simple commands.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kernel.shell.words import EXPANDS, LITERAL, TILDE, SimpleCommand, Word
+
+SHELLS = frozenset(
+    {"sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "yash", "posh", "rbash", "fish",
+     "csh", "tcsh"}
+)  # fmt: skip
+PRIVILEGE = frozenset({"sudo", "doas", "su", "pkexec", "run0", "runuser"})
+XARGS_INPUT = "{xargs input}"
+
+
+@dataclass(frozen=True)
+class Exec:
+    """A command run directly: its words, and what ran it (for `SimpleCommand.via`)."""
+
+    words: tuple[Word, ...]
+    via: str
+
+
+@dataclass(frozen=True)
+class Script:
+    """Shell text a command runs. `strict`: a parse error is the whole line's parse error
+    (the body of `sh -c`); otherwise the text is read as far as it can be."""
+
+    text: str
+    via: str
+    literal: bool
+    strict: bool = True
+
+
+@dataclass(frozen=True)
+class Blind:
+    reason: str
+
+
+Inner = Exec | Script | Blind
+
+
+@dataclass(frozen=True)
+class _Wrapper:
+    with_value: frozenset[str] = frozenset()
+    """Options that take the next word as their value."""
+    operands: int = 0
+    """Words the wrapper itself consumes after its options (`timeout 5`, `chroot DIR`)."""
+    assignments: bool = False
+    """`env A=1 cmd`, `sudo A=1 cmd`."""
+    script_options: frozenset[str] = frozenset()
+    """Options whose value is shell text (`su -c`, `flock -c`, `env -S`)."""
+    no_exec: frozenset[str] = frozenset()
+    """Options after which nothing is run (`command -v`)."""
+
+
+def _opts(*names: str) -> frozenset[str]:
+    return frozenset(names)
+
+
+WRAPPERS: dict[str, _Wrapper] = {
+    "sudo": _Wrapper(_opts("-u", "-g", "-C", "-p", "-h", "-U", "-r", "-t", "-D", "-R", "-T",
+                           "--user", "--group", "--prompt", "--chdir", "--host",
+                           "--close-from", "--role", "--type"), assignments=True,
+                     no_exec=_opts("-l", "-v", "-k", "-K", "-V", "--list", "--validate")),
+    "doas": _Wrapper(_opts("-u", "-C")),
+    "su": _Wrapper(_opts("-g", "-G", "-s", "-w", "--group", "--shell"), operands=1,
+                   script_options=_opts("-c", "--command")),
+    "runuser": _Wrapper(_opts("-u", "-g", "-G", "-s", "-w", "--user", "--group"),
+                        script_options=_opts("-c", "--command")),
+    "pkexec": _Wrapper(_opts("--user")),
+    "run0": _Wrapper(_opts("-u", "--user", "-D", "--chdir", "--setenv")),
+    "env": _Wrapper(_opts("-u", "-C", "--unset", "--chdir"), assignments=True,
+                    script_options=_opts("-S", "--split-string")),
+    "nice": _Wrapper(_opts("-n", "--adjustment")),
+    "ionice": _Wrapper(_opts("-c", "-n", "-t", "--class", "--classdata"),
+                       no_exec=_opts("-p", "--pid", "-P", "--pgid", "-u", "--uid")),
+    "timeout": _Wrapper(_opts("-s", "-k", "--signal", "--kill-after"), operands=1),
+    "stdbuf": _Wrapper(_opts("-i", "-o", "-e", "--input", "--output", "--error")),
+    "nohup": _Wrapper(),
+    "setsid": _Wrapper(),
+    "command": _Wrapper(no_exec=_opts("-v", "-V")),
+    "exec": _Wrapper(_opts("-a")),
+    "builtin": _Wrapper(),
+    "time": _Wrapper(_opts("-f", "-o", "--format", "--output")),
+    "chrt": _Wrapper(operands=1, no_exec=_opts("-p", "--pid")),
+    "taskset": _Wrapper(operands=1, no_exec=_opts("-p", "--pid")),
+    "flock": _Wrapper(_opts("-w", "-E", "--timeout", "--conflict-exit-code"), operands=1,
+                      script_options=_opts("-c", "--command")),
+    "chroot": _Wrapper(_opts("--userspec", "--groups"), operands=1),
+    "unshare": _Wrapper(_opts("-S", "-G", "--setuid", "--setgid", "--wd", "--root")),
+    "nsenter": _Wrapper(_opts("-t", "-S", "-G", "--target", "--setuid", "--setgid",
+                              "--wd", "--root")),
+    "unbuffer": _Wrapper(),
+    "strace": _Wrapper(_opts("-o", "-p", "-e", "-s", "-u", "-a", "-P", "-E", "-I", "-b", "-O",
+                             "-S", "-X")),
+    "ltrace": _Wrapper(_opts("-o", "-p", "-e", "-s", "-u", "-a", "-n", "-l")),
+    "catchsegv": _Wrapper(),
+    "watch": _Wrapper(_opts("-n", "-d", "--interval", "-q", "--equexit")),
+    "xargs": _Wrapper(_opts("-I", "-n", "-P", "-d", "-L", "-s", "-a", "-E", "--max-args",
+                            "--max-procs", "--delimiter", "--max-lines", "--max-chars",
+                            "--arg-file", "--eof", "--process-slot-var")),
+    "busybox": _Wrapper(no_exec=_opts("--list", "--list-full", "--help", "--install")),
+}
+_WATCH_JOINS = "watch"
+"""`watch` runs its words as one `sh -c` text."""
+_SHELL_WITH_VALUE = _opts("-o", "+o", "-O", "+O", "--rcfile", "--init-file")
+_FIND_EXEC = _opts("-exec", "-execdir", "-ok", "-okdir")
+_ECHOES = _opts("echo", "printf")
+_DURATION = re.compile(r"[0-9.]+[smhd]?\Z")
+
+
+def base(word: str) -> str:
+    """`/usr/bin/rm` is `rm`."""
+    return word.rsplit("/", 1)[-1]
+
+
+def _literal(words: Sequence[Word]) -> bool:
+    return all(w.kind in (LITERAL, TILDE) for w in words)
+
+
+def _skip_options(name: str, spec: _Wrapper, words: Sequence[Word]) -> tuple[int, list[Inner]]:
+    """Where the wrapped command starts in `words` (after the wrapper's name), or -1 when
+    the wrapper runs nothing else; and the scripts given as option values (`su -c TEXT`)."""
+    found: list[Inner] = []
+    i = 1
+    operands = spec.operands
+    while i < len(words):
+        text = words[i].text
+        if text == "--":
+            i += 1
+            break
+        if spec.assignments and re.match(r"[A-Za-z_][A-Za-z0-9_]*=", text):
+            i += 1
+            continue
+        if text.startswith("-") and len(text) > 1:
+            flag, attached = text.split("=", 1) if "=" in text else (text, None)
+            if flag in spec.no_exec:
+                return -1, found
+            short = not text.startswith("--")
+            script = flag in spec.script_options or (
+                short and len(text) > 2 and f"-{text[-1]}" in spec.script_options)
+            if script:
+                value = Word(attached) if attached is not None else (
+                    words[i + 1] if i + 1 < len(words) else None)
+                if value is not None:
+                    found.append(Script(value.text, f"{name} {flag}", _literal([value])))
+                return -1, found
+            takes = attached is None and (flag in spec.with_value or (
+                short and len(text) > 2 and f"-{text[-1]}" in spec.with_value))
+            i += 2 if takes else 1
+            continue
+        if operands and (name != "timeout" or _DURATION.match(text) or
+                         words[i].kind == EXPANDS):
+            operands -= 1
+            i += 1
+            continue
+        break
+    return i, found
+
+
+def _fed_words(feeder: SimpleCommand | None) -> tuple[Word, ...]:
+    """The words `xargs` reads: an `echo`'s words when we can see them, else one unknown."""
+    if feeder is not None and feeder.argv and base(feeder.argv[0]) in _ECHOES:
+        return tuple(w for w in feeder.args[1:] if not w.text.startswith("-"))
+    return (Word(XARGS_INPUT, EXPANDS),)
+
+
+def _wrapped(name: str, words: Sequence[Word], feeder: SimpleCommand | None) -> list[Inner]:
+    spec = WRAPPERS[name]
+    start, found = _skip_options(name, spec, words)
+    if start < 0:
+        return found
+    rest = tuple(words[start:])
+    if name == "xargs":
+        rest = (rest or (Word("echo"),)) + _fed_words(feeder)
+    if not rest:
+        return found
+    if name == _WATCH_JOINS:
+        return [*found, Script(" ".join(w.text for w in rest), name, _literal(rest))]
+    return [*found, Exec(rest, name)]
+
+
+def _find_execs(words: Sequence[Word]) -> list[Inner]:
+    found: list[Inner] = []
+    i = 1
+    while i < len(words):
+        if words[i].text in _FIND_EXEC:
+            action = words[i].text
+            inner: list[Word] = []
+            i += 1
+            while i < len(words) and words[i].text not in (";", "+"):
+                inner.append(words[i])
+                i += 1
+            if inner:
+                found.append(Exec(tuple(inner), f"find {action}"))
+        i += 1
+    return found
+
+
+def _shell_script(name: str, command: SimpleCommand, words: Sequence[Word],
+                  feeder: SimpleCommand | None) -> list[Inner]:
+    """The text a shell runs: its `-c` body, its here-document or here-string, or what is
+    piped into it. A script file (`bash build.sh`, `sh < x.sh`) is not read."""
+    saw_c = False
+    stdin = False
+    i = 1
+    while i < len(words):
+        text = words[i].text
+        if text == "--":
+            i += 1
+            break
+        if text in _SHELL_WITH_VALUE:
+            i += 2
+            continue
+        if text[:1] in "-+" and len(text) > 1:
+            if not text.startswith("--"):
+                saw_c = saw_c or "c" in text[1:]
+                stdin = stdin or "s" in text[1:]
+            i += 1
+            continue
+        break
+    if saw_c:
+        if i >= len(words):
+            return []
+        body = words[i]
+        return [Script(body.text, f"{name} -c", _literal([body]))]
+    if i < len(words) and not stdin:
+        return []
+    for redirect in reversed(command.redirects):
+        if redirect.body is not None:
+            return [Script(redirect.body, f"{name} <<", redirect.body_kind == LITERAL)]
+        if redirect.op == "<<<":
+            return [Script(redirect.target.text, f"{name} <<<",
+                           _literal([redirect.target]))]
+        if redirect.op == "<" and not redirect.fd:
+            return []
+    return _piped_script(name, feeder)
+
+
+def _piped_script(name: str, feeder: SimpleCommand | None) -> list[Inner]:
+    if feeder is None:
+        return []
+    via = f"a pipe into {name}"
+    if feeder.argv and base(feeder.argv[0]) in _ECHOES:
+        args = [w for w in feeder.args[1:] if not re.fullmatch(r"-[neE]+", w.text)]
+        text = " ".join(w.text for w in args)
+        scripts: list[Inner] = [Script(text, via, _literal(args), strict=False)]
+        escaped = _escapes(text)
+        if escaped != text:
+            scripts.append(Script(escaped, via, _literal(args), strict=False))
+        return scripts
+    shown = feeder.argv[0] if feeder.argv else "a redirection"
+    return [Blind(f"{name} runs whatever `{shown}` writes into it: cannot tell what runs")]
+
+
+def _escapes(text: str) -> str:
+    """What dash's `echo` and `printf` make of backslash escapes (enough to split lines)."""
+    return text.replace("\\n", "\n").replace("\\t", "\t").replace("\\\\", "\\")
+
+
+def inner_commands(command: SimpleCommand, feeder: SimpleCommand | None) -> list[Inner]:
+    """What `command` runs besides itself. `feeder` is the command piped into it, if any."""
+    words = command.args
+    if not words:
+        return []
+    program = words[0]
+    name = base(program.text)
+    if program.kind not in (LITERAL, TILDE):
+        return [Blind(f"the program name {program.text!r} is an expansion: cannot tell "
+                      f"which program runs")]
+    if name in WRAPPERS:
+        if name == "busybox" and len(words) > 1 and not words[1].text.startswith("-"):
+            return [Exec(tuple(words[1:]), "busybox")]
+        return _wrapped(name, words, feeder)
+    if name in SHELLS:
+        return _shell_script(name, command, words, feeder)
+    if name == "eval":
+        return [Script(" ".join(w.text for w in words[1:]), "eval", _literal(words[1:]))]
+    if name == "find":
+        return _find_execs(words)
+    if name == "alias":
+        return [Script(w.text.split("=", 1)[1], "alias", _literal([w]), strict=False)
+                for w in words[1:] if "=" in w.text]
+    if name == "trap" and len(words) > 2 and words[1].text not in ("-", "-p", "-l", ""):
+        return [Script(words[1].text, "trap", _literal(words[1:2]), strict=False)]
+    return []
