@@ -8,9 +8,12 @@ computed by the caller and passed in. Precedence:
 1. a `deny` rule matching the call (any path, any part of a command)           → deny
 2. `read-only` mode and a tool that is not a read                              → deny
 3. an `ask` rule matching the call                                             → ask
-4. always-ask facts, in every mode, whatever the rules and grants say:
-   a destructive command or tool, a write to a protected path, a command with no
-   sandbox                                                                     → ask
+4. always-ask facts, in every mode (read-only included for reads), whatever the allow
+   rules and grants say: a destructive command or tool, a write to a protected path, a
+   secret location (`kernel.pathrules.SECRET_PATTERNS`) passed to a tool that would read
+   or change its content, a command with no sandbox                            → ask
+   (protected and secret paths are allowed once only: only approving that very call
+   lifts them, never a session grant or an "always" rule)
 5. a session grant covering the whole call                                     → allow
 6. `allow` rules covering the whole call (every path, every command part)      → allow
 7. the mode (`read-only`/`ask`/`auto-edit`/`auto`, see `_by_mode`)            → allow | ask
@@ -24,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import TYPE_CHECKING
 
+from kernel.pathrules import describe_secret
 from kernel.policy.rules import COMMAND_TOOLS, WRITES_AS, Rule
 from kernel.policy.ruleset import RuleSet, Target, covering, relative_paths
 from kernel.tools.spec import ErrorCode, Risk
@@ -32,6 +36,10 @@ if TYPE_CHECKING:
     from kernel.tools.pathpolicy import PathVerdict
     from kernel.tools.spec import ToolSpec
 
+
+NAMES_ONLY: frozenset[str] = frozenset({"list_directory", "glob"})
+"""Built-in tools that show only the names below a path, never a file's content: a secret
+location passed to them is not a secret fact (its names are listed, each marked secret)."""
 
 OWN_DATA = "reins:"
 """PathVerdict.protected prefix of Reins' own folders: the path policy never lets tools write
@@ -67,7 +75,6 @@ class CommandFacts:
     unknown_writes: tuple[str, ...] = ()
     """Redirection targets it cannot name (`> "$F"`, a relative path after `cd`)."""
     destructive: bool = False
-
     destructive_reason: str = ""
     network: bool = False
     """The classifier thinks the command needs the network (install, clone, fetch...)."""
@@ -128,8 +135,10 @@ def decide(spec: ToolSpec, args: Mapping[str, object], facts: CallFacts, session
     writes = spec.risk in (Risk.WRITE, Risk.DESTRUCTIVE)
     outside = [n for n, v in facts.paths.items() if not v.inside_workspace]
     protected = [n for n, v in facts.paths.items() if v.protected and writes]
+    secret = [] if spec.name in NAMES_ONLY else [
+        n for n, v in facts.paths.items() if v.secret is not None]
     risk = Risk.DESTRUCTIVE if command is not None and command.destructive else spec.risk
-    grantable = not protected and risk is not Risk.DESTRUCTIVE
+    grantable = not protected and not secret and risk is not Risk.DESTRUCTIVE
     cmd_writes = facts.writes if command is not None else {}
     cmd_protected = [p for p, v in cmd_writes.items() if v.protected]
     grantable = grantable and not cmd_protected and (command is None or (
@@ -180,6 +189,9 @@ def decide(spec: ToolSpec, args: Mapping[str, object], facts: CallFacts, session
     if protected:
         where = ", ".join(str(facts.paths[n].resolved) for n in protected)
         return out(Verdict.ASK, "always ask", f"write to a protected path: {where}")
+    if secret:
+        return out(Verdict.ASK, "always ask", _secret_reason(facts, secret, writes=writes),
+                   net=network)
     if cmd_protected:
         return out(Verdict.ASK, "always ask",
                    f"the command writes a protected path: {', '.join(cmd_protected)}",
@@ -206,6 +218,14 @@ def decide(spec: ToolSpec, args: Mapping[str, object], facts: CallFacts, session
         return out(Verdict.ASK, f"mode {session.mode.value}", write_ask, net=network)
     verdict, reason = _by_mode(spec, session.mode, outside, network, facts.sandboxed)
     return out(verdict, f"mode {session.mode.value}", reason, net=network)
+
+
+def _secret_reason(facts: CallFacts, names: Sequence[str], *, writes: bool) -> str:
+    found = [facts.paths[n] for n in names]
+    what = "; ".join(f"{v.resolved} is a secret location: {describe_secret(v.secret)}"
+                     for v in found if v.secret is not None)
+    verb = "changing" if writes else "reading"
+    return f"{what}. {verb.capitalize()} it always asks, in every mode"
 
 
 def _by_mode(spec: ToolSpec, mode: Mode, outside: Sequence[str], network: bool,
