@@ -39,6 +39,7 @@ import os
 import re
 import stat
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 _SECRET_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -198,6 +199,12 @@ def _anywhere(pattern: str) -> re.Pattern[str]:
 
 
 @functools.cache
+def _name(pattern: str) -> re.Pattern[str]:
+    """A pattern without `/` as a regex over one path segment (the last one)."""
+    return re.compile(_segment_regex(pattern), re.IGNORECASE | re.DOTALL)
+
+
+@functools.cache
 def _anchored(pattern: str) -> re.Pattern[str]:
     return re.compile(_glob_body(pattern), re.IGNORECASE | re.DOTALL)
 
@@ -210,13 +217,56 @@ def _normal(path: str) -> str:
     return ("/" if absolute else "") + "/".join(parts)
 
 
+@dataclass(frozen=True)
+class _Index:
+    """Patterns by a literal segment each needs in a path (casefolded), plus the patterns
+    with no literal segment and one regex over a path's last segment that any of those
+    needs: a path is tried only against the patterns it can match."""
+
+    anchored: dict[str, tuple[int, ...]]
+    wild: tuple[int, ...]
+    wild_names: re.Pattern[str] | None
+
+
+@functools.cache
+def _index(patterns: tuple[str, ...]) -> _Index:
+    anchored: dict[str, list[int]] = {}
+    wild: list[int] = []
+    for index, pattern in enumerate(patterns):
+        literal = [s for s in PurePosixPath(pattern).parts if not any(c in s for c in "*?")]
+        if literal:
+            anchored.setdefault(literal[0].casefold(), []).append(index)
+        else:
+            wild.append(index)
+    names = [patterns[i] for i in wild]
+    wild_names = None
+    if all("/" not in n for n in names):
+        wild_names = re.compile("|".join(f"(?:{_segment_regex(n)})" for n in names) or "(?!)",
+                                re.IGNORECASE | re.DOTALL)
+    return _Index({k: tuple(v) for k, v in anchored.items()}, tuple(wild), wild_names)
+
+
 def first_match(path: str, patterns: Iterable[str]) -> str | None:
     """The first of `patterns` (globs as above: any depth, ignoring case) matching `path`."""
+    ordered = tuple(patterns)
+    index = _index(ordered)
     normal = _normal(path)
-    for pattern in patterns:
-        if _anywhere(pattern).fullmatch(normal):
+    segments = normal.casefold().split("/")
+    candidates = [i for s in segments for i in index.anchored.get(s, ())]
+    last = normal.rsplit("/", 1)[-1]
+    if index.wild_names is None or index.wild_names.fullmatch(last):
+        candidates.extend(index.wild)
+    for i in sorted(candidates):
+        pattern = ordered[i]
+        if "/" not in pattern:
+            if _name(pattern).fullmatch(last):
+                return pattern
+        elif _anywhere(pattern).fullmatch(normal):
             return pattern
     return None
+
+
+_SECRET_FOLDERS = tuple(p for p in SECRET_PATTERNS if "/" in p)
 
 
 def secret_match(path: str) -> str | None:
@@ -225,7 +275,7 @@ def secret_match(path: str) -> str | None:
     if found is None or "/" in found:
         return found
     if first_match(path, SECRET_EXCEPTIONS) is not None:
-        return first_match(path, (p for p in SECRET_PATTERNS if "/" in p))
+        return first_match(path, _SECRET_FOLDERS)
     return found
 
 

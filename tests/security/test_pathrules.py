@@ -371,3 +371,29 @@ def test_is_git_dir(tmp_path: Path) -> None:
     (head_dir / "HEAD").mkdir()
     assert not is_git_dir(head_dir)
     assert not is_git_dir("bad\x00path")
+
+
+@pytest.mark.parametrize(
+    ("patterns", "path", "found"),
+    [
+        (("*/secret.txt",), "a/secret.txt", "*/secret.txt"),
+        (("*/secret.txt",), "x/y/A/SECRET.txt", "*/secret.txt"),
+        (("*/secret.txt",), "secret.txt", None),
+        (("**/*.bak",), "deep/er/x.bak", "**/*.bak"),
+        (("**/*.bak",), "x.bak", "**/*.bak"),
+        (("build/**", "*.log"), "out/build/x/y", "build/**"),
+        (("build/**", "*.log"), "out/builder/x.log", "*.log"),
+        (("build/**", "*.log"), "out/builder/x.txt", None),
+        (("a?c",), "dir/abc", "a?c"),
+        (("a?c",), "dir/abbc", None),
+        ((), "anything", None),
+        ((".ssh/**", "*.env"), "/h/.ssh/x.env", ".ssh/**"),
+        (("*.env", ".ssh/**"), "/h/.ssh/x.env", "*.env"),
+    ],
+)
+def test_first_match_keeps_the_patterns_order_and_any_glob(patterns: tuple[str, ...], path: str,
+                                                           found: str | None) -> None:
+    from kernel.pathrules import first_match
+
+    assert first_match(path, patterns) == found
+    assert first_match(path, list(patterns)) == found
