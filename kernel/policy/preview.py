@@ -1,7 +1,8 @@
 """What a person sees before approving a call: a diff for edits, the exact command for commands.
 
 - `write_file` / `edit_file`: a unified diff of the current file against what the call
-  would leave (a new file is a diff against /dev/null; an edit that cannot apply says so).
+  would leave (a new file is a diff against /dev/null; an edit that cannot apply says so);
+  for a secret location only what the call gives, never the current content.
 - `run_command`: the exact command, the working directory, the sandbox state, and whether
   the command gets the network.
 - anything else: the arguments, as JSON.
@@ -17,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from kernel.pathrules import describe_secret
 from kernel.tools.pathpolicy import PathPolicy, PathVerdict
 from kernel.tools.spec import ToolSpec
 
@@ -26,6 +28,9 @@ MAX_FILE_BYTES = 2_000_000
 
 def build_preview(spec: ToolSpec, args: Mapping[str, Any], *, policy: PathPolicy,
                   paths: Mapping[str, PathVerdict], sandbox: str, network: bool) -> str:
+    secret = paths.get("path")
+    if spec.name in ("write_file", "edit_file") and secret is not None and secret.secret:
+        return _secret_change(secret, args)
     if spec.name == "write_file" and "path" in paths:
         return _file_diff(policy, paths["path"], lambda _old: str(args.get("content", "")))
     if spec.name == "edit_file" and "path" in paths:
@@ -34,6 +39,16 @@ def build_preview(spec: ToolSpec, args: Mapping[str, Any], *, policy: PathPolicy
         return command_preview(str(args.get("command", "")), cwd=_cwd(policy, paths),
                                sandbox=sandbox, network=network)
     return _bounded(json.dumps(dict(args), indent=2, ensure_ascii=False, default=str))
+
+
+def _secret_change(verdict: PathVerdict, args: Mapping[str, Any]) -> str:
+    """A change to a secret location: what the call brings, never the current content (a
+    diff would put the secret's lines in the approval request, stored and shown)."""
+    what = describe_secret(verdict.secret) if verdict.secret is not None else ""
+    given = {k: v for k, v in args.items() if k != "path"}
+    return _bounded(f"{verdict.resolved} is a secret location ({what}); its current content is "
+                    f"not shown. The call gives:\n"
+                    + json.dumps(given, indent=2, ensure_ascii=False, default=str))
 
 
 def command_preview(command: str, *, cwd: Path, sandbox: str, network: bool) -> str:

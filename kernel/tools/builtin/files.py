@@ -8,10 +8,11 @@ import difflib
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 from typing import Annotated
 
+from kernel.pathrules import secret_match
 from kernel.tools.externalize import looks_binary
 from kernel.tools.pathpolicy import PathPolicy
 from kernel.tools.schema import tool
@@ -28,6 +29,9 @@ MAX_GREP_LINE_CHARS = 300
 MAX_GREP_FILE_BYTES = 20 * 1024 * 1024
 SKIPPED_DIRS = frozenset({".git"})
 """Folders glob and grep do not descend into (name them explicitly in `path` to search them)."""
+SECRET_MARK = "  (secret)"
+"""How list_directory and glob mark a secret location (kernel.pathrules.SECRET_PATTERNS)."""
+MAX_SECRETS_NAMED = 5
 
 PathArg = Annotated[str, "A path relative to the workspace, or absolute, or starting with ~."]
 
@@ -43,7 +47,7 @@ def _shown(ctx: ToolContext, resolved: Path) -> str:
 def _not_found(ctx: ToolContext, resolved: Path, raw: str) -> ToolError:
     hint = "Check the spelling, or use list_directory or glob to find it."
     names: list[str] = []
-    if ctx.path_policy.classify(str(resolved.parent), write=False).allowed:
+    if ctx.path_policy.classify(str(resolved.parent), write=False).names_allowed:
         try:
             names = os.listdir(resolved.parent)
         except OSError:
@@ -269,8 +273,9 @@ def edit_file(
 )
 def list_directory(ctx: ToolContext, path: PathArg = ".") -> str:
     """List a folder: sub-folders end with '/', symlinks show their target, files show
-    their size in bytes."""
-    resolved = ctx.path_policy.resolve_read(path)
+    their size in bytes. Secret locations (keys, credentials, .env files) are marked
+    '(secret)': reading one asks the user."""
+    resolved = ctx.path_policy.resolve_read(path, names_only=True)
     st = _stat_existing(ctx, resolved, path)
     name = _shown(ctx, resolved)
     if not stat.S_ISDIR(st.st_mode):
@@ -281,22 +286,34 @@ def list_directory(ctx: ToolContext, path: PathArg = ".") -> str:
     except OSError as exc:
         raise ToolError(f"Cannot list {name}: {exc.strerror}.") from exc
     lines = []
+    secrets = 0
     for entry in entries[:MAX_LIST_ENTRIES]:
         try:
             if entry.is_symlink():
-                lines.append(f"{entry.name} -> {os.readlink(entry.path)}")
+                line = f"{entry.name} -> {os.readlink(entry.path)}"
             elif entry.is_dir(follow_symlinks=False):
-                lines.append(f"{entry.name}/")
+                line = f"{entry.name}/"
             else:
-                lines.append(f"{entry.name}  ({entry.stat(follow_symlinks=False).st_size} bytes)")
+                line = f"{entry.name}  ({entry.stat(follow_symlinks=False).st_size} bytes)"
         except OSError:
-            lines.append(f"{entry.name}  (unreadable)")
+            line = f"{entry.name}  (unreadable)"
+        if secret_match(entry.path) is not None:
+            secrets += 1
+            line += SECRET_MARK
+        lines.append(line)
     if not entries:
         return f"[{name} is empty]"
     header = f"{name}/ ({len(entries)} entries)"
     if len(entries) > MAX_LIST_ENTRIES:
         lines.append(f"[… {len(entries) - MAX_LIST_ENTRIES} more entries not shown]")
-    return header + "\n" + "\n".join(lines)
+    return header + "\n" + "\n".join(lines) + _secret_footer(secrets)
+
+
+def _secret_footer(count: int) -> str:
+    if not count:
+        return ""
+    return (f"\n[{count} marked (secret): secret locations (keys, credentials, tokens, .env "
+            f"files); reading one with read_file asks the user, grep skips them]")
 
 
 def glob_regex(pattern: str) -> re.Pattern[str]:
@@ -348,20 +365,23 @@ def _compile_glob(pattern: str, field: str) -> re.Pattern[str]:
         ) from exc
 
 
-def _walk(base: Path) -> Iterator[tuple[str, bool]]:
-    """(path relative to base, is folder) for everything below base; links not followed."""
+def _walk(base: Path, prune: Callable[[str], bool] = lambda _rel: False
+          ) -> Iterator[tuple[str, bool]]:
+    """(path relative to base, is folder) for everything below base; links not followed.
+    A folder for which `prune(relative path)` is true is listed but not descended into."""
     for root, dirs, files in os.walk(base, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
         rel_root = os.path.relpath(root, base)
         prefix = "" if rel_root == "." else rel_root.replace(os.sep, "/") + "/"
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
         for d in dirs:
             yield prefix + d, True
+        dirs[:] = [d for d in dirs if not prune(prefix + d)]
         for f in sorted(files):
             yield prefix + f, False
 
 
 def _folder(ctx: ToolContext, raw: str) -> Path:
-    resolved = ctx.path_policy.resolve_read(raw)
+    resolved = ctx.path_policy.resolve_read(raw, names_only=True)
     st = _stat_existing(ctx, resolved, raw)
     if not stat.S_ISDIR(st.st_mode):
         raise ToolError(
@@ -386,7 +406,11 @@ def glob_files(
     path: Annotated[str, "The folder to search in (default: the workspace)."] = ".",
 ) -> str:
     """Find files and folders whose path (relative to `path`) matches a glob pattern.
-    Results are sorted; folders end with '/'. .git folders are skipped."""
+    Results are sorted; folders end with '/'. .git folders are skipped. Secret locations
+    (keys, credentials, .env files) are listed, marked '(secret)': reading one asks the user."""
+    # A secret location's NAME is not a secret (list_directory shows it too); listing it
+    # marked tells the model up front that its content needs the user's approval, instead
+    # of hiding files the model then cannot account for.
     regex = _compile_glob(pattern, "pattern")
     base = _folder(ctx, path)
     matches = [rel + ("/" if is_dir else "") for rel, is_dir in _walk(base) if regex.match(rel)]
@@ -395,23 +419,40 @@ def glob_files(
     if not matches:
         return f"No paths match {pattern!r} in {where}."
     prefix = "" if where == "." else where.rstrip("/") + "/"
-    lines = [prefix + m for m in matches[:MAX_GLOB_RESULTS]]
+    lines = []
+    secrets = 0
+    for match in matches[:MAX_GLOB_RESULTS]:
+        secret = secret_match((base / match).as_posix()) is not None
+        secrets += secret
+        lines.append(prefix + match + (SECRET_MARK if secret else ""))
     if len(matches) > MAX_GLOB_RESULTS:
         lines.append(
             f"[… {len(matches) - MAX_GLOB_RESULTS} more matches not shown; use a narrower "
             f"pattern or path]"
         )
-    return f"{len(matches)} match(es) for {pattern!r} in {where}:\n" + "\n".join(lines)
+    head = f"{len(matches)} match(es) for {pattern!r} in {where}:\n"
+    return head + "\n".join(lines) + _secret_footer(secrets)
 
 
 def _grep_targets(
-    ctx: ToolContext, resolved: Path, file_glob: str | None, regex: re.Pattern[str] | None
+    ctx: ToolContext, resolved: Path, file_glob: str | None, regex: re.Pattern[str] | None,
+    skipped: list[str],
 ) -> Iterator[tuple[Path, str]]:
+    """The files grep searches; secret locations it may not read are not searched (secret
+    folders not even entered) and their names are added to `skipped`."""
     if not resolved.is_dir():
         yield resolved, _shown(ctx, resolved)
         return
     name_only = file_glob is not None and "/" not in file_glob
-    for rel, is_dir in _walk(resolved):
+
+    def secret_folder(rel: str) -> bool:
+        verdict = ctx.path_policy.classify(str(resolved / rel), write=False)
+        hidden = verdict.secret is not None and not verdict.secret_approved
+        if hidden:
+            skipped.append(_shown(ctx, resolved / rel) + "/")
+        return hidden
+
+    for rel, is_dir in _walk(resolved, prune=secret_folder):
         if is_dir:
             continue
         if regex is not None and not regex.match(rel.rsplit("/", 1)[-1] if name_only else rel):
@@ -419,12 +460,18 @@ def _grep_targets(
         yield resolved / rel, _shown(ctx, resolved / rel)
 
 
-def _readable_text(policy: PathPolicy, path: Path) -> bytes | None:
-    """The file's bytes when it is a small regular text file the policy lets us read."""
+def _readable_text(policy: PathPolicy, path: Path, skipped: list[str], name: str
+                   ) -> bytes | None:
+    """The file's bytes when it is a small regular text file the policy lets us read (a
+    secret location the user has not approved is added to `skipped` instead)."""
     try:
-        if path.is_symlink() and not policy.classify(str(path), write=False).allowed:
+        verdict = policy.classify(str(path), write=False)
+        if verdict.secret is not None and not verdict.secret_approved:
+            skipped.append(name)
             return None
-        real = Path(os.path.realpath(path))
+        if not verdict.allowed:
+            return None
+        real = verdict.resolved
         st = os.stat(real)
         if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_GREP_FILE_BYTES:
             return None
@@ -455,7 +502,8 @@ def grep(
 ) -> str:
     """Search text files for a regular expression. Shows 'path:line: text' for each match,
     at most max_matches, and counts the rest. Binary files, files over 20 MB and .git
-    folders are skipped."""
+    folders are skipped, and so are secret locations (keys, credentials, .env files; the
+    result names them): read_file one of them to ask the user."""
     try:
         regex = re.compile(pattern, re.IGNORECASE if case_insensitive else 0)
     except re.error as exc:
@@ -471,8 +519,9 @@ def grep(
     total = 0
     files_with_matches = 0
     searched = 0
-    for file_path, name in _grep_targets(ctx, resolved, glob, file_regex):
-        data = _readable_text(ctx.path_policy, file_path)
+    skipped: list[str] = []
+    for file_path, name in _grep_targets(ctx, resolved, glob, file_regex, skipped):
+        data = _readable_text(ctx.path_policy, file_path, skipped, name)
         if data is None:
             continue
         searched += 1
@@ -490,8 +539,9 @@ def grep(
                     shown.append(f"{name}:{lineno}: {text}")
         files_with_matches += found
     where = _shown(ctx, resolved)
+    note = _skipped_note(skipped)
     if total == 0:
-        return f"No matches for /{pattern}/ in {where} ({searched} text files searched)."
+        return f"No matches for /{pattern}/ in {where} ({searched} text files searched).{note}"
     head = f"{total} match(es) in {files_with_matches} file(s) under {where}:"
     tail = ""
     if total > len(shown):
@@ -499,4 +549,15 @@ def grep(
             f"\n[… {total - len(shown)} more matches not shown; narrow the pattern, path or "
             f"glob, or raise max_matches]"
         )
-    return head + "\n" + "\n".join(shown) + tail
+    return head + "\n" + "\n".join(shown) + tail + note
+
+
+def _skipped_note(skipped: list[str]) -> str:
+    if not skipped:
+        return ""
+    named = ", ".join(skipped[:MAX_SECRETS_NAMED])
+    more = f" and {len(skipped) - MAX_SECRETS_NAMED} more" if len(skipped) > MAX_SECRETS_NAMED \
+        else ""
+    return (f"\n[{len(skipped)} secret location(s) not searched: {named}{more}. They hold keys, "
+            f"credentials or tokens, so grep never shows their content; read_file one of them "
+            f"to ask the user for it.]")
