@@ -43,7 +43,7 @@ from kernel.agent.provider import (
     resolve_api_key,
     resolve_base_url,
 )
-from kernel.agent.runlock import SessionLocked
+from kernel.agent.runlock import SessionLocked, session_lock
 from kernel.agent.runtime import Kernel, open_kernel
 from kernel.agent.store import SessionStore, UnknownSession
 from kernel.events import (
@@ -384,6 +384,7 @@ def export_command(session_id: str, out: TextIO) -> int:
     if not paths.database.exists():
         raise UsageError(f"no session {session_id!r} (no database at {paths.database})")
     with SessionStore(paths.database) as store:
+        store.settle_dead_runs(lambda sid: session_lock(paths, sid), [session_id])
         try:
             info = store.get_session(session_id)
         except UnknownSession as exc:

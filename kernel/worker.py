@@ -125,7 +125,7 @@ class Kernel:
         self.paths.data.mkdir(parents=True, exist_ok=True)
         self._load_settings()
         self.runtime = await asyncio.to_thread(open_kernel, self.paths, self.settings.exec)
-        self.runtime.store.mark_interrupted()
+        self._settle_dead_runs()
         self._spawn(self._answer_early_requests())
         sandbox = self.runtime.sandbox
         self.send(p.KernelReady(p.PROTOCOL_VERSION, os.getpid(), sandbox.kind, sandbox.reason,
@@ -304,7 +304,17 @@ class Kernel:
                                                message.title)
         self.send(p.SessionLoaded(session_info(self.store.get_session(session_id))))
 
+    def _settle_dead_runs(self, session_ids: tuple[str, ...] | None = None) -> None:
+        """Sessions recorded `running` whose process died (a killed `reins exec`, a crashed
+        kernel) are `interrupted`; one a live process runs stays `running`."""
+        from kernel.agent.runlock import session_lock
+
+        ids = None if session_ids is None else [s for s in session_ids if s not in self.runs]
+        self.store.settle_dead_runs(lambda sid: session_lock(self.paths, sid), ids)
+
     def _open_session(self, message: p.OpenSession) -> None:
+        if message.session_id not in self.runs:
+            self._settle_dead_runs((message.session_id,))
         stored = self.store.get_session(message.session_id)
         events = tuple(event for _, event in self.store.events(message.session_id))
         interrupted = (stored.run_state is RunState.INTERRUPTED
@@ -472,6 +482,8 @@ class Kernel:
         state = "idle"
         try:
             await start(agent, self._sink)
+            if self.store.get_session(session_id).run_state is RunState.INTERRUPTED:
+                state = "interrupted"  # it failed unexpectedly, and said so in its events
         except asyncio.CancelledError:
             state = "interrupted"
         except Exception as exc:  # a bug must not kill the kernel: the run is retryable

@@ -12,9 +12,15 @@ finished block follows as AssistantText; deltas still keep their place in the or
 loop does not wait for each commit: events are submitted to the store's writer, which
 commits what is queued together (group commit), and each is reported when its commit is
 done; `run`/`resume` return only after every event of the run has been reported. A failed
-commit stops the run with StoreFailed (nothing unstored is ever reported). The loop does no
+commit stops the run (nothing unstored is reported as stored). The loop does no
 terminal I/O; the CLI (`reins exec`) and the desktop kernel worker drive it the same way,
 each with its own sink and, for approvals, its own gate (`gate_factory`).
+
+An unexpected failure (a bug, a store that can no longer write) still ends the stream the
+way every run ends: an `error` event (code `internal_error`) and `run_finished` (stop
+reason `error`) — stored when the store still works, else only reported — and the session
+is left `interrupted`, to be resumed. Only a sink that fails cannot be told anything: then
+the run raises StoreFailed.
 
 One round: the request (system prompt + tools with prompt-cache breakpoints, history
 trimmed if near the context window) is streamed; the finished assistant message is stored
@@ -38,6 +44,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
@@ -65,7 +72,7 @@ from kernel.agent.limits import (
 from kernel.agent.pricing import Price, cost_usd, price_for
 from kernel.agent.prompt import system_prompt
 from kernel.agent.provider import USAGE_KEYS, ModelTurn, TurnCallbacks
-from kernel.agent.runlock import RunLock
+from kernel.agent.runlock import session_lock
 from kernel.agent.store import RunState, SessionInfo, SessionStore
 from kernel.events import (
     ApprovalDecision,
@@ -90,6 +97,7 @@ from kernel.tools.registry import ToolRegistry
 from kernel.tools.spec import ErrorCode, Progress, Risk, ToolCall, ToolResult, ToolSpec
 
 Sink = Callable[[Event], None]
+log = logging.getLogger(__name__)
 PREVIEW_CHARS = 2_000
 CONTINUE_PROMPT = ("Your previous answer was cut off by the output token limit. Continue "
                    "exactly where it stopped, without repeating what you already wrote.")
@@ -151,6 +159,9 @@ class _Reporter:
         self._idle = asyncio.Event()
         self._idle.set()
         self._error: BaseException | None = None
+        self.sink_failed = False
+        """The sink raised: nothing more can be reported."""
+        self.last_reported: Event | None = None
 
     def emit(self, event: Event, *, store: bool = True) -> None:
         """Store (unless `store` is false or it is a delta), then report, in order."""
@@ -187,6 +198,22 @@ class _Reporter:
             self._sink(event)
         except Exception as exc:
             self._error = exc
+            self.sink_failed = True
+            return
+        self.last_reported = event
+
+    @property
+    def healthy(self) -> bool:
+        return self._error is None
+
+    def report_unstored(self, events: Sequence[Event]) -> None:
+        """The store failed: report these events directly, in order, without storing them
+        (those after the last one already reported). A failing sink raises."""
+        if self.last_reported in events:
+            events = events[events.index(self.last_reported) + 1:]
+        for event in events:
+            self._sink(event)
+            self.last_reported = event
 
     async def committed(self) -> None:
         """Wait until everything submitted so far is on disk (not necessarily reported)."""
@@ -315,7 +342,7 @@ class _RunContext:
         self.agent.check_can_run()
         if self.session_id in self.agent._active:
             raise RunBusy(f"session {self.session_id} already has an active run")
-        self.lock = RunLock(self.agent.paths.session_dir(self.session_id) / "run.lock")
+        self.lock = session_lock(self.agent.paths, self.session_id)
         self.lock.acquire()
         try:
             run = _Run(self.agent, self.session_id, self.sink)
@@ -417,37 +444,65 @@ class _Run:
         if prompt is None and resuming:
             self.state = _RunState.from_info(info)
             self.started = self.agent.clock() - self.state.elapsed_s
-        self.emit(SessionStarted(self.session_id, workspace=str(self.workspace),
-                                 model=self.agent.provider.model, sandbox=self.agent.sandbox,
-                                 mode=self.session.mode))
-        if self.agent.prepare is not None:
-            self.agent.prepare(self.workspace)
-        self._track(self.store.submit_run_state(self.session_id, RunState.RUNNING,
-                                                self.state.to_info(self._cost(),
-                                                                   self._elapsed())))
         try:
+            self.emit(SessionStarted(self.session_id, workspace=str(self.workspace),
+                                     model=self.agent.provider.model,
+                                     sandbox=self.agent.sandbox, mode=self.session.mode))
+            if self.agent.prepare is not None:
+                self.agent.prepare(self.workspace)
+            self._track(self.store.submit_run_state(self.session_id, RunState.RUNNING,
+                                                    self.state.to_info(self._cost(),
+                                                                       self._elapsed())))
             await self._settle_pending_calls()
             if prompt is not None:
                 if not self.session.title:
                     self.store.rename_session(self.session_id, _title_from(prompt))
                 self.emit(UserMessage(self.session_id, prompt))
                 self._add_user_blocks([{"type": "text", "text": prompt}])
-            reason = await self._loop()
+            finished = self._finish(await self._loop())
+            await self.reporter.flush()
+            return finished
         except asyncio.CancelledError:
             self._after_cancel()
             finished = self._finish(StopReason.CANCELLED)
             if self._cancel_requested and self._task is not None:
                 self._task.uncancel()
-                await self.reporter.flush()
+                try:
+                    await self.reporter.flush()
+                except StoreFailed as exc:
+                    return await self._crashed(exc)
                 return finished
             await self.reporter.flush()
             raise
-        except Exception:
+        except Exception as exc:
+            return await self._crashed(exc)
+
+    async def _crashed(self, exc: Exception) -> RunFinished:
+        """End the stream of a run that failed unexpectedly (see the module docstring)."""
+        log.error("the run of session %s failed", self.session_id, exc_info=exc)
+        with contextlib.suppress(StoreFailed):
+            await self.reporter.flush()
+        if self.reporter.sink_failed:
+            raise exc
+        cost = self._cost()
+        error = ErrorEvent(self.session_id, "internal_error", (
+            f"The run stopped unexpectedly ({type(exc).__name__}: {exc}). Everything done "
+            f"before is kept; resume the session to go on."))
+        finished = RunFinished(self.session_id, stop_reason=StopReason.ERROR.value,
+                               rounds=self.state.rounds, usage=dict(self.state.usage),
+                               cost_usd=round(cost or 0.0, 6))
+        if self.reporter.healthy:
+            self._track(self.store.submit_run_state(
+                self.session_id, RunState.INTERRUPTED,
+                self.state.to_info(cost, self._elapsed(), StopReason.ERROR.value)))
+            self.emit(error)
+            self.emit(finished)
             with contextlib.suppress(StoreFailed):
                 await self.reporter.flush()
-            raise
-        finished = self._finish(reason)
-        await self.reporter.flush()
+                return finished
+        if self.reporter.sink_failed:
+            raise exc
+        self.reporter.report_unstored([error, finished])
         return finished
 
     async def _loop(self) -> StopReason:

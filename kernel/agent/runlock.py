@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from kernel.paths import AppPaths
+
 try:
     import fcntl
 except ImportError:  # Windows
@@ -45,3 +47,8 @@ class RunLock:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+def session_lock(paths: AppPaths, session_id: str) -> RunLock:
+    """The lock a run of this session holds (the one place that says where it is)."""
+    return RunLock(paths.session_dir(session_id) / "run.lock")

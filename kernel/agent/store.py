@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from kernel.agent.runlock import RunLock, SessionLocked
 from kernel.events import Event, event_from_dict, json_text
 from kernel.paths import check_session_id
 from kernel.tools.spec import ErrorCode, ToolResult
@@ -449,17 +450,34 @@ class SessionStore:
     ) -> None:
         self.submit_run_state(session_id, state, info).result()
 
-    def mark_interrupted(self) -> list[str]:
-        """After a crash: every session still `running` becomes `interrupted`; their ids."""
+    def settle_dead_runs(self, lock_for: Callable[[str], RunLock],
+                         session_ids: Iterable[str] | None = None) -> list[str]:
+        """Every session (of `session_ids`, else all) recorded `running` whose run lock
+        nobody holds — its process was killed or crashed — becomes `interrupted`; their ids.
 
-        def update(conn: sqlite3.Connection) -> list[str]:
-            ids = [r[0] for r in conn.execute("SELECT id FROM sessions WHERE run_state = ?",
-                                              (RunState.RUNNING.value,))]
-            conn.execute("UPDATE sessions SET run_state = ? WHERE run_state = ?",
-                         (RunState.INTERRUPTED.value, RunState.RUNNING.value))
-            return ids
-
-        return self._write(update)
+        A run holds its session's lock (`lock_for(id)`) for as long as it runs, and the
+        operating system drops it when the process dies, so a free lock means a dead run.
+        The state is changed while the lock is held here, so a run starting at the same
+        moment either finds the lock taken (and says the session is busy) or starts after
+        the change; a session run by a live process (another `reins exec`, the app) is left
+        `running`."""
+        running = {r[0] for r in self._read("SELECT id FROM sessions WHERE run_state = ?",
+                                            (RunState.RUNNING.value,))}
+        if session_ids is not None:
+            running &= set(session_ids)
+        settled = []
+        for session_id in sorted(running):
+            lock = lock_for(session_id)
+            try:
+                lock.acquire()
+            except SessionLocked:
+                continue
+            try:
+                self._write(_interrupt_if_running(session_id))
+            finally:
+                lock.release()
+            settled.append(session_id)
+        return settled
 
     # ---- events -----------------------------------------------------------------------
 
@@ -629,6 +647,14 @@ class SessionStore:
             "SELECT record FROM trace WHERE session_id = ? ORDER BY pos", (session_id,)
         )
         return [json.loads(r[0]) for r in rows]
+
+
+def _interrupt_if_running(session_id: str) -> Callable[[sqlite3.Connection], None]:
+    def update(conn: sqlite3.Connection) -> None:
+        conn.execute("UPDATE sessions SET run_state = ? WHERE id = ? AND run_state = ?",
+                     (RunState.INTERRUPTED.value, session_id, RunState.RUNNING.value))
+
+    return update
 
 
 def _session_info(row: tuple[Any, ...]) -> SessionInfo:

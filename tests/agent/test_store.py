@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from kernel.agent.runlock import RunLock
 from kernel.agent.store import RunState, SessionStore, UnknownSession
 from kernel.events import AssistantText, ToolCallStarted, UserMessage
 from kernel.tools.spec import ErrorCode, ToolResult
@@ -98,9 +99,20 @@ def test_run_state_and_interrupted_after_crash(store: SessionStore, tmp_path: Pa
     store.set_run_state(a, RunState.RUNNING, {"rounds": 2})
     store.set_run_state(b, RunState.FINISHED)
     assert store.get_session(a).run_info == {"rounds": 2}
-    assert store.mark_interrupted() == [a]
+    c = store.create_session(tmp_path, "m")
+    store.set_run_state(c, RunState.RUNNING)
+    live = RunLock(tmp_path / "locks" / c)
+    live.acquire()  # c's run is alive (another process would hold it the same way)
+    try:
+        settled = store.settle_dead_runs(lambda sid: RunLock(tmp_path / "locks" / sid))
+    finally:
+        live.release()
+    assert settled == [a]
     assert store.get_session(a).run_state is RunState.INTERRUPTED
     assert store.get_session(b).run_state is RunState.FINISHED
+    assert store.get_session(c).run_state is RunState.RUNNING
+    assert store.settle_dead_runs(lambda sid: RunLock(tmp_path / "locks" / sid), [a, b]) == []
+    assert store.settle_dead_runs(lambda sid: RunLock(tmp_path / "locks" / sid)) == [c]
 
 
 def test_a_failing_write_does_not_lose_a_concurrent_one(store: SessionStore, tmp_path: Path):
