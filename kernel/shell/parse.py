@@ -56,6 +56,9 @@ _SKIPPED_AT_START = frozenset(
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")
 _SPECIAL_PARAMS = frozenset("@*#?-$!0123456789")
 _MAX_DEPTH = 24
+_NESTED_TEXT_BUDGET = 200_000
+"""Characters of nested scripts (`sh -c` bodies, piped `echo`s, …) read for one command
+line; past it the rest cannot be seen (so it asks), and reading stays fast."""
 
 
 def _position(text: str, pos: int) -> str:
@@ -139,6 +142,7 @@ class _Context:
         self.pipelines = 0
         self.blind: list[str] = []
         self.depth = 0
+        self.budget = _NESTED_TEXT_BUDGET
 
     def new_pipeline(self) -> int:
         self.pipelines += 1
@@ -172,6 +176,10 @@ class _Context:
             self.depth -= 1
 
     def script(self, item: Script) -> list[SimpleCommand]:
+        self.budget -= len(item.text) + 1
+        if self.budget < 0:
+            self.blind.append("too much nested shell text to follow: cannot tell what runs")
+            return []
         shown = item.text if len(item.text) <= 60 else item.text[:59] + "…"
         if not item.literal:
             self.blind.append(f"{item.via} runs text built from expansions ({shown!r}): "
