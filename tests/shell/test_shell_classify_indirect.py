@@ -1,0 +1,248 @@
+"""The classifier looks through wrappers, shells and pipes (issue 15 §3): indirect spellings of
+destructive commands are destructive; look-alikes that only mention them are not."""
+
+from __future__ import annotations
+
+import pytest
+
+from kernel.shell.classify import classify
+
+# Every row is destructive; the second column is a piece of one of its reasons.
+INDIRECT = [
+    # shells and eval
+    ("sh -c 'rm -rf ~'", "recursive delete of ~"),
+    ("bash -c 'rm -rf ~'", "recursive delete of ~"),
+    ("dash -c 'rm -rf ~'", "recursive delete of ~"),
+    ("zsh -c 'rm -rf ~'", "recursive delete of ~"),
+    ("ksh -c 'rm -rf ~'", "recursive delete of ~"),
+    ("/usr/bin/bash -ec 'true; rm -rf ~'", "recursive delete of ~"),
+    ("bash -o errexit -c 'rm -rf ~'", "recursive delete of ~"),
+    ("bash --norc -c 'rm -rf ~'", "recursive delete of ~"),
+    ("sh -c \"sh -c 'rm -rf ~'\"", "recursive delete of ~"),
+    ("eval 'rm -rf ~'", "recursive delete of ~"),
+    ("eval rm -rf '~'", "recursive delete of ~"),
+    ("builtin eval 'rm -rf ~'", "recursive delete of ~"),
+    ("bash <<EOF\nrm -rf .\nEOF", "recursive delete of ."),
+    ("bash <<'EOF'\nrm -rf .\nEOF", "recursive delete of ."),
+    ("sh <<-EOF\n\trm -rf ~\n\tEOF", "recursive delete of ~"),
+    ("sh <<< 'rm -rf ~'", "recursive delete of ~"),
+    ("echo rm -rf . | sh", "recursive delete of ."),
+    ("echo 'rm -rf ~' | bash", "recursive delete of ~"),
+    ("echo 'rm -rf ~' | bash -s", "recursive delete of ~"),
+    ("printf 'rm -rf ~\\n' | sh", "recursive delete of ~"),
+    ("echo 'true\\nrm -rf ~' | sh", "recursive delete of ~"),
+    ("echo x | sudo sh", "runs as another user"),
+    ("cat x | bash", "cannot tell what runs"),
+    ("cat script.sh | sh -s", "cannot tell what runs"),
+    ("base64 -d blob | sh", "cannot tell what runs"),
+    ("{ echo ls; cat evil; } | sh", "cannot tell what runs"),
+    ("while read l; do echo $l; done < f | sh", "cannot tell what runs"),
+    ("alias ll='rm -rf ~'", "recursive delete of ~"),
+    ("trap 'rm -rf ~' EXIT", "recursive delete of ~"),
+    # wrappers
+    ("env rm -rf ~", "recursive delete of ~"),
+    ("env -i PATH=/bin rm -rf ~", "recursive delete of ~"),
+    ("env -S 'rm -rf ~'", "recursive delete of ~"),
+    ("nice rm -rf ~", "recursive delete of ~"),
+    ("nice -n 19 rm -rf ~", "recursive delete of ~"),
+    ("nohup rm -rf ~ &", "recursive delete of ~"),
+    ("timeout 5 rm -rf ~", "recursive delete of ~"),
+    ("timeout -k 1 5s rm -rf ~", "recursive delete of ~"),
+    ("stdbuf -oL rm -rf ~", "recursive delete of ~"),
+    ("ionice -c3 rm -rf ~", "recursive delete of ~"),
+    ("setsid rm -rf ~", "recursive delete of ~"),
+    ("command rm -rf ~", "recursive delete of ~"),
+    ("exec rm -rf ~", "recursive delete of ~"),
+    ("time rm -rf ~", "recursive delete of ~"),
+    ("time -p rm -rf ~", "recursive delete of ~"),
+    ("busybox rm -rf ~", "recursive delete of ~"),
+    ("busybox sh -c 'rm -rf ~'", "recursive delete of ~"),
+    ("watch rm -rf ~", "recursive delete of ~"),
+    ("flock /tmp/lock rm -rf ~", "recursive delete of ~"),
+    ("flock /tmp/lock -c 'rm -rf ~'", "recursive delete of ~"),
+    ("nice timeout 5 env A=1 rm -rf ~", "recursive delete of ~"),
+    ("sudo rm -rf .", "recursive delete of ."),
+    ("doas rm -rf ~", "recursive delete of ~"),
+    ("su -c 'rm -rf ~' root", "recursive delete of ~"),
+    ("sudo -u me sh -c 'rm -rf ~'", "recursive delete of ~"),
+    # xargs and find
+    ("echo ~ | xargs rm -rf", "recursive delete of ~"),
+    ("echo . | xargs rm -rf", "recursive delete of ."),
+    ("find . -name x | xargs rm -rf", "cannot tell what rm is given"),
+    ("xargs -a list.txt rm -rf", "cannot tell what rm is given"),
+    ("ls | xargs -I{} rm -rf {}", "cannot tell what rm is given"),
+    ("xargs sh -c 'rm -rf ~'", "recursive delete of ~"),
+    ("find . -delete", "find deletes everything under ."),
+    ("find -delete", "find deletes everything under ."),
+    ("find . -exec rm -rf {} +", "find deletes everything under ."),
+    ("find . -execdir rm -rf {} \\;", "find deletes everything under ."),
+    ("find ~ -ok rm {} \\;", "find deletes under ~"),
+    ("find / -name '*.log' -delete", "find deletes under /"),
+    ("find . -exec sh -c 'rm -rf ~' \\;", "recursive delete of ~"),
+    ("find $DIR -delete", "cannot tell what find is given"),
+    # program names that are not words
+    ("X=rm; $X -rf ~", "cannot tell which program runs"),
+    ("$(echo rm) -rf ~", "cannot tell which program runs"),
+    ("`echo rm` -rf ~", "cannot tell which program runs"),
+    ('"$(printf rm)" -rf ~', "cannot tell which program runs"),
+    ("${RM:-rm} -rf ~", "cannot tell which program runs"),
+    ("/bin/r? -rf ~", "cannot tell which program runs"),
+    ("sudo $CMD", "cannot tell which program runs"),
+    ("sh -c \"$CMD\"", "cannot tell exactly what runs"),
+    ("eval \"$CMD\"", "cannot tell exactly what runs"),
+    ("git $SUB --hard", "cannot tell which git command runs"),
+    # the workspace itself, its .git, everything in it
+    ("rm -rf .", "recursive delete of ."),
+    ("rm -rf ./", "recursive delete of ./"),
+    ("rm -rf ./.", "recursive delete of ./."),
+    ("rm -rf ..", "recursive delete of .."),
+    ("rm -rf \"$PWD\"", "cannot tell what rm is given"),
+    ("rm -rf $(pwd)", "cannot tell what rm is given"),
+    ("rm -rf `pwd`", "cannot tell what rm is given"),
+    ("rm -rf ${HOME%/}", "cannot tell what rm is given"),
+    ("rm -rf $X", "cannot tell what rm is given"),
+    ("rm $FLAGS file", "cannot tell what rm is given"),
+    ("rm -rf {.,x}", "cannot tell what rm is given"),
+    ("rm -rf *", "everything in the workspace"),
+    ("rm -rf ?*", "everything in the workspace"),
+    ("rm -rf [a-zA-Z0-9]*", "everything in the workspace"),
+    ("rm -rf ./*", "everything in the workspace"),
+    ("rm -f *", "everything in the workspace"),
+    ("rm -rf .[!.]*", ".git included"),
+    ("rm -rf .??*", ".git included"),
+    ("rm -rf .git", "repository's history"),
+    ("rm -r .git/", "repository's history"),
+    ("rm -rf ./.git", "repository's history"),
+    ("rm -rf sub/../.git", "repository's history"),
+    ("rm -rf .git/objects", "repository's history"),
+    ("mv .git /tmp/x", "moves .git away"),
+    # git
+    ("git -c clean.requireForce=false clean -dx", "git clean"),
+    ("git clean -fdx", "git clean"),
+    ("git clean -X -f", "git clean"),
+    ("git -C sub clean -ffd", "git clean"),
+    ("git reset --hard", "git reset --hard"),
+    ("git reset --hard origin/main", "git reset --hard"),
+    ("git push --force", "git push"),
+    ("git push -f origin main", "git push"),
+    ("git push --force-with-lease", "git push"),
+    ("git push origin +main", "git push"),
+    ("git push origin :main", "git push"),
+    ("git push --delete origin x", "git push"),
+    ("git checkout -- .", "git checkout"),
+    ("git checkout -f main", "git checkout"),
+    ("git restore .", "git restore"),
+    ("git switch --discard-changes main", "git switch"),
+    ("git branch -D feature", "git branch -D"),
+    ("git stash clear", "git stash clear"),
+    ("git stash drop", "git stash drop"),
+    ("git filter-branch --all", "rewrites the history"),
+    ("git reflog expire --expire=now --all", "git reflog expire"),
+    ("git rm -rf .", "deletes the tracked files"),
+    ("sudo git reset --hard", "git reset --hard"),
+    ("sh -c 'git clean -fdx'", "git clean"),
+]
+
+# Look-alikes: they mention destructive commands, or are the harmless form of one.
+LOOKALIKES = [
+    "echo rm",
+    "echo rm -rf ~",
+    "echo 'rm -rf /'",
+    "printf 'rm -rf /'",
+    "printf '%s\\n' 'rm -rf ~'",
+    'git commit -m "rm -rf"',
+    "git commit -m 'git reset --hard was wrong'",
+    'grep -r "rm -rf" .',
+    "grep -rn 'sh -c' src",
+    "ls -rf",
+    "ls -R .",
+    "rm -i file",
+    "rm file.txt",
+    "rm -f *.pyc",
+    "rm -rf build/*",
+    "rm -rf node_modules dist",
+    "rm -rf ./build",
+    "rm -f .git/index.lock",
+    "rm -rf .gitignore.bak",
+    "rm -rf .github/old",
+    "rm -rf src/__pycache__",
+    "cat .gitignore",
+    "echo \"sh -c 'rm -rf ~'\"",
+    "echo 'eval rm -rf ~'",
+    "man rm",
+    "which rm",
+    "type rm",
+    "command -v rm",
+    "echo sudo rm -rf /",
+    "find . -name '*.pyc' -delete",
+    "find . -type f -name '*.o' -exec rm {} +",
+    "find src -name '*.tmp' -delete",
+    "find . -name x -print",
+    "find . -exec grep -l foo {} +",
+    "ls | xargs wc -l",
+    "xargs grep foo < files.txt",
+    "echo a b | xargs -n1 echo",
+    "nice -n 5 make",
+    "timeout 10 pytest -q",
+    "env FOO=1 make test",
+    "nohup python server.py &",
+    "time make",
+    "sh -c 'echo hi'",
+    "bash -c 'ls -la'",
+    "bash build.sh",
+    "sh ./configure",
+    "echo ls | sh",
+    "bash <<EOF\necho hi\nEOF",
+    "cat <<EOF > notes.md\nrm -rf ~\nEOF",
+    "cat <<'EOF'\n$(rm -rf ~) is text here\nEOF",
+    "git clean -n",
+    "git clean --dry-run -d",
+    "git reset HEAD~1",
+    "git reset --soft HEAD~1",
+    "git push origin feature",
+    "git restore --staged file.txt",
+    "git checkout -b new-branch",
+    "git branch -d merged",
+    "git stash list",
+    "git log --oneline",
+    "python -c 'import shutil'",
+    "echo $HOME",
+    "echo ~",
+    "ls ~",
+    "echo hi # it's fine",
+    "echo $'a\\tb'",
+    "alias ll='ls -la'",
+    "trap 'echo bye' EXIT",
+    "chmod +x run.sh",
+    "mv a.txt b.txt",
+]
+
+
+@pytest.mark.parametrize(("command", "reason"), INDIRECT)
+def test_indirect_spellings_are_destructive(command: str, reason: str) -> None:
+    result = classify(command)
+    assert result.destructive, command
+    assert any(reason in r for r in result.reasons), (command, result.reasons)
+
+
+@pytest.mark.parametrize("command", LOOKALIKES)
+def test_lookalikes_are_not(command: str) -> None:
+    result = classify(command)
+    assert not result.destructive, (command, result.reasons)
+
+
+def test_table_sizes() -> None:
+    assert len(INDIRECT) >= 80 and len(LOOKALIKES) >= 50
+    assert len(set(INDIRECT)) == len(INDIRECT) and len(set(LOOKALIKES)) == len(LOOKALIKES)
+
+
+@pytest.mark.parametrize("command", [
+    "python -c 'import shutil; shutil.rmtree(\".\")'",
+    "perl -e 'system(\"rm -rf ~\")'",
+    "node -e 'require(\"fs\").rmSync(\".\", {recursive: true})'",
+    "ruby -e 'system(\"rm -rf ~\")'",
+])
+def test_inline_interpreter_code_is_not_read(command: str) -> None:
+    """The README says so: the classifier cannot see into inline interpreter code; the
+    sandbox bounds it, as it bounds `python script.py`."""
+    assert not classify(command).destructive
