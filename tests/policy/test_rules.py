@@ -13,7 +13,7 @@ from kernel.policy.rules import (
     literal_path,
     parse_rule,
 )
-from kernel.shell.parse import split_commands
+from kernel.shell.parse import parse_line, split_commands
 
 # (rule, command, matches) — a command matches when EVERY part matches the rule.
 COMMAND_CASES = [
@@ -61,6 +61,72 @@ def _matches(rule_text: str, command: str) -> bool:
 @pytest.mark.parametrize(("rule", "command", "expected"), COMMAND_CASES)
 def test_command_rules(rule: str, command: str, expected: bool) -> None:
     assert _matches(rule, command) is expected
+
+
+# An allow rule covers a command only when every part matches AND the rule sees each word
+# as it will run (issue 15 §2). (rule, command, covered)
+COVER_CASES = [
+    *[(rule, command, expected) for rule, command, expected in COMMAND_CASES
+      if not any(c in command for c in "$`~*")],
+    ("run_command(echo hello *)", "echo hello world", True),
+    ("run_command(echo hello *)", "echo hello 'a b' \\$x", True),
+    ("run_command(echo hello *)", "echo hello '$(id)'", True),
+    ("run_command(echo hello *)", "echo hello $(( $(id > f; echo 1) ))", False),
+    ("run_command(echo hello *)", "echo hello $((1 + 2))", False),
+    ("run_command(echo hello *)", "echo hello $(id)", False),
+    ("run_command(echo hello *)", "echo hello `id`", False),
+    ("run_command(echo hello *)", 'echo hello "$(id)"', False),
+    ("run_command(echo hello *)", "echo hello ${x:-$(id)}", False),
+    ("run_command(echo hello *)", "echo hello <(id)", False),
+    ("run_command(echo hello *)", "echo hello >(id)", False),
+    ("run_command(echo hello *)", "echo hello $X", False),
+    ("run_command(echo hello *)", "echo hello ${X}", False),
+    ("run_command(echo hello *)", "echo hello ${X:=1}", False),
+    ("run_command(echo hello *)", "echo hello ${X%/}", False),
+    ("run_command(echo hello *)", 'echo hello "$X"', False),
+    ("run_command(echo hello *)", "echo hello $1", False),
+    ("run_command(echo hello *)", "echo hello $'\\x41'", False),
+    ("run_command(echo hello *)", "echo hello {a,b}", False),
+    ("run_command(echo hello *)", "echo hello ~", False),
+    ("run_command(echo hello *)", "echo hello a=~/x", False),
+    ("run_command(echo hello *)", "echo hello *.py", True),
+    ("run_command(echo hello *)", "echo hello [ab]?", True),
+    ("run_command(echo hello *)", "echo hello > x.pth", True),
+    ("run_command(echo hello *)", "echo hello > $F", False),
+    ("run_command(echo hello *)", "X=1 echo hello", False),
+    ("run_command(echo hello *)", "$CMD hello", False),
+    ("run_command(echo hello *)", "ech$X hello", False),
+    ("run_command(echo *)", "echo *", True),
+    ("run_command(echo *)", "echo ~/*", False),
+    ("run_command(ls *.py)", "ls *.py", False),
+    ("run_command(ls *.py)", "ls a.py", True),
+    ("run_command(ls *)", "ls *.py", True),
+    ("run_command(git * --help)", "git * --help", False),
+    ("run_command(git status)", "git ${X}status", False),
+    ("run_command(nice make)", "nice make", False),
+    ("run_command(*)", "echo $(id) $X ~ *", True),
+    ("run_command(*)", "$X", True),
+]
+
+
+def _covers(rule_text: str, command: str) -> bool:
+    rule = parse_rule(rule_text)
+    assert rule.command is not None
+    line = parse_line(command)
+    return all(rule.command.covers(p, k) for p, k in zip(line.parts, line.kinds, strict=True))
+
+
+@pytest.mark.parametrize(("rule", "command", "expected"), COVER_CASES)
+def test_allow_rules_cover_only_what_they_see(rule: str, command: str, expected: bool) -> None:
+    assert _covers(rule, command) is expected
+
+
+def test_covering_needs_kinds_for_every_word() -> None:
+    rule = parse_rule("run_command(git status)")
+    assert rule.command is not None
+    assert rule.command.covers(["git", "status"], "..")
+    assert not rule.command.covers(["git", "status"], "")
+    assert not rule.command.covers(["git", "status"], ".")
 
 
 # (rule, anchor, path relative to the anchor, matches)
