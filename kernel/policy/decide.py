@@ -17,6 +17,13 @@ computed by the caller and passed in. Precedence:
 5. a session grant covering the whole call                                     → allow
 6. `allow` rules covering the whole call (every path, every command part)      → allow
 7. the mode (`read-only`/`ask`/`auto-edit`/`auto`, see `_by_mode`)            → allow | ask
+
+A command's redirections to files (`> f`, `2>> log`, `&> out`; not dups or /dev/null) are
+writes of those files, judged as write_file calls: into Reins' data → deny (0); `write_file`
+deny and ask rules apply (1, 3); a protected path, a secret location, or a target that cannot
+be named before the command runs (`> "$F"`) always asks (4); and before 5–7 can allow, every
+written file must be covered by `write_file` allow rules or grants, or lie inside the
+workspace in `auto-edit` or `auto` mode (outside the workspace, or in `ask` mode, it asks).
 """
 
 from __future__ import annotations
@@ -140,7 +147,7 @@ def decide(spec: ToolSpec, args: Mapping[str, object], facts: CallFacts, session
     risk = Risk.DESTRUCTIVE if command is not None and command.destructive else spec.risk
     grantable = not protected and not secret and risk is not Risk.DESTRUCTIVE
     cmd_writes = facts.writes if command is not None else {}
-    cmd_protected = [p for p, v in cmd_writes.items() if v.protected]
+    cmd_protected = [p for p, v in cmd_writes.items() if v.protected or v.secret is not None]
     grantable = grantable and not cmd_protected and (command is None or (
         command.literal and not command.unknown_writes))
     network = command is not None and command.network
@@ -194,7 +201,8 @@ def decide(spec: ToolSpec, args: Mapping[str, object], facts: CallFacts, session
                    net=network)
     if cmd_protected:
         return out(Verdict.ASK, "always ask",
-                   f"the command writes a protected path: {', '.join(cmd_protected)}",
+                   f"the command writes a protected path or a secret location: "
+                   f"{', '.join(cmd_protected)}",
                    net=network)
     if command is not None and command.unknown_writes:
         return out(Verdict.ASK, "always ask",
