@@ -30,8 +30,10 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
 from kernel.mcp.config import McpServerConfig
+from kernel.mcp.definitions import ToolDefinitions
 from kernel.mcp.environment import server_cwd
 from kernel.mcp.stdio import EXIT_GRACE_S, StdioChannel, open_stdio
+from kernel.mcp.tools import definition_fingerprint
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +41,7 @@ MAX_TOOL_PAGES = 100
 PING_INTERVAL_S = 30.0
 """How long an HTTP server may stay silent while idle before Reins pings it."""
 PING_TIMEOUT_S = 10.0
+LIST_CHANGED = "notifications/tools/list_changed"
 ToolsCallback = Callable[[tuple[mcp_types.Tool, ...]], Awaitable[None]]
 
 
@@ -82,8 +85,12 @@ class McpConnection:
         stderr_path: Path,
         startup_timeout_s: float,
         ping_interval_s: float = PING_INTERVAL_S,
+        definitions: ToolDefinitions | None = None,
     ) -> None:
         self.config = config
+        self.definitions = definitions or ToolDefinitions(config.name)
+        """What the server lists now; suspended from its `tools/list_changed` notification
+        until the re-listing is in (kernel.mcp.definitions)."""
         self.env = dict(env)
         self.stderr_path = stderr_path
         self.startup_timeout_s = startup_timeout_s
@@ -160,16 +167,24 @@ class McpConnection:
             if self._stop.is_set():
                 return
             raise ServerExited(await self._exit_text("before it was ready"))
-        await on_tools(outcome)
+        await self._report(*outcome, on_tools)
 
     async def _list_after_init(self, session: ClientSession) -> Any:
         try:
             await session.initialize()
             if self._channel is not None:
                 self._channel.exit_grace_s = EXIT_GRACE_S
-            return await list_all_tools(session)
+            token = self.definitions.listing_started()
+            return token, await list_all_tools(session)
         except Exception as exc:  # surfaced as the start-up error
             return exc
+
+    async def _report(self, token: int, tools: tuple[mcp_types.Tool, ...],
+                      on_tools: ToolsCallback) -> None:
+        """Hand a listing over (its tools registered), then record it as current."""
+        await on_tools(tools)
+        self.definitions.listed(token, {tool.name: definition_fingerprint(self.config.name, tool)
+                                        for tool in tools})
 
     async def _wait_loop(self, session: ClientSession, closed: anyio.Event,
                          on_tools: ToolsCallback) -> None:
@@ -179,15 +194,18 @@ class McpConnection:
                 raise ServerExited(await self._exit_text("while it was in use"))
             if self._tools_changed:
                 self._tools_changed = False
+                token = self.definitions.listing_started()
                 outcome: Any = TimeoutError(f"no answer within {self.startup_timeout_s:g} s")
                 with anyio.move_on_after(self.startup_timeout_s):
                     outcome = await _first_of(lambda: _guard(list_all_tools(session)),
                                               closed.wait, self._stop.wait)
                 if isinstance(outcome, tuple):
-                    await on_tools(outcome)
+                    await self._report(token, outcome, on_tools)
                 elif isinstance(outcome, BaseException):
-                    log.warning("MCP server %s: re-listing its tools failed (%s); keeping the "
-                                "tools it had", self.config.name, _describe(outcome))
+                    self.definitions.listing_failed()
+                    log.warning("MCP server %s: re-listing its tools failed (%s); its tools "
+                                "ask and are not run until it lists them again",
+                                self.config.name, _describe(outcome))
                 continue
             self._wake = anyio.Event()
             if self._tools_changed:
@@ -211,12 +229,19 @@ class McpConnection:
             raise ServerExited(f"the server at {self.config.url} stopped answering "
                                f"(ping: {_describe(outcome)})")
 
-    async def _on_message(self, message: Any) -> None:
-        if isinstance(message, mcp_types.ToolListChangedNotification):
+    def _on_wire(self, message: SessionMessage) -> None:
+        """Every message as it is read, in order: a tools/list_changed notification
+        suspends the server's definitions before anything after it (such as the answer to
+        the call that changed the tools) reaches the session."""
+        inner = message.message
+        if isinstance(inner, mcp_types.JSONRPCNotification) and inner.method == LIST_CHANGED:
+            self.definitions.announce_change()
             self._tools_changed = True
             if self._wake is not None:
                 self._wake.set()
-        elif isinstance(message, Exception):
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, Exception):
             log.warning("MCP server %s sent something that is not MCP: %s", self.config.name,
                         _describe(message))
 
@@ -265,7 +290,7 @@ class McpConnection:
                 closed = anyio.Event()
                 send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
                 async with anyio.create_task_group() as tg:
-                    tg.start_soon(_pump, read, send, closed)
+                    tg.start_soon(_pump, read, send, closed, self._on_wire)
                     yield receive, write, closed
                     tg.cancel_scope.cancel()
             return
@@ -273,8 +298,8 @@ class McpConnection:
         with open(self.stderr_path, "wb") as stderr:
             command = resolve_command(self.config.command, self.env.get("PATH", ""))
             async with open_stdio(command, self.config.args, env=self.env,
-                                  cwd=server_cwd(self.config, self.env),
-                                  stderr=stderr) as channel:
+                                  cwd=server_cwd(self.config, self.env), stderr=stderr,
+                                  on_message=self._on_wire) as channel:
                 self.pid = channel.pid
                 self._process = channel.process
                 self._channel = channel
@@ -295,11 +320,15 @@ async def list_all_tools(session: ClientSession) -> tuple[mcp_types.Tool, ...]:
     return tuple(tools)
 
 
-async def _pump(source: Any, sink: Any, closed: anyio.Event) -> None:
-    """Forward messages; when the source ends, close the sink and set `closed`."""
+async def _pump(source: Any, sink: Any, closed: anyio.Event,
+                on_message: Callable[[SessionMessage], None]) -> None:
+    """Forward messages (each shown to `on_message` first); when the source ends, close the
+    sink and set `closed`."""
     try:
         async with sink:
             async for item in source:
+                if isinstance(item, SessionMessage):
+                    on_message(item)
                 await sink.send(item)
     except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
         pass

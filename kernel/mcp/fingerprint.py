@@ -1,9 +1,11 @@
 """Fingerprints of tool definitions, and the "changed since it was granted" check.
 
 A grant of an MCP tool records the tool's fingerprint (a hash of its name, description and
-input schema). When the server later describes that tool differently, the fingerprint no
-longer matches, the grant is suspended and the user is asked again: a server cannot swap a
-tool's behaviour behind an approval the user gave to something else.
+input schema, and of its title, annotations and output schema when it has them). When the
+server later describes that tool differently, the fingerprint no longer matches, the grant
+is suspended and the user is asked again: a server cannot swap a tool's behaviour behind an
+approval the user gave to something else. The definition compared is the one the server
+lists at call time (kernel.mcp.definitions), not the one a call was dispatched with.
 """
 
 from __future__ import annotations
@@ -18,10 +20,15 @@ ANNOTATION_KEY = "fingerprint"
 """Where an MCP ToolSpec keeps its fingerprint, in `ToolSpec.annotations`."""
 
 
-def tool_fingerprint(name: str, description: str, input_schema: Mapping[str, Any]) -> str:
-    """`sha256:<hex>` of the canonical JSON of name, description and schema."""
+def tool_fingerprint(name: str, description: str, input_schema: Mapping[str, Any],
+                     extra: Mapping[str, Any] | None = None) -> str:
+    """`sha256:<hex>` of the canonical JSON of name, description, schema and the `extra`
+    parts of the definition that are set (title, annotations, output schema: a hint that
+    turns "read-only" into "destructive" is a different tool). Parts that are absent leave
+    the hash as it was before they were counted, so older grants stay valid."""
+    parts = {k: v for k, v in (extra or {}).items() if v not in (None, {}, "")}
     canonical = json.dumps(
-        {"name": name, "description": description, "input_schema": input_schema},
+        {"name": name, "description": description, "input_schema": input_schema, **parts},
         sort_keys=True,
         separators=(",", ":"),
         ensure_ascii=False,
@@ -42,21 +49,25 @@ class GrantCheck:
     reason: str = ""
 
 
-def check_grant(spec: Any, granted: Mapping[str, str] | None) -> GrantCheck:
-    """Whether a grant that recorded `granted` (tool name → fingerprint) still covers `spec`.
+def check_grant(spec: Any, granted: Mapping[str, str] | None,
+                current: str | None = None) -> GrantCheck:
+    """Whether a grant that recorded `granted` (tool name → fingerprint) still covers `spec`
+    whose definition is now `current` (default: the spec's own fingerprint).
 
     Tools without a fingerprint (built-in tools) are always covered. An MCP tool is covered
     only when the grant recorded its name with the very fingerprint it has now; a tool the
     grant never saw (added to the server afterwards) is not covered either.
     """
-    current = spec_fingerprint(spec)
-    if current is None:
+    own = spec_fingerprint(spec)
+    if own is None:
         return GrantCheck(True)
+    current = current or own
     recorded = (granted or {}).get(spec.name)
     if recorded is None:
         return GrantCheck(False, f"{spec.name} was not part of the grant: it appeared on the "
                                  f"server after the grant was given")
     if recorded != current:
-        return GrantCheck(False, f"{spec.name} changed since it was granted (its description "
-                                 f"or input schema is different): the grant is suspended")
+        return GrantCheck(False, f"{spec.name} changed since it was granted (its description, "
+                                 f"input schema or annotations are different): the grant is "
+                                 f"suspended")
     return GrantCheck(True)

@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from kernel.mcp.definitions import current_of
 from kernel.mcp.fingerprint import GrantCheck, check_grant, spec_fingerprint
 from kernel.paths import AppPaths
 
@@ -55,13 +56,20 @@ class GrantFingerprints:
         self._save()
 
     def check(self, rule_text: str, spec: Any) -> GrantCheck:
-        """Whether the grant or rule `rule_text` still covers `spec` as it is now.
+        """Whether the grant or rule `rule_text` still covers `spec` as its server lists it
+        now (not as it was when the call was dispatched); none does while the server is
+        re-listing its tools after announcing a change.
 
         A tool the rule has never allowed before is recorded now (first use) and allowed.
         """
-        fingerprint = spec_fingerprint(spec)
-        if fingerprint is None or not rule_text:
+        own = spec_fingerprint(spec)
+        if own is None or not rule_text:
             return GrantCheck(True)
+        current = current_of(spec, own)
+        fingerprint = current.fingerprint
+        if fingerprint is None:
+            return GrantCheck(False, f"{current.why_unknown}: the grant {rule_text} is "
+                                     f"suspended until it does, so this call asks")
         records = self._records.get(rule_text, {})
         if spec.name not in records and self._strict:
             return GrantCheck(False, f"the record of what was granted could not be read "
@@ -70,7 +78,7 @@ class GrantFingerprints:
             self._records.setdefault(rule_text, {})[spec.name] = fingerprint
             self._save()
             return GrantCheck(True)
-        verdict = check_grant(spec, records)
+        verdict = check_grant(spec, records, fingerprint)
         if not verdict.valid:
             return GrantCheck(False, f"{verdict.reason} ({rule_text}); approve it again to "
                                      f"grant the new definition")

@@ -34,6 +34,7 @@ from kernel.mcp.client import (
     ServerUnavailable,
 )
 from kernel.mcp.config import McpServerConfig
+from kernel.mcp.definitions import ToolDefinitions
 from kernel.mcp.environment import EnvBuilder
 from kernel.mcp.fingerprint import spec_fingerprint
 from kernel.mcp.naming import check_collision, describe_origin, sanitize
@@ -115,6 +116,7 @@ StateListener = Callable[[ServerState], None]
 class _Slot:
     config: McpServerConfig
     state: ServerState
+    definitions: ToolDefinitions
     task: asyncio.Task[None] | None = None
     connection: McpConnection | None = None
     stopping: bool = False
@@ -152,7 +154,7 @@ class McpManager:
         for config in configs:
             if config.name in self._slots:
                 await self._stop_slot(self._slots[config.name], unregister=True)
-            slot = _Slot(config, self._initial_state(config))
+            slot = _Slot(config, self._initial_state(config), ToolDefinitions(config.name))
             self._slots[config.name] = slot
             self._publish(slot)
             if config.enabled:
@@ -271,7 +273,7 @@ class McpManager:
                 connection = McpConnection(
                     slot.config, env=env, stderr_path=stderr_path,
                     startup_timeout_s=self.startup_timeout_s,
-                    ping_interval_s=self.ping_interval_s)
+                    ping_interval_s=self.ping_interval_s, definitions=slot.definitions)
                 slot.connection = connection
                 self._set(slot, status=ServerStatus.STARTING, error="", retry_in_s=None)
                 started = time.monotonic()
@@ -323,7 +325,7 @@ class McpManager:
         specs: dict[str, ToolSpec] = {}
         skipped: list[str] = []
         for tool in tools:
-            spec = to_spec(server, tool, self._caller(server))
+            spec = to_spec(server, tool, self._caller(server), slot.definitions)
             if spec.name in specs:
                 first = specs[spec.name].annotations["mcp_tool"]
                 skipped.append(
@@ -373,14 +375,16 @@ class McpManager:
         self._set(slot, tools=tuple(registered), skipped=tuple(problems))
 
     def _caller(self, server: str) -> McpCall:
-        async def call(tool: str, arguments: dict[str, Any],
-                       progress: ProgressFnT | None) -> mcp_types.CallToolResult:
-            return await self._call(server, tool, arguments, progress)
+        async def call(tool: str, arguments: dict[str, Any], progress: ProgressFnT | None,
+                       fingerprint: str) -> mcp_types.CallToolResult:
+            return await self._call(server, tool, arguments, progress, fingerprint)
 
         return call
 
     async def _call(self, server: str, tool: str, arguments: dict[str, Any],
-                    progress: ProgressFnT | None = None) -> mcp_types.CallToolResult:
+                    progress: ProgressFnT | None, fingerprint: str) -> mcp_types.CallToolResult:
+        """Run `tool` on the server if its definition now is still `fingerprint`, the one
+        the call was approved for (a re-listing under way is waited for first)."""
         slot = self._slots.get(server)
         connection = slot.connection if slot is not None else None
         if slot is None or connection is None:
@@ -389,6 +393,14 @@ class McpManager:
                 f"The MCP server {server!r} is not available ({state}), so {tool!r} was not "
                 f"run.", hint="Try again later, or tell the user to check the server in "
                               "settings.")
+        await slot.definitions.settled(self.startup_timeout_s)
+        current = slot.definitions.current(tool)
+        if current.fingerprint != fingerprint:
+            why = current.why_unknown or (f"the MCP server {server!r} changed {tool!r} after "
+                                          f"this call was approved")
+            raise ToolError(f"{why}, so {tool!r} was not run.",
+                            hint="Call it again if it is still wanted: the user is asked "
+                                 "about the tool as it is now.")
         try:
             return await connection.call(tool, arguments, progress)
         except ServerExited as exc:

@@ -9,7 +9,7 @@ group, SIGKILL to what is left.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,8 +67,10 @@ async def open_stdio(
     env: Mapping[str, str],
     cwd: Path | str | None,
     stderr: IO[Any],
+    on_message: Callable[[SessionMessage], None] | None = None,
 ) -> AsyncIterator[StdioChannel]:
-    """Start `command` and speak newline-delimited JSON-RPC with it until the block ends.
+    """Start `command` and speak newline-delimited JSON-RPC with it until the block ends;
+    `on_message` sees every message the moment it is read, in order.
 
     Raises OSError when the program cannot be started.
     """
@@ -100,7 +102,10 @@ async def open_stdio(
                         line = b"".join(pending)
                         pending, size, chunk = [], 0, chunk[cut + 1 :]
                         if line.strip():
-                            await read_send.send(_parse_line(line))
+                            message = _parse_line(line)
+                            if on_message is not None and isinstance(message, SessionMessage):
+                                on_message(message)
+                            await read_send.send(message)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError):
             pass
         finally:

@@ -19,6 +19,8 @@ from typing import Any
 import mcp_types
 from mcp.shared.dispatcher import ProgressFnT
 
+from kernel.mcp.definitions import ANNOTATION_KEY as DEFINITIONS_KEY
+from kernel.mcp.definitions import ToolDefinitions
 from kernel.mcp.fingerprint import ANNOTATION_KEY, tool_fingerprint
 from kernel.mcp.naming import tool_name
 from kernel.tools.spec import (
@@ -34,9 +36,10 @@ from kernel.tools.spec import (
 IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 """Image types a tool_result may carry; others are described in words."""
 
-McpCall = Callable[[str, dict[str, Any], ProgressFnT | None],
+McpCall = Callable[[str, dict[str, Any], ProgressFnT | None, str],
                    Awaitable[mcp_types.CallToolResult]]
-"""Calls one tool of one server by its MCP name: (tool, arguments, progress) → result."""
+"""Calls one tool of one server by its MCP name: (tool, arguments, progress, fingerprint of
+the definition the call was approved for) → result."""
 
 
 def origin_of(server: str) -> str:
@@ -56,8 +59,20 @@ def display_risk(annotations: mcp_types.ToolAnnotations | None) -> Risk:
     return Risk.EXECUTE
 
 
-def to_spec(server: str, tool: mcp_types.Tool, call: McpCall) -> ToolSpec:
-    """The ToolSpec of one MCP tool; `call` runs it on the server.
+def definition_fingerprint(server: str, tool: mcp_types.Tool) -> str:
+    """The fingerprint of one tool as the server defines it (kernel.mcp.fingerprint)."""
+    hints = tool.annotations
+    return tool_fingerprint(
+        tool_name(server, tool.name), tool.description or "", tool.input_schema,
+        {"title": tool.title,
+         "annotations": hints.model_dump(by_alias=True, exclude_none=True) if hints else None,
+         "output_schema": tool.output_schema})
+
+
+def to_spec(server: str, tool: mcp_types.Tool, call: McpCall,
+            definitions: ToolDefinitions | None = None) -> ToolSpec:
+    """The ToolSpec of one MCP tool; `call` runs it on the server; `definitions` are the
+    server's live definitions, against which grants and calls are checked.
 
     The spec is not validated here: `ToolRegistry.register` checks the name, the
     description and the input schema against the Draft 2020-12 meta-schema, like our own.
@@ -66,8 +81,10 @@ def to_spec(server: str, tool: mcp_types.Tool, call: McpCall) -> ToolSpec:
     original = tool.name
     description = tool.description or ""
     hints = tool.annotations
+    fingerprint = definition_fingerprint(server, tool)
     annotations: dict[str, Any] = {
-        ANNOTATION_KEY: tool_fingerprint(name, description, tool.input_schema),
+        ANNOTATION_KEY: fingerprint,
+        DEFINITIONS_KEY: definitions,
         "mcp_server": server,
         "mcp_tool": original,
         "display_risk": display_risk(hints).value,
@@ -79,7 +96,7 @@ def to_spec(server: str, tool: mcp_types.Tool, call: McpCall) -> ToolSpec:
 
     async def handler(_reins_ctx: ToolContext, **arguments: Any) -> Content | ToolResult:
         return result_content(server, await call(original, arguments,
-                                                 progress_reporter(_reins_ctx)))
+                                                 progress_reporter(_reins_ctx), fingerprint))
 
     handler.__name__ = name
     handler.__doc__ = description

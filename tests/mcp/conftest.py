@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import itertools
+import socket
+import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -26,6 +29,27 @@ BIN = str(Path(sys.executable).parent)
 def edge(*args: str, **extra: Any) -> dict[str, Any]:
     """A Claude-Desktop-style entry that runs the edge-case test server."""
     return {"command": sys.executable, "args": [str(EDGE), *args], **extra}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def http_server(port: int, script: Path = EDGE, *args: str) -> subprocess.Popen[bytes]:
+    """A test server over streamable HTTP on `port`, once it accepts connections."""
+    server = subprocess.Popen([sys.executable, str(script), *args, "--http-port", str(port)],
+                              stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              env={"PATH": f"{BIN}:/usr/bin:/bin"})
+    deadline = time.monotonic() + 60.0
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    return server
 
 
 def base_env(home: Path) -> dict[str, str]:

@@ -11,10 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import psutil
@@ -23,7 +20,7 @@ import pytest
 from kernel.mcp.fingerprint import check_grant, spec_fingerprint
 from kernel.mcp.manager import Backoff, ServerState, ServerStatus
 from kernel.tools.spec import ErrorCode
-from tests.mcp.conftest import BIN, EDGE, base_env, edge, harness
+from tests.mcp.conftest import base_env, edge, free_port, harness, http_server
 
 WAIT = 60.0
 """A safety bound so a broken build fails instead of hanging; never a speed assertion."""
@@ -358,30 +355,9 @@ def test_name_collisions_between_servers_name_both_origins(tmp_path: Path) -> No
     asyncio.run(main())
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _http_edge(port: int) -> subprocess.Popen[bytes]:
-    """The edge server over streamable HTTP on `port`, once it accepts connections."""
-    server = subprocess.Popen([sys.executable, str(EDGE), "--http-port", str(port)],
-                              stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                              env={"PATH": f"{BIN}:/usr/bin:/bin"})
-    deadline = time.monotonic() + WAIT
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            time.sleep(0.1)
-    return server
-
-
 def test_streamable_http_server(tmp_path: Path) -> None:
-    port = _free_port()
-    server = _http_edge(port)
+    port = free_port()
+    server = http_server(port)
     try:
 
         async def main() -> None:
@@ -426,8 +402,8 @@ def test_new_settings_restart_only_what_changed(tmp_path: Path) -> None:
 def test_an_http_server_that_goes_away_while_idle_is_noticed_and_reconnected(
         tmp_path: Path) -> None:
     """No call needs to fail first: the idle connection is pinged."""
-    port = _free_port()
-    server = _http_edge(port)
+    port = free_port()
+    server = http_server(port)
     try:
         async def main() -> None:
             servers = {"web": {"url": f"http://127.0.0.1:{port}/mcp"}}
@@ -441,7 +417,7 @@ def test_an_http_server_that_goes_away_while_idle_is_noticed_and_reconnected(
                 assert down.error.startswith(f"the server at http://127.0.0.1:{port}/mcp"), down
                 during = await h.call("mcp__web__echo", {"text": "lost"})
                 assert during.is_error and "is not available" in during.text
-                again = _http_edge(port)
+                again = http_server(port)
                 try:
                     await h.manager.wait_for("web", ready, WAIT)
                     assert (await h.call("mcp__web__echo", {"text": "back"})).text == "back"

@@ -25,7 +25,8 @@ def _tool(**kw: Any) -> t.Tool:
     return t.Tool(**{"name": "read", "description": "Reads.", "input_schema": SCHEMA, **kw})
 
 
-async def _never(tool: str, args: dict[str, Any], report: Any) -> t.CallToolResult:
+async def _never(tool: str, args: dict[str, Any], report: Any,
+                 fingerprint: str) -> t.CallToolResult:
     raise AssertionError("not called")
 
 
@@ -38,8 +39,44 @@ def test_spec_fields() -> None:
     assert spec.risk is Risk.EXECUTE
     assert spec.annotations["mcp_tool"] == "read"
     assert spec.annotations["title"] == "Read a file"
-    assert spec_fingerprint(spec) == tool_fingerprint("mcp__my_fs__read", "Reads.", SCHEMA)
+    assert spec_fingerprint(spec) == tool_fingerprint("mcp__my_fs__read", "Reads.", SCHEMA,
+                                                      {"title": "Read a file"})
     ToolRegistry([spec])
+
+
+OUTPUT = {"type": "object", "properties": {"n": {"type": "integer"}}}
+CHANGES = [
+    ("description", {"description": "Reads, and sends a copy elsewhere."}),
+    ("description emptied", {"description": None}),
+    ("schema gains a parameter", {"input_schema": {**SCHEMA, "properties": {
+        **SCHEMA["properties"], "target": {"type": "string"}}}}),
+    ("schema loses required", {"input_schema": {**SCHEMA, "required": []}}),
+    ("title", {"title": "Read a file"}),
+    ("read-only hint", {"annotations": t.ToolAnnotations(read_only_hint=True)}),
+    ("destructive hint", {"annotations": t.ToolAnnotations(destructive_hint=True)}),
+    ("open-world hint", {"annotations": t.ToolAnnotations(open_world_hint=False)}),
+    ("annotation title", {"annotations": t.ToolAnnotations(title="Reader")}),
+    ("output schema", {"output_schema": OUTPUT}),
+    ("renamed", {"name": "read2"}),
+]
+
+
+@pytest.mark.parametrize(("what", "change"), CHANGES, ids=[c[0] for c in CHANGES])
+def test_every_part_of_a_definition_changes_its_fingerprint(what: str,
+                                                            change: dict[str, Any]) -> None:
+    before = spec_fingerprint(to_spec("s", _tool(), _never))
+    assert spec_fingerprint(to_spec("s", _tool(**change), _never)) != before, what
+
+
+def test_the_same_definition_keeps_its_fingerprint_whatever_the_key_order() -> None:
+    reordered = {"required": ["path"], "properties": {"path": {"type": "string"}},
+                 "type": "object"}
+    hints = t.ToolAnnotations(destructive_hint=True, read_only_hint=False)
+    one = to_spec("s", _tool(annotations=hints), _never)
+    two = to_spec("s", _tool(input_schema=reordered, annotations=hints), _never)
+    assert spec_fingerprint(one) == spec_fingerprint(two)
+    assert spec_fingerprint(to_spec("s", _tool(annotations=t.ToolAnnotations()), _never)) == \
+        spec_fingerprint(to_spec("s", _tool(), _never))
 
 
 @pytest.mark.parametrize(
@@ -87,11 +124,12 @@ def test_the_registry_refuses_invalid_server_schemas(schema: dict[str, Any], why
 
 
 def test_the_handler_passes_arguments_through_and_reports_progress(tmp_path: Path) -> None:
-    seen: list[tuple[str, dict[str, Any]]] = []
+    seen: list[tuple[str, dict[str, Any], str]] = []
     progress: list[Progress] = []
 
-    async def call(tool: str, args: dict[str, Any], report: Any) -> t.CallToolResult:
-        seen.append((tool, args))
+    async def call(tool: str, args: dict[str, Any], report: Any,
+                   fingerprint: str) -> t.CallToolResult:
+        seen.append((tool, args, fingerprint))
         await report(1, 4, "reading")
         await report(2.5, None, None)
         return t.CallToolResult(content=[t.TextContent(type="text", text="ok")])
@@ -101,7 +139,7 @@ def test_the_handler_passes_arguments_through_and_reports_progress(tmp_path: Pat
                       path_policy=PathPolicy(tmp_path), outputs=OutputStore(tmp_path / "out"),
                       progress=progress.append)
     assert asyncio.run(spec.handler(ctx, **{"file-path": "a", "path": "b"})) == "ok"
-    assert seen == [("odd name", {"file-path": "a", "path": "b"})]
+    assert seen == [("odd name", {"file-path": "a", "path": "b"}, spec_fingerprint(spec))]
     assert [(p.call_id, p.last_line) for p in progress] == [("c7", "reading (1/4)"),
                                                             ("c7", "2.5")]
 
