@@ -4,7 +4,7 @@
                [--max-rounds N] [--model M] [--session ID] [--json] [PROMPT]
                [--max-tokens-budget N] [--cost-budget USD] [--time-budget S]
                [--rate-limit TOOL=N ...] [--tool-choice auto|any|none|TOOL]
-               [--thinking-budget TOKENS]
+               [--thinking-budget TOKENS] [--allow-broad-workspace]
     reins export SESSION
     reins doctor
 
@@ -69,6 +69,7 @@ from kernel.policy.settings import Settings, SettingsError, load_settings
 from kernel.sandbox.detect import detect_sandbox
 from kernel.sandbox.doctor import report as sandbox_report
 from kernel.visible import one_line, visible
+from kernel.workspace import broad_workspace_reason
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_LIMIT = 0, 1, 2, 3
 
@@ -84,6 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
     ex = sub.add_parser("exec", help="run one prompt headless and print its events")
     ex.add_argument("prompt", nargs="?", help="the prompt (optional with --session: resume)")
     ex.add_argument("--workspace", type=Path, help="the folder the tools work in (default: .)")
+    ex.add_argument("--allow-broad-workspace", action="store_true",
+                    help="confirm a workspace that exposes far more than a project (the home "
+                    "folder, /, a system folder)")
     ex.add_argument("--mode", choices=MODES, help="permission mode (default: settings, ask)")
     ex.add_argument("--approve", choices=["deny", "allow"],
                     help="answer every approval request this way (allow: once per call)")
@@ -187,6 +191,10 @@ def _prepare_session(store: SessionStore, args: argparse.Namespace, settings: Se
     workspace = (args.workspace or Path.cwd()).expanduser().resolve()
     if not workspace.is_dir():
         raise UsageError(f"the workspace {workspace} is not a folder")
+    broad = broad_workspace_reason(workspace)
+    if broad is not None and not args.allow_broad_workspace:
+        raise UsageError(f"refusing the workspace: {broad}. Run in a project folder (or give "
+                         f"--workspace DIR), or pass --allow-broad-workspace to confirm it")
     model = args.model or settings.model or DEFAULT_MODEL
     mode = args.mode or settings.default_mode.value
     return store.create_session(workspace, model, mode)

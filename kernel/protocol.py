@@ -153,6 +153,10 @@ class NewSession(Message):
     workspace: str
     mode: str = "ask"
     title: str = ""
+    confirm_broad_workspace: bool = False
+    """The user confirmed a workspace that `kernel.workspace.broad_workspace_reason` calls
+    too broad (the home folder, `/`, a system folder) after being told what it exposes;
+    without it such a session is refused."""
 
 
 @_message

@@ -40,6 +40,7 @@ from kernel.policy.channels import Answer, Choice, QueueChannel
 from kernel.policy.decide import Mode
 from kernel.policy.settings import Settings, SettingsError, load_settings
 from kernel.sandbox.hardening import make_non_dumpable
+from kernel.workspace import broad_workspace_reason
 
 if TYPE_CHECKING:
     from kernel.agent.loop import Agent, GateContext
@@ -300,6 +301,10 @@ class Kernel:
             raise ValueError(f"the workspace {workspace} is not an existing folder")
         if message.mode not in MODES:
             raise ValueError(f"unknown mode {message.mode!r}; modes are {', '.join(MODES)}")
+        broad = broad_workspace_reason(workspace)
+        if broad is not None and not message.confirm_broad_workspace:
+            raise ValueError(f"the session was not created: {broad}. Choose a project folder, "
+                             f"or confirm this workspace explicitly")
         session_id = self.store.create_session(workspace.resolve(), self.model, message.mode,
                                                message.title)
         self.send(p.SessionLoaded(session_info(self.store.get_session(session_id))))
