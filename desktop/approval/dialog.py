@@ -4,6 +4,10 @@ The dialog is not application-modal and is never run with `exec()`: it is shown,
 answer resolves a future (and emits `answered`), so the rest of the window — other sessions,
 the timeline, the event stream — keeps running while the user decides. Closing the dialog
 without answering postpones the request; it never counts as a denial.
+
+Everything the request carries came from the model: every label is plain text (never rich
+text) and shows it through `kernel.visible`, so an ESC, CR or bidirectional override in a
+command is shown as an escape and cannot hide or reorder what the preview says.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from PySide6.QtWidgets import (
 
 from kernel.events import ApprovalRequest
 from kernel.protocol import ApprovalAnswer
+from kernel.visible import one_line, visible
 
 RISK_COLOURS = {
     "read": "#2da44e",
@@ -60,10 +65,10 @@ class DiffHighlighter(QSyntaxHighlighter):
 
 
 def shown_preview(request: ApprovalRequest) -> str:
-    """The policy's preview for a person, else the exact arguments."""
+    """The policy's preview for a person, else the exact arguments (escaped for display)."""
     if request.preview.strip():
-        return request.preview
-    return json.dumps(request.input, indent=2, ensure_ascii=False, default=str)
+        return visible(request.preview)
+    return visible(json.dumps(request.input, indent=2, ensure_ascii=False, default=str))
 
 
 class ApprovalDialog(QDialog):
@@ -83,8 +88,10 @@ class ApprovalDialog(QDialog):
 
         self.count_label = QLabel(self)
         self.count_label.setAccessibleName("Pending approvals")
+        self.count_label.setTextFormat(Qt.TextFormat.PlainText)
         self.session_label = QLabel(self)
         self.session_label.setAccessibleName("Session")
+        self.session_label.setTextFormat(Qt.TextFormat.PlainText)
         self.tool_label = QLabel(self)
         self.tool_label.setAccessibleName("Tool")
         self.tool_label.setTextFormat(Qt.TextFormat.PlainText)
@@ -94,6 +101,7 @@ class ApprovalDialog(QDialog):
         self.tool_label.setFont(font)
         self.risk_badge = QLabel(self)
         self.risk_badge.setAccessibleName("Risk")
+        self.risk_badge.setTextFormat(Qt.TextFormat.PlainText)
         self.reason_label = QLabel(self)
         self.reason_label.setAccessibleName("Reason")
         self.reason_label.setWordWrap(True)
@@ -158,18 +166,18 @@ class ApprovalDialog(QDialog):
     def show_request(self, request: ApprovalRequest, position: int, total: int,
                      session_title: str = "") -> None:
         self.request = request
-        self.tool_label.setText(request.name)
+        self.tool_label.setText(one_line(request.name))
         colour = RISK_COLOURS.get(request.risk, "#6e7781")
-        self.risk_badge.setText(f" {request.risk.upper()} ")
+        self.risk_badge.setText(f" {one_line(request.risk.upper())} ")
         self.risk_badge.setStyleSheet(
             f"QLabel {{ background: {colour}; color: white; border-radius: 4px;"
             " padding: 2px 6px; font-weight: bold; }")
         self.count_label.setText(f"{position} of {total} pending" if total > 1 else "")
         self.count_label.setVisible(total > 1)
-        self.session_label.setText(f"Session: {session_title}" if session_title else "")
+        self.session_label.setText(f"Session: {one_line(session_title)}" if session_title else "")
         self.session_label.setVisible(bool(session_title))
         decided = f" (decided by {request.rule})" if request.rule else ""
-        self.reason_label.setText(f"Why you are asked: {request.reason}{decided}")
+        self.reason_label.setText(one_line(f"Why you are asked: {request.reason}{decided}"))
         always = request.always_text()
         self.preview.setPlainText(shown_preview(request))
         self.confirm_box.setChecked(False)
@@ -178,7 +186,7 @@ class ApprovalDialog(QDialog):
         can_always = request.can_always and not self.destructive and bool(always)
         self.allow_always.setVisible(can_always)
         self.always_rule.setVisible(can_always)
-        self.always_rule.setText(f"Always allow saves to settings: {always}"
+        self.always_rule.setText(one_line(f"Always allow saves to settings: {always}")
                                  if can_always else "")
         self._update_buttons()
         (self.confirm_box if self.destructive else self.allow_once).setFocus()

@@ -4,6 +4,10 @@ Qt's defaults render inline HTML and load `file://` images named in the text; he
 is shown as text (`MarkdownNoHTML`) and every resource load is refused, so a message can
 neither style itself as something else nor make the app read a file. Links stay links: the
 chat view opens them in the system browser only when clicked.
+
+Control characters, bidirectional overrides and invisible characters are shown escaped
+(`kernel.visible`): in the Markdown source, and again in the parsed document, because an
+entity (`&#x202e;`, `&#27;`) makes such a character out of plain text.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from PySide6.QtGui import (
     QTextDocument,
     QTextFormat,
 )
+
+from kernel.visible import visible
 
 _SERIALS = itertools.count()
 
@@ -140,7 +146,9 @@ class SafeDocument(QTextDocument):
 def markdown_document(text: str, width: float, parent: QObject | None = None) -> SafeDocument:
     """A laid-out document for one piece of Markdown."""
     doc = SafeDocument(parent)
-    doc.setMarkdown(text, MARKDOWN_FEATURES)
+    doc.setMarkdown(visible(text), MARKDOWN_FEATURES)
+    if "&" in text:
+        _escape_made_characters(doc)
     if "](" in text or "://" in text:
         _recolour_links(doc)
     if "```" in text or "~~~" in text:
@@ -149,6 +157,28 @@ def markdown_document(text: str, width: float, parent: QObject | None = None) ->
         doc.highlighter.rehighlight()
     doc.setTextWidth(width)
     return doc
+
+
+def _escape_made_characters(doc: QTextDocument) -> None:
+    """Escape, in place and keeping their formats, the characters an entity made."""
+    fixes: list[tuple[int, int, str, QTextCharFormat]] = []
+    block = doc.begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            fragment = it.fragment()
+            if fragment.isValid():
+                shown = visible(fragment.text(), keep="\t")
+                if shown != fragment.text():
+                    fixes.append((fragment.position(), fragment.length(), shown,
+                                  fragment.charFormat()))
+            it += 1
+        block = block.next()
+    cursor = QTextCursor(doc)
+    for position, length, shown, char_format in reversed(fixes):
+        cursor.setPosition(position)
+        cursor.setPosition(position + length, QTextCursor.MoveMode.KeepAnchor)
+        cursor.insertText(shown, char_format)
 
 
 def _recolour_links(doc: QTextDocument) -> None:
@@ -172,9 +202,10 @@ def _recolour_links(doc: QTextDocument) -> None:
 
 
 def plain_document(text: str, width: float, parent: QObject | None = None) -> SafeDocument:
-    """A laid-out document showing text exactly as typed (the user's own messages)."""
+    """A laid-out document showing text as typed (the user's own messages), control and
+    invisible characters escaped."""
     doc = SafeDocument(parent)
-    doc.setPlainText(text)
+    doc.setPlainText(visible(text))
     doc.setTextWidth(width)
     return doc
 

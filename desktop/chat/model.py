@@ -21,6 +21,7 @@ from PySide6.QtCore import (
 )
 
 from desktop.chat.markdown import SafeDocument, markdown_document, plain_document, split_stable
+from kernel.visible import one_line, visible
 
 ITEM_ROLE = Qt.ItemDataRole.UserRole + 1
 RENDER_INTERVAL_MS = 33
@@ -247,7 +248,9 @@ class ChatModel(QAbstractListModel):
 
 
 def item_text(item: ChatItem) -> str:
+    """What a row says as text (accessibility, copying a card): escaped like the display."""
     if isinstance(item, ToolCardItem):
-        return f"Tool call {item.name}: {item.summary} — {item.status} {item.detail}".strip()
+        return one_line(f"Tool call {item.name}: {item.summary} — {item.status} "
+                        f"{item.detail}".strip())
     label = {Role.USER: "You", Role.ASSISTANT: "Assistant"}.get(item.role, item.role.title())
-    return f"{label}: {item.text}"
+    return f"{label}: {visible(item.text)}"

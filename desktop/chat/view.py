@@ -42,6 +42,7 @@ from PySide6.QtWidgets import (
 
 from desktop.chat.markdown import SafeDocument
 from desktop.chat.model import ITEM_ROLE, ChatItem, ChatModel, MessageItem, Role, ToolCardItem
+from kernel.visible import one_line
 
 MARGIN = 8
 PAD = 8
@@ -179,8 +180,8 @@ class ChatDelegate(QStyledItemDelegate):
         painter.drawEllipse(QPointF(box.left() + 12, box.center().y()), 4, 4)
         painter.setPen(palette.color(QPalette.ColorRole.ButtonText))
         text_box = box.adjusted(24, 0, -PAD, 0)
-        status = item.status + (f" · {item.detail}" if item.detail else "")
-        text = f"{item.name}  {item.summary}"
+        status = one_line(item.status + (f" · {item.detail}" if item.detail else ""))
+        text = one_line(f"{item.name}  {item.summary}")
         metrics = painter.fontMetrics()
         status_width = min(metrics.horizontalAdvance(status) + 8, int(text_box.width() / 2))
         painter.drawText(text_box.adjusted(0, 0, -status_width, 0),

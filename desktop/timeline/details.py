@@ -8,8 +8,10 @@
 Shows the full arguments as indented JSON, a preview of the result, the error code with a
 hint of what it means, the approval (risk, reason, decision, who decided, rule, scope,
 message), the timings, and the exact text the model received. "Copy arguments" and "Copy
-output" put the JSON and the model's text on the clipboard. Everything is plain text
-(QPlainTextEdit / QLabel with Qt.PlainText): tool output is never interpreted as rich text.
+output" put the JSON and the model's text on the clipboard, as shown. Everything is plain
+text (QPlainTextEdit / QLabel with Qt.PlainText): tool output is never interpreted as rich
+text, and every text from the model or a tool is shown through `kernel.visible` (control,
+bidirectional and invisible characters escaped).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from PySide6.QtWidgets import (
 
 from desktop.timeline.model import format_bytes, format_seconds, status_label
 from desktop.timeline.record import CallRecord, Status
+from kernel.visible import one_line, visible
 
 PREVIEW_CHARS = 4_000
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
@@ -186,10 +189,11 @@ class DetailsPane(QScrollArea):
             self.stop_button.setEnabled(False)
             self.open_button.setEnabled(False)
             return
-        self.title.setText(f"{record.name} — {status_label(record)}  ({record.call_id})")
+        self.title.setText(one_line(f"{record.name} — {status_label(record)}  "
+                                    f"({record.call_id})"))
         self.stop_button.setEnabled(record.status.stoppable)
         self.open_button.setEnabled(bool(record.externalized_path))
-        arguments = record.arguments_json
+        arguments = visible(record.arguments_json)
         if self.arguments.toPlainText() != arguments:
             self.arguments.setPlainText(arguments)
         self._show_result(record)
@@ -204,7 +208,7 @@ class DetailsPane(QScrollArea):
             "Message": approval.message,
         }
         for key, value in values.items():
-            self.approval_fields[key].setText(value or "—")
+            self.approval_fields[key].setText(visible(value) if value else "—")
         now = time.time()
         timings = {
             "Queued": _clock(record.queued_at),
@@ -226,19 +230,20 @@ class DetailsPane(QScrollArea):
         self.error.setVisible(bool(record.error_code))
         if record.status is Status.RUNNING:
             info = f"Running: {format_bytes(record.bytes_so_far)} so far"
-            preview = _ANSI.sub("", record.last_line)
+            preview = visible(_ANSI.sub("", record.last_line))
         elif record.output_bytes is not None:
             info = f"{format_bytes(record.output_bytes)} of output"
             if record.externalized_path:
                 info += f"; full output kept at {record.externalized_path}"
-            preview = _ANSI.sub("", record.preview[:PREVIEW_CHARS])
+            preview = visible(_ANSI.sub("", record.preview[:PREVIEW_CHARS]))
         else:
             info, preview = "No result yet.", ""
         self.result_info.setText(info)
         if self.result_preview.toPlainText() != preview:
             self.result_preview.setPlainText(preview)
-        if self.model_text.toPlainText() != record.preview:
-            self.model_text.setPlainText(record.preview)
+        model_text = visible(record.preview)
+        if self.model_text.toPlainText() != model_text:
+            self.model_text.setPlainText(model_text)
 
     def _stop(self) -> None:
         if self._record is not None and self._record.status.stoppable:

@@ -12,7 +12,8 @@ rows already shown emit `dataChanged` for exactly those rows (contiguous runs me
 same tick; while any call runs, a 1 s tick signals only the Duration cell of running rows so
 their elapsed time moves. Nothing repaints rows that did not change.
 
-Every cell is plain text (`Qt.DisplayRole`); `RECORD_ROLE` gives the row's `CallRecord`.
+Every cell is plain text (`Qt.DisplayRole`), model and tool text escaped by
+`kernel.visible` (one line each); `RECORD_ROLE` gives the row's `CallRecord`.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from PySide6.QtCore import (
 
 from desktop.timeline.record import TOOL_EVENTS, CallRecord, Status, advance
 from kernel.events import Event
+from kernel.visible import one_line
 
 RECORD_ROLE = int(Qt.ItemDataRole.UserRole) + 1
 STATUS_ROLE = int(Qt.ItemDataRole.UserRole) + 2
@@ -256,7 +258,7 @@ class TimelineModel(QAbstractTableModel):
         column = index.column()
         if role == _TOOLTIP and column in (Column.ARGUMENTS, Column.TOOL):
             # Tooltips render rich text when they look like it: escape the untrusted text.
-            text = record.summary if column == Column.ARGUMENTS else record.name
+            text = record.shown_summary if column == Column.ARGUMENTS else record.shown_name
             return f"<pre>{html.escape(text)}</pre>"
         if role == _ALIGNMENT and column in (Column.DURATION, Column.OUTPUT):
             return _RIGHT
@@ -266,9 +268,9 @@ class TimelineModel(QAbstractTableModel):
         if column is Column.STATUS:
             return status_label(record)
         if column is Column.TOOL:
-            return record.name
+            return record.shown_name
         if column is Column.ARGUMENTS:
-            return record.summary
+            return record.shown_summary
         if column is Column.DURATION:
             if record.status is Status.RUNNING or record.duration_ms is not None:
                 return format_seconds(record.elapsed(self._clock()))
@@ -281,7 +283,7 @@ class TimelineModel(QAbstractTableModel):
                 return format_bytes(record.bytes_so_far)
             return ""
         if column is Column.APPROVAL:
-            return record.approval.label
+            return one_line(record.approval.label)
         return action_label(record)
 
     # --- signalling ----------------------------------------------------------------------

@@ -46,6 +46,7 @@ from desktop.timeline.filter import TimelineFilter
 from desktop.timeline.model import CALL_ID_ROLE, RECORD_ROLE, Column, TimelineModel
 from desktop.timeline.record import CallRecord, Status
 from kernel.events import Event
+from kernel.visible import one_line
 
 SEARCH_DELAY_MS = 150
 """Typing pauses this long before the rows are filtered (a pass over every row)."""
@@ -237,7 +238,7 @@ class TimelinePanel(QWidget):
         self.tool_filter.clear()
         self.tool_filter.addItem("All tools", "")
         for name in self.model.tool_names():
-            self.tool_filter.addItem(name, name)
+            self.tool_filter.addItem(one_line(name), name)
         found = self.tool_filter.findData(current)
         self.tool_filter.setCurrentIndex(max(found, 0))
         self.tool_filter.blockSignals(False)

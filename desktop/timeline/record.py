@@ -32,6 +32,7 @@ from kernel.events import (
     ToolProgress,
     ToolResultEvent,
 )
+from kernel.visible import one_line
 
 TOOL_EVENTS = (ToolCallStarted, ApprovalRequest, ApprovalDecision, ToolProgress, ToolResultEvent)
 """The event types the timeline reads; every other event is ignored."""
@@ -138,6 +139,16 @@ class CallRecord:
     @property
     def arguments_json(self) -> str:
         return format_arguments(self.input)
+
+    @cached_property
+    def shown_name(self) -> str:
+        """The tool's name as a row shows it: one line, hiding characters escaped."""
+        return one_line(self.name)
+
+    @cached_property
+    def shown_summary(self) -> str:
+        """The arguments' summary as a row shows it: one line, hiding characters escaped."""
+        return one_line(self.summary)
 
     @cached_property
     def search_text(self) -> str:

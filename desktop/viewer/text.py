@@ -5,10 +5,10 @@
 - Invalid UTF-8 becomes U+FFFD (the replacement character).
 - ANSI escape sequences never reach the screen: SGR colour codes (30–37, 90–97, 40–47,
   100–107, 38/48;5;n, 38/48;2;r;g;b, bold, reset) become `Span`s when `ansi` is True and are
-  dropped when it is False; every other escape sequence is dropped.
-- Tabs expand to 8 columns; other control characters show as their visible Unicode symbol
-  (U+2400 block), and bidirectional override characters as U+FFFD, so untrusted output cannot
-  reorder or hide what is painted.
+  dropped when it is False; every other escape sequence is shown, escaped (`\\x1b[2K`).
+- Tabs expand to 8 columns; every other control, bidirectional or invisible character is
+  shown escaped by `kernel.visible` (`\\x0d`, `\\u202e`), so untrusted output cannot reorder
+  or hide what is painted.
 """
 
 from __future__ import annotations
@@ -16,14 +16,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kernel.visible import one_line
+
 TAB = 8
 _ESCAPE = re.compile(
     r"\x1b\[([0-?]*)[ -/]*([@-~])"  # CSI, e.g. SGR colours
     r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC, e.g. titles and hyperlinks
     r"|\x1b[@-Z\\-_]?"  # other escapes, and a lone ESC
 )
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-_BIDI = re.compile(r"[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
 
 BASIC = (
     "#000000", "#cd3131", "#0dbc79", "#e5e510", "#2472c8", "#bc3fbc", "#11a8cd", "#e5e5e5",
@@ -105,13 +105,8 @@ def _extended(codes: list[int]) -> tuple[str | None, int]:
     return None, 1
 
 
-def _control_picture(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return chr(0x2421 if code == 0x7F else 0x2400 + code)
-
-
 def _visible(text: str, column: int) -> str:
-    """Tabs expanded as if `text` started at `column`; controls made visible."""
+    """Tabs expanded as if `text` started at `column`; hiding characters escaped."""
     if "\t" in text:
         out = []
         for ch in text:
@@ -123,7 +118,7 @@ def _visible(text: str, column: int) -> str:
                 out.append(ch)
                 column += 1
         text = "".join(out)
-    return _BIDI.sub("\ufffd", _CONTROL.sub(_control_picture, text))
+    return one_line(text)
 
 
 def render_row(raw: bytes, *, ansi: bool = True) -> DisplayLine:
@@ -136,13 +131,15 @@ def render_row(raw: bytes, *, ansi: bool = True) -> DisplayLine:
     column = 0
     pos = 0
     for match in _ESCAPE.finditer(text):
+        if match.group(2) != "m":
+            continue  # not a colour: left in the text, where it is shown escaped
         chunk = _visible(text[pos : match.start()], column)
         if chunk:
             if ansi and not style.plain:
                 spans.append(Span(column, column + len(chunk), style.fg, style.bg, style.bold))
             parts.append(chunk)
             column += len(chunk)
-        if ansi and match.group(2) == "m":
+        if ansi:
             style.apply(match.group(1) or "")
         pos = match.end()
     chunk = _visible(text[pos:], column)

@@ -28,16 +28,19 @@ def test_ansi_colours_rendered_or_stripped() -> None:
 
 
 def test_other_escapes_and_controls_never_reach_the_screen() -> None:
-    raw = b"\x1b]0;title\x07\x1b[2Jclear\x1b[Kline\x07bell\x1b"
-    line = render_row(raw)
-    assert line.text == "clearline\u2407bell"
-    assert "\x1b" not in line.text
+    raw = b"\x1b]0;title\x07\x1b[2Jclear\x1b[Kline\x07bell\x1b\r\xc2\x9b"
+    for ansi in (True, False):
+        line = render_row(raw, ansi=ansi)
+        assert line.text == ("\\x1b]0;title\\x07\\x1b[2Jclear\\x1b[Kline\\x07bell\\x1b"
+                             "\\x0d\\x9b")
+        assert line.text.isprintable()
 
 
 def test_tabs_expand_and_bidi_overrides_are_neutralised() -> None:
     assert render_row(b"a\tb").text == "a       b"
     assert render_row(b"\x1b[31mab\x1b[0m\tc").text == "ab      c"
-    assert render_row("x\u202eevil".encode()).text == "x\ufffdevil"
+    assert render_row("x\u202eevil".encode()).text == "x\\u202eevil"
+    assert render_row("a\u200bb\u2028c\u2066d".encode()).text == "a\\u200bb\\u2028c\\u2066d"
 
 
 def test_xterm_palette() -> None:
