@@ -5,6 +5,7 @@
 set -u
 need=()
 command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
+command -v pasta >/dev/null 2>&1 || need+=(passt)                   # commands' internet
 command -v xvfb-run >/dev/null 2>&1 || need+=(xvfb)
 command -v objdump >/dev/null 2>&1 || need+=(binutils)              # PyInstaller on Linux
 command -v desktop-file-validate >/dev/null 2>&1 || need+=(desktop-file-utils)

@@ -194,7 +194,8 @@ class PolicyGate:
         request = self._requests.get(call.call_id)
         if request is None:
             preview = build_preview(spec, args, policy=self.path_policy, paths=facts.paths,
-                                    sandbox=self.sandbox.describe(), network=decision.network)
+                                    sandbox=self.sandbox.describe(), network=decision.network,
+                                    local_network=self.settings.exec.local_network)
             rules = grant_rules(spec, facts, self.session())
             always = [{"rule": r.text, "words": describe(r)} for r in rules
                       ] if decision.can_always else []

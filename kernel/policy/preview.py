@@ -4,7 +4,7 @@
   would leave (a new file is a diff against /dev/null; an edit that cannot apply says so);
   for a secret location only what the call gives, never the current content.
 - `run_command`: the exact command, the working directory, the sandbox state, and whether
-  the command gets the network.
+  the command gets the network, and which (the internet only, or this machine's too).
 - anything else: the arguments, as JSON.
 
 Previews are bounded (`MAX_LINES`) with a marker saying how much was left out.
@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel.pathrules import describe_secret
+from kernel.sandbox.network import describe, scope
 from kernel.tools.pathpolicy import PathPolicy, PathVerdict
 from kernel.tools.spec import ToolSpec
 
@@ -27,7 +28,8 @@ MAX_FILE_BYTES = 2_000_000
 
 
 def build_preview(spec: ToolSpec, args: Mapping[str, Any], *, policy: PathPolicy,
-                  paths: Mapping[str, PathVerdict], sandbox: str, network: bool) -> str:
+                  paths: Mapping[str, PathVerdict], sandbox: str, network: bool,
+                  local_network: bool = False) -> str:
     secret = paths.get("path")
     if spec.name in ("write_file", "edit_file") and secret is not None and secret.secret:
         return _secret_change(secret, args)
@@ -37,7 +39,7 @@ def build_preview(spec: ToolSpec, args: Mapping[str, Any], *, policy: PathPolicy
         return _file_diff(policy, paths["path"], lambda old: _apply_edit(old, args))
     if spec.name == "run_command":
         return command_preview(str(args.get("command", "")), cwd=_cwd(policy, paths),
-                               sandbox=sandbox, network=network)
+                               sandbox=sandbox, network=network, local_network=local_network)
     return _bounded(json.dumps(dict(args), indent=2, ensure_ascii=False, default=str))
 
 
@@ -51,12 +53,13 @@ def _secret_change(verdict: PathVerdict, args: Mapping[str, Any]) -> str:
                     + json.dumps(given, indent=2, ensure_ascii=False, default=str))
 
 
-def command_preview(command: str, *, cwd: Path, sandbox: str, network: bool) -> str:
+def command_preview(command: str, *, cwd: Path, sandbox: str, network: bool,
+                    local_network: bool = False) -> str:
     """The command's first line after `$ `, each further line after `> ` (as a shell
     prompts for them), then the facts: so no line of a command can pass for a `cwd:` or
     `sandbox:` line. Other characters are left as they are; every place that shows a
     preview escapes them with `kernel.visible` (which shows only `\\n` as a line break)."""
-    net = "yes (allowed for this command)" if network else "no"
+    net = f"yes, {describe(scope(network, local_network))}" if network else "no"
     shown = "\n> ".join(command.split("\n"))
     return f"$ {shown}\ncwd: {cwd}\nsandbox: {sandbox}\nnetwork: {net}"
 

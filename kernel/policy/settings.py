@@ -17,7 +17,7 @@ line and the key or rule. Nothing is skipped. A missing file means the defaults.
   "exec": {"path": ["/opt/tools/bin"], "env": ["JAVA_HOME", "NPM_TOKEN"],
            "secret_env": ["NPM_TOKEN"], "read_only_paths": ["~/.nvm"],
            "limits": {"memory_mb": 4096, "file_size_mb": 1024, "processes": 512, "cpu_s": 600},
-           "grace_s": 2, "bwrap": "bwrap"},
+           "grace_s": 2, "bwrap": "bwrap", "local_network": false},
   "mcpServers": {"git": {"command": "uvx", "args": ["mcp-server-git"]}}
 }
 ```
@@ -95,6 +95,8 @@ SETTINGS_SCHEMA: Mapping[str, Any] = {
                 },
                 "grace_s": {"type": "number", "exclusiveMinimum": 0, "maximum": 60},
                 "bwrap": {"type": "string", "minLength": 1},
+                "pasta": {"type": "string", "minLength": 1},
+                "local_network": {"type": "boolean"},
             },
         },
         "mcpServers": MCP_SERVERS_SCHEMA,
@@ -203,6 +205,8 @@ def _exec_settings(ex: Mapping[str, Any]) -> ExecSettings:
             cpu_s=limits.get("cpu_s", default.cpu_s)),
         grace_s=float(ex.get("grace_s", DEFAULT_GRACE_S)),
         bwrap=ex.get("bwrap", "bwrap"),
+        pasta=ex.get("pasta", "pasta"),
+        local_network=bool(ex.get("local_network", False)),
     )
 
 

@@ -112,10 +112,14 @@ def bwrap_argv(
     read_only_paths: Iterable[Path] = (),
     handshake_fds: tuple[int, int],
     disable_userns: bool = True,
+    resolv_conf: Path | None = None,
 ) -> list[str]:
     """The full argv: `bwrap … -- PROGRAM`. Paths must be absolute and resolved.
 
     `handshake_fds` are bwrap's `--info-fd` and `--block-fd` (see `kernel.sandbox.handshake`).
+    `network` shares the host's network namespace (the user's `exec.local_network`); without
+    it the command has a namespace of its own, empty, or given the internet by pasta during
+    the handshake, in which case `resolv_conf` (kernel.sandbox.network) is its resolv.conf.
     """
     ws, home = str(workspace), str(real_home)
     info_fd, block_fd = handshake_fds
@@ -124,6 +128,10 @@ def bwrap_argv(
     if not network:
         argv.append("--unshare-net")
     argv += base_mounts()
+    if resolv_conf is not None:
+        target = os.path.realpath("/etc/resolv.conf")
+        if os.path.isfile(target):
+            argv += ["--ro-bind", str(resolv_conf), target]
     read_only_later: list[str] = []
     shown = [ws]  # bound over hidden folders: what lies under or above them shows again
     home_hidden = home != "/" and os.path.isdir(home) and not _inside(home, ws)

@@ -10,6 +10,7 @@ import subprocess
 from kernel.sandbox.bwrap import NAMESPACE_FLAGS, NO_NESTED_USERNS, base_mounts
 from kernel.sandbox.detect import SandboxStatus, detect_sandbox
 from kernel.sandbox.hardening import is_dumpable
+from kernel.sandbox.network import FIX_PASTA, describe, find_pasta, scope
 from kernel.sandbox.pids import kernel_uid, usable_hierarchy
 from kernel.sandbox.settings import ExecSettings
 
@@ -78,6 +79,16 @@ def _confinement(status: SandboxStatus) -> list[str]:
     return lines
 
 
+def _network_words(settings: ExecSettings) -> str:
+    if settings.local_network:
+        return (f"off unless allowed; when allowed: {describe(scope(True, True))} — "
+                f"{WEAKER} (exec.local_network is on)")
+    if find_pasta(settings.pasta) is None:
+        return ("off; a command allowed the network is refused: pasta is missing "
+                f"(fix: {FIX_PASTA})")
+    return f"off unless allowed; when allowed: {describe('internet')}"
+
+
 def report(settings: ExecSettings = _DEFAULT) -> str:
     """A few lines for a terminal: sandbox kind, why, how to fix, confinement, limits."""
     status = detect_sandbox(settings.bwrap)
@@ -97,7 +108,7 @@ def report(settings: ExecSettings = _DEFAULT) -> str:
         lines.append(f"  fix: {status.fix}")
         lines.append("  until then: every command needs your explicit approval, in every mode")
     lines.append(f"  limits: {settings.limits.words()}")
-    lines.append("  network: off unless you allow it for a call or a session")
+    lines.append("  network: " + _network_words(settings))
     dumpable = is_dumpable()
     if dumpable is not None:
         lines.append(

@@ -44,6 +44,7 @@ from kernel.sandbox.launcher import (
     shell_script,
 )
 from kernel.sandbox.limits import ResourceLimits, describe_stop
+from kernel.sandbox.network import FIX_PASTA, NetworkScope, Pasta, find_pasta, resolv_conf, scope
 from kernel.sandbox.pids import CgroupError, CommandCgroup, remove_when_empty
 from kernel.sandbox.proctree import ProcId, alive, descendants, signal_all
 from kernel.sandbox.settings import ExecSettings
@@ -100,6 +101,8 @@ class CommandOutcome:
     """Set when the spool file could not take all the output (e.g. a full disk)."""
     made_ahead: bool = False
     """The sandbox was made before the call asked for it (kernel.sandbox.standby)."""
+    network_scope: NetworkScope = "none"
+    """What the network was (kernel.sandbox.network)."""
 
     @property
     def ok(self) -> bool:
@@ -225,10 +228,13 @@ class CommandExecutor:
 
     def _request(self, workspace: Path, cwd: Path, network: bool, limits: ResourceLimits
                  ) -> LaunchRequest:
+        net = scope(network, self.settings.local_network)
         return LaunchRequest(
             cwd=cwd,
             workspace=workspace,
-            network=network,
+            network=net,
+            resolv_conf=resolv_conf(self.paths.data / "sandbox-net") if net == "internet"
+            else None,
             limits=limits,
             grace_s=self.settings.grace_s,
             sandbox_home=self.paths.sandbox_home.resolve(),
@@ -320,7 +326,8 @@ class CommandExecutor:
     def _start(self, launcher: Launcher, request: LaunchRequest, env: dict[str, str],
                script: bytes | None) -> _Sandbox:
         """Start the launcher; its shell gets `script` now, or later through `fill`."""
-        handshake = Handshake() if launcher.kernel_sets_limits else None
+        handshake = (Handshake(_network(request.network, self.settings.pasta))
+                     if launcher.kernel_sets_limits else None)
         if handshake is not None:
             request = replace(request, handshake_fds=handshake.child_fds)
         read_fd, write_fd = os.pipe()
@@ -465,6 +472,7 @@ class CommandExecutor:
             sandbox=launcher.kind,
             withheld_env=tuple(withheld),
             network=network or not launcher.isolates_network,
+            network_scope=sandbox.request.network if launcher.isolates_network else "host",
             write_error=pump.write_error,
             made_ahead=sandbox.fingerprint is not None,
         )
@@ -506,8 +514,11 @@ class CommandExecutor:
         signal_all(live.known, signal.SIGKILL)
 
     async def _release(self, live: _Live) -> None:
-        """Once the command ended: wait for what was signalled, then remove its cgroup."""
+        """Once the command ended: wait for what was signalled, end its pasta, then remove
+        its cgroup."""
         await self._wait_gone(live)
+        if live.handshake is not None and live.handshake.network is not None:
+            await live.handshake.network.aclose()
         if live.cgroup is not None:
             await _remove_cgroup(live.cgroup)
 
@@ -538,6 +549,8 @@ class CommandExecutor:
         ):
             time.sleep(POLL_S)
         for live in lives:
+            if live.handshake is not None and live.handshake.network is not None:
+                live.handshake.network.stop()
             if live.cgroup is not None:
                 with contextlib.suppress(CgroupError):
                     remove_when_empty(live.cgroup)
@@ -546,6 +559,22 @@ class CommandExecutor:
     def running(self) -> int:
         """How many commands are running now."""
         return len(self._live)
+
+
+def _network(network_scope: NetworkScope, name: str) -> Pasta | None:
+    """The pasta that gives a sandbox the internet (fail closed: none, no network)."""
+    if network_scope != "internet":
+        return None
+    pasta = find_pasta(name)
+    if pasta is None:
+        raise ToolError(
+            "The command was not run: it is allowed the network, but pasta (the user-mode "
+            "network stack that gives a sandbox the internet without this machine's local "
+            "services) is not installed.",
+            hint=f"Fix: {FIX_PASTA}; or set exec.local_network to share this machine's "
+                 "network with commands.",
+            code=ErrorCode.SANDBOX_UNAVAILABLE)
+    return Pasta(pasta)
 
 
 def _bwrap(status: SandboxStatus) -> BwrapLauncher:

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 
 from kernel.sandbox.limits import ResourceLimits
+from kernel.sandbox.network import NetworkUnavailable, Pasta
 from kernel.sandbox.pids import CgroupError, CommandCgroup, confine
 
 MAX_INFO_BYTES = 64 << 10
@@ -63,7 +64,11 @@ def set_limits(pid: int, limits: ResourceLimits) -> None:
 class Handshake:
     """The two pipes of one bwrap start: bwrap's info comes in, the go-ahead goes out."""
 
-    def __init__(self) -> None:
+    def __init__(self, network: Pasta | None = None) -> None:
+        self.network = network
+        """Attached to the sandbox's network namespace before the go-ahead (kernel.sandbox.network);
+        the caller stops it once the command has ended."""
+        self._attaching: asyncio.Task[None] | None = None
         self.cgroup: CommandCgroup | None = None
         """The command's pids cgroup, where one enforces the process limit (kernel.sandbox.pids);
         the caller removes it once the command's processes are gone."""
@@ -95,7 +100,10 @@ class Handshake:
                 raise HandshakeError(f"bubblewrap did not report its sandbox in {timeout_s:g} s")
             if self._read_some():
                 break
-        self._go(limits)
+        if self.network is not None:
+            raise HandshakeError("a sandbox with a network of its own is started from the loop")
+        self._confine(limits)
+        self._go()
 
     def watch(
         self,
@@ -125,16 +133,33 @@ class Handshake:
                 return
             self._stop_watching()
             try:
-                self._go(limits)
+                pid = self._confine(limits)
             except HandshakeError as exc:
                 on_failure(str(exc))
                 self.close()
                 return
-            if on_started is not None:
-                on_started()
+            if self.network is None:
+                self._go()
+                if on_started is not None:
+                    on_started()
+            else:
+                self._attaching = loop.create_task(
+                    self._attach_then_go(self.network, pid, on_failure, on_started))
 
         self._loop = loop
         loop.add_reader(self._info_read, readable)
+
+    async def _attach_then_go(self, network: Pasta, pid: int, on_failure: Callable[[str], None],
+                              on_started: Callable[[], None] | None) -> None:
+        try:
+            await network.attach(pid)
+        except NetworkUnavailable as exc:
+            on_failure(f"the command's network could not be set up: {exc}")
+            self.close()
+            return
+        self._go()
+        if on_started is not None:
+            on_started()
 
     def _read_some(self) -> bool:
         """Read what bwrap wrote; True at the end of its info."""
@@ -142,13 +167,17 @@ class Handshake:
         self._info += data
         return not data or len(self._info) > MAX_INFO_BYTES
 
-    def _go(self, limits: ResourceLimits) -> None:
+    def _confine(self, limits: ResourceLimits) -> int:
+        """Set the limits on the sandbox (rlimits, and a pids cgroup where needed); its pid."""
         pid = child_pid(bytes(self._info))
         set_limits(pid, limits)
         try:
             self.cgroup = confine(pid, limits.processes)
         except CgroupError as exc:
             raise HandshakeError(str(exc)) from exc
+        return pid
+
+    def _go(self) -> None:
         with contextlib.suppress(OSError):  # bwrap gone already: it runs nothing
             os.write(self._block_write, b"1")
         self.close()
@@ -161,9 +190,19 @@ class Handshake:
     def close(self) -> None:
         """Close every end still open. Only after the go-ahead or after the sandbox is dead."""
         self._stop_watching()
+        attaching, self._attaching = self._attaching, None
+        if attaching is not None and attaching is not _current_task():
+            attaching.cancel()
         for name in ("_info_read", "_info_write", "_block_read", "_block_write"):
             fd = getattr(self, name)
             if fd >= 0:
                 with contextlib.suppress(OSError):
                     os.close(fd)
                 setattr(self, name, -1)
+
+
+def _current_task() -> asyncio.Task[object] | None:
+    try:
+        return asyncio.current_task()
+    except RuntimeError:  # no running loop
+        return None

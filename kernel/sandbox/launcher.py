@@ -36,6 +36,7 @@ from typing import Protocol
 from kernel.paths import AppPaths
 from kernel.sandbox.bwrap import bwrap_argv
 from kernel.sandbox.limits import ResourceLimits
+from kernel.sandbox.network import NetworkScope
 
 REAPER = Path(__file__).with_name("reaper.py")
 SHELL = ("/bin/sh", "-s")
@@ -51,7 +52,7 @@ def shell_script(command: str) -> bytes:
 class LaunchRequest:
     cwd: Path
     workspace: Path
-    network: bool
+    network: NetworkScope
     limits: ResourceLimits
     """With the CPU limit filled in."""
     grace_s: float
@@ -61,6 +62,8 @@ class LaunchRequest:
     read_only_paths: tuple[Path, ...] = ()
     handshake_fds: tuple[int, int] | None = None
     """(info fd, block fd) of the start handshake, for a launcher whose `kernel_sets_limits`."""
+    resolv_conf: Path | None = None
+    """The resolv.conf of a command with the internet (kernel.sandbox.network)."""
 
 
 class Launcher(Protocol):
@@ -100,7 +103,8 @@ class BwrapLauncher:
             program=SHELL,
             cwd=request.cwd,
             workspace=request.workspace,
-            network=request.network,
+            network=request.network == "host",
+            resolv_conf=request.resolv_conf if request.network == "internet" else None,
             paths=request.paths,
             sandbox_home=request.sandbox_home,
             real_home=request.real_home,

@@ -25,3 +25,9 @@ class ExecSettings:
     """Time between SIGTERM and SIGKILL when a command is stopped."""
     bwrap: str = "bwrap"
     """The bubblewrap program (a name looked up in PATH, or a path)."""
+    pasta: str = "pasta"
+    """The pasta program (from `passt`) that gives a command the internet."""
+    local_network: bool = False
+    """A command allowed the network shares this machine's network namespace (its loopback
+    services, X11 and D-Bus sockets too) instead of getting the internet only through pasta
+    (kernel.sandbox.network)."""

@@ -71,7 +71,15 @@ def test_command_preview_says_command_cwd_sandbox_and_network(world: PolicyWorld
                                    sandbox="none (bwrap missing)", network=True)
     assert text.splitlines() == ["$ npm  install", f"cwd: {world.workspace}",
                                  "sandbox: none (bwrap missing)",
-                                 "network: yes (allowed for this command)"]
+                                 "network: yes, the internet only (a network namespace of "
+                                 "its own through pasta: not this machine's local services "
+                                 "or sockets)"]
+    local = command_preview("curl localhost", cwd=world.workspace, sandbox="bubblewrap",
+                            network=True, local_network=True)
+    assert local.splitlines()[-1].startswith("network: yes, this machine's network, local "
+                                             "services, X11 and D-Bus sockets included")
+    assert command_preview("ls", cwd=world.workspace, sandbox="bubblewrap", network=False,
+                           local_network=True).splitlines()[-1] == "network: no"
 
 
 def test_other_tools_preview_their_arguments(world: PolicyWorld) -> None:

@@ -177,7 +177,7 @@ def test_progress_is_emitted_while_running(run_tool) -> None:
 
 def test_network_only_when_allowed(run_tool) -> None:
     result = run_tool({"command": "true"}, gate=GateOutcome(allowed=True, network=True))
-    assert "network: on" in result.text.splitlines()[0]
+    assert "network: internet" in result.text.splitlines()[0]
 
 
 def test_no_sandbox_refuses_unless_the_user_approved_the_call(
@@ -192,7 +192,7 @@ def test_no_sandbox_refuses_unless_the_user_approved_the_call(
         reins_home, workspace, {"command": "touch ran.txt; echo done"}, settings=settings,
         gate=GateOutcome(allowed=True, user_approved=True), call_id="call-2",
     )
-    assert not approved.is_error and "sandbox: none · network: on" in approved.text
+    assert not approved.is_error and "sandbox: none · network: host" in approved.text
     assert (workspace / "ran.txt").exists()
 
 

@@ -3,7 +3,8 @@
 `python confined.py AS FOLDER SPEC` where AS is `current` (whoever runs the tests: root in
 CI) or `nobody` (started as root: the helper of tests/sandbox/unprivileged_run.py switches
 to uid 0 of a user namespace that is kernel uid 65534 first), FOLDER a folder nobody can
-reach, SPEC a JSON object: {"processes": N, "network": bool, "commands": [COMMAND, ...]}.
+reach, SPEC a JSON object: {"processes": N, "network": bool, "commands": [COMMAND, ...],
+"settings": {ExecSettings field: value}}.
 Prints one JSON line: {"as": …, "uid_map": …, "status": {…}, "outcomes": [{…}, …]}.
 """
 
@@ -22,6 +23,7 @@ from kernel.sandbox.limits import ResourceLimits
 from kernel.sandbox.pids import usable_hierarchy
 from kernel.sandbox.settings import ExecSettings
 from kernel.tools.externalize import OutputStore
+from kernel.tools.spec import ToolError
 from tests.sandbox.unprivileged_run import become_nobody
 
 
@@ -30,12 +32,35 @@ async def _run_all(executor: CommandExecutor, workspace: Path, outputs: OutputSt
     results: list[dict[str, object]] = []
     for index, command in enumerate(commands):
         with outputs.spool(f"c{index}") as spool:
-            outcome = await executor.run(command, workspace=workspace, spool=spool,
-                                         timeout_s=60, network=network)
+            try:
+                outcome = await executor.run(command, workspace=workspace, spool=spool,
+                                             timeout_s=60, network=network)
+            except ToolError as exc:
+                results.append({"command": command, "exit_code": None, "output": "",
+                                "error": f"{exc} {exc.hint}"})
+                continue
         results.append({"command": command, "exit_code": outcome.exit_code,
+                        "network_scope": outcome.network_scope,
                         "stopped": outcome.stopped, "sandbox": outcome.sandbox,
                         "output": outcome.spool_path.read_text(errors="replace")[-4000:]})
     return results
+
+
+def _children_named(name: str) -> list[int]:
+    """Live processes called `name` started by the executor (pasta daemonizes, so it is not
+    a child: it is found by its pid file's folder, `reins-pasta-…`, on its command line)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            comm = (entry / "comm").read_text().strip()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if comm == name and b"reins-pasta-" in cmdline:
+            found.append(int(entry.name))
+    return found
 
 
 def main(who: str, folder: Path, spec: dict[str, object]) -> None:
@@ -46,8 +71,10 @@ def main(who: str, folder: Path, spec: dict[str, object]) -> None:
     workspace.mkdir(exist_ok=True)
     processes = spec.get("processes", 512)
     assert isinstance(processes, int)
+    options = spec.get("settings", {})
+    assert isinstance(options, dict)
     executor = CommandExecutor(paths, ExecSettings(limits=ResourceLimits(processes=processes),
-                                                   grace_s=0.5), ahead=False)
+                                                   grace_s=0.5, **options), ahead=False)
     status = executor.status()
     report: dict[str, object] = {"as": who, "status": dataclasses.asdict(status),
                                  "uid_map": Path("/proc/self/uid_map").read_text().split()}
@@ -60,6 +87,7 @@ def main(who: str, folder: Path, spec: dict[str, object]) -> None:
                 bool(spec.get("network", False))))
         finally:
             executor.shutdown()
+        report["pastas_left"] = _children_named("pasta")
         hierarchy = usable_hierarchy() if status.process_limit == "cgroup" else None
         report["cgroups_left"] = [] if hierarchy is None else [
             entry.name for entry in hierarchy.root.iterdir()

@@ -24,8 +24,8 @@ USERS = ["current", "nobody"]
 
 
 def run_confined(who: str, commands: list[str], *, processes: int = 512,
-                 network: bool = False, prepare: Callable[[Path], None] | None = None
-                 ) -> dict[str, Any]:
+                 network: bool = False, prepare: Callable[[Path], None] | None = None,
+                 settings: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run `commands` one after another in one executor as `who`; the parsed report."""
     folder = Path(tempfile.mkdtemp(prefix="reins-sec-"))
     folder.chmod(0o777)  # reachable by nobody
@@ -37,7 +37,8 @@ def run_confined(who: str, commands: list[str], *, processes: int = 512,
                 subprocess.run(["chown", "-R", "65534:65534", str(folder)], check=True)
         done = subprocess.run(
             [sys.executable, str(CONFINED), who, str(folder),
-             json.dumps({"commands": commands, "processes": processes, "network": network})],
+             json.dumps({"commands": commands, "processes": processes, "network": network,
+                         "settings": settings or {}})],
             capture_output=True, text=True, timeout=300, check=False,
             env={**os.environ, "PYTHONPATH": str(ROOT)})
     finally:
