@@ -13,8 +13,7 @@ clean and nothing leaks into other servers. Calls come from other tasks through 
 from __future__ import annotations
 
 import logging
-import shutil
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from importlib import metadata
 from pathlib import Path
@@ -31,7 +30,7 @@ from mcp.shared.message import SessionMessage
 
 from kernel.mcp.config import McpServerConfig
 from kernel.mcp.definitions import ToolDefinitions
-from kernel.mcp.environment import server_cwd
+from kernel.mcp.launch import ServerLaunch
 from kernel.mcp.stdio import EXIT_GRACE_S, StdioChannel, open_stdio
 from kernel.mcp.tools import definition_fingerprint
 
@@ -65,15 +64,6 @@ def _client_info() -> mcp_types.Implementation:
     return mcp_types.Implementation(name="reins", version=version)
 
 
-def resolve_command(command: str, path: str) -> str:
-    """`command` as an absolute path, looked up in the server's PATH (the user's login PATH,
-    so `npx`/`uvx` installed in the home are found as Claude Desktop finds them). Unchanged
-    when not found (the start then fails with "No such file")."""
-    if "/" in command:
-        return command
-    return shutil.which(command, path=path) or command
-
-
 class McpConnection:
     """The session with one server, while `serve()` runs."""
 
@@ -81,7 +71,7 @@ class McpConnection:
         self,
         config: McpServerConfig,
         *,
-        env: Mapping[str, str],
+        launch: ServerLaunch | None,
         stderr_path: Path,
         startup_timeout_s: float,
         ping_interval_s: float = PING_INTERVAL_S,
@@ -91,7 +81,8 @@ class McpConnection:
         self.definitions = definitions or ToolDefinitions(config.name)
         """What the server lists now; suspended from its `tools/list_changed` notification
         until the re-listing is in (kernel.mcp.definitions)."""
-        self.env = dict(env)
+        self.launch = launch
+        """How a stdio server is started (None for an HTTP server)."""
         self.stderr_path = stderr_path
         self.startup_timeout_s = startup_timeout_s
         self.ping_interval_s = ping_interval_s
@@ -296,10 +287,10 @@ class McpConnection:
             return
         self.stderr_path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.stderr_path, "wb") as stderr:
-            command = resolve_command(self.config.command, self.env.get("PATH", ""))
-            async with open_stdio(command, self.config.args, env=self.env,
-                                  cwd=server_cwd(self.config, self.env), stderr=stderr,
-                                  on_message=self._on_wire) as channel:
+            assert self.launch is not None, "a stdio server needs its launch"
+            program, *args = self.launch.argv
+            async with open_stdio(program, args, env=self.launch.env, cwd=self.launch.cwd,
+                                  stderr=stderr, on_message=self._on_wire) as channel:
                 self.pid = channel.pid
                 self._process = channel.process
                 self._channel = channel

@@ -8,7 +8,9 @@
 ```
 
 A `command` entry is a stdio server; a `url` entry is a streamable-HTTP server. Reins adds
-`"disabled": true` (keep the entry, don't start it) and accepts an explicit `"type"`. Unknown
+`"disabled": true` (keep the entry, don't start it), `"sandbox": true` (a stdio server runs
+under bubblewrap: the network, its `cwd` and its own state folder, the home read-only and
+its secrets hidden; see kernel.sandbox.server) and accepts an explicit `"type"`. Unknown
 keys are refused with a message naming them: a pasted `autoApprove` list from another client
 must not look as if it had been honoured.
 """
@@ -28,7 +30,7 @@ import jsonschema
 Transport = Literal["stdio", "http"]
 
 _STRING_MAP: dict[str, Any] = {"type": "object", "additionalProperties": {"type": "string"}}
-_STDIO_KEYS = ("command", "args", "env", "cwd")
+_STDIO_KEYS = ("command", "args", "env", "cwd", "sandbox")
 _HTTP_KEYS = ("url", "headers")
 _TYPE_ALIASES: Mapping[str, Transport] = {
     "stdio": "stdio",
@@ -52,6 +54,7 @@ MCP_SERVERS_SCHEMA: Mapping[str, Any] = {
             "headers": _STRING_MAP,
             "type": {"enum": sorted(_TYPE_ALIASES)},
             "disabled": {"type": "boolean"},
+            "sandbox": {"type": "boolean"},
         },
         "additionalProperties": False,
         "oneOf": [
@@ -83,6 +86,8 @@ class McpServerConfig:
     url: str = ""
     headers: Mapping[str, str] = field(default_factory=dict)
     enabled: bool = True
+    sandbox: bool = False
+    """Run the (stdio) server under bubblewrap (kernel.sandbox.server)."""
 
     def describe(self) -> str:
         """The command line or URL, for settings and error messages."""
@@ -145,6 +150,7 @@ def parse_server(name: Any, entry: Any, *, where: str = "mcpServers") -> McpServ
         url=entry.get("url", ""),
         headers=dict(entry.get("headers", {})),
         enabled=not entry.get("disabled", False),
+        sandbox=entry.get("sandbox", False),
     )
 
 

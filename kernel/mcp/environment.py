@@ -26,9 +26,8 @@ Withheld, whatever their value:
 
 A path that lies in a folder sandboxed commands can write (`writable`: the sandbox home) is
 never handed over: such PATH entries are dropped, as are relative and empty entries (they
-mean the current folder), and so is a path variable pointing there. A server without a
-`cwd` starts in the home (`server_cwd`), not in the kernel's current folder, which may be a
-workspace.
+mean the current folder), and so is a path variable pointing there. (Where the server starts
+and how: kernel.mcp.launch.)
 """
 
 from __future__ import annotations
@@ -39,11 +38,10 @@ import logging
 import os
 import pwd
 import signal
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from kernel.mcp.config import McpServerConfig
-from kernel.paths import AppPaths
 from kernel.sandbox.env import looks_secret
 from kernel.sandbox.settings import ExecSettings
 
@@ -59,9 +57,6 @@ _MARK = "__REINS_LOGIN_PATH_7d1f__"
 _PRINT_PATH = f"echo '{_MARK}'\"$PATH\"'{_MARK}'"
 """Builtins only, one spelling for sh, bash, zsh, fish and csh (fish joins a quoted $PATH
 with colons); the markers set the PATH apart from what the profile prints."""
-
-EnvBuilder = Callable[[McpServerConfig], Awaitable[Mapping[str, str]]]
-
 
 class UnsafeEnvironment(ValueError):
     """No home outside the folders sandboxed commands can write: the server is not started."""
@@ -126,11 +121,6 @@ def clean_path(path: str, roots: Sequence[str]) -> str:
 def real_roots(writable: Iterable[Path | str]) -> list[str]:
     """The folders sandboxed commands can write, symlinks resolved."""
     return [os.path.realpath(p) for p in writable]
-
-
-def server_cwd(config: McpServerConfig, env: Mapping[str, str]) -> str:
-    """Where the server starts: its configured `cwd`, else its HOME."""
-    return config.cwd or env.get("HOME") or "/"
 
 
 def _safe_folder(path: str, roots: Sequence[str]) -> bool:
@@ -223,18 +213,3 @@ async def _ask_shell(shell: str, home: str, env: Mapping[str, str], timeout_s: f
         await process.wait()
     parts = output.decode("utf-8", "replace").split(_MARK)
     return parts[1].strip() if len(parts) >= 3 and "\0" not in parts[1] else ""
-
-
-def env_builder(paths: AppPaths, exec_settings: ExecSettings | None = None,
-                source: Mapping[str, str] | None = None) -> EnvBuilder:
-    """`server_env` for each stdio server, with the login PATH (asked at the first start)."""
-
-    async def env_for(config: McpServerConfig) -> Mapping[str, str]:
-        environ = dict(os.environ if source is None else source)
-        writable = (paths.sandbox_home,)
-        home = real_home(environ, real_roots(writable))
-        found = await login_path(environ, home)
-        return server_env(config, source=environ, login_path=found, writable=writable,
-                          settings=exec_settings)
-
-    return env_for

@@ -35,8 +35,8 @@ from kernel.mcp.client import (
 )
 from kernel.mcp.config import McpServerConfig
 from kernel.mcp.definitions import ToolDefinitions
-from kernel.mcp.environment import EnvBuilder
 from kernel.mcp.fingerprint import spec_fingerprint
+from kernel.mcp.launch import LaunchBuilder, ServerLaunch
 from kernel.mcp.naming import check_collision, describe_origin, sanitize
 from kernel.mcp.stdio import EXIT_GRACE_S, KILL_GRACE_S, tail_lines
 from kernel.mcp.tools import McpCall, origin_of, to_spec
@@ -130,7 +130,7 @@ class McpManager:
         self,
         registry: ToolRegistry,
         *,
-        env_for: EnvBuilder,
+        launch_for: LaunchBuilder,
         logs_dir: Path,
         startup_timeout_s: float = 30.0,
         backoff: Backoff | None = None,
@@ -139,7 +139,7 @@ class McpManager:
     ) -> None:
         self.registry = registry
         self.ping_interval_s = ping_interval_s
-        self.env_for = env_for
+        self.launch_for = launch_for
         self.logs_dir = logs_dir
         self.startup_timeout_s = startup_timeout_s
         self.backoff = backoff or Backoff()
@@ -263,15 +263,16 @@ class McpManager:
         stderr_path = self.logs_dir / f"{sanitize(name)}.stderr.log"
         failures = slot.state.failures
         while not slot.stopping:
-            env: Mapping[str, str] | None = {}
+            launch: ServerLaunch | None = None
+            error = ""
             if slot.config.transport == "stdio":
                 try:
-                    env = await self.env_for(slot.config)
-                except Exception as exc:  # the environment cannot be built: fail closed
-                    env, error = None, f"cannot build the server's environment: {exc}"
-            if env is not None:
+                    launch = await self.launch_for(slot.config)
+                except Exception as exc:  # it cannot be started safely: fail closed
+                    error = f"cannot prepare the server's start: {exc}"
+            if not error:
                 connection = McpConnection(
-                    slot.config, env=env, stderr_path=stderr_path,
+                    slot.config, launch=launch, stderr_path=stderr_path,
                     startup_timeout_s=self.startup_timeout_s,
                     ping_interval_s=self.ping_interval_s, definitions=slot.definitions)
                 slot.connection = connection

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel.mcp.config import parse_mcp_servers
-from kernel.mcp.environment import env_builder
+from kernel.mcp.launch import launch_builder
 from kernel.mcp.manager import Backoff, McpManager, StateListener
 from kernel.paths import AppPaths
 from kernel.sandbox.settings import ExecSettings
@@ -44,7 +44,7 @@ async def start_mcp_servers(
     launched; returns at once. Raises McpConfigError for an unusable entry (nothing starts).
     """
     configs = parse_mcp_servers(mcp_servers)
-    manager = McpManager(registry, env_for=env_builder(paths, exec_settings),
+    manager = McpManager(registry, launch_for=launch_builder(paths, exec_settings),
                          logs_dir=mcp_logs_dir(paths), startup_timeout_s=startup_timeout_s,
                          backoff=backoff, on_state=on_state)
     await manager.start(configs)

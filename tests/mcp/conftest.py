@@ -15,6 +15,7 @@ from typing import Any
 
 from kernel.mcp.config import McpServerConfig, parse_mcp_servers
 from kernel.mcp.environment import server_env
+from kernel.mcp.launch import ServerLaunch, direct_launch
 from kernel.mcp.manager import Backoff, McpManager, ServerState
 from kernel.tools.dispatch import Dispatcher, NullObserver
 from kernel.tools.externalize import OutputStore
@@ -104,10 +105,11 @@ async def harness(
     published: list[ServerState] = []
     built = env if env is not None else base_env(tmp_path)
 
-    async def env_for(config: McpServerConfig) -> dict[str, str]:
-        return server_env(config, source=built, login_path=built["PATH"], writable=())
+    async def launch_for(config: McpServerConfig) -> ServerLaunch:
+        env = server_env(config, source=built, login_path=built["PATH"], writable=())
+        return direct_launch(config, env)
 
-    manager = McpManager(registry, env_for=env_for, logs_dir=tmp_path / "logs",
+    manager = McpManager(registry, launch_for=launch_for, logs_dir=tmp_path / "logs",
                          backoff=backoff or Backoff(0.2, 1.0, 4),
                          startup_timeout_s=startup_timeout_s, on_state=published.append,
                          ping_interval_s=ping_interval_s)

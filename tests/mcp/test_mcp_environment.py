@@ -15,9 +15,9 @@ from kernel.mcp.environment import (
     UnsafeEnvironment,
     clean_path,
     login_path,
-    server_cwd,
     server_env,
 )
+from kernel.mcp.launch import ServerLaunch, direct_launch
 from kernel.sandbox.settings import ExecSettings
 
 SANDBOX_HOME = "/data/reins/sandbox-home"
@@ -129,9 +129,19 @@ def test_the_home_is_never_a_writable_folder(home: str) -> None:
     assert env["HOME"] != home and os.path.isabs(env["HOME"])  # the password database's
 
 
-def test_a_server_starts_in_its_cwd_or_its_home() -> None:
-    assert server_cwd(parse_server("s", {"command": "x"}), {"HOME": HOME}) == HOME
-    assert server_cwd(parse_server("s", {"command": "x", "cwd": "/srv"}), {"HOME": HOME}) == "/srv"
+def test_a_server_starts_in_its_cwd_or_its_home_and_its_command_is_found_on_its_path(
+        tmp_path: Path) -> None:
+    tool = tmp_path / "bin" / "my-server"
+    tool.parent.mkdir()
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    env = {"HOME": HOME, "PATH": f"/nonexistent:{tool.parent}"}
+    plain = direct_launch(parse_server("s", {"command": "my-server", "args": ["-v"]}), env)
+    assert plain == ServerLaunch((str(tool), "-v"), env, HOME)
+    placed = direct_launch(parse_server("s", {"command": "/opt/x", "cwd": "/srv"}), env)
+    assert placed.argv == ("/opt/x",) and placed.cwd == "/srv"
+    missing = direct_launch(parse_server("s", {"command": "nowhere"}), env)
+    assert missing.argv == ("nowhere",)
 
 
 # ---------------------------------------------------------------- login shells

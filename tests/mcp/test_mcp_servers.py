@@ -130,7 +130,7 @@ def test_slow_and_broken_servers_delay_nobody(tmp_path: Path) -> None:
             assert shown["status"] == "failed" and shown["summary"] == missing.summary
 
             invalid = await h.manager.wait_for("invalid", ready, WAIT)
-            assert invalid.summary == "ready with 16 tools (1 skipped)"
+            assert invalid.summary == "ready with 17 tools (1 skipped)"
             (skipped,) = invalid.skipped
             assert skipped.startswith("broken: ") and "meta-schema" in skipped
             assert "$.properties.x.type" in skipped
@@ -266,7 +266,7 @@ def test_list_changed_reregisters_only_that_servers_tools(tmp_path: Path) -> Non
             assert (await h.call("mcp__edge__grow")).text == "grown"
             state = await h.manager.wait_for("edge", lambda s: "mcp__edge__extra" in s.tools,
                                              WAIT)
-            assert len(state.tools) == 17
+            assert len(state.tools) == 18
             assert h.registry.version > version
             assert h.registry.get("mcp__edge__peek") is peek
             assert h.registry.get("mcp__time__get_current_time") is clock
@@ -331,7 +331,7 @@ def test_disable_enable_restart(tmp_path: Path) -> None:
 
             await h.manager.enable("edge")
             second = await h.manager.wait_for("edge", ready, WAIT)
-            assert second.summary == "ready with 16 tools" and second.pid != first.pid
+            assert second.summary == "ready with 17 tools" and second.pid != first.pid
 
             await h.manager.restart("edge")
             third = await h.manager.wait_for("edge", ready, WAIT)
@@ -346,8 +346,8 @@ def test_name_collisions_between_servers_name_both_origins(tmp_path: Path) -> No
         async with harness(tmp_path, {"a.b": edge(), "a_b": edge()}) as h:
             states = {s.name: s for s in await h.manager.wait_settled(WAIT)}
             owner, other = sorted(states.values(), key=lambda s: -len(s.tools))
-            assert len(owner.tools) == 16 and other.tools == ()
-            assert len(other.skipped) == 16
+            assert len(owner.tools) == 17 and other.tools == ()
+            assert len(other.skipped) == 17
             assert "mcp:a.b tool 'echo'" in "".join(other.skipped)
             assert "mcp:a_b tool 'echo'" in "".join(other.skipped)
             assert h.registry.get("mcp__a_b__echo").origin == f"mcp:{owner.name}"

@@ -125,6 +125,13 @@ def touch(path: str) -> str:
 
 
 @server.tool()
+def read(path: str) -> str:
+    """The text of the file at `path`."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return f.read()
+
+
+@server.tool()
 def spawn() -> str:
     """Start a long `sleep` in the background (same process group); return its pid."""
     child = subprocess.Popen(["sleep", "1000"], stdin=subprocess.DEVNULL,

@@ -1,0 +1,108 @@
+"""How a stdio MCP server is started: its argv, its environment and its folder.
+
+`launch_builder` gives the manager one async function per kernel: for each stdio server it
+builds the environment (`kernel.mcp.environment.server_env`, with the login PATH asked at
+the first start), finds the command on that PATH, and picks the folder; a server whose
+entry says `"sandbox": true` is wrapped in bubblewrap (`kernel.sandbox.server`) with its own
+state folder for caches, and fails to start, saying why, when no sandbox is available here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from kernel.mcp.config import McpServerConfig
+from kernel.mcp.environment import login_path, real_home, real_roots, server_env
+from kernel.mcp.naming import sanitize
+from kernel.paths import AppPaths
+from kernel.sandbox.detect import detect_sandbox
+from kernel.sandbox.server import server_bwrap_argv
+from kernel.sandbox.settings import ExecSettings
+
+
+@dataclass(frozen=True)
+class ServerLaunch:
+    """Everything the stdio transport needs to start one server."""
+
+    argv: tuple[str, ...]
+    env: Mapping[str, str]
+    cwd: str
+
+
+LaunchBuilder = Callable[[McpServerConfig], Awaitable[ServerLaunch]]
+
+
+class SandboxUnavailable(RuntimeError):
+    """The entry asks for a sandbox and none can be made here: the server is not started."""
+
+
+def resolve_command(command: str, path: str) -> str:
+    """`command` as an absolute path, looked up in the server's PATH (the user's login PATH,
+    so `npx`/`uvx` installed in the home are found as Claude Desktop finds them). Unchanged
+    when not found (the start then fails with "No such file")."""
+    if "/" in command:
+        return command
+    return shutil.which(command, path=path) or command
+
+
+def direct_launch(config: McpServerConfig, env: Mapping[str, str]) -> ServerLaunch:
+    """An unsandboxed server: started in its `cwd`, else in its HOME (never in the kernel's
+    current folder, which may be a workspace that commands write)."""
+    command = resolve_command(config.command, env.get("PATH", ""))
+    return ServerLaunch((command, *config.args), env, config.cwd or env.get("HOME") or "/")
+
+
+def mcp_state_dir(paths: AppPaths, server: str) -> Path:
+    """The folder a sandboxed server may write (its caches and state)."""
+    return paths.data / "mcp-state" / sanitize(server)
+
+
+def sandboxed_env(env: Mapping[str, str], state: Path) -> dict[str, str]:
+    """The server's environment with its caches, state and data in its state folder (XDG,
+    npm and uv look there) and TMPDIR the sandbox's private /tmp."""
+    return {**env, "XDG_CACHE_HOME": f"{state}/cache", "XDG_STATE_HOME": f"{state}/state",
+            "XDG_DATA_HOME": f"{state}/data", "npm_config_cache": f"{state}/npm",
+            "UV_CACHE_DIR": f"{state}/uv", "TMPDIR": "/tmp"}
+
+
+def sandboxed_launch(config: McpServerConfig, env: Mapping[str, str], *, paths: AppPaths,
+                     bwrap: str, disable_userns: bool) -> ServerLaunch:
+    """A server under bubblewrap: network on, its `cwd` as its workspace, its state folder
+    writable, the home read-only with its secret locations hidden."""
+    state = mcp_state_dir(paths, config.name)
+    state.mkdir(parents=True, exist_ok=True)
+    inner = sandboxed_env(env, state)
+    program = (resolve_command(config.command, env.get("PATH", "")), *config.args)
+    workspace = Path(config.cwd) if config.cwd else None
+    argv = server_bwrap_argv(bwrap, program=program, state=state, workspace=workspace,
+                             real_home=Path(env["HOME"]), paths=paths,
+                             disable_userns=disable_userns)
+    return ServerLaunch(tuple(argv), inner, config.cwd or str(state))
+
+
+def launch_builder(paths: AppPaths, exec_settings: ExecSettings | None = None,
+                   source: Mapping[str, str] | None = None) -> LaunchBuilder:
+    """How each stdio server of this kernel starts (see the module docstring)."""
+    settings = exec_settings or ExecSettings()
+
+    async def launch_for(config: McpServerConfig) -> ServerLaunch:
+        environ = dict(os.environ if source is None else source)
+        writable = (paths.sandbox_home,)
+        found = await login_path(environ, real_home(environ, real_roots(writable)))
+        env = server_env(config, source=environ, login_path=found, writable=writable,
+                         settings=settings)
+        if not config.sandbox:
+            return direct_launch(config, env)
+        status = await asyncio.to_thread(detect_sandbox, settings.bwrap)
+        if not status.available:
+            raise SandboxUnavailable(f"the entry asks for a sandbox and none is available "
+                                     f"here: {status.reason} ({status.fix})")
+        return sandboxed_launch(config, env, paths=paths, bwrap=status.bwrap_path,
+                                disable_userns=status.nested_userns_blocked)
+
+    return launch_for

@@ -1,0 +1,87 @@
+"""The bubblewrap command line for an MCP server its entry sandboxes (`"sandbox": true`).
+
+A server is not a command: it lives as long as the kernel, speaks over stdin and stdout,
+needs the network (APIs, fetchers, package downloads) and a place for its caches. So it gets
+the same namespaces as a command (`NAMESPACE_FLAGS`: its own user namespace with no
+capability, pid, ipc, uts; no nested user namespace where bubblewrap can forbid it) except
+the network one, and these mounts, in order (later ones lie on top of earlier ones):
+1. the root read-only, the user's home with it (git identity and the user's tools are
+   read, nothing in the home can be changed), a minimal /dev, a fresh /proc, a private /tmp;
+2. the secret locations of the home (`HOME_SECRETS`) hidden, and the sockets of the user's
+   session (/run/user: D-Bus, keyring, agents; the Docker socket);
+3. its workspace (the entry's `cwd`, when it has one) read-write, with the home's secret
+   locations inside it hidden again and the path policy's protected files in it (git hooks
+   and config, …) read-only, since those run outside the sandbox later;
+4. Reins' own config and data folders hidden (the sandbox home commands write lies there);
+5. its own state folder (under Reins' data) read-write: its HOME-independent caches;
+6. the hiding tmpfs mounts of step 4 remounted read-only.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from kernel.paths import AppPaths
+from kernel.sandbox.bwrap import (
+    HOME_SECRETS,
+    NAMESPACE_FLAGS,
+    NO_NESTED_USERNS,
+    _hide,
+    _inside,
+    _protected_in,
+    _session_sockets,
+    base_mounts,
+)
+
+
+class UnsafeServerSandbox(ValueError):
+    """A workspace that would show what the sandbox hides (Reins' own folders, the home)."""
+
+
+def server_bwrap_argv(
+    bwrap: str,
+    *,
+    program: Sequence[str],
+    state: Path,
+    workspace: Path | None,
+    real_home: Path,
+    paths: AppPaths,
+    disable_userns: bool = True,
+) -> list[str]:
+    """`bwrap … -- PROGRAM` for one server (see the module docstring); it starts in its
+    workspace, else in its state folder. Raises UnsafeServerSandbox for a workspace that is
+    the home, or lies above it or in one of Reins' folders."""
+    home, own = os.path.realpath(real_home), _own_folders(paths)
+    ws = os.path.realpath(workspace) if workspace is not None else None
+    if ws is not None and (_inside(home, ws) or any(_inside(ws, o) for o in own)):
+        raise UnsafeServerSandbox(
+            f"the workspace {ws} of a sandboxed server may not be the home folder, a folder "
+            f"above it, or inside Reins' own folders: it would show what the sandbox hides")
+    argv = [bwrap, *NAMESPACE_FLAGS, *(NO_NESTED_USERNS if disable_userns else ()),
+            *base_mounts()]
+    secrets = [os.path.join(home, name) for name in HOME_SECRETS]
+    for secret in secrets:
+        argv += _hide(secret)
+    for socket in _session_sockets():
+        argv += _hide(socket)
+    if ws is not None:
+        argv += ["--bind", ws, ws]
+        for secret in secrets:
+            if _inside(secret, ws):
+                argv += _hide(secret)
+        for target in _protected_in(ws):
+            argv += ["--ro-bind", target, target]
+    hidden = [folder for folder in own if os.path.isdir(folder)]
+    for folder in hidden:
+        argv += ["--tmpfs", folder]
+    argv += ["--bind", str(state), str(state)]
+    for folder in hidden:
+        argv += ["--remount-ro", folder]
+    argv += ["--chdir", ws or str(state), "--", *program]
+    return argv
+
+
+def _own_folders(paths: AppPaths) -> list[str]:
+    return list(dict.fromkeys(os.path.realpath(p) for p in (paths.config, paths.data)))

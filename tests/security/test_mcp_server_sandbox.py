@@ -1,0 +1,81 @@
+"""A stdio MCP server with `"sandbox": true` runs under real bubblewrap: its tools work, it
+holds no capability, it cannot write the home or read its secrets, it can write its state
+folder and its workspace (but not the workspace's git hooks)."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from kernel.mcp.launch import mcp_state_dir
+from kernel.mcp.startup import start_mcp_servers
+from kernel.paths import AppPaths
+from kernel.sandbox.detect import detect_sandbox
+from kernel.tools.dispatch import Dispatcher
+from kernel.tools.externalize import OutputStore
+from kernel.tools.pathpolicy import PathPolicy
+from kernel.tools.registry import ToolRegistry
+from kernel.tools.spec import ToolCall
+from tests.mcp.conftest import EDGE
+
+
+def test_a_sandboxed_server_works_and_is_confined(
+        tmp_path: Path, reins_home: AppPaths, monkeypatch: pytest.MonkeyPatch,
+        request: pytest.FixtureRequest) -> None:
+    if not detect_sandbox().available:
+        pytest.skip(detect_sandbox().reason)
+    home = Path(tempfile.mkdtemp(prefix="reins-home-", dir="/var/tmp"))  # /tmp is private inside
+    request.addfinalizer(lambda: shutil.rmtree(home, ignore_errors=True))
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("PRIVATE KEY canary-5d1")
+    (home / ".gitconfig").write_text("[user]\n\tname = Real User\n")
+    workspace = tmp_path / "ws"
+    (workspace / ".git" / "hooks").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("SHELL", "/nonexistent")
+    state = mcp_state_dir(reins_home, "boxed")
+
+    async def main() -> dict[str, tuple[bool, str]]:
+        registry = ToolRegistry()
+        manager = await start_mcp_servers(registry, reins_home, {"boxed": {
+            "command": sys.executable, "args": [str(EDGE)], "sandbox": True,
+            "cwd": str(workspace)}})
+        try:
+            [s] = await manager.wait_settled(60)
+            assert s.summary.startswith("ready"), (s.summary, s.stderr_tail)
+            d = Dispatcher(registry, session_id="s", workspace=workspace,
+                           outputs=OutputStore(tmp_path / "out"), path_policy=PathPolicy(workspace))
+            calls = {
+                "echo": ("echo", {"text": "hi"}),
+                "status": ("read", {"path": "/proc/self/status"}),
+                "gitconfig": ("read", {"path": str(home / ".gitconfig")}),
+                "secret": ("read", {"path": str(home / ".ssh" / "id_rsa")}),
+                "home": ("touch", {"path": str(home / "planted")}),
+                "state": ("touch", {"path": str(state / "cache.db")}),
+                "workspace": ("touch", {"path": str(workspace / "out.txt")}),
+                "hook": ("touch", {"path": str(workspace / ".git" / "hooks" / "pre-commit")}),
+                "sandbox_home": ("touch", {"path": str(reins_home.sandbox_home / "x.pth")}),
+            }
+            out = {}
+            for key, (tool, args) in calls.items():
+                r = await d.dispatch(ToolCall(f"c-{key}", f"mcp__boxed__{tool}", args))
+                out[key] = (not r.is_error, r.text)
+            return out
+        finally:
+            await manager.aclose()
+
+    out = asyncio.run(main())
+    assert out["echo"] == (True, "hi")
+    assert "CapEff:\t0000000000000000" in out["status"][1]
+    assert out["gitconfig"] == (True, "[user]\n\tname = Real User\n")
+    assert "canary-5d1" not in out["secret"][1]
+    assert not out["home"][0] and not (home / "planted").exists()
+    assert out["state"][0] and (state / "cache.db").exists()
+    assert out["workspace"][0] and (workspace / "out.txt").exists()
+    assert not out["hook"][0] and not (workspace / ".git" / "hooks" / "pre-commit").exists()
+    assert not (reins_home.sandbox_home / "x.pth").exists()
