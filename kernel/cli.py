@@ -1,10 +1,10 @@
-"""The `reins` command line: `exec`, `export`, `doctor`.
+"""The `reins` command line: `exec`, `export`, `doctor`, `eval` (kernel.eval.command).
 
     reins exec [--workspace DIR] [--mode ask|auto-edit|auto|read-only] [--approve deny|allow]
                [--max-rounds N] [--model M] [--session ID] [--json] [PROMPT]
                [--max-tokens-budget N] [--cost-budget USD] [--time-budget S]
                [--rate-limit TOOL=N ...] [--tool-choice auto|any|none|TOOL]
-               [--thinking-budget TOKENS] [--allow-broad-workspace]
+               [--thinking-budget TOKENS] [--max-tokens N] [--allow-broad-workspace]
     reins export SESSION
     reins doctor
 
@@ -46,6 +46,7 @@ from kernel.agent.provider import (
 from kernel.agent.runlock import SessionLocked, session_lock
 from kernel.agent.runtime import Kernel, open_kernel
 from kernel.agent.store import SessionStore, UnknownSession
+from kernel.eval.command import add_eval_parser, main_eval
 from kernel.events import (
     ApprovalDecision,
     ApprovalRequest,
@@ -53,6 +54,10 @@ from kernel.events import (
     AssistantText,
     ErrorEvent,
     Event,
+    McpElicitation,
+    McpServerEvent,
+    ModelRetry,
+    ModelWaiting,
     RunFinished,
     SessionStarted,
     ToolCallStarted,
@@ -61,6 +66,8 @@ from kernel.events import (
     json_text,
 )
 from kernel.mcp.config import McpConfigError
+from kernel.mcp.headless import exec_asks, report_settled
+from kernel.mcp.report import server_line
 from kernel.modes import MODES
 from kernel.paths import AppPaths
 from kernel.policy.approvals import gate_factory
@@ -78,8 +85,18 @@ class UsageError(Exception):
     """Bad usage: exit code 2 with this message."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """No prefix matching, for the parser and every subcommand's (its parser class): an
+    option that is not spelled out is an error, never taken for a longer one
+    (`--max-tokens` for `--max-tokens-budget`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="reins", description="Reins: an AI assistant that "
+    parser = _Parser(prog="reins", description="Reins: an AI assistant that "
                                      "acts on your computer while you keep hold of the reins.")
     sub = parser.add_subparsers(dest="command", required=True)
     ex = sub.add_parser("exec", help="run one prompt headless and print its events")
@@ -104,12 +121,16 @@ def build_parser() -> argparse.ArgumentParser:
                     metavar="TOOL=N", help="at most N calls per minute of TOOL ('*': any tool);"
                     " repeatable")
     ex.add_argument("--thinking-budget", type=_positive_int, metavar="TOKENS",
-                    help="enable extended thinking with this budget")
+                    help="enable extended thinking with this budget (below max_tokens)")
+    ex.add_argument("--max-tokens", type=_positive_int, metavar="N",
+                    help="output tokens per model answer (default: the model's, from "
+                    "settings' \"models\" or built in)")
     ex.add_argument("--session", metavar="ID", help="continue this session")
     ex.add_argument("--json", action="store_true", help="print events as JSON lines")
     exp = sub.add_parser("export", help="write a session's trace as JSON lines")
     exp.add_argument("session", metavar="SESSION")
     sub.add_parser("doctor", help="check the sandbox, the API key and the data folder")
+    add_eval_parser(sub)
     return parser
 
 
@@ -132,6 +153,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "exec":
             return exec_command(args)
+        if args.command == "eval":
+            return main_eval(args)
         if args.command == "export":
             return export_command(args.session, sys.stdout)
         return doctor_command(sys.stdout)
@@ -203,8 +226,9 @@ def _prepare_session(store: SessionStore, args: argparse.Namespace, settings: Se
 async def _exec(kernel: Kernel, args: argparse.Namespace, settings: Settings, session_id: str,
                 printer: Callable[[Event], None]) -> int:
     info = kernel.store.get_session(session_id)
-    config = ProviderConfig(model=info.model, tool_choice=args.tool_choice,
-                            base_url=settings.base_url, thinking_budget=args.thinking_budget)
+    config = ProviderConfig.for_model(info.model, settings.models, max_tokens=args.max_tokens,
+                                      tool_choice=args.tool_choice, base_url=settings.base_url,
+                                      thinking_budget=args.thinking_budget)
     limits = LoopLimits(max_rounds=args.max_rounds, max_tokens=args.max_tokens_budget,
                         max_cost_usd=args.cost_budget, max_seconds=args.time_budget,
                         rate_limits=dict(args.rate_limit))
@@ -222,7 +246,8 @@ async def _exec(kernel: Kernel, args: argparse.Namespace, settings: Settings, se
             agent.check_can_run()
         except ValueError as exc:
             raise UsageError(str(exc)) from None
-        await _start_mcp(kernel, settings)
+        await _start_mcp(kernel, settings, session_id, Path(info.workspace), args.approve,
+                         printer)
         try:
             finished = await _run_with_signals(agent, session_id, args.prompt, printer)
         except (RunBusy, SessionLocked) as exc:
@@ -236,16 +261,25 @@ async def _exec(kernel: Kernel, args: argparse.Namespace, settings: Settings, se
     return exit_code(finished)
 
 
-async def _start_mcp(kernel: Kernel, settings: Settings) -> None:
+async def _start_mcp(kernel: Kernel, settings: Settings, session_id: str, workspace: Path,
+                     approve: str | None, printer: Callable[[Event], None]) -> None:
     """Start the configured MCP servers and, headless, wait until each is ready or failed
-    (each has its own start-up timeout), so the first request already offers their tools."""
+    (each has its own start-up timeout), so the first request already offers their tools;
+    each outcome is an `mcp_server` event. The servers' roots are the workspace; their
+    forms are answered by `--approve` (kernel.mcp.headless)."""
     if not settings.mcp_servers:
         return
+
+    def record(event: Event) -> None:
+        kernel.store.append_event(event)
+        printer(event)
+
     try:
-        manager = await kernel.start_mcp(settings.mcp_servers)
+        manager = await kernel.start_mcp(
+            settings.mcp_servers, asks=exec_asks(session_id, workspace, approve, record))
     except McpConfigError as exc:
         raise UsageError(str(exc)) from None
-    await manager.wait_settled()
+    await report_settled(manager, session_id, record)
 
 
 async def _run_with_signals(agent: Agent, session_id: str, prompt: str | None,
@@ -333,9 +367,12 @@ class HumanPrinter:
     def __call__(self, event: Event) -> None:
         line = self._line(event)
         if line is not None:
-            stream = self.err if isinstance(event, ErrorEvent) else self.out
+            stream = self.err if isinstance(event, _TO_STDERR) else self.out
             stream.write(line + "\n")
-        (self.out if not isinstance(event, ErrorEvent) else self.err).flush()
+        (self.err if isinstance(event, _TO_STDERR) else self.out).flush()
+        if isinstance(event, RunFinished) and event.empty_answer:
+            self.err.write("warning: the model ended the run with an empty answer\n")
+            self.err.flush()
 
     def _line(self, event: Event) -> str | None:
         if isinstance(event, AssistantDelta):
@@ -376,7 +413,27 @@ class HumanPrinter:
                     f"${event.cost_usd:.4f}")
         if isinstance(event, ErrorEvent):
             return f"error [{one_line(event.code)}]: {visible(event.message)}"
+        if isinstance(event, McpServerEvent):
+            if event.state == "ready":
+                return server_line(event)
+            self.err.write(server_line(event) + "\n")
+            self.err.flush()
+            return None
+        if isinstance(event, McpElicitation):
+            return one_line(f"? MCP server {event.server!r} asks: {event.message} → "
+                            f"{event.action} (by {event.decided_by}: {event.reason})")
+        if isinstance(event, ModelRetry):
+            void = "; the text shown so far is void" if event.discarded else ""
+            return one_line(f"… the model request failed ({event.reason}), attempt "
+                            f"{event.attempt} of {event.of}; retrying in {event.delay_s:.1f} s"
+                            f"{void}")
+        if isinstance(event, ModelWaiting):
+            return (f"… waiting for the model: no answer yet after {event.waited_s:.0f} s "
+                    f"(gives up at {event.timeout_s:.0f} s)")
         return None
+
+
+_TO_STDERR = (ErrorEvent, ModelRetry, ModelWaiting)
 
 
 def _short(value: Any, limit: int = 80) -> str:

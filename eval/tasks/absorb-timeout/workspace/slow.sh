@@ -1,0 +1,2 @@
+sleep 30
+echo done

@@ -1,0 +1,3 @@
+from src.dates import parse_date
+
+print(parse_date("2026-01-02"))

@@ -1,0 +1,5 @@
+from datetime import date
+
+
+def parse_date(text):
+    return date.fromisoformat(text)

@@ -1,0 +1,3 @@
+def fetch(url):
+    # TODO: add a retry with backoff
+    return url

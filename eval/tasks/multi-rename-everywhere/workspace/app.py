@@ -1,0 +1,3 @@
+from calc import old_total
+
+print(old_total([1, 2]))

@@ -1,0 +1,2 @@
+def old_total(xs):
+    return sum(xs)

@@ -1,0 +1,191 @@
+"""The checks of a task on one outcome, and the cause of a failure. Pure functions.
+
+`judge(expect, outcome)` runs every check and returns a `Verdict`: whether the task
+passed, each failed check in words, the one failure cause that explains the failure best
+(`CAUSES`, most fundamental first: a run stopped by an API error fails every later check
+too), and the two per-task facts the metrics use (tool selection right, arguments valid).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import jsonschema
+
+from kernel.agent.limits import LIMIT_REASONS, StopReason
+from kernel.eval.outcome import PROVIDER_ERRORS, CallRecord, Outcome
+from kernel.eval.task import ArgCheck, Expect, FileCheck
+
+CAUSES = ("api_error", "harness_error", "loop", "limit", "approval_denied", "tool_when_none",
+          "no_tool", "wrong_tool", "bad_arguments", "wrong_result")
+"""Failure causes in order of precedence (the first that applies is the task's cause).
+
+api_error: the model API failed (after the SDK's retries); harness_error: the run crashed
+or could not start; loop: stopped as a repeated call; limit: a round, token, cost or time
+limit stopped it (or it needed more rounds than the task allows); approval_denied: a call
+it needed was denied; tool_when_none: it called a tool for a question that needs none;
+no_tool: it called no tool where one was needed; wrong_tool: a needed tool not called, a
+forbidden one called, the wrong order, or (scripted) a tool never offered; bad_arguments:
+no call met the argument checks; wrong_result: the answer, the files, or the errors the
+harness had to absorb are not what the task expects."""
+
+DENIALS = ("approval_denied", "approval_unavailable")
+
+
+@dataclass(frozen=True)
+class Failure:
+    cause: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Verdict:
+    passed: bool
+    failures: tuple[Failure, ...] = ()
+    selection_ok: bool | None = None
+    """The tools chosen were right (None: the task says nothing about tools)."""
+    args_ok: bool | None = None
+    """No call was rejected for invalid arguments and every argument check held (None: no
+    call was made and none was checked)."""
+
+    @property
+    def cause(self) -> str | None:
+        if not self.failures:
+            return None
+        return min((f.cause for f in self.failures), key=CAUSES.index)
+
+
+def judge(expect: Expect, outcome: Outcome) -> Verdict:
+    failures = [*_run_failures(expect, outcome), *_selection_failures(expect, outcome)]
+    selection = [f for f in failures if f.cause in ("tool_when_none", "no_tool", "wrong_tool")]
+    arg_failures = _arg_failures(expect.args, outcome.calls)
+    failures += arg_failures
+    failures += _result_failures(expect, outcome)
+    has_selection = bool(expect.tools or expect.forbidden or expect.no_tools or expect.offered)
+    invalid = any(c.error_code == "invalid_arguments" for c in outcome.calls)
+    checked_args = bool(outcome.calls or expect.args)
+    return Verdict(
+        passed=not failures, failures=tuple(failures),
+        selection_ok=(not selection) if has_selection else None,
+        args_ok=(not arg_failures and not invalid) if checked_args else None,
+    )
+
+
+def _run_failures(expect: Expect, outcome: Outcome) -> list[Failure]:
+    out: list[Failure] = []
+    if outcome.problem:
+        out.append(Failure("harness_error", outcome.problem))
+    reason = outcome.stop_reason
+    if reason is not None and reason != expect.stop_reason:
+        out.append(Failure(stop_cause(reason, outcome.errors),
+                           f"the run stopped with {reason}"
+                           + (f" ({', '.join(outcome.errors)})" if outcome.errors else "")
+                           + f", expected {expect.stop_reason}"))
+    if expect.max_rounds is not None and outcome.rounds > expect.max_rounds:
+        out.append(Failure("limit", f"{outcome.rounds} rounds, at most {expect.max_rounds} "
+                                    f"allowed"))
+    denied = [c.name for c in outcome.calls if c.error_code in DENIALS]
+    if denied and not set(DENIALS) & set(expect.errors):
+        out.append(Failure("approval_denied", f"denied: {', '.join(denied)}"))
+    return out
+
+
+def stop_cause(stop_reason: str, errors: Sequence[str]) -> str:
+    """The failure cause a stop reason stands for."""
+    if stop_reason == StopReason.LOOP_DETECTED:
+        return "loop"
+    if stop_reason in LIMIT_REASONS:
+        return "limit"
+    if stop_reason == StopReason.ERROR:
+        return "api_error" if PROVIDER_ERRORS & set(errors) else "harness_error"
+    return "wrong_result"
+
+
+def _selection_failures(expect: Expect, outcome: Outcome) -> list[Failure]:
+    names = outcome.tool_names
+    out: list[Failure] = []
+    if expect.no_tools and names:
+        out.append(Failure("tool_when_none", f"called {', '.join(names)}; no tool was needed"))
+    missing = [t for t in expect.tools if t not in names]
+    if missing:
+        cause = "no_tool" if not names else "wrong_tool"
+        out.append(Failure(cause, f"not called: {', '.join(missing)}"
+                                  + (f" (called: {', '.join(names)})" if names else "")))
+    elif expect.ordered:
+        firsts = [names.index(t) for t in expect.tools]
+        if firsts != sorted(firsts):
+            out.append(Failure("wrong_tool", f"called in the order {', '.join(names)}, "
+                                             f"expected {', '.join(expect.tools)}"))
+    forbidden = sorted(set(expect.forbidden) & set(names))
+    if forbidden:
+        out.append(Failure("wrong_tool", f"called a forbidden tool: {', '.join(forbidden)}"))
+    if outcome.requests is not None:
+        seen = frozenset().union(*outcome.requests.offered)
+        hidden = [t for t in expect.offered if t not in seen]
+        if hidden:
+            out.append(Failure("wrong_tool", f"never offered to the model: {', '.join(hidden)}"))
+    return out
+
+
+def args_match(check: ArgCheck, arguments: Any) -> bool:
+    """Whether one call's arguments meet `check` (exact values and/or a JSON Schema)."""
+    if not isinstance(arguments, Mapping):
+        return False
+    for key, value in check.equals.items():
+        if key not in arguments or not _same(arguments[key], value):
+            return False
+    return check.schema is None or jsonschema.Draft202012Validator(check.schema).is_valid(
+        arguments)
+
+
+def _same(actual: Any, expected: Any) -> bool:
+    """Equal as JSON values: 1 and 1.0 are the same number, True is not 1."""
+    if isinstance(actual, bool) or isinstance(expected, bool):
+        return type(actual) is type(expected) and actual == expected
+    return bool(actual == expected)
+
+
+def _arg_failures(checks: Sequence[ArgCheck], calls: Sequence[CallRecord]) -> list[Failure]:
+    out = []
+    for check in checks:
+        made = [c.input for c in calls if c.name == check.tool]
+        if made and not any(args_match(check, a) for a in made):
+            want = dict(check.equals) if check.equals else "its schema"
+            out.append(Failure("bad_arguments", f"no call to {check.tool} had the arguments "
+                                                f"{want}; got {made}"))
+    return out
+
+
+def _result_failures(expect: Expect, outcome: Outcome) -> list[Failure]:
+    out = []
+    answer = outcome.answer.casefold()
+    lacking = [s for s in expect.answer_contains if s.casefold() not in answer]
+    if lacking:
+        out.append(Failure("wrong_result", f"the answer lacks {lacking}: {outcome.answer!r}"))
+    present = [s for s in expect.answer_excludes if s.casefold() in answer]
+    if present:
+        out.append(Failure("wrong_result", f"the answer contains {present}"))
+    codes = {c.error_code for c in outcome.calls}
+    absent = [e for e in expect.errors if e not in codes]
+    if absent:
+        out.append(Failure("wrong_result", f"no call ended with {', '.join(absent)}"))
+    out += [Failure("wrong_result", m) for f in expect.files
+            if (m := file_problem(f, outcome.files.get(f.path)))]
+    return out
+
+
+def file_problem(check: FileCheck, text: str | None) -> str:
+    """What is wrong with a workspace file after the run ('' when it is as expected)."""
+    if text is None:
+        return f"{check.path} does not exist" if check.exists else ""
+    if not check.exists:
+        return f"{check.path} exists"
+    lacking = [s for s in check.contains if s not in text]
+    present = [s for s in check.excludes if s in text]
+    if lacking:
+        return f"{check.path} lacks {lacking}"
+    if present:
+        return f"{check.path} contains {present}"
+    return ""

@@ -1,0 +1,122 @@
+"""`reins eval`: run a suite of tasks through `reins exec` and score it (docs/EVAL.md).
+
+    reins eval [--tasks DIR|GLOB] [--scripted] [--model M] [--repeat N] [--json OUT]
+               [--jobs N] [--set KEY=JSON ...] [--keep DIR]
+    reins eval --compare A.json B.json
+
+Prints the table (per task and overall) and the failure causes on stdout, the progress on
+stderr (a bar on a terminal, one `[done/total] task result` line each otherwise). Exit
+codes: 0 every run passed (or a comparison was printed), 1 some run failed, 2 bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+from kernel.eval.report import comparison_text, progress_bar, progress_line, results_text
+from kernel.eval.runner import RunOptions, run_suite
+from kernel.eval.scoring import TaskResult, compare, results_dict, results_from_dict
+from kernel.eval.task import TaskError, discover
+from kernel.events import json_text
+
+
+class EvalUsage(Exception):
+    """Bad usage of `reins eval`: exit code 2 with this message."""
+
+
+def add_eval_parser(sub: Any) -> None:
+    ev = sub.add_parser("eval", help="run a suite of tasks through reins exec and score it")
+    ev.add_argument("--tasks", metavar="DIR|GLOB",
+                    help="a task folder, a folder of tasks, or a glob (default: built-in)")
+    ev.add_argument("--scripted", action="store_true",
+                    help="play each task's scripted turns on the built-in fake model server "
+                    "(no key, no network)")
+    ev.add_argument("--model", help="the model of every run (default: settings)")
+    ev.add_argument("--repeat", type=_positive, default=1, metavar="N",
+                    help="run every task N times")
+    ev.add_argument("--json", type=Path, metavar="OUT", help="save the results here")
+    ev.add_argument("--compare", type=Path, nargs=2, metavar=("A.json", "B.json"),
+                    help="show what changed from run A to run B (runs nothing)")
+    ev.add_argument("--jobs", type=_positive, metavar="N",
+                    help="runs at a time (default: 2 scripted, else 1)")
+    ev.add_argument("--set", action="append", default=[], type=_setting, metavar="KEY=JSON",
+                    dest="overrides", help="a setting for every task, e.g. "
+                    "tool_search_threshold=1000; repeatable")
+    ev.add_argument("--keep", type=Path, metavar="DIR",
+                    help="keep every run's workspace and REINS_HOME under DIR")
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _setting(text: str) -> tuple[str, Any]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=JSON, got {text!r}")
+    try:
+        return key.strip(), json.loads(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{key}: {value!r} is not JSON") from None
+
+
+def eval_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if args.compare:
+        return _compare(args.compare, out)
+    try:
+        tasks = discover(args.tasks)
+    except TaskError as exc:
+        raise EvalUsage(str(exc)) from None
+    if args.scripted and (missing := [t.name for t in tasks if not t.script]):
+        raise EvalUsage(f"--scripted: these tasks have no scripted turns: {', '.join(missing)}")
+    options = RunOptions(scripted=args.scripted, model=args.model,
+                         overrides=dict(args.overrides),
+                         jobs=args.jobs or (min(2, os.cpu_count() or 1) if args.scripted else 1),
+                         keep=args.keep)
+    tty = err.isatty()
+
+    def progress(done: int, total: int, result: TaskResult) -> None:
+        err.write((progress_bar if tty else progress_line)(done, total, result))
+        err.flush()
+
+    started = time.time()
+    results = run_suite(tasks, options, repeat=args.repeat, on_result=progress)
+    if tty:
+        err.write("\n")
+    out.write(results_text(results))
+    if args.json is not None:
+        info = {"suite": args.tasks or "built-in", "scripted": args.scripted,
+                "model": args.model or ("scripted" if args.scripted else "default"),
+                "repeat": args.repeat, "started": started,
+                "seconds": round(time.time() - started, 2)}
+        args.json.write_text(json_text(results_dict(results, info)) + "\n", encoding="utf-8")
+    return 0 if all(r.passed for r in results) else 1
+
+
+def _compare(files: list[Path], out: TextIO) -> int:
+    loaded = []
+    for file in files:
+        try:
+            loaded.append(results_from_dict(json.loads(file.read_text(encoding="utf-8"))))
+        except (OSError, ValueError) as exc:  # ResultsError is a ValueError
+            raise EvalUsage(f"{file}: {exc}") from None
+    out.write(comparison_text(compare(loaded[0], loaded[1]), str(files[0]), str(files[1])))
+    return 0
+
+
+def main_eval(args: argparse.Namespace) -> int:
+    """`reins eval` from kernel.cli: usage errors exit 2 with the message on stderr."""
+    try:
+        return eval_command(args, sys.stdout, sys.stderr)
+    except EvalUsage as exc:
+        sys.stderr.write(f"reins eval: {exc}\n")
+        return 2

@@ -1,0 +1,183 @@
+"""Metrics over task results, the results file, and the difference of two runs. Pure.
+
+A `TaskResult` is one run of one task (with `--repeat N` a task has N). `metrics()` sums
+them up; `results_dict` / `results_from_dict` are the `--json` file (docs/EVAL.md);
+`compare()` says what changed between two such files, task by task and metric by metric.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from kernel.eval.checks import CAUSES
+
+RESULTS_VERSION = 1
+
+
+class ResultsError(ValueError):
+    """A results file cannot be read."""
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    name: str
+    passed: bool
+    failure_cause: str | None = None
+    failures: tuple[str, ...] = ()
+    category: str = ""
+    rounds: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+    seconds: float = 0.0
+    tool_calls: int = 0
+    tools_called: tuple[str, ...] = ()
+    selection_ok: bool | None = None
+    args_ok: bool | None = None
+    request_bytes: int | None = None
+    """The largest model request of the run (scripted runs: measured at the fake server)."""
+    tools_offered: int | None = None
+    """The most tools any request offered (scripted runs)."""
+
+
+@dataclass(frozen=True)
+class Metrics:
+    tasks: int
+    passed: int
+    tool_selection_accuracy: float | None
+    argument_validity: float | None
+    completion_rate: float | None
+    avg_rounds: float | None
+    avg_tokens: float | None
+    avg_cost_usd: float | None
+    avg_seconds: float | None
+    avg_request_bytes: float | None
+    failure_causes: Mapping[str, int] = field(default_factory=dict)
+
+
+METRIC_NAMES = ("tool_selection_accuracy", "argument_validity", "completion_rate",
+                "avg_rounds", "avg_tokens", "avg_cost_usd", "avg_seconds", "avg_request_bytes")
+"""The numeric metrics, in the order tables and charts show them."""
+
+
+def _rate(values: Sequence[bool | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return sum(known) / len(known) if known else None
+
+
+def _mean(values: Sequence[float | int | None]) -> float | None:
+    known = [float(v) for v in values if v is not None]
+    return sum(known) / len(known) if known else None
+
+
+def metrics(results: Sequence[TaskResult]) -> Metrics:
+    """tool_selection_accuracy: of the results whose task says which tools (or none), the
+    share that chose right; argument_validity: of the results that made a call or check
+    arguments, the share with no invalid call and every argument check met;
+    completion_rate: the share passed; averages over all results (request bytes over
+    the scripted ones); failure_causes: how many failed results each cause explains."""
+    causes = Counter(r.failure_cause for r in results if not r.passed and r.failure_cause)
+    return Metrics(
+        tasks=len(results), passed=sum(r.passed for r in results),
+        tool_selection_accuracy=_rate([r.selection_ok for r in results]),
+        argument_validity=_rate([r.args_ok for r in results]),
+        completion_rate=_rate([r.passed for r in results]),
+        avg_rounds=_mean([r.rounds for r in results]),
+        avg_tokens=_mean([r.tokens for r in results]),
+        avg_cost_usd=_mean([r.cost_usd for r in results]),
+        avg_seconds=_mean([r.seconds for r in results]),
+        avg_request_bytes=_mean([r.request_bytes for r in results]),
+        failure_causes={c: causes[c] for c in CAUSES if causes[c]},
+    )
+
+
+def results_dict(results: Sequence[TaskResult], info: Mapping[str, Any]) -> dict[str, Any]:
+    """The `--json` file: `version`, the run's `info` (model, scripted, suite, started),
+    `metrics` and one entry per task result."""
+    return {"version": RESULTS_VERSION, **info, "metrics": asdict(metrics(results)),
+            "tasks": [{**asdict(r), "failures": list(r.failures),
+                       "tools_called": list(r.tools_called)} for r in results]}
+
+
+_RESULT_FIELDS = set(TaskResult.__dataclass_fields__)
+
+
+def results_from_dict(data: Any) -> list[TaskResult]:
+    """The task results of a results file (fields it does not know are ignored, so a
+    newer file still compares)."""
+    if not isinstance(data, Mapping) or not isinstance(data.get("tasks"), list):
+        raise ResultsError("not a reins eval results file (no \"tasks\" list)")
+    out = []
+    for i, entry in enumerate(data["tasks"]):
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), str) \
+                or not isinstance(entry.get("passed"), bool):
+            raise ResultsError(f"tasks[{i}]: needs a name and passed")
+        known = {k: v for k, v in entry.items() if k in _RESULT_FIELDS}
+        known["failures"] = tuple(known.get("failures") or ())
+        known["tools_called"] = tuple(known.get("tools_called") or ())
+        try:
+            out.append(TaskResult(**known))
+        except TypeError as exc:
+            raise ResultsError(f"tasks[{i}]: {exc}") from None
+    return out
+
+
+@dataclass(frozen=True)
+class TaskChange:
+    name: str
+    before: str
+    """"passed 2/2", "failed (wrong_tool)", "—" when the task was not in that run."""
+    after: str
+    changed: bool
+    rounds_delta: float | None
+
+
+@dataclass(frozen=True)
+class MetricChange:
+    name: str
+    before: float | None
+    after: float | None
+
+    @property
+    def delta(self) -> float | None:
+        if self.before is None or self.after is None:
+            return None
+        return self.after - self.before
+
+
+@dataclass(frozen=True)
+class Comparison:
+    tasks: tuple[TaskChange, ...]
+    metrics: tuple[MetricChange, ...]
+    causes: tuple[tuple[str, int, int], ...]
+    """(cause, count before, count after) for every cause seen in either run."""
+
+
+def _state(results: Sequence[TaskResult]) -> str:
+    if not results:
+        return "—"
+    passed = sum(r.passed for r in results)
+    if passed == len(results):
+        return "passed" if len(results) == 1 else f"passed {passed}/{len(results)}"
+    causes = ", ".join(sorted({r.failure_cause or "?" for r in results if not r.passed}))
+    count = "" if len(results) == 1 else f" {len(results) - passed}/{len(results)}"
+    return f"failed{count} ({causes})"
+
+
+def compare(before: Sequence[TaskResult], after: Sequence[TaskResult]) -> Comparison:
+    names = list(dict.fromkeys([*(r.name for r in before), *(r.name for r in after)]))
+    tasks = []
+    for name in names:
+        a = [r for r in before if r.name == name]
+        b = [r for r in after if r.name == name]
+        ra, rb = _mean([r.rounds for r in a]), _mean([r.rounds for r in b])
+        sa, sb = _state(a), _state(b)
+        tasks.append(TaskChange(name, sa, sb, sa != sb,
+                                None if ra is None or rb is None else rb - ra))
+    ma, mb = metrics(before), metrics(after)
+    changes = tuple(MetricChange(n, getattr(ma, n), getattr(mb, n)) for n in METRIC_NAMES)
+    causes = tuple((c, ma.failure_causes.get(c, 0), mb.failure_causes.get(c, 0))
+                   for c in CAUSES if ma.failure_causes.get(c) or mb.failure_causes.get(c))
+    return Comparison(tuple(tasks), changes, causes)
