@@ -48,6 +48,8 @@ def json_text(value: Any, *, compact: bool = False) -> str:
 @dataclass(frozen=True)
 class Event:
     type: ClassVar[str] = ""
+    stored: ClassVar[bool] = True
+    """False for what is only shown while it happens (streamed text, waiting progress)."""
     session_id: str
 
     def to_dict(self) -> dict[str, Any]:
@@ -86,6 +88,7 @@ class AssistantDelta(Event):
     """A piece of streamed text; not stored (the finished block is)."""
 
     type: ClassVar[str] = "assistant_delta"
+    stored: ClassVar[bool] = False
     text: str
 
 
@@ -202,6 +205,52 @@ class RunFinished(Event):
     rounds: int = 0
     usage: Mapping[str, int] = field(default_factory=dict)
     cost_usd: float = 0.0
+    empty_answer: bool = False
+    """The run ended (end_turn) with a final answer that has no text."""
+
+
+@_event
+@dataclass(frozen=True)
+class ModelRetry(Event):
+    """A model request failed in a way worth retrying (overloaded, rate limited, an error
+    event mid-stream, a lost connection) and is sent again after `delay_s`."""
+
+    type: ClassVar[str] = "model_retry"
+    attempt: int
+    """The attempt that failed (1 = the first)."""
+    of: int
+    delay_s: float
+    reason: str
+    discarded: bool = False
+    """The failed attempt had already shown text: that text is void, the retry answers anew."""
+
+
+@_event
+@dataclass(frozen=True)
+class ModelWaiting(Event):
+    """No answer has started yet (shown while waiting, not stored)."""
+
+    type: ClassVar[str] = "model_waiting"
+    stored: ClassVar[bool] = False
+    waited_s: float
+    timeout_s: float
+
+
+@_event
+@dataclass(frozen=True)
+class ContextCompacted(Event):
+    """The oldest turns were summarized for the requests (the stored history keeps them):
+    requests send `summary`, then the history from message `first_kept` on."""
+
+    type: ClassVar[str] = "context_compacted"
+    summary: str
+    first_kept: int
+    """Index (in the stored message history) of the first message sent as it is."""
+    tokens_before: int = 0
+    tokens_after: int = 0
+    """Estimated request size before and after."""
+    reason: str = ""
+    """auto (near the window), prompt_too_long (the API refused), or user (asked for)."""
 
 
 @_event

@@ -69,11 +69,13 @@ from kernel.agent.limits import (
     rate_message,
     repeat_message,
 )
+from kernel.agent.models import ModelLimits, max_tokens_advice
 from kernel.agent.pricing import Price, cost_usd, price_for
 from kernel.agent.prompt import system_prompt
-from kernel.agent.provider import USAGE_KEYS, ModelTurn, TurnCallbacks
+from kernel.agent.provider import USAGE_KEYS, ModelTurn, RetryNotice, TurnCallbacks
 from kernel.agent.runlock import session_lock
 from kernel.agent.store import RunState, SessionInfo, SessionStore
+from kernel.agent.textcall import TOOL_INTERFACE_PROMPT, text_tool_call
 from kernel.events import (
     ApprovalDecision,
     ApprovalRequest,
@@ -81,6 +83,8 @@ from kernel.events import (
     AssistantText,
     ErrorEvent,
     Event,
+    ModelRetry,
+    ModelWaiting,
     RunFinished,
     SessionStarted,
     ToolCallStarted,
@@ -115,8 +119,15 @@ class Provider(Protocol):
     @property
     def max_tokens(self) -> int: ...
 
+    @property
+    def limits(self) -> ModelLimits: ...
+
+    @property
+    def read_timeout_s(self) -> float: ...
+
     def request_params(self, *, system: Any, tools: Sequence[Mapping[str, Any]],
-                       messages: Sequence[Mapping[str, Any]]) -> dict[str, Any]: ...
+                       messages: Sequence[Mapping[str, Any]],
+                       first_round: bool = True) -> dict[str, Any]: ...
 
     async def stream_turn(self, params: Mapping[str, Any],
                           callbacks: TurnCallbacks) -> ModelTurn: ...
@@ -167,8 +178,7 @@ class _Reporter:
         """Store (unless `store` is false or it is a delta), then report, in order."""
         if self._error is not None:
             raise StoreFailed(f"the session store or the sink failed: {self._error}")
-        future: Future[Any] = (self._store.submit_event(event)
-                               if store and not isinstance(event, AssistantDelta)
+        future: Future[Any] = (self._store.submit_event(event) if store and event.stored
                                else self._store.barrier())
         self._pending += 1
         self._idle.clear()
@@ -235,6 +245,8 @@ class _RunState:
     rounds: int = 0
     usage: dict[str, int] = field(default_factory=lambda: dict.fromkeys(USAGE_KEYS, 0))
     continued_max_tokens: bool = False
+    told_tool_interface: bool = False
+    """The model was told once that a tool call written as text is not run."""
     elapsed_s: float = 0.0
     """Wall-clock seconds the run had used when it was last saved (kept across a resume,
     so the time budget covers the whole run, not each process)."""
@@ -243,6 +255,7 @@ class _RunState:
                 stop_reason: str = "") -> dict[str, Any]:
         return {"rounds": self.rounds, "usage": dict(self.usage), "cost_usd": cost,
                 "continued_max_tokens": self.continued_max_tokens,
+                "told_tool_interface": self.told_tool_interface,
                 "elapsed_s": round(elapsed_s, 3), "stop_reason": stop_reason}
 
     @classmethod
@@ -252,6 +265,7 @@ class _RunState:
         usage = info.get("usage") or {}
         state.usage.update({k: int(usage.get(k, 0)) for k in USAGE_KEYS})
         state.continued_max_tokens = bool(info.get("continued_max_tokens", False))
+        state.told_tool_interface = bool(info.get("told_tool_interface", False))
         try:
             state.elapsed_s = max(0.0, float(info.get("elapsed_s", 0.0)))
         except (TypeError, ValueError):
@@ -379,6 +393,7 @@ class _Run:
         self._task: asyncio.Task[Any] | None = None
         self._cancel_requested = False
         self._awaiting_approval: set[str] = set()
+        self.empty_answer = False
         past = [e for _, e in self.store.events(session_id)]
         self._reported_results = {e.call_id for e in past if isinstance(e, ToolResultEvent)}
         self._reported_calls = {e.call_id for e in past if isinstance(e, ToolCallStarted)}
@@ -578,10 +593,11 @@ class _Run:
             if self.state.continued_max_tokens:
                 stop = StopReason.MAX_TOKENS
                 self._save_progress(trace)
+                provider = self.agent.provider
                 self.emit(ErrorEvent(self.session_id, "max_tokens", (
-                    f"The answer hit the output limit ({self.agent.provider.max_tokens} "
-                    f"tokens) twice in a row and was stopped. Raise max_tokens or ask for a "
-                    f"shorter answer.")))
+                    f"The answer hit the output limit ({provider.max_tokens} tokens) twice in "
+                    f"a row and was stopped. "
+                    f"{max_tokens_advice(provider.model, provider.limits)}")))
                 return stop
             self.state.continued_max_tokens = True
             self._add_user_blocks([{"type": "text", "text": CONTINUE_PROMPT}])
@@ -591,11 +607,22 @@ class _Run:
         elif reason == "refusal":
             stop = StopReason.REFUSAL
         else:
-            stop = StopReason.END_TURN
+            stop = self._final_answer(trace["answer"])
         if reason != "max_tokens":
             self.state.continued_max_tokens = False
         self._save_progress(trace)
         return stop
+
+    def _final_answer(self, text: str) -> StopReason | None:
+        """End the run, unless the answer is a tool call written as text (told once)."""
+        name = text_tool_call(text, self.agent.registry.names())
+        if name is not None and not self.state.told_tool_interface:
+            self.state.told_tool_interface = True
+            self._add_user_blocks([{"type": "text",
+                                    "text": TOOL_INTERFACE_PROMPT.format(name=name)}])
+            return None
+        self.empty_answer = not text.strip()
+        return StopReason.END_TURN
 
     # ---- tool calls ---------------------------------------------------------------------
 
@@ -748,7 +775,8 @@ class _Run:
             fixed_tokens=estimate_tokens(tools) + estimate_tokens(system),
             store_full=self._store_full)
         return provider.request_params(system=system, tools=tools,
-                                       messages=with_cache_breakpoint(messages)), trimmed
+                                       messages=with_cache_breakpoint(messages),
+                                       first_round=self.state.rounds == 0), trimmed
 
     def _store_full(self, call_id: str, text: str) -> str | None:
         stored = self.results.get(call_id) if _safe_id(call_id) else None
@@ -778,7 +806,8 @@ class _Run:
         cost = self._cost()
         finished = RunFinished(self.session_id, stop_reason=reason.value,
                                rounds=self.state.rounds, usage=dict(self.state.usage),
-                               cost_usd=round(cost or 0.0, 6))
+                               cost_usd=round(cost or 0.0, 6),
+                               empty_answer=reason is StopReason.END_TURN and self.empty_answer)
         self._track(self.store.submit_run_state(self.session_id, RunState.FINISHED,
                                                 self.state.to_info(cost, self._elapsed(),
                                                                    reason.value)))
@@ -812,7 +841,8 @@ class _Collector:
         self._run = run
         self._partial: list[str] = []
         self.texts: list[str] = []
-        self.callbacks = TurnCallbacks(on_text=self._on_text, on_block=self._on_block)
+        self.callbacks = TurnCallbacks(on_text=self._on_text, on_block=self._on_block,
+                                       on_retry=self._on_retry, on_wait=self._on_wait)
 
     def _on_text(self, text: str) -> None:
         self._partial.append(text)
@@ -823,6 +853,18 @@ class _Collector:
         if block.get("type") == "text" and block.get("text"):
             self.texts.append(str(block["text"]))
             self._run.emit(AssistantText(self._run.session_id, str(block["text"])))
+
+    def _on_retry(self, notice: RetryNotice) -> None:
+        """A failed attempt is sent again: what it showed is void (said in the event)."""
+        self._partial.clear()
+        self.texts.clear()
+        self._run.emit(ModelRetry(self._run.session_id, attempt=notice.attempt, of=notice.of,
+                                  delay_s=round(notice.delay_s, 3), reason=notice.reason,
+                                  discarded=notice.discarded))
+
+    def _on_wait(self, waited_s: float) -> None:
+        self._run.emit(ModelWaiting(self._run.session_id, waited_s=round(waited_s, 1),
+                                    timeout_s=self._run.agent.provider.read_timeout_s))
 
     def keep_partial(self, *, in_history: bool) -> None:
         """The turn broke off: keep the text that was shown (and, on cancel, in history)."""

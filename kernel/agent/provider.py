@@ -4,12 +4,22 @@
 finished content blocks go to the caller's callbacks as they arrive, and the turn comes
 back as a `ModelTurn` (the content blocks as API params, ready to go back into the history,
 the stop reason, usage with cached-token counts, the request id). It never raises for an API
-or network failure: the SDK retries 429/5xx/529 with backoff (`max_retries`), and what is
-left becomes `ModelTurn.error`, a `ProviderError` that names the status and what the user
-can do. A stream that breaks off (connection cut, nothing received within the read
-timeout, an error event mid-stream) also ends as an error, keeping the text already
-received in `partial_text`. Cancellation (CancelledError) is not caught: it closes the
-stream at once and propagates.
+or network failure: what is left after the retries becomes `ModelTurn.error`, a
+`ProviderError` that names what happened and what the user can do. Cancellation
+(CancelledError) is not caught: it closes the stream at once and propagates.
+
+Retries are Reins' own (the SDK's are off), so each kind of failure gets what it needs:
+429/408/409/5xx/529 and connection failures are retried `max_retries` times with the API's
+back-off (`retry-after-ms` / `retry-after` honoured); so is an `error` event in the middle of
+a 200 stream (`overloaded_error`, `api_error`, `rate_limit_error`) — the caller is told with
+`on_retry` that the text shown so far is discarded. A server that sends nothing is not
+retried: the request fails once, after `read_timeout_s`, and `on_wait` reports every
+`progress_every_s` while no answer has started. A stream that breaks off after it started
+(cut, stalled) ends as an error keeping the text received in `partial_text`.
+
+Before sending, text that cannot be encoded (a lone surrogate, from a tool's output or a
+model's answer decoded from JSON) is replaced by U+FFFD in the request — the stored history
+keeps it as it was — so one such character never makes every later request fail.
 
 The API key comes from an argument, else the OS keyring (service `reins`, user
 `anthropic_api_key`), else `ANTHROPIC_API_KEY`; it is handed to the client as an argument
@@ -19,7 +29,11 @@ at an Anthropic-compatible server.
 
 from __future__ import annotations
 
+import asyncio
 import os
+import random
+import re
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,13 +41,24 @@ from typing import Any
 import anthropic
 import httpx2
 
+from kernel.agent.models import (
+    DEFAULT_CONTEXT_WINDOW,
+    DEFAULT_MAX_TOKENS,
+    ModelLimits,
+    config_problem,
+    model_limits,
+)
 from kernel.keys import ENV_VAR, KEYRING_SERVICE, KEYRING_USER
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
-DEFAULT_MAX_TOKENS = 8192
-DEFAULT_CONTEXT_WINDOW = 200_000
 NO_KEY_PLACEHOLDER = "no-key"
 """Sent to a custom base URL when no key is configured (local servers ignore it)."""
+RETRY_BASE_S = 0.5
+RETRY_MAX_S = 8.0
+RETRY_AFTER_MAX_S = 60.0
+RETRY_STATUSES = frozenset({408, 409, 429})
+STREAM_RETRY_KINDS = frozenset({"overloaded_error", "api_error", "rate_limit_error"})
+"""Error events in a 200 stream that mean "try again", as the same errors as statuses do."""
 
 
 class ConfigError(ValueError):
@@ -45,17 +70,37 @@ class ProviderConfig:
     model: str = DEFAULT_MODEL
     max_tokens: int = DEFAULT_MAX_TOKENS
     tool_choice: str = "auto"
-    """`auto`, `any`, `none`, or the name of one tool (the model must call it)."""
+    """`auto`, `any`, `none`, or the name of one tool. `any` and a tool name force the first
+    request of a run only (the model could otherwise never finish); later ones are `auto`."""
     base_url: str | None = None
     """None: ANTHROPIC_BASE_URL when set, else the SDK's default (api.anthropic.com)."""
     thinking_budget: int | None = None
     """Extended thinking budget in tokens; None disables thinking."""
     max_retries: int = 2
-    """The SDK's retries (with backoff) for 408/409/429/5xx/529 and connection errors."""
+    """Retries (with back-off) for 408/409/429/5xx/529, connection failures and error
+    events in a stream."""
     connect_timeout_s: float = 10.0
     read_timeout_s: float = 120.0
-    """A stream that sends nothing for this long ends the turn with an error."""
+    """A server that sends nothing for this long ends the turn with an error (once)."""
     context_window: int = DEFAULT_CONTEXT_WINDOW
+    max_output: int | None = None
+    """The most the model can write (known models), for the checks of `config_problem`."""
+    progress_every_s: float = 10.0
+    """How often `on_wait` reports while no answer has started."""
+
+    @classmethod
+    def for_model(cls, model: str, models: Mapping[str, Any] | None = None, *,
+                  max_tokens: int | None = None, **settings: Any) -> ProviderConfig:
+        """The config of `model` with its limits (kernel.agent.models: the settings'
+        `models` entry, else the built-in figures); `max_tokens` overrides its output limit."""
+        limits = model_limits(model, models)
+        return cls(model=model, max_tokens=max_tokens or limits.max_tokens,
+                   context_window=limits.context_window, max_output=limits.max_output,
+                   **settings)
+
+    @property
+    def limits(self) -> ModelLimits:
+        return ModelLimits(self.context_window, self.max_tokens, self.max_output)
 
 
 def tool_choice_param(choice: str) -> dict[str, Any]:
@@ -113,10 +158,14 @@ def resolve_base_url(
 class ProviderError:
     code: str
     """overloaded, rate_limited, server_error, auth_error, permission_error, not_found,
-    bad_request, request_too_large, connection_error, timeout, stream_broken."""
+    bad_request, prompt_too_long, bad_block, request_too_large, connection_error, timeout,
+    stream_broken."""
     message: str
     status: int | None = None
     retryable: bool = True
+    block: tuple[int, ...] | None = None
+    """bad_block: the rejected block's place as the API named it (message index, block
+    index, and the index inside a tool_result), or None when it named none."""
 
 
 @dataclass(frozen=True)
@@ -131,17 +180,54 @@ class ModelTurn:
     """Text of a text block that was still streaming when the turn broke off."""
 
 
+@dataclass(frozen=True)
+class RetryNotice:
+    """A failed attempt that is being retried."""
+
+    attempt: int
+    """The attempt that failed (1 = the first request)."""
+    of: int
+    """How many attempts there can be in all."""
+    delay_s: float
+    reason: str
+    discarded: bool
+    """Text or blocks of the failed attempt had already been delivered: they are void."""
+
+
 @dataclass
 class TurnCallbacks:
     on_text: Callable[[str], None] = field(default=lambda _t: None)
     """A text delta, as it arrives."""
     on_block: Callable[[Mapping[str, Any]], None] = field(default=lambda _b: None)
     """A content block once it is complete (API param form)."""
+    on_retry: Callable[[RetryNotice], None] = field(default=lambda _r: None)
+    """An attempt failed and the request is sent again after `delay_s`."""
+    on_wait: Callable[[float], None] = field(default=lambda _s: None)
+    """Seconds waited so far for an answer to start (every `progress_every_s`)."""
 
 
 USAGE_KEYS = (
     "input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"
 )
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def scrub_text(value: Any) -> Any:
+    """`value` with every lone surrogate in its strings (keys too) replaced by U+FFFD; the
+    same object when there is none (the common case costs one regex search per string)."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value) if _LONE_SURROGATE.search(value) else value
+    if isinstance(value, Mapping):
+        items = [(scrub_text(k), scrub_text(v)) for k, v in value.items()]
+        if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(items, value.items(),
+                                                                strict=True)):
+            return value
+        return dict(items)
+    if isinstance(value, list | tuple):
+        scrubbed = [scrub_text(v) for v in value]
+        return value if all(a is b for a, b in zip(scrubbed, value, strict=True)) else scrubbed
+    return value
 
 
 def _usage(message: Any) -> dict[str, int]:
@@ -160,16 +246,60 @@ def block_param(block: Any) -> dict[str, Any]:
     return data
 
 
+def retry_delay(retry: int, headers: Mapping[str, str], jitter: float = 0.0) -> float:
+    """Seconds before retry number `retry` (0 = the first): the server's `retry-after-ms` or
+    `retry-after` (seconds, up to a minute), else 0.5 s doubling up to 8 s, less up to
+    `jitter` (0..1) of it."""
+    lower = {k.lower(): v for k, v in headers.items()}
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        try:
+            asked = float(lower[name]) * scale
+        except (KeyError, ValueError):
+            continue
+        if 0 <= asked <= RETRY_AFTER_MAX_S:
+            return asked
+    base = min(RETRY_BASE_S * 2 ** max(0, retry), RETRY_MAX_S)
+    return base * (1 - 0.25 * min(max(jitter, 0.0), 1.0))
+
+
+_CONTEXT_OVERFLOW = re.compile(
+    r"prompt is too long|exceeds? the (available )?context|context (length|window|size)"
+    r"|maximum context|too many (input )?tokens|input length and `?max_tokens`? exceed",
+    re.IGNORECASE)
+_MEDIA_PROBLEM = re.compile(r"\bimage\b|\bpdf\b|\bdocument\b|media[ _]type|base64",
+                            re.IGNORECASE)
+_BLOCK_PATH = re.compile(
+    r"messages\.(\d+)\.content\.(\d+)(?:\.(?:tool_result\.)?content\.(\d+))?")
+
+
+def is_context_overflow(status: int, detail: str) -> bool:
+    """The API refused the request because the conversation does not fit the model."""
+    return status in (400, 413) and bool(_CONTEXT_OVERFLOW.search(detail))
+
+
+def rejected_block(status: int, detail: str) -> tuple[int, ...] | None:
+    """For a 400/413 about an image or a document, where the API says the block is: (message,
+    block[, block inside a tool_result]); () when it names no place; None when the refusal
+    is not about a media block."""
+    if status not in (400, 413) or not _MEDIA_PROBLEM.search(detail):
+        return None
+    found = _BLOCK_PATH.search(detail)
+    if found is None:
+        return ()
+    return tuple(int(g) for g in found.groups() if g is not None)
+
+
 def describe_status_error(status: int, kind: str, detail: str, model: str,
-                          base_url: str) -> ProviderError:
+                          base_url: str, attempts: int = 1) -> ProviderError:
     where = f"{base_url} " if base_url else ""
+    tried = f"after {attempts} attempts" if attempts > 1 else "(not retried)"
     retry = "Retry the run later (reins exec --session ID resumes the same turn)."
     if status == 529 or kind == "overloaded_error":
         return ProviderError("overloaded", f"The model API {where}is overloaded (HTTP {status}: "
-                             f"{detail}) and still was after retries. {retry}", status)
+                             f"{detail}), still {tried}. {retry}", status)
     if status == 429:
         return ProviderError("rate_limited", f"The model API {where}rate-limited this key "
-                             f"(HTTP 429: {detail}) after retries. Wait a minute, then retry; "
+                             f"(HTTP 429: {detail}), still {tried}. Wait a minute, then retry; "
                              f"or raise the key's rate limit in the Anthropic console.", status)
     if status == 401:
         return ProviderError("auth_error", f"The API key was refused (HTTP 401: {detail}). Set "
@@ -183,17 +313,27 @@ def describe_status_error(status: int, kind: str, detail: str, model: str,
         return ProviderError("not_found", f"Not found (HTTP 404: {detail}). Check the model "
                              f"name ({model!r}, --model) and the base URL {where}".rstrip(),
                              status, retryable=False)
+    if is_context_overflow(status, detail):
+        return ProviderError("prompt_too_long", f"The conversation no longer fits {model}'s "
+                             f"context window (HTTP {status}: {detail}). Resume with "
+                             f"--compact to summarize its oldest turns; if the model's window "
+                             f"is smaller than Reins assumes, set its context_window under "
+                             f"\"models\" in settings.json.", status, retryable=False)
+    block = rejected_block(status, detail)
+    if block is not None:
+        return ProviderError("bad_block", f"The API refused an image or document in the "
+                             f"conversation (HTTP {status}: {detail}).", status,
+                             retryable=False, block=block)
     if status == 413:
         return ProviderError("request_too_large", f"The request is too large (HTTP 413: "
-                             f"{detail}). Start a new session or remove large inputs.", status,
-                             retryable=False)
+                             f"{detail}). Resume with --compact, or start a new session "
+                             f"without the large inputs.", status, retryable=False)
     if 400 <= status < 500:
         return ProviderError("bad_request", f"The API rejected the request (HTTP {status}: "
-                             f"{detail}). This is likely a Reins bug or a conversation that "
-                             f"is too long; start a new session and report it.", status,
-                             retryable=False)
+                             f"{detail}). This is likely a Reins bug; start a new session and "
+                             f"report it.", status, retryable=False)
     return ProviderError("server_error", f"The model API {where}failed (HTTP {status}: "
-                         f"{detail}) and still did after retries. {retry}", status)
+                         f"{detail}), still {tried}. {retry}", status)
 
 
 def _status_detail(exc: anthropic.APIStatusError) -> tuple[str, str]:
@@ -204,11 +344,51 @@ def _status_detail(exc: anthropic.APIStatusError) -> tuple[str, str]:
     return kind, detail or str(exc.message)
 
 
+def _should_retry(exc: anthropic.APIStatusError, kind: str) -> bool:
+    header = exc.response.headers.get("x-should-retry")
+    if header in ("true", "false"):
+        return header == "true"
+    if exc.status_code == 200:
+        return kind in STREAM_RETRY_KINDS
+    return exc.status_code in RETRY_STATUSES or exc.status_code >= 500
+
+
+@dataclass
+class _Attempt:
+    """What one request delivered before it ended."""
+
+    blocks: list[dict[str, Any]] = field(default_factory=list)
+    partial: list[str] = field(default_factory=list)
+    usage: dict[str, int] = field(default_factory=dict)
+    request_id: str | None = None
+    started: bool = False
+    """Anything arrived (the response headers)."""
+    delivered: bool = False
+    """Text or a block went to the callbacks."""
+
+    def broken(self, error: ProviderError) -> ModelTurn:
+        return ModelTurn(self.blocks, None, self.usage, self.request_id, error,
+                         "".join(self.partial))
+
+
+@dataclass(frozen=True)
+class _Retryable:
+    turn: ModelTurn
+    reason: str
+    headers: Mapping[str, str]
+    delivered: bool
+
+
 class AnthropicProvider:
     """Streams Messages API turns; one client per provider (connections are pooled)."""
 
     def __init__(self, config: ProviderConfig, *, api_key: str | None = None,
                  environ: Mapping[str, str] | None = None) -> None:
+        problem = config_problem(model=config.model, limits=config.limits,
+                                 tool_choice=config.tool_choice,
+                                 thinking_budget=config.thinking_budget)
+        if problem is not None:
+            raise ConfigError(problem)
         self.config = config
         self.base_url = resolve_base_url(config, environ)
         key = resolve_api_key(api_key, environ)
@@ -222,7 +402,7 @@ class AnthropicProvider:
         self.client = anthropic.AsyncAnthropic(
             api_key=key.key or NO_KEY_PLACEHOLDER,
             base_url=self.base_url,
-            max_retries=config.max_retries,
+            max_retries=0,
             timeout=httpx2.Timeout(config.read_timeout_s, connect=config.connect_timeout_s),
         )
 
@@ -238,11 +418,21 @@ class AnthropicProvider:
     def max_tokens(self) -> int:
         return self.config.max_tokens
 
+    @property
+    def limits(self) -> ModelLimits:
+        return self.config.limits
+
+    @property
+    def read_timeout_s(self) -> float:
+        return self.config.read_timeout_s
+
     async def close(self) -> None:
         await self.client.close()
 
     def request_params(self, *, system: Any, tools: Sequence[Mapping[str, Any]],
-                       messages: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+                       messages: Sequence[Mapping[str, Any]],
+                       first_round: bool = True) -> dict[str, Any]:
+        """The request; a forcing tool_choice (`any`, a tool) only when `first_round`."""
         params: dict[str, Any] = {
             "model": self.config.model,
             "max_tokens": self.config.max_tokens,
@@ -251,63 +441,122 @@ class AnthropicProvider:
         }
         if tools:
             params["tools"] = list(tools)
-            params["tool_choice"] = self._tool_choice
+            forcing = self._tool_choice["type"] in ("any", "tool")
+            params["tool_choice"] = self._tool_choice if first_round or not forcing \
+                else {"type": "auto"}
         if self.config.thinking_budget:
             params["thinking"] = {"type": "enabled", "budget_tokens": self.config.thinking_budget}
         return params
 
     async def stream_turn(self, params: Mapping[str, Any], callbacks: TurnCallbacks) -> ModelTurn:
-        blocks: list[dict[str, Any]] = []
-        partial: list[str] = []
-        request_id: str | None = None
-        usage: dict[str, int] = {}
+        sendable = scrub_text(params)
+        attempts = self.config.max_retries + 1
+        for attempt in range(1, attempts + 1):
+            outcome = await self._attempt(sendable, callbacks, attempt)
+            if isinstance(outcome, ModelTurn):
+                return outcome
+            if attempt == attempts:
+                return outcome.turn
+            delay = retry_delay(attempt - 1, outcome.headers, random.random())
+            callbacks.on_retry(RetryNotice(attempt, attempts, delay, outcome.reason,
+                                           outcome.delivered))
+            await asyncio.sleep(delay)
+        raise AssertionError("unreachable: the last attempt returns")
+
+    async def _attempt(self, params: Mapping[str, Any], callbacks: TurnCallbacks,
+                       attempt: int) -> ModelTurn | _Retryable:
+        got = _Attempt()
+        watcher = asyncio.create_task(self._report_waiting(got, callbacks))
         try:
-            async with self.client.messages.stream(**params) as stream:
-                request_id = stream.request_id
-                async for event in stream:
-                    if event.type == "message_start":
-                        usage = _usage(event.message)
-                    elif event.type == "message_delta":
-                        usage["output_tokens"] = int(event.usage.output_tokens or 0)
-                    elif event.type == "text":
-                        partial.append(event.text)
-                        callbacks.on_text(event.text)
-                    elif event.type == "content_block_stop":
-                        block = block_param(event.content_block)
-                        blocks.append(block)
-                        partial.clear()
-                        callbacks.on_block(block)
-                message = await stream.get_final_message()
+            return await self._stream(params, callbacks, got)
         except anthropic.APIStatusError as exc:
             kind, detail = _status_detail(exc)
-            error = describe_status_error(exc.status_code, kind, detail, self.config.model,
-                                          self.base_url or "")
-            return self._broken(blocks, partial, usage, request_id, error)
+            status = exc.status_code
+            if status == 200:
+                error = self._stream_error(kind, detail, attempt)
+            else:
+                error = describe_status_error(status, kind, detail, self.config.model,
+                                              self.base_url or "", attempt)
+            turn = got.broken(error)
+            if error.retryable and _should_retry(exc, kind):
+                reason = (f"{kind or 'an error'} in the middle of the answer" if status == 200
+                          else f"HTTP {status} {kind}".rstrip())
+                return _Retryable(turn, reason, dict(exc.response.headers), got.delivered)
+            return turn
         except anthropic.APITimeoutError:
-            return self._broken(blocks, partial, usage, request_id, ProviderError(
-                "timeout", f"The model API {self.base_url or ''} did not answer within "
-                f"{self.config.read_timeout_s:g} s, after retries. Check the network and "
-                f"retry the run.".replace("  ", " ")))
+            if got.started:
+                return got.broken(ProviderError(
+                    "stream_broken", f"The model's answer broke off mid-stream (nothing "
+                    f"arrived for {self.config.read_timeout_s:g} s). The text received so far "
+                    f"is kept; retry the run to ask again."))
+            return got.broken(ProviderError(
+                "timeout", f"The model API {self.base_url or 'api.anthropic.com'} sent no "
+                f"answer within {self.config.read_timeout_s:g} s; the request was not "
+                f"repeated. Check that the server is up (a local one may still be loading "
+                f"its model), then retry the run."))
         except anthropic.APIConnectionError as exc:
-            return self._broken(blocks, partial, usage, request_id, ProviderError(
+            turn = got.broken(ProviderError(
                 "connection_error", f"Could not reach the model API "
-                f"{self.base_url or 'api.anthropic.com'} ({exc.__cause__ or exc}). Check the "
-                f"network or ANTHROPIC_BASE_URL, then retry the run."))
+                f"{self.base_url or 'api.anthropic.com'} ({exc.__cause__ or exc}), "
+                f"{'after ' + str(attempt) + ' attempts' if attempt > 1 else 'not retried'}. "
+                f"Check the network or ANTHROPIC_BASE_URL, then retry the run."))
+            if got.started:
+                return turn
+            return _Retryable(turn, "the connection failed", {}, got.delivered)
         except (httpx2.HTTPError, anthropic.AnthropicError, ValueError, OSError) as exc:
             timed_out = isinstance(exc, httpx2.TimeoutException)
             reason = (f"nothing arrived for {self.config.read_timeout_s:g} s" if timed_out
                       else f"{type(exc).__name__}: {exc}")
-            return self._broken(blocks, partial, usage, request_id, ProviderError(
+            return got.broken(ProviderError(
                 "stream_broken", f"The model's answer broke off mid-stream ({reason}). The "
                 f"text received so far is kept; retry the run to ask again."))
+        finally:
+            watcher.cancel()
+
+    def _stream_error(self, kind: str, detail: str, attempt: int) -> ProviderError:
+        where = f"{self.base_url} " if self.base_url else ""
+        tried = f"{attempt} attempts in a row ended this way" if attempt > 1 \
+            else "it was not retried"
+        code = {"overloaded_error": "overloaded", "rate_limit_error": "rate_limited"}.get(
+            kind, "server_error")
+        return ProviderError(code, f"The model API {where}started its answer (HTTP 200), then "
+                             f"sent an error in the middle of it ({kind or 'error'}: {detail}); "
+                             f"{tried}. Retry the run later (reins exec --session ID resumes "
+                             f"the same turn).", 200,
+                             retryable=kind in STREAM_RETRY_KINDS)
+
+    async def _report_waiting(self, got: _Attempt, callbacks: TurnCallbacks) -> None:
+        started = time.monotonic()
+        every = max(self.config.progress_every_s, 0.05)
+        while not got.started:
+            await asyncio.sleep(every)
+            if not got.started:
+                callbacks.on_wait(time.monotonic() - started)
+
+    async def _stream(self, params: Mapping[str, Any], callbacks: TurnCallbacks,
+                      got: _Attempt) -> ModelTurn:
+        async with self.client.messages.stream(**params) as stream:
+            got.started = True
+            got.request_id = stream.request_id
+            async for event in stream:
+                if event.type == "message_start":
+                    got.usage = _usage(event.message)
+                elif event.type == "message_delta":
+                    got.usage["output_tokens"] = int(event.usage.output_tokens or 0)
+                elif event.type == "text":
+                    got.partial.append(event.text)
+                    got.delivered = True
+                    callbacks.on_text(event.text)
+                elif event.type == "content_block_stop":
+                    block = block_param(event.content_block)
+                    got.blocks.append(block)
+                    got.partial.clear()
+                    got.delivered = True
+                    callbacks.on_block(block)
+            message = await stream.get_final_message()
         if message.stop_reason is None:
-            return self._broken(blocks, partial, usage, request_id, ProviderError(
+            return got.broken(ProviderError(
                 "stream_broken", "The model's answer ended before it was complete (no stop "
                 "reason). The text received so far is kept; retry the run to ask again."))
         content = [block_param(b) for b in message.content]
-        return ModelTurn(content, message.stop_reason, _usage(message), request_id)
-
-    @staticmethod
-    def _broken(blocks: list[dict[str, Any]], partial: list[str], usage: dict[str, int],
-                request_id: str | None, error: ProviderError) -> ModelTurn:
-        return ModelTurn(blocks, None, usage, request_id, error, "".join(partial))
+        return ModelTurn(content, message.stop_reason, _usage(message), got.request_id)

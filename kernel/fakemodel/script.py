@@ -1,9 +1,10 @@
 """What the fake model says: scripted turns, one per request.
 
 A script is a sequence of turns; each request to the server takes the next one. A turn is a
-`Reply` (a message, sent as JSON or as an SSE stream, optionally cut or stalled part-way), a
-`Failure` (an HTTP error such as 529 overloaded), or a callable that builds either from the
-request body (for replies that depend on what was asked).
+`Reply` (a message, sent as JSON or as an SSE stream, optionally cut, stalled or ended by an
+`error` event part-way), a `Failure` (an HTTP error such as 529 overloaded), `Silence` (the
+response headers never come), or a callable that builds one from the request body (for
+replies that depend on what was asked).
 """
 
 from __future__ import annotations
@@ -51,6 +52,10 @@ class Reply:
     """Stop sending after this many SSE events and hold the connection open."""
     delay_s: float = 0.0
     """Pause between SSE events."""
+    error_after: int | None = None
+    """After this many SSE events, send an `error` event (`error_type`) and end the stream,
+    as the real API does when it is overloaded in the middle of an answer."""
+    error_type: str = "overloaded_error"
     chunk_chars: int = 16
     """Text and tool input are streamed in deltas of this many characters."""
 
@@ -71,7 +76,13 @@ class Failure:
     headers: Mapping[str, str] = field(default_factory=dict)
 
 
-Turn = Reply | Failure | Callable[[Mapping[str, Any]], "Reply | Failure"]
+@dataclass(frozen=True)
+class Silence:
+    """Read the request, never send the response headers; hold the connection until the
+    server is released or stopped."""
+
+
+Turn = Reply | Failure | Silence | Callable[[Mapping[str, Any]], "Reply | Failure | Silence"]
 
 
 def reply(*blocks: Block | str, **kwargs: Any) -> Reply:

@@ -4,7 +4,11 @@
 stream when the request asks for `stream: true` (chunked transfer encoding, like the real
 API, so a stream cut part-way is a protocol error for the client, not a clean end). Every
 request is recorded (body and headers) for the test to inspect. Requests that break a rule
-the real API enforces get the real API's 400 answer.
+the real API enforces get the real API's 400 answer, and so do the limits it enforces:
+a prompt over `context_limit_tokens` ("prompt is too long", counted as JSON characters /
+`chars_per_token`), an image over `max_image_bytes` of base64 or `max_image_side` pixels, an
+image whose bytes are not its media type, text with a lone surrogate.
+`GET /v1/models` lists `models` (and `/v1/models/ID` answers for one of them).
 
 Used by the tests, the benchmarks, and `reins --self-test` (its built-in loopback model).
 """
@@ -14,13 +18,18 @@ from __future__ import annotations
 import json
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from kernel.fakemodel.script import Failure, Reply, Turn, message_json, sse_events
-from kernel.fakemodel.validate import request_problem
+from kernel.fakemodel.script import Failure, Reply, Silence, Turn, message_json, sse_events
+from kernel.fakemodel.validate import (
+    MAX_IMAGE_BASE64,
+    MAX_IMAGE_SIDE,
+    limit_problem,
+    request_problem,
+)
 
 
 @dataclass(frozen=True)
@@ -43,14 +52,26 @@ class FakeAnthropicServer:
         self,
         script: Iterable[Turn] = (),
         *,
-        responder: Callable[[Mapping[str, Any]], Reply | Failure] | None = None,
+        responder: Callable[[Mapping[str, Any]], Reply | Failure | Silence] | None = None,
         api_key: str | None = None,
         host: str = "127.0.0.1",
+        context_limit_tokens: int | None = None,
+        chars_per_token: float = 3.5,
+        max_image_bytes: int = MAX_IMAGE_BASE64,
+        max_image_side: int = MAX_IMAGE_SIDE,
+        models: Sequence[str] = ("claude-sonnet-4-6", "claude-haiku-4-5"),
     ) -> None:
         self._turns: deque[Turn] = deque(script)
         self._responder = responder
         self.api_key = api_key
         """When set, requests must carry it (`x-api-key` or a bearer token), else 401."""
+        self.context_limit_tokens = context_limit_tokens
+        """Above this many tokens (JSON characters / chars_per_token) a request gets the
+        real API's 400 "prompt is too long"; None: no limit."""
+        self.chars_per_token = chars_per_token
+        self.max_image_bytes = max_image_bytes
+        self.max_image_side = max_image_side
+        self.models = tuple(models)
         self.requests: list[RecordedRequest] = []
         self.problems: list[str] = []
         """Requests answered 400 (harness bugs) or past the end of the script."""
@@ -118,7 +139,7 @@ class FakeAnthropicServer:
             self.problems.append(f"request {request_no}: the script has no more turns")
             return request_no, Failure(400, "invalid_request_error",
                                        "fake server: the script has no more turns", None)
-        if callable(turn) and not isinstance(turn, Reply | Failure):
+        if callable(turn) and not isinstance(turn, Reply | Failure | Silence):
             turn = turn(body)
         return request_no, turn
 
@@ -129,6 +150,22 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: the recorded requests are the log."""
+
+    def do_GET(self) -> None:
+        fake = self.server.fake
+        path = self.path.split("?")[0]
+        listing = [{"type": "model", "id": m, "display_name": m,
+                    "created_at": "2025-01-01T00:00:00Z"} for m in fake.models]
+        if path == "/v1/models":
+            self._send_json(200, {"data": listing, "has_more": False,
+                                  "first_id": listing[0]["id"] if listing else None,
+                                  "last_id": listing[-1]["id"] if listing else None})
+            return
+        found = [m for m in listing if path == f"/v1/models/{m['id']}"]
+        if found:
+            self._send_json(200, found[0])
+            return
+        self._error(404, "not_found_error", f"no route {self.path}", None)
 
     def do_POST(self) -> None:
         fake = self.server.fake
@@ -148,7 +185,10 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             self._error(400, "invalid_request_error", "body is not JSON", None)
             return
-        problem = request_problem(body)
+        problem = request_problem(body) or limit_problem(
+            body, context_limit_tokens=fake.context_limit_tokens,
+            chars_per_token=fake.chars_per_token, max_image_bytes=fake.max_image_bytes,
+            max_image_side=fake.max_image_side)
         if problem is not None:
             with fake._lock:
                 fake.requests.append(RecordedRequest(body, headers))
@@ -156,6 +196,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(400, "invalid_request_error", problem, None)
             return
         request_no, turn = fake._next_turn(body, headers)
+        if isinstance(turn, Silence):
+            fake.stalled.set()
+            fake._release.wait()
+            self.close_connection = True
+            return
         if isinstance(turn, Failure):
             self._error(turn.status, turn.error_type, turn.message, turn.retry_after_ms,
                         turn.headers)
@@ -205,6 +250,10 @@ class _Handler(BaseHTTPRequestHandler):
                 fake._release.wait()
                 self.close_connection = True
                 return
+            if turn.error_after is not None and sent >= turn.error_after:
+                name, data = "error", {"type": "error", "error": {
+                    "type": turn.error_type, "message": "Overloaded"
+                    if turn.error_type == "overloaded_error" else turn.error_type}}
             if turn.delay_s and sent:
                 fake._release.wait(turn.delay_s)
             payload = f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
@@ -214,5 +263,7 @@ class _Handler(BaseHTTPRequestHandler):
             except OSError:
                 self.close_connection = True
                 return
+            if name == "error":
+                break
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()

@@ -42,6 +42,7 @@ from typing import Any, Literal
 
 import jsonschema
 
+from kernel.agent.models import MODELS_SCHEMA
 from kernel.mcp.config import MCP_SERVERS_SCHEMA
 from kernel.paths import AppPaths
 from kernel.policy.decide import Mode
@@ -100,6 +101,7 @@ SETTINGS_SCHEMA: Mapping[str, Any] = {
             },
         },
         "mcpServers": MCP_SERVERS_SCHEMA,
+        "models": MODELS_SCHEMA,
     },
 }
 """The schema of settings.json. `mcpServers` is owned by kernel.mcp.config."""
@@ -135,6 +137,9 @@ class Settings:
     """What commands get (kernel.sandbox.settings.ExecSettings, for the CommandExecutor)."""
     mcp_servers: Mapping[str, Any] = field(default_factory=dict)
     """The raw `mcpServers` object, validated by its schema (kernel.mcp.config reads it)."""
+    models: Mapping[str, Any] = field(default_factory=dict)
+    """The `models` object: per model `context_window` and `max_tokens` (kernel.agent.models
+    reads it)."""
     raw: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -185,6 +190,7 @@ def parse_settings(text: str, source: str = "settings.json") -> Settings:
         permissions=Permissions(**lists),
         exec=_exec_settings(data.get("exec", {})),
         mcp_servers=data.get("mcpServers", {}),
+        models=data.get("models", {}),
         raw=data,
     )
 
