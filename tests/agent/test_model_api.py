@@ -298,11 +298,12 @@ def test_an_empty_final_answer_is_flagged(harness: Harness, answer, empty):
     assert finished.to_dict()["empty_answer"] is empty
 
 
-# ---- text that cannot be encoded ------------------------------------------------------------------
+# ---- text that cannot be encoded --------------------------------------------------------------
 
 @pytest.mark.parametrize(("value", "scrubbed"), [
     ("plain", "plain"), ("a\ud800b", "a\ufffdb"), ("\udfff", "\ufffd"), ("😀", "😀"),
-    ({"k\udc80": ["x", "\ud83d"]}, {"k\ufffd": ["x", "\ufffd"]}), ([1, None, True], [1, None, True]),
+    ({"k\udc80": ["x", "\ud83d"]}, {"k\ufffd": ["x", "\ufffd"]}),
+    ([1, None, True], [1, None, True]),
     (("\ud800",), ["\ufffd"]),
 ])
 def test_scrub_text(value, scrubbed):

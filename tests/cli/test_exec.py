@@ -46,13 +46,13 @@ def test_exec_json_prints_only_events_and_export_writes_the_trace(cli: Cli):
 def test_exec_without_json_is_readable(cli: Cli):
     cli.server.add(reply(ToolUse("read_file", {"path": "a.txt"})), reply("Alpha, it says."))
     code, out, err = cli.call("exec", "--mode", "auto", "--rate-limit", "read_file=5",
-                              "--thinking-budget", "1024", "--tool-choice", "any", "read a")
+                              "--thinking-budget", "1024", "read a")
     assert code == 0, err
     assert "→ read_file" in out and "← read_file ok" in out
     assert "Alpha, it says." in out and "end_turn" in out
     assert not out.lstrip().startswith("{")
     body = cli.server.requests[0].body
-    assert body["thinking"]["budget_tokens"] == 1024 and body["tool_choice"] == {"type": "any"}
+    assert body["thinking"]["budget_tokens"] == 1024 and body["tool_choice"] == {"type": "auto"}
 
 
 def test_exit_codes_for_limit_error_and_bad_usage(cli: Cli):

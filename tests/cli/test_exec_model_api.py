@@ -1,0 +1,98 @@
+"""`reins exec` and the model API: --max-tokens (never an abbreviation), per-model limits from
+settings.json, settings refused before sending, --tool-choice on the first round only,
+retries and waiting told on stderr, the empty-answer warning."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kernel.cli import build_parser
+from kernel.fakemodel import Reply, Text, ToolUse, reply
+from tests.cli.conftest import Cli, events
+
+
+def _settings(cli: Cli, data: dict[str, object]) -> None:
+    cli.paths.settings_file.parent.mkdir(parents=True, exist_ok=True)
+    cli.paths.settings_file.write_text(json.dumps(data))
+
+
+@pytest.mark.parametrize("argv", [
+    ["exec", "--max-tok", "5", "x"], ["exec", "--max-tokens-b", "5", "x"],
+    ["exec", "--work", ".", "x"], ["exec", "--json-", "x"], ["exec", "--thinking", "2000", "x"],
+    ["exec", "--sess", "s1"], ["exec", "--tool", "any", "x"],
+])
+def test_no_option_is_taken_as_an_abbreviation(argv, capsys):
+    with pytest.raises(SystemExit) as exited:
+        build_parser().parse_args(argv)
+    assert exited.value.code == 2
+    assert "unrecognized arguments" in capsys.readouterr().err
+
+
+def test_max_tokens_and_its_budget_are_two_options():
+    args = build_parser().parse_args(["exec", "--max-tokens", "1234", "x"])
+    assert (args.max_tokens, args.max_tokens_budget) == (1234, None)
+    args = build_parser().parse_args(["exec", "--max-tokens-budget", "99", "x"])
+    assert (args.max_tokens, args.max_tokens_budget) == (None, 99)
+
+
+def test_max_tokens_reaches_the_request(cli: Cli):
+    cli.server.add(reply("ok"))
+    code, _, err = cli.call("exec", "--json", "--max-tokens", "1234", "hi")
+    assert code == 0, err
+    assert cli.server.requests[0].body["max_tokens"] == 1234
+
+
+def test_a_models_entry_in_settings_sets_the_limits(cli: Cli):
+    _settings(cli, {"model": "local-coder",
+                    "models": {"local-*": {"context_window": 16384, "max_tokens": 2048}}})
+    cli.server.add(reply("ok"))
+    code, _, err = cli.call("exec", "--json", "hi")
+    assert code == 0, err
+    assert cli.server.requests[0].body["max_tokens"] == 2048
+    _settings(cli, {"models": {"x": {"context_window": 100}}})
+    code, _, err = cli.call("exec", "hi")
+    assert code == 2 and "models/x/context_window" in err
+
+
+def test_settings_the_api_would_refuse_are_refused_before_sending(cli: Cli):
+    code, out, _ = cli.call("exec", "--json", "--thinking-budget", "4096", "--tool-choice", "any",
+                            "go")
+    assert code == 1
+    (error,) = [e for e in events(out) if e["type"] == "error"]
+    assert error["code"] == "config_error" and "--tool-choice" in error["message"]
+    code, _, err = cli.call("exec", "--thinking-budget", "4096", "--max-tokens", "4096", "go")
+    assert code == 1 and "raise max_tokens" in err
+    assert cli.server.requests == []
+
+
+def test_tool_choice_any_forces_the_first_round_only(cli: Cli):
+    cli.server.add(reply(ToolUse("read_file", {"path": "a.txt"})), reply("Alpha."))
+    code, _, err = cli.call("exec", "--json", "--mode", "auto", "--tool-choice", "any", "read")
+    assert code == 0, err
+    assert [r.body["tool_choice"] for r in cli.server.requests] == [
+        {"type": "any"}, {"type": "auto"}]
+
+
+def test_a_retry_and_an_empty_answer_are_told_on_stderr(cli: Cli):
+    cli.server.add(Reply((Text("void"),), error_after=3), reply())
+    code, out, err = cli.call("exec", "hi")
+    assert code == 0
+    assert "attempt 1 of 3" in err and "overloaded_error" in err and "void" not in out[-50:]
+    assert "empty answer" in err
+
+
+def test_waiting_is_printed_on_stderr_in_human_mode_only():
+    import io
+
+    from kernel.cli import HumanPrinter, JsonPrinter
+    from kernel.events import ModelWaiting
+
+    out, err = io.StringIO(), io.StringIO()
+    HumanPrinter(out, err)(ModelWaiting("s", waited_s=10.0, timeout_s=120.0))
+    assert out.getvalue() == ""
+    assert "no answer yet after 10 s (gives up at 120 s)" in err.getvalue()
+    lines = io.StringIO()
+    JsonPrinter(lines)(ModelWaiting("s", waited_s=10.0, timeout_s=120.0))
+    assert json.loads(lines.getvalue())["type"] == "model_waiting"
