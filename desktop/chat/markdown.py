@@ -1,213 +1,433 @@
-"""Markdown for untrusted model text: one QTextDocument per message, code highlighted.
+"""Markdown for untrusted model text, parsed by markdown-it-py (CommonMark + GFM tables, task
+lists, strikethrough) and built into documents with a text cursor — never through HTML.
 
-Qt's defaults render inline HTML and load `file://` images named in the text; here raw HTML
-is shown as text (`MarkdownNoHTML`) and every resource load is refused, so a message can
-neither style itself as something else nor make the app read a file. Links stay links: the
-chat view opens them in the system browser only when clicked.
+What a person expects from a chat: a single newline is a line break; fenced code is a block
+of its own (background, language, Copy, highlighted by Pygments, scrolled sideways, never
+clipped, two in a row stay two); quotes carry a bar; lists nest; tables are tables; `[ ]` and
+`[x]` items show a box.
 
-Control characters, bidirectional overrides and invisible characters are shown escaped
-(`kernel.visible`): in the Markdown source, and again in the parsed document, because an
-entity (`&#x202e;`, `&#27;`) makes such a character out of plain text.
+What the text cannot do: raw HTML is text (the parser's `html` is off, nothing is rendered);
+an image is its alt text, never fetched; a link is a link only for `http(s)`/`mailto` and the
+chat opens it only when clicked. Control, bidirectional and invisible characters are shown
+escaped (`kernel.visible`): in the source before parsing (the parser would turn a CR into a
+newline), and in what an entity makes (`&#x202e;`, `&#27;`): the entity rule is replaced by
+one that escapes the character it names.
 """
 
 from __future__ import annotations
 
-import itertools
-from functools import lru_cache
+from dataclasses import dataclass, field
+from functools import cache
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, QObject, QUrl
+from PySide6.QtCore import Qt
 from PySide6.QtGui import (
     QColor,
+    QFont,
+    QFontDatabase,
     QGuiApplication,
-    QSyntaxHighlighter,
+    QPalette,
+    QTextBlockFormat,
     QTextCharFormat,
     QTextCursor,
-    QTextDocument,
     QTextFormat,
+    QTextFrameFormat,
+    QTextLength,
+    QTextList,
+    QTextListFormat,
+    QTextTable,
+    QTextTableCellFormat,
+    QTextTableFormat,
 )
 
-from kernel.visible import visible
-
-_SERIALS = itertools.count()
+from desktop.chat.documents import CodeDocument, SafeDocument
+from desktop.chat.highlight import fill_code
+from kernel.visible import one_line, visible
 
 if TYPE_CHECKING:
-    from pygments.lexer import Lexer
-    from pygments.token import _TokenType
+    from markdown_it import MarkdownIt
+    from markdown_it.rules_inline import StateInline
+    from markdown_it.token import Token
 
-MARKDOWN_FEATURES = (
-    QTextDocument.MarkdownFeature.MarkdownDialectGitHub
-    | QTextDocument.MarkdownFeature.MarkdownNoHTML
-)
-
-_LIGHT: dict[str, str] = {
-    "Token.Keyword": "#8250df",
-    "Token.Name.Builtin": "#0550ae",
-    "Token.Name.Function": "#6639ba",
-    "Token.Name.Class": "#953800",
-    "Token.Literal.String": "#0a3069",
-    "Token.Literal.Number": "#0550ae",
-    "Token.Comment": "#6e7781",
-    "Token.Operator": "#cf222e",
-    "Token.Generic.Inserted": "#116329",
-    "Token.Generic.Deleted": "#82071e",
-}
-_DARK: dict[str, str] = {
-    "Token.Keyword": "#d2a8ff",
-    "Token.Name.Builtin": "#79c0ff",
-    "Token.Name.Function": "#d2a8ff",
-    "Token.Name.Class": "#ffa657",
-    "Token.Literal.String": "#a5d6ff",
-    "Token.Literal.Number": "#79c0ff",
-    "Token.Comment": "#8b949e",
-    "Token.Operator": "#ff7b72",
-    "Token.Generic.Inserted": "#7ee787",
-    "Token.Generic.Deleted": "#ffa198",
-}
+LINK_SCHEMES = ("http:", "https:", "mailto:")
+HEADING_SCALE = {"h1": 1.5, "h2": 1.3, "h3": 1.15}
+QUOTE_BAR = 3.0
+INDENT = 22.0
+CHECKBOX = {True: "☑", False: "☐"}
+_BULLETS = (QTextListFormat.Style.ListDisc, QTextListFormat.Style.ListCircle,
+            QTextListFormat.Style.ListSquare)
+_ALIGN = {"left": Qt.AlignmentFlag.AlignLeft, "center": Qt.AlignmentFlag.AlignHCenter,
+          "right": Qt.AlignmentFlag.AlignRight}
 
 
-def is_dark() -> bool:
-    """Whether the system palette is dark (light/dark follow the system)."""
-    app = QGuiApplication.instance()
-    if app is None:
+def _visible_entity(state: StateInline, silent: bool) -> bool:
+    """markdown-it's entity rule, except that the character an entity names is shown as
+    `visible` shows it (the stock rule turns control codes into U+FFFD, which hides which)."""
+    from markdown_it.common.entities import entities
+    from markdown_it.rules_inline.entity import DIGITAL_RE, NAMED_RE
+
+    pos = state.pos
+    if state.src[pos] != "&" or pos + 1 >= state.posMax:
         return False
-    return QGuiApplication.palette().window().color().lightness() < 128
+    match = DIGITAL_RE.match(state.src, pos) if state.src[pos + 1] == "#" else None
+    if match is not None:
+        digits = match.group(1)
+        code = int(digits[1:], 16) if digits[0] in "xX" else int(digits)
+        content = chr(code) if code <= 0x10FFFF else "\ufffd"
+    else:
+        match = NAMED_RE.match(state.src, pos)
+        if match is None or match.group(1) not in entities:
+            return False
+        content = entities[match.group(1)]
+    if not silent:
+        token = state.push("text_special", "", 0)
+        token.content = visible(content, keep="")
+        token.markup = match.group(0)
+        token.info = "entity"
+    state.pos += len(match.group(0))
+    return True
 
 
-@lru_cache(maxsize=64)
-def _lexer(language: str) -> Lexer | None:
-    # Pygments is loaded with the first code block, not with the app.
-    from pygments.lexers import get_lexer_by_name
-    from pygments.util import ClassNotFound
-
-    try:
-        return get_lexer_by_name(language.strip().lower() or "text", stripnl=False)
-    except ClassNotFound:
-        return None
+def _link_allowed(url: str) -> bool:
+    return url.strip().lower().startswith(LINK_SCHEMES)
 
 
-def _colour_for(token: _TokenType, palette: dict[str, str]) -> str | None:
-    """The colour of a token type or of its nearest parent that has one."""
-    while token.parent is not None:
-        colour = palette.get(str(token))
-        if colour is not None:
-            return colour
-        token = token.parent
-    return None
+@cache
+def parser() -> MarkdownIt:
+    """The one Markdown parser (imported with the first message, not with the app)."""
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.tasklists import tasklists_plugin
+
+    md = MarkdownIt("commonmark", {"html": False, "breaks": True})
+    md.enable(["table", "strikethrough"])
+    md.use(tasklists_plugin)
+    md.inline.ruler.at("entity", _visible_entity)
+    md.validateLink = _link_allowed  # type: ignore[method-assign]
+    return md
 
 
-class CodeHighlighter(QSyntaxHighlighter):
-    """Colours the lines of fenced code blocks, by the fence's language, with Pygments."""
+def render_markdown(text: str, width: float, *, highlight: bool = True) -> list[SafeDocument]:
+    """The pieces (prose and code documents) of one piece of Markdown, laid out at `width`.
+    `highlight=False` (text still streaming) leaves code uncoloured."""
+    pieces = _Builder(highlight).build(parser().parse(visible(text)))
+    for piece in pieces:
+        piece.fit(width)
+    return pieces
 
-    def __init__(self, document: QTextDocument) -> None:
-        super().__init__(document)
-        self._palette = _DARK if is_dark() else _LIGHT
-        self._formats: dict[str, QTextCharFormat] = {}
 
-    def _format(self, colour: str) -> QTextCharFormat:
-        fmt = self._formats.get(colour)
-        if fmt is None:
-            fmt = QTextCharFormat()
-            fmt.setForeground(QColor(colour))
-            self._formats[colour] = fmt
-        return fmt
+@dataclass
+class _List:
+    format: QTextListFormat
+    items: QTextList | None = None
 
-    def highlightBlock(self, text: str) -> None:
-        block_format = self.currentBlock().blockFormat()
-        if not block_format.hasProperty(QTextFormat.Property.BlockCodeFence):
+
+@dataclass
+class _Inline:
+    bold: bool = False
+    italic: bool = False
+    strike: bool = False
+    href: str = ""
+    scale: float = 1.0
+
+
+@dataclass
+class _Builder:
+    highlight: bool
+    pieces: list[SafeDocument] = field(default_factory=list)
+    cursor: QTextCursor | None = None
+    fresh: bool = False
+    """The cursor's block is empty and unused: the next block goes into it."""
+    lists: list[_List] = field(default_factory=list)
+    item_starts: bool = False
+    quotes: list[QTextTable] = field(default_factory=list)
+    cells: int = 0
+    bold_cells: bool = False
+    scale: float = 1.0
+    edits: list[QTextCursor] = field(default_factory=list)
+    """One open edit block per prose document: Qt lays a document out once, at the end,
+    instead of after every insertion (quadratic in a long paragraph)."""
+
+    def build(self, tokens: list[Token]) -> list[SafeDocument]:
+        i = 0
+        while i < len(tokens):
+            i = self._token(tokens, i)
+        if not self.pieces:
+            self._prose()
+        for edit in self.edits:
+            edit.endEditBlock()
+        return self.pieces
+
+    # -- documents and blocks ----------------------------------------------------------------
+    def _prose(self) -> QTextCursor:
+        if self.cursor is None:
+            doc = SafeDocument()
+            doc.setIndentWidth(INDENT)
+            self.pieces.append(doc)
+            self.cursor = QTextCursor(doc)
+            self.cursor.beginEditBlock()
+            self.edits.append(QTextCursor(self.cursor))
+            self.fresh = True
+        return self.cursor
+
+    def _block(self, fmt: QTextBlockFormat | None = None) -> QTextCursor:
+        cursor = self._prose()
+        fmt = fmt or QTextBlockFormat()
+        fmt.setBottomMargin(2 if self.lists else 6)
+        if self.lists and not self.item_starts:
+            fmt.setIndent(len(self.lists))
+        if self.fresh:
+            cursor.setBlockFormat(fmt)
+        else:
+            cursor.insertBlock(fmt, QTextCharFormat())
+        self.fresh = False
+        if self.lists and self.item_starts:
+            self.item_starts = False
+            current = self.lists[-1]
+            if current.items is None and len(self.lists) == 1:
+                spaced = cursor.blockFormat()
+                spaced.setTopMargin(4)
+                cursor.setBlockFormat(spaced)
+            if current.items is None:
+                current.items = cursor.createList(current.format)
+            else:
+                current.items.add(cursor.block())
+        return cursor
+
+    def _nested(self) -> bool:
+        return bool(self.lists or self.quotes or self.cells)
+
+    # -- tokens --------------------------------------------------------------------------------
+    def _token(self, tokens: list[Token], i: int) -> int:
+        token = tokens[i]
+        kind = token.type
+        if kind == "inline":
+            self._inline(token.children or [])
+        elif kind == "paragraph_open":
+            self._block()
+        elif kind == "heading_open":
+            self.scale = HEADING_SCALE.get(token.tag, 1.05)
+            fmt = QTextBlockFormat()
+            fmt.setTopMargin(6)
+            fmt.setHeadingLevel(int(token.tag[1:]))
+            self._block(fmt)
+        elif kind == "heading_close":
+            self.scale = 1.0
+        elif kind in ("bullet_list_open", "ordered_list_open"):
+            self._open_list(token)
+        elif kind in ("bullet_list_close", "ordered_list_close"):
+            self.lists.pop()
+        elif kind == "list_item_open":
+            self.item_starts = True
+        elif kind == "blockquote_open":
+            self._open_quote()
+        elif kind == "blockquote_close":
+            self._close_quote()
+        elif kind in ("fence", "code_block"):
+            self._code(token)
+        elif kind == "hr":
+            fmt = QTextBlockFormat()
+            fmt.setProperty(QTextFormat.Property.BlockTrailingHorizontalRulerWidth,
+                            QTextLength(QTextLength.Type.PercentageLength, 100))
+            self._block(fmt)
+        elif kind == "table_open":
+            return self._table(tokens, i)
+        elif kind == "html_block":
+            self._block().insertText(token.content.rstrip("\n"))
+        return i + 1
+
+    def _open_list(self, token: Token) -> None:
+        fmt = QTextListFormat()
+        depth = len(self.lists)
+        if token.type == "ordered_list_open":
+            fmt.setStyle(QTextListFormat.Style.ListDecimal)
+            start = token.attrs.get("start", 1)
+            fmt.setStart(int(start) if isinstance(start, int | str) else 1)
+        else:
+            fmt.setStyle(_BULLETS[depth % len(_BULLETS)])
+        fmt.setIndent(depth + 1)
+        self.lists.append(_List(fmt))
+
+    def _open_quote(self) -> None:
+        """A quote: a one-cell table whose cell has a bar on its left only."""
+        cursor = self._block() if not self.fresh else self._prose()
+        table_format = QTextTableFormat()
+        table_format.setBorder(0)
+        table_format.setBorderCollapse(True)
+        table_format.setCellSpacing(0)
+        table_format.setCellPadding(0)
+        table_format.setWidth(QTextLength(QTextLength.Type.PercentageLength, 100))
+        table_format.setTopMargin(4)
+        table_format.setBottomMargin(6)
+        table = cursor.insertTable(1, 1, table_format)
+        cell = QTextTableCellFormat()
+        palette = QGuiApplication.palette()
+        cell.setLeftBorder(QUOTE_BAR)
+        cell.setLeftBorderBrush(palette.color(QPalette.ColorRole.Mid))
+        cell.setLeftBorderStyle(QTextFrameFormat.BorderStyle.BorderStyle_Solid)
+        for side in (cell.setTopBorder, cell.setRightBorder, cell.setBottomBorder):
+            side(0)
+        cell.setLeftPadding(10)
+        cell.setForeground(palette.color(QPalette.ColorRole.PlaceholderText))
+        table.cellAt(0, 0).setFormat(cell)
+        self.quotes.append(table)
+        self.cursor = table.cellAt(0, 0).firstCursorPosition()
+        self.fresh = True
+
+    def _close_quote(self) -> None:
+        table = self.quotes.pop()
+        cursor = self._prose()
+        cursor.setPosition(table.lastPosition() + 1)
+        self.fresh = not cursor.block().text()
+
+    def _code(self, token: Token) -> None:
+        code = token.content.removesuffix("\n")
+        language = one_line(token.info.strip())
+        if self._nested():
+            self._nested_code(code)
             return
-        lexer = _lexer(block_format.stringProperty(QTextFormat.Property.BlockCodeLanguage))
-        if lexer is None:
-            return
-        position = 0
-        for token, value in lexer.get_tokens(text):
-            colour = _colour_for(token, self._palette)
-            if colour is not None:
-                self.setFormat(position, len(value), self._format(colour))
-            position += len(value)
+        doc = CodeDocument(language)
+        fill_code(doc, code, highlight=self.highlight)
+        self.pieces.append(doc)
+        self.cursor = None
+
+    def _nested_code(self, code: str) -> None:
+        """Code inside a list, quote or table: shaded monospaced lines, wrapped."""
+        shade = QGuiApplication.palette().color(QPalette.ColorRole.AlternateBase)
+        fmt = QTextBlockFormat()
+        fmt.setBackground(shade)
+        fmt.setNonBreakableLines(False)
+        char = _mono()
+        for line in code.split("\n"):
+            self._block(QTextBlockFormat(fmt)).insertText(line, char)
+
+    def _table(self, tokens: list[Token], i: int) -> int:
+        end, rows, columns = _table_shape(tokens, i)
+        cursor = self._block() if not self.fresh else self._prose()
+        fmt = QTextTableFormat()
+        fmt.setBorder(1)
+        fmt.setBorderBrush(QGuiApplication.palette().color(QPalette.ColorRole.Mid))
+        fmt.setBorderCollapse(True)
+        fmt.setCellPadding(4)
+        fmt.setCellSpacing(0)
+        fmt.setHeaderRowCount(1)
+        fmt.setTopMargin(4)
+        fmt.setBottomMargin(6)
+        table = cursor.insertTable(max(rows, 1), max(columns, 1), fmt)
+        row = -1
+        column = 0
+        self.cells += 1
+        header = QGuiApplication.palette().color(QPalette.ColorRole.AlternateBase)
+        for token in tokens[i + 1:end]:
+            if token.type == "tr_open":
+                row, column = row + 1, 0
+            elif token.type in ("th_open", "td_open"):
+                cell = table.cellAt(row, column)
+                if token.type == "th_open":
+                    cell_format = cell.format().toTableCellFormat()
+                    cell_format.setBackground(header)
+                    cell.setFormat(cell_format)
+                self.cursor = cell.firstCursorPosition()
+                block = QTextBlockFormat()
+                style = str(token.attrs.get("style", ""))
+                block.setAlignment(_ALIGN.get(style.removeprefix("text-align:"),
+                                              Qt.AlignmentFlag.AlignLeft))
+                self.cursor.setBlockFormat(block)
+                self.bold_cells = token.type == "th_open"
+                column += 1
+            elif token.type == "inline":
+                self._inline(token.children or [], bold=self.bold_cells)
+        self.cells -= 1
+        self.cursor = self._prose()
+        self.cursor.setPosition(table.lastPosition() + 1)
+        self.fresh = not self.cursor.block().text()
+        return end + 1
+
+    # -- inline ---------------------------------------------------------------------------------
+    def _inline(self, children: list[Token], *, bold: bool = False) -> None:
+        cursor = self._prose()
+        state = _Inline(bold=bold, scale=self.scale)
+        for child in children:
+            kind = child.type
+            if kind in ("text", "text_special"):
+                cursor.insertText(child.content, _char(state))
+            elif kind in ("softbreak", "hardbreak"):
+                cursor.insertText("\u2028", _char(state))
+            elif kind == "code_inline":
+                cursor.insertText(child.content, _mono(_char(state)))
+            elif kind in ("strong_open", "strong_close"):
+                state.bold = kind == "strong_open" or bold
+            elif kind in ("em_open", "em_close"):
+                state.italic = kind == "em_open"
+            elif kind in ("s_open", "s_close"):
+                state.strike = kind == "s_open"
+            elif kind == "link_open":
+                state.href = str(child.attrs.get("href", ""))
+            elif kind == "link_close":
+                state.href = ""
+            elif kind == "image":
+                alt = one_line(child.content) or "image"
+                cursor.insertText(f"[image: {alt}]", _char(state))
+            elif kind == "html_inline":
+                cursor.insertText(_checkbox(child.content), _char(state))
+            else:
+                cursor.insertText(child.content, _char(state))
 
 
-class SafeDocument(QTextDocument):
-    """A document that never loads a resource (images, style sheets) named by its text."""
-
-    def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self.setUndoRedoEnabled(False)
-        self.setDocumentMargin(2)
-        self.setDefaultFont(QGuiApplication.font())
-        self.highlighter: CodeHighlighter | None = None
-        self.serial = next(_SERIALS)
-        """Unique for the app's lifetime: names this document's cached rendering."""
-
-    def loadResource(self, kind: int, name: QUrl) -> object:
-        return QByteArray()
+def _checkbox(html: str) -> str:
+    """The task-list plugin's checkbox as a box character (it is the only inline HTML the
+    parser makes: raw HTML in the text is text)."""
+    if "task-list-item-checkbox" in html:
+        return CHECKBOX['checked="checked"' in html]
+    return html
 
 
-def markdown_document(text: str, width: float, parent: QObject | None = None) -> SafeDocument:
-    """A laid-out document for one piece of Markdown."""
-    doc = SafeDocument(parent)
-    doc.setMarkdown(visible(text), MARKDOWN_FEATURES)
-    if "&" in text:
-        _escape_made_characters(doc)
-    if "](" in text or "://" in text:
-        _recolour_links(doc)
-    if "```" in text or "~~~" in text:
-        # Highlight once the fences' block formats exist (they are set after the text).
-        doc.highlighter = CodeHighlighter(doc)
-        doc.highlighter.rehighlight()
-    doc.setTextWidth(width)
-    return doc
+def _table_shape(tokens: list[Token], start: int) -> tuple[int, int, int]:
+    """The index of the table's closing token, its row and column counts."""
+    rows = columns = cells = 0
+    depth = 0
+    for end in range(start, len(tokens)):
+        kind = tokens[end].type
+        if kind == "table_open":
+            depth += 1
+        elif kind == "table_close":
+            depth -= 1
+            if depth == 0:
+                return end, rows, columns
+        elif kind == "tr_open":
+            rows, cells = rows + 1, 0
+        elif kind in ("th_open", "td_open"):
+            cells += 1
+            columns = max(columns, cells)
+    return len(tokens) - 1, rows, columns
 
 
-def _escape_made_characters(doc: QTextDocument) -> None:
-    """Escape, in place and keeping their formats, the characters an entity made."""
-    fixes: list[tuple[int, int, str, QTextCharFormat]] = []
-    block = doc.begin()
-    while block.isValid():
-        it = block.begin()
-        while not it.atEnd():
-            fragment = it.fragment()
-            if fragment.isValid():
-                shown = visible(fragment.text(), keep="\t")
-                if shown != fragment.text():
-                    fixes.append((fragment.position(), fragment.length(), shown,
-                                  fragment.charFormat()))
-            it += 1
-        block = block.next()
-    cursor = QTextCursor(doc)
-    for position, length, shown, char_format in reversed(fixes):
-        cursor.setPosition(position)
-        cursor.setPosition(position + length, QTextCursor.MoveMode.KeepAnchor)
-        cursor.insertText(shown, char_format)
+def _char(state: _Inline) -> QTextCharFormat:
+    fmt = QTextCharFormat()
+    if state.bold or state.scale != 1.0:
+        fmt.setFontWeight(QFont.Weight.Bold)
+    if state.scale != 1.0:
+        fmt.setFontPointSize(QGuiApplication.font().pointSizeF() * state.scale)
+    if state.italic:
+        fmt.setFontItalic(True)
+    if state.strike:
+        fmt.setFontStrikeOut(True)
+    if state.href:
+        fmt.setAnchor(True)
+        fmt.setAnchorHref(state.href)
+        fmt.setToolTip(one_line(state.href))
+        fmt.setForeground(QGuiApplication.palette().link())
+        fmt.setFontUnderline(True)
+    return fmt
 
 
-def _recolour_links(doc: QTextDocument) -> None:
-    """Qt's Markdown import paints links pure blue; use the palette's link colour, which
-    follows light and dark mode."""
-    link = QTextCharFormat()
-    link.setForeground(QGuiApplication.palette().link())
-    block = doc.begin()
-    while block.isValid():
-        it = block.begin()
-        while not it.atEnd():
-            fragment = it.fragment()
-            if fragment.isValid() and fragment.charFormat().isAnchor():
-                cursor = QTextCursor(doc)
-                cursor.setPosition(fragment.position())
-                cursor.setPosition(fragment.position() + fragment.length(),
-                                   QTextCursor.MoveMode.KeepAnchor)
-                cursor.mergeCharFormat(link)
-            it += 1
-        block = block.next()
-
-
-def plain_document(text: str, width: float, parent: QObject | None = None) -> SafeDocument:
-    """A laid-out document showing text as typed (the user's own messages), control and
-    invisible characters escaped."""
-    doc = SafeDocument(parent)
-    doc.setPlainText(visible(text))
-    doc.setTextWidth(width)
-    return doc
+def _mono(fmt: QTextCharFormat | None = None) -> QTextCharFormat:
+    out = QTextCharFormat(fmt) if fmt is not None else QTextCharFormat()
+    out.setFontFamilies(
+        QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont).families())
+    shade = QColor(QGuiApplication.palette().color(QPalette.ColorRole.Mid))
+    shade.setAlpha(50)
+    out.setBackground(shade)
+    return out
 
 
 def split_stable(text: str) -> int:

@@ -8,6 +8,7 @@ fast deltas arrive.
 from __future__ import annotations
 
 import enum
+import time
 from dataclasses import dataclass, field
 
 from PySide6.QtCore import (
@@ -20,7 +21,9 @@ from PySide6.QtCore import (
     Signal,
 )
 
-from desktop.chat.markdown import SafeDocument, markdown_document, plain_document, split_stable
+from desktop.chat.card import card_document
+from desktop.chat.documents import SafeDocument, plain_document
+from desktop.chat.markdown import render_markdown, split_stable
 from kernel.visible import one_line, visible
 
 ITEM_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -40,61 +43,64 @@ class MessageItem:
     role: Role
     text: str = ""
     streaming: bool = False
+    at: float | None = None
+    """When the UI received it (Unix time); None for history loaded from the store."""
     segments: list[SafeDocument] = field(default_factory=list)
     rendered_upto: int = 0
-    tail: SafeDocument | None = None
+    tail: list[SafeDocument] = field(default_factory=list)
     width: float = -1.0
     renders: int = 0
-    """How many times a document of this message was (re)built; tests read it."""
+    """How many times a piece of this message was (re)built; tests read it."""
     cached_height: float | None = None
 
     def documents(self) -> list[SafeDocument]:
-        return [*self.segments, *([self.tail] if self.tail is not None else [])]
+        return [*self.segments, *self.tail]
 
     def layout(self, width: float) -> None:
-        if width == self.width and (self.segments or self.tail is not None):
+        if width == self.width and (self.segments or self.tail):
             return
         self.width = width
         self.cached_height = None
-        if not self.segments and self.tail is None:
+        if not self.segments and not self.tail:
             self.render_tail() if self.streaming else self.render_all()
             return
         for doc in self.documents():
-            doc.setTextWidth(width)
+            doc.fit(width)
 
     def render_all(self) -> None:
-        """One document for the whole (finished or user) message."""
-        build = plain_document if self.role is Role.USER else markdown_document
-        self.segments = [build(self.text, max(self.width, 50.0))]
+        """The pieces of the whole (finished or user) message, rendered once."""
+        width = max(self.width, 50.0)
+        self.segments = ([plain_document(self.text, width)] if self.role is Role.USER
+                         else render_markdown(self.text, width))
         self.rendered_upto = len(self.text)
-        self.tail = None
+        self.tail = []
         self.renders += 1
         self.cached_height = None
 
-    def render_tail(self) -> None:
-        """Freeze what can no longer change into a segment; re-render only the rest."""
+    def render_tail(self, *, final: bool = False) -> None:
+        """Freeze what can no longer change into segments; re-render only the rest (its code
+        uncoloured until `final`)."""
         width = max(self.width, 50.0)
         cut = split_stable(self.text)
         if cut > self.rendered_upto:
-            self.segments.append(markdown_document(self.text[self.rendered_upto:cut], width))
+            self.segments.extend(render_markdown(self.text[self.rendered_upto:cut], width))
             self.rendered_upto = cut
             self.renders += 1
         rest = self.text[self.rendered_upto:]
-        self.tail = markdown_document(rest, width) if rest else None
+        self.tail = render_markdown(rest, width, highlight=final) if rest else []
         self.renders += 1
         self.cached_height = None
 
     def seal(self) -> None:
         """The stream ended: render what is left of the tail once, keep every segment."""
-        self.render_tail()
-        if self.tail is not None:
-            self.segments.append(self.tail)
-            self.tail = None
+        self.render_tail(final=True)
+        self.segments.extend(self.tail)
+        self.tail = []
 
     def height(self) -> float:
-        """The laid-out height of the message's documents (cached until they change)."""
+        """The laid-out height of the message's pieces (cached until they change)."""
         if self.cached_height is None:
-            self.cached_height = sum(doc.size().height() for doc in self.documents())
+            self.cached_height = sum(doc.extent(self.width) for doc in self.documents())
         return self.cached_height
 
 
@@ -105,16 +111,44 @@ class ToolCardItem:
     summary: str = ""
     status: str = "queued"
     detail: str = ""
+    at: float | None = None
+    arguments: object = None
+    preview: str = ""
+    """The start of the result the model got."""
+    output_path: str | None = None
+    """The full output kept on disk, when there is more than the preview."""
+    asked_at: float | None = None
+    """When the approval was asked (its wait is not the call's run time)."""
+    waited_s: float = 0.0
+    expanded: bool = False
+    body: SafeDocument | None = None
+    """Arguments and result preview, built when the card is first expanded."""
+
+    def body_document(self, width: float) -> SafeDocument:
+        if self.body is None:
+            self.body = card_document(self.arguments, self.preview, self.output_path)
+        self.body.fit(width)
+        return self.body
 
 
 ChatItem = MessageItem | ToolCardItem
 
 
+@dataclass(frozen=True)
+class Activity:
+    """What the run is doing while no text arrives: thinking, running a tool, waiting."""
+
+    label: str
+    since: float
+
+
 class ChatModel(QAbstractListModel):
-    """All items of one session's chat, in order."""
+    """All items of one session's chat, in order, and what its run is doing now."""
 
     item_grew = Signal(int)
     """A row's content changed size (streaming); the view relayouts and may follow the end."""
+    activity_changed = Signal(object)
+    """The run's `Activity` changed, or None: it is idle, or text is arriving."""
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -123,6 +157,7 @@ class ChatModel(QAbstractListModel):
         self._streaming: MessageItem | None = None
         self._streaming_row = -1
         self._dirty = False
+        self.activity: Activity | None = None
         self._timer = QTimer(self)
         self._timer.setInterval(RENDER_INTERVAL_MS)
         self._timer.timeout.connect(self._render_streaming)
@@ -139,6 +174,8 @@ class ChatModel(QAbstractListModel):
             return item
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
             return item_text(item)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return timestamp_text(item)
         return None
 
     # -- content -------------------------------------------------------------------------
@@ -157,6 +194,7 @@ class ChatModel(QAbstractListModel):
         self._streaming = None
         self._timer.stop()
         self.endResetModel()
+        self.set_activity(None)
 
     def _append(self, item: ChatItem) -> None:
         row = len(self._items)
@@ -164,14 +202,14 @@ class ChatModel(QAbstractListModel):
         self._items.append(item)
         self.endInsertRows()
 
-    def add_message(self, role: Role, text: str) -> None:
-        self.finish_streaming()
-        self._append(MessageItem(role, text))
+    def add_message(self, role: Role, text: str, at: float | None = None) -> None:
+        self._close_stream()
+        self._append(MessageItem(role, text, at=at))
 
-    def append_delta(self, text: str) -> None:
+    def append_delta(self, text: str, at: float | None = None) -> None:
         """Streamed assistant text; rendering is throttled to the render interval."""
         if self._streaming is None:
-            self._streaming = MessageItem(Role.ASSISTANT, "", streaming=True)
+            self._streaming = MessageItem(Role.ASSISTANT, "", streaming=True, at=at)
             self._streaming_row = len(self._items)
             self._append(self._streaming)
         self._streaming.text += text
@@ -179,14 +217,14 @@ class ChatModel(QAbstractListModel):
         if not self._timer.isActive():
             self._timer.start()
 
-    def finish_text(self, text: str) -> None:
+    def finish_text(self, text: str, at: float | None = None) -> None:
         """A finished assistant text block: replaces the streamed one, or is added."""
         item, row = self._streaming, self._streaming_row
         self._streaming = None
         self._dirty = False
         self._timer.stop()
         if item is None:
-            self._append(MessageItem(Role.ASSISTANT, text))
+            self._append(MessageItem(Role.ASSISTANT, text, at=at))
             return
         streamed_as_sent = item.text == text
         item.text = text
@@ -196,37 +234,98 @@ class ChatModel(QAbstractListModel):
         elif item.width > 0:
             item.render_all()
         else:
-            item.segments, item.tail, item.cached_height = [], None, None
+            item.segments, item.tail, item.cached_height = [], [], None
         self._changed(row, grew=True)
 
-    def finish_streaming(self) -> None:
-        """Close an unfinished streamed message (a run stopped before its text block ended)."""
+    def _close_stream(self) -> None:
         if self._streaming is not None:
             self.finish_text(self._streaming.text)
 
-    def add_tool_card(self, call_id: str, name: str, summary: str, status: str) -> None:
-        self.finish_streaming()
+    def finish_streaming(self) -> None:
+        """The run ended or stopped: close an unfinished streamed message, and nothing is
+        being worked on any more."""
+        self._close_stream()
+        self.set_activity(None)
+
+    def set_activity(self, label: str | None, since: float = 0.0) -> None:
+        """What the run does now (`label`, since when), or None. The same label keeps its
+        start: the elapsed time counts on."""
+        if label is not None and self.activity is not None and self.activity.label == label:
+            return
+        activity = Activity(label, since) if label is not None else None
+        if activity != self.activity:
+            self.activity = activity
+            self.activity_changed.emit(activity)
+
+    def add_tool_card(self, call_id: str, name: str, summary: str, status: str, *,
+                      arguments: object = None, at: float | None = None) -> None:
+        self._close_stream()
         row = self._cards.get(call_id)
         if row is not None:
             card = self._items[row]
             assert isinstance(card, ToolCardItem)
             card.summary, card.status = summary or card.summary, status
-            self._changed(row, grew=False)
+            if arguments is not None:
+                card.arguments, card.body = arguments, None
+            self._changed(row, grew=card.expanded)
             return
         self._cards[call_id] = len(self._items)
-        self._append(ToolCardItem(call_id, name, summary, status))
+        self._append(ToolCardItem(call_id, name, summary, status, at=at, arguments=arguments))
 
-    def update_tool_card(self, call_id: str, status: str, detail: str = "") -> None:
+    def update_tool_card(self, call_id: str, status: str, detail: str = "", *,
+                         preview: str | None = None, output_path: str | None = None) -> None:
         row = self._cards.get(call_id)
         if row is None:
             return
         card = self._items[row]
         assert isinstance(card, ToolCardItem)
         card.status, card.detail = status, detail or card.detail
-        self._changed(row, grew=False)
+        if preview is not None:
+            card.preview, card.output_path, card.body = preview, output_path, None
+        self._changed(row, grew=card.expanded)
+
+    def toggle_card(self, row: int) -> None:
+        """Show a card's arguments and result in place, or fold them again."""
+        card = self._items[row]
+        if isinstance(card, ToolCardItem):
+            card.expanded = not card.expanded
+            self._changed(row, grew=True)
 
     def card_row(self, call_id: str) -> int | None:
         return self._cards.get(call_id)
+
+    def _card(self, call_id: str) -> ToolCardItem | None:
+        row = self._cards.get(call_id)
+        card = self._items[row] if row is not None else None
+        return card if isinstance(card, ToolCardItem) else None
+
+    def mark_asked(self, call_id: str, now: float) -> None:
+        card = self._card(call_id)
+        if card is not None:
+            card.asked_at = now
+
+    def mark_decided(self, call_id: str, now: float) -> None:
+        card = self._card(call_id)
+        if card is not None and card.asked_at is not None:
+            card.waited_s = max(0.0, now - card.asked_at)
+
+    def approval_wait(self, call_id: str) -> float:
+        card = self._card(call_id)
+        return card.waited_s if card is not None else 0.0
+
+    def refresh_activity(self, now: float) -> None:
+        """The activity the cards imply: an approval to answer, tools running, or thinking."""
+        cards = [item for item in self._items if isinstance(item, ToolCardItem)]
+        waiting = [c for c in cards if c.status == "awaiting approval"]
+        running = [c for c in cards if c.status == "running"]
+        if waiting:
+            self.set_activity("Waiting for your approval", now)
+        elif len(running) == 1:
+            self.set_activity(f"Running {one_line(running[0].name)}", now)
+        elif running:
+            self.set_activity(f"Running {len(running)} tools", now)
+        else:
+            self.set_activity("Thinking", now)
 
     def _changed(self, row: int, *, grew: bool) -> None:
         """Repaint a row; relayout the view only when its height may have changed."""
@@ -247,10 +346,28 @@ class ChatModel(QAbstractListModel):
         self._changed(self._streaming_row, grew=item.height() != before)
 
 
+def message_text(item: ChatItem) -> str:
+    """What "Copy message" copies: the message as written (escaped like the display), with
+    no "You:"/"Assistant:" before it; a card's one-line description."""
+    if isinstance(item, ToolCardItem):
+        return item_text(item)
+    return visible(item.text)
+
+
 def item_text(item: ChatItem) -> str:
-    """What a row says as text (accessibility, copying a card): escaped like the display."""
+    """What a row says as text (accessibility): escaped like the display."""
     if isinstance(item, ToolCardItem):
         return one_line(f"Tool call {item.name}: {item.summary} — {item.status} "
                         f"{item.detail}".strip())
     label = {Role.USER: "You", Role.ASSISTANT: "Assistant"}.get(item.role, item.role.title())
     return f"{label}: {visible(item.text)}"
+
+
+def timestamp_text(item: ChatItem) -> str | None:
+    """The hover text of a row: when it was sent or received (nothing for stored history)."""
+    if item.at is None:
+        return None
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(item.at))
+    if isinstance(item, ToolCardItem):
+        return f"Called at {when}"
+    return f"Sent at {when}" if item.role is Role.USER else f"Received at {when}"

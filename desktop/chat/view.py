@@ -1,4 +1,6 @@
-"""The chat view: a list view whose delegate paints each message's documents.
+"""The chat view: a list view whose delegate paints each message's documents, and what a
+person does with it: select text with the mouse and copy it, copy a code block or a whole
+message, scroll a wide code block sideways, expand a tool card, find (Ctrl+F), follow the end.
 
 A list view with a delegate (not a widget per message) keeps 500+ message sessions smooth.
 Links in messages never navigate the view: a click on one emits `link_activated`, and only
@@ -7,202 +9,44 @@ http(s) and mailto links are handed to the system browser.
 
 from __future__ import annotations
 
-from PySide6.QtCore import (
-    QEvent,
-    QModelIndex,
-    QPersistentModelIndex,
-    QPointF,
-    QRectF,
-    QSize,
-    Qt,
-    QTimer,
-    QUrl,
-    Signal,
-)
+import time
+
+from PySide6.QtCore import QEvent, QModelIndex, QPoint, QPointF, QRectF, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
-    QAbstractTextDocumentLayout,
-    QColor,
     QDesktopServices,
     QGuiApplication,
+    QKeyEvent,
+    QKeySequence,
     QMouseEvent,
-    QPainter,
-    QPalette,
-    QPixmap,
     QPixmapCache,
+    QResizeEvent,
+    QWheelEvent,
 )
-from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QListView,
-    QMenu,
-    QStyle,
-    QStyledItemDelegate,
-    QStyleOptionViewItem,
-    QWidget,
+from PySide6.QtWidgets import QAbstractItemView, QListView, QMenu, QWidget
+
+from desktop.chat import activity
+from desktop.chat.activity import ActivityIndicator
+from desktop.chat.delegate import ChatDelegate
+from desktop.chat.documents import CodeDocument, SafeDocument
+from desktop.chat.find import FindBar, Match, find_matches
+from desktop.chat.geometry import (
+    PieceBox,
+    card_box,
+    content_width,
+    message_pieces,
+    piece_at,
 )
+from desktop.chat.model import ChatItem, ChatModel, MessageItem, ToolCardItem, message_text
+from desktop.chat.selection import TextSelection, point_at, selected_text, word_at
 
-from desktop.chat.markdown import SafeDocument
-from desktop.chat.model import ITEM_ROLE, ChatItem, ChatModel, MessageItem, Role, ToolCardItem
-from kernel.visible import one_line
-
-MARGIN = 8
-PAD = 8
-HEADER = 18
-CARD_HEIGHT = 30
 RELAYOUT_INTERVAL_MS = 100
 LAYOUT_BATCH = 50
 PIXMAP_CACHE_KB = 48 * 1024
 """Room for the rendered messages of a few screens (Qt's default is 10 MB)."""
 OPENABLE_SCHEMES = frozenset({"http", "https", "mailto"})
-STATUS_COLOURS = {
-    "done": "#2da44e",
-    "error": "#cf222e",
-    "denied": "#bf8700",
-    "cancelled": "#6e7781",
-    "timed out": "#cf222e",
-    "awaiting approval": "#bf8700",
-    "running": "#0969da",
-    "queued": "#6e7781",
-}
-
-
-def _label(item: MessageItem) -> str:
-    return {Role.USER: "You", Role.ASSISTANT: "Assistant"}.get(item.role, item.role.title())
-
-
-def _draw_document(painter: QPainter, doc: SafeDocument, x: float, y: float,
-                   palette: QPalette) -> None:
-    context = QAbstractTextDocumentLayout.PaintContext()
-    context.palette = palette
-    painter.save()
-    painter.translate(x, y)
-    doc.documentLayout().draw(painter, context)
-    painter.restore()
-
-
-def _document_pixmap(doc: SafeDocument, palette: QPalette, ratio: float) -> QPixmap:
-    """A finished piece of a message, drawn once and then blitted: drawing text layouts is
-    the costliest part of a repaint, and these no longer change (LRU in QPixmapCache)."""
-    size = doc.size()
-    key = f"reins-doc-{doc.serial}-{size.width():.0f}x{size.height():.0f}-" \
-          f"{palette.cacheKey()}-{ratio}"
-    pixmap = QPixmapCache.find(key)
-    if pixmap is None or pixmap.isNull():
-        pixmap = QPixmap((size * ratio).toSize())
-        pixmap.setDevicePixelRatio(ratio)
-        pixmap.fill(Qt.GlobalColor.transparent)
-        canvas = QPainter(pixmap)
-        _draw_document(canvas, doc, 0, 0, palette)
-        canvas.end()
-        QPixmapCache.insert(key, pixmap)
-    return pixmap
-
-
-def _item(index: QModelIndex | QPersistentModelIndex) -> ChatItem:
-    model = index.model()
-    if isinstance(model, ChatModel):
-        return model.item(index.row())
-    item: ChatItem = index.data(ITEM_ROLE)
-    return item
-
-
-class ChatDelegate(QStyledItemDelegate):
-    """Paints a message (header + its documents) or a compact tool card."""
-
-    def content_width(self, option: QStyleOptionViewItem) -> float:
-        return max(60.0, option.rect.width() - 2 * (MARGIN + PAD))
-
-    def sizeHint(self, option: QStyleOptionViewItem,
-                 index: QModelIndex | QPersistentModelIndex) -> QSize:
-        item = _item(index)
-        if isinstance(item, ToolCardItem):
-            return QSize(option.rect.width(), CARD_HEIGHT + MARGIN)
-        view = self.parent()
-        width = view.viewport().width() if isinstance(view, QAbstractItemView) else 400
-        item.layout(max(60.0, width - 2 * (MARGIN + PAD)))
-        return QSize(width, int(item.height() + HEADER + 2 * PAD + MARGIN))
-
-    def paint(self, painter: QPainter, option: QStyleOptionViewItem,
-              index: QModelIndex | QPersistentModelIndex) -> None:
-        item = _item(index)
-        painter.save()
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        box = QRectF(option.rect).adjusted(MARGIN, MARGIN / 2, -MARGIN, -MARGIN / 2)
-        palette = option.palette
-        if isinstance(item, ToolCardItem):
-            self._paint_card(painter, box, item, option)
-        else:
-            self._paint_message(painter, box, item, palette)
-        if option.state & QStyle.StateFlag.State_HasFocus:
-            painter.setPen(palette.color(QPalette.ColorRole.Highlight))
-            painter.setBrush(Qt.BrushStyle.NoBrush)
-            painter.drawRoundedRect(box, 6, 6)
-        painter.restore()
-
-    def _paint_message(self, painter: QPainter, box: QRectF, item: MessageItem,
-                       palette: QPalette) -> None:
-        base = palette.color(QPalette.ColorRole.Base)
-        shade = {
-            Role.USER: palette.color(QPalette.ColorRole.AlternateBase),
-            Role.ERROR: QColor("#cf222e"),
-            Role.NOTICE: palette.color(QPalette.ColorRole.Midlight),
-        }.get(item.role, base)
-        background = QColor(shade)
-        if item.role is Role.ERROR:
-            background.setAlpha(40)
-        painter.setPen(palette.color(QPalette.ColorRole.Mid))
-        painter.setBrush(background)
-        painter.drawRoundedRect(box, 6, 6)
-        painter.setPen(palette.color(QPalette.ColorRole.PlaceholderText))
-        header = QRectF(box.left() + PAD, box.top() + 2, box.width() - 2 * PAD, HEADER)
-        font = painter.font()
-        font.setBold(True)
-        painter.setFont(font)
-        suffix = " …" if item.streaming else ""
-        painter.drawText(header, Qt.AlignmentFlag.AlignVCenter, _label(item) + suffix)
-        y = box.top() + HEADER + PAD / 2
-        for doc in item.documents():
-            if doc is item.tail:
-                _draw_document(painter, doc, box.left() + PAD, y, palette)
-            else:
-                painter.drawPixmap(QPointF(box.left() + PAD, y), _document_pixmap(
-                    doc, palette, painter.device().devicePixelRatioF()))
-            y += doc.size().height()
-
-    def _paint_card(self, painter: QPainter, box: QRectF, item: ToolCardItem,
-                    option: QStyleOptionViewItem) -> None:
-        palette = option.palette
-        painter.setPen(palette.color(QPalette.ColorRole.Mid))
-        painter.setBrush(palette.color(QPalette.ColorRole.Button))
-        painter.drawRoundedRect(box, 6, 6)
-        colour = QColor(STATUS_COLOURS.get(item.status, "#6e7781"))
-        painter.setBrush(colour)
-        painter.setPen(Qt.PenStyle.NoPen)
-        painter.drawEllipse(QPointF(box.left() + 12, box.center().y()), 4, 4)
-        painter.setPen(palette.color(QPalette.ColorRole.ButtonText))
-        text_box = box.adjusted(24, 0, -PAD, 0)
-        status = one_line(item.status + (f" · {item.detail}" if item.detail else ""))
-        text = one_line(f"{item.name}  {item.summary}")
-        metrics = painter.fontMetrics()
-        status_width = min(metrics.horizontalAdvance(status) + 8, int(text_box.width() / 2))
-        painter.drawText(text_box.adjusted(0, 0, -status_width, 0),
-                         Qt.AlignmentFlag.AlignVCenter,
-                         metrics.elidedText(text, Qt.TextElideMode.ElideRight,
-                                            int(text_box.width() - status_width)))
-        painter.setPen(colour)
-        painter.drawText(text_box, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
-                         metrics.elidedText(status, Qt.TextElideMode.ElideRight, status_width))
-
-    def anchor_at(self, item: MessageItem, rect: QRectF, pos: QPointF) -> str:
-        """The link under a point of the view, if any."""
-        box = rect.adjusted(MARGIN, MARGIN / 2, -MARGIN, -MARGIN / 2)
-        y = box.top() + HEADER + PAD / 2
-        for doc in item.documents():
-            height = doc.size().height()
-            if y <= pos.y() < y + height:
-                local = QPointF(pos.x() - box.left() - PAD, pos.y() - y)
-                return doc.documentLayout().anchorAt(local)
-            y += height
-        return ""
+COPIED_MS = 1500
+WHEEL_STEP = 48.0
+FIND_WIDTH = 380
 
 
 class ChatView(QListView):
@@ -210,6 +54,8 @@ class ChatView(QListView):
 
     link_activated = Signal(QUrl)
     tool_card_activated = Signal(str)
+    open_output = Signal(str)
+    """A tool card's "Open full output": the path of the output kept on disk."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -226,13 +72,25 @@ class ChatView(QListView):
         self.setMouseTracking(True)
         self.setFrameShape(QListView.Shape.NoFrame)
         QPixmapCache.setCacheLimit(max(QPixmapCache.cacheLimit(), PIXMAP_CACHE_KB))
-        self._delegate = ChatDelegate(self)
+        self._selection: TextSelection | None = None
+        self._selecting = False
+        self._dragging_bar: PieceBox | None = None
+        self._skip_release = False
+        self._copied: tuple[int, float] = (-1, 0.0)
+        self._matches: list[Match] = []
+        self._match = 0
+        self._delegate = ChatDelegate(self, self)
         self.setItemDelegate(self._delegate)
-        self.activated.connect(self._on_activated)
         self.open_links_in_browser = True
         self.link_activated.connect(self._open_link)
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.customContextMenuRequested.connect(self._context_menu)
+        self.activity = ActivityIndicator(self)
+        self.setViewportMargins(0, 0, 0, activity.HEIGHT)
+        self.find_bar = FindBar(self)
+        self.find_bar.search.connect(self.find)
+        self.find_bar.step.connect(self.step_match)
+        self.find_bar.closed.connect(self.close_find)
         self._following = True
         self._grown_row = -1
         self._relayout = QTimer(self)
@@ -243,22 +101,38 @@ class ChatView(QListView):
         bar.valueChanged.connect(self._on_scrolled)
         bar.rangeChanged.connect(self._on_range_changed)
 
-    def setModel(self, model: ChatModel) -> None:
+    # -- the model ---------------------------------------------------------------------------
+    def setModel(self, model: ChatModel) -> None:  # type: ignore[override]
         """Show another session's chat (the previous model keeps streaming unseen)."""
         previous = self.model()
         if isinstance(previous, ChatModel):
             previous.item_grew.disconnect(self._on_item_grew)
             previous.rowsInserted.disconnect(self._on_rows_inserted)
+            previous.activity_changed.disconnect(self.activity.show_activity)
         super().setModel(model)
         model.item_grew.connect(self._on_item_grew)
         model.rowsInserted.connect(self._on_rows_inserted)
+        model.activity_changed.connect(self.activity.show_activity)
+        self.activity.show_activity(model.activity)
         self._grown_row = -1
+        self._selection = None
+        self._matches = []
 
     def chat_model(self) -> ChatModel:
         model = self.model()
         assert isinstance(model, ChatModel)
         return model
 
+    # -- what the delegate asks (RowState) -------------------------------------------------------
+    def selection_in(self, row: int) -> TextSelection | None:
+        selection = self._selection
+        return selection if selection is not None and selection.row == row else None
+
+    def copied(self, doc: SafeDocument) -> bool:
+        serial, until = self._copied
+        return serial == doc.serial and time.monotonic() < until
+
+    # -- following the end ---------------------------------------------------------------------
     def at_bottom(self) -> bool:
         bar = self.verticalScrollBar()
         return bar.value() >= bar.maximum() - 4
@@ -291,52 +165,231 @@ class ChatView(QListView):
         self._following = True
         super().scrollToBottom()
 
-    def resizeEvent(self, event: QEvent) -> None:
+    def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self.scheduleDelayedItemsLayout()
+        self.activity.setGeometry(0, self.height() - activity.HEIGHT, self.width(),
+                                  activity.HEIGHT)
+        width = min(FIND_WIDTH, self.viewport().width() - 16)
+        self.find_bar.setGeometry(self.viewport().width() - width - 8, 6, width,
+                                  self.find_bar.sizeHint().height())
 
-    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
-        index = self.indexAt(event.position().toPoint())
-        if index.isValid() and event.button() == Qt.MouseButton.LeftButton:
-            item = index.data(ITEM_ROLE)
-            if isinstance(item, MessageItem):
-                href = self._delegate.anchor_at(item, QRectF(self.visualRect(index)),
-                                                event.position())
-                if href:
-                    self.link_activated.emit(QUrl(href))
-            elif isinstance(item, ToolCardItem):
-                self.tool_card_activated.emit(item.call_id)
-        super().mouseReleaseEvent(event)
+    # -- where the pointer is ------------------------------------------------------------------
+    def _row_at(self, pos: QPointF) -> tuple[int, ChatItem, QRectF] | None:
+        index = self.indexAt(pos.toPoint())
+        if not index.isValid():
+            return None
+        return index.row(), self.chat_model().item(index.row()), QRectF(self.visualRect(index))
+
+    def _pieces(self, row: int) -> list[PieceBox]:
+        item = self.chat_model().item(row)
+        if not isinstance(item, MessageItem):
+            return []
+        return message_pieces(item, QRectF(self.visualRect(self.model().index(row, 0))))
+
+    def anchor_at(self, pos: QPointF) -> str:
+        """The link under a point of the view, if any."""
+        hit = self._row_at(pos)
+        if hit is None or not isinstance(hit[1], MessageItem):
+            return ""
+        piece = piece_at(self._pieces(hit[0]), pos)
+        if piece is None or not piece.clip.contains(pos):
+            return ""
+        return piece.doc.documentLayout().anchorAt(piece.local(pos))
+
+    # -- mouse -----------------------------------------------------------------------------------
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        pos = event.position()
+        hit = self._row_at(pos)
+        if event.button() == Qt.MouseButton.LeftButton:
+            self._selecting = False
+            if hit is not None and isinstance(hit[1], MessageItem):
+                row = hit[0]
+                pieces = self._pieces(row)
+                piece = piece_at(pieces, pos)
+                if piece is not None and piece.copy is not None and piece.copy.contains(pos):
+                    self.copy_code(piece.doc)
+                    return
+                if piece is not None and piece.bar is not None and piece.bar.contains(pos):
+                    self._dragging_bar = piece
+                    self._scroll_bar_to(piece, pos)
+                    return
+                point = point_at(pieces, pos)
+                shift = event.modifiers() & Qt.KeyboardModifier.ShiftModifier
+                current = self._selection
+                if shift and current is not None and current.row == row:
+                    self._selection = TextSelection(row, current.anchor, point)
+                else:
+                    self._selection = TextSelection(row, point, point)
+                self._selecting = True
+            else:
+                self._selection = None
+            self.viewport().update()
+        super().mousePressEvent(event)
 
     def mouseMoveEvent(self, event: QMouseEvent) -> None:
-        index = self.indexAt(event.position().toPoint())
-        item = index.data(ITEM_ROLE) if index.isValid() else None
-        over_link = isinstance(item, MessageItem) and bool(
-            self._delegate.anchor_at(item, QRectF(self.visualRect(index)), event.position()))
-        pointing = over_link or isinstance(item, ToolCardItem)
-        self.viewport().setCursor(Qt.CursorShape.PointingHandCursor if pointing
-                                  else Qt.CursorShape.ArrowCursor)
+        pos = event.position()
+        if self._dragging_bar is not None:
+            self._scroll_bar_to(self._dragging_bar, pos)
+            return
+        if self._selecting and self._selection is not None:
+            row = self._selection.row
+            self._selection = TextSelection(row, self._selection.anchor,
+                                            point_at(self._pieces(row), pos))
+            self.viewport().update()
+            return
+        self.viewport().setCursor(self._cursor_shape(pos))
         super().mouseMoveEvent(event)
 
-    def _on_activated(self, index: QModelIndex) -> None:
-        item = index.data(ITEM_ROLE)
+    def _cursor_shape(self, pos: QPointF) -> Qt.CursorShape:
+        hit = self._row_at(pos)
+        if hit is None:
+            return Qt.CursorShape.ArrowCursor
+        row, item, _rect = hit
         if isinstance(item, ToolCardItem):
-            self.tool_card_activated.emit(item.call_id)
+            return Qt.CursorShape.PointingHandCursor
+        piece = piece_at(self._pieces(row), pos)
+        if piece is None:
+            return Qt.CursorShape.ArrowCursor
+        if (piece.copy is not None and piece.copy.contains(pos)) or self.anchor_at(pos):
+            return Qt.CursorShape.PointingHandCursor
+        return Qt.CursorShape.IBeamCursor
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        pos = event.position()
+        self._dragging_bar = None
+        was_selecting, self._selecting = self._selecting, False
+        if event.button() == Qt.MouseButton.LeftButton and not self._skip_release:
+            if was_selecting and self._selection is not None and self._selection.empty:
+                self._selection = None
+                href = self.anchor_at(pos)
+                if href:
+                    self.link_activated.emit(QUrl(href))
+            hit = self._row_at(pos)
+            if hit is not None and isinstance(hit[1], ToolCardItem):
+                self._click_card(hit[0], hit[1], hit[2], pos)
+        self._skip_release = False
+        super().mouseReleaseEvent(event)
+
+    def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
+        """A double click selects a word of a message; on a card it does not fold it back."""
+        pos = event.position()
+        hit = self._row_at(pos)
+        self._skip_release = True
+        if hit is not None and isinstance(hit[1], MessageItem):
+            piece = piece_at(self._pieces(hit[0]), pos)
+            if piece is not None:
+                index, position = point_at([piece], pos)
+                start, end = word_at(piece.doc, position)
+                self._selection = TextSelection(hit[0], (index, start), (index, end))
+                self.viewport().update()
+
+    def _click_card(self, row: int, card: ToolCardItem, rect: QRectF, pos: QPointF) -> None:
+        geometry = card_box(card, rect)
+        if geometry.open_output is not None and geometry.open_output.contains(pos):
+            if card.output_path:
+                self.open_output.emit(card.output_path)
+            return
+        if geometry.header.contains(pos):
+            self.chat_model().toggle_card(row)
+            self.tool_card_activated.emit(card.call_id)
+
+    def wheelEvent(self, event: QWheelEvent) -> None:
+        """Sideways wheel (or Shift+wheel) over a wide code block scrolls the block."""
+        pos = event.position()
+        delta = event.angleDelta()
+        sideways = delta.x() or (delta.y() if event.modifiers()
+                                 & Qt.KeyboardModifier.ShiftModifier else 0)
+        hit = self._row_at(pos)
+        if sideways and hit is not None and isinstance(hit[1], MessageItem):
+            piece = piece_at(self._pieces(hit[0]), pos)
+            if piece is not None and isinstance(piece.doc, CodeDocument) and piece.bar:
+                piece.doc.scroll_x -= sideways / 120 * WHEEL_STEP
+                piece.doc.clamp_scroll(piece.clip.width())
+                self.viewport().update()
+                event.accept()
+                return
+        super().wheelEvent(event)
+
+    def _scroll_bar_to(self, piece: PieceBox, pos: QPointF) -> None:
+        doc = piece.doc
+        assert isinstance(doc, CodeDocument) and piece.bar is not None
+        share = (pos.x() - piece.bar.left()) / max(piece.bar.width(), 1.0)
+        doc.scroll_x = share * doc.max_scroll(piece.clip.width())
+        doc.clamp_scroll(piece.clip.width())
+        self.viewport().update()
+
+    # -- keys, copying, links, menu ---------------------------------------------------------------
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.matches(QKeySequence.StandardKey.Copy):
+            self.copy_selection()
+            return
+        if event.matches(QKeySequence.StandardKey.Find):
+            self.open_find()
+            return
+        index = self.currentIndex()
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space) and \
+                index.isValid():
+            card = self.chat_model().item(index.row())
+            if isinstance(card, ToolCardItem):
+                self.chat_model().toggle_card(index.row())
+                self.tool_card_activated.emit(card.call_id)
+                return
+        super().keyPressEvent(event)
+
+    def selected_text(self) -> str:
+        selection = self._selection
+        if selection is None or selection.empty:
+            return ""
+        item = self.chat_model().item(selection.row)
+        if not isinstance(item, MessageItem):
+            return ""
+        return selected_text(item.documents(), selection)
+
+    def copy_selection(self) -> None:
+        """Ctrl+C: the selected text, or the current message when nothing is selected."""
+        text = self.selected_text()
+        if not text and self.currentIndex().isValid():
+            text = message_text(self.chat_model().item(self.currentIndex().row()))
+        if text:
+            QGuiApplication.clipboard().setText(text)
+
+    def copy_code(self, doc: SafeDocument) -> None:
+        assert isinstance(doc, CodeDocument)
+        QGuiApplication.clipboard().setText(doc.code())
+        self._copied = (doc.serial, time.monotonic() + COPIED_MS / 1000)
+        self.viewport().update()
+        QTimer.singleShot(COPIED_MS + 50, self.viewport().update)
 
     def _open_link(self, url: QUrl) -> None:
         if self.open_links_in_browser and url.scheme().lower() in OPENABLE_SCHEMES:
             QDesktopServices.openUrl(url)
 
-    def _context_menu(self, pos: object) -> None:
-        index = self.indexAt(pos)
-        if not index.isValid():
+    def _context_menu(self, pos: QPoint) -> None:
+        point = QPointF(pos)
+        hit = self._row_at(point)
+        if hit is None:
             return
-        item = index.data(ITEM_ROLE)
+        row, item, _rect = hit
         menu = QMenu(self)
         menu.setAccessibleName("Message actions")
-        copy = menu.addAction("Copy text")
-        text = item.text if isinstance(item, MessageItem) else index.data()
-        copy.triggered.connect(lambda: QGuiApplication.clipboard().setText(text))
+        selection = self.selected_text()
+        clipboard = QGuiApplication.clipboard()
+        if selection:
+            menu.addAction("Copy").triggered.connect(lambda: clipboard.setText(selection))
+        whole = message_text(item)
+        menu.addAction("Copy message").triggered.connect(lambda: clipboard.setText(whole))
+        piece = piece_at(self._pieces(row), point) if isinstance(item, MessageItem) else None
+        if piece is not None and isinstance(piece.doc, CodeDocument):
+            doc = piece.doc
+            menu.addAction("Copy code").triggered.connect(lambda: self.copy_code(doc))
+        if isinstance(item, ToolCardItem):
+            menu.addAction("Fold details" if item.expanded else "Show details").triggered \
+                .connect(lambda: self.chat_model().toggle_card(row))
+            if item.output_path:
+                path = item.output_path
+                menu.addAction("Open full output").triggered.connect(
+                    lambda: self.open_output.emit(path))
         menu.popup(self.viewport().mapToGlobal(pos))
 
     def scroll_to_card(self, call_id: str) -> bool:
@@ -347,3 +400,62 @@ class ChatView(QListView):
         self.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
         self.setCurrentIndex(index)
         return True
+
+    # -- find ------------------------------------------------------------------------------------
+    def open_find(self) -> None:
+        self.find_bar.open()
+
+    def close_find(self) -> None:
+        self.find_bar.hide()
+        self._matches = []
+        self._selection = None
+        self.viewport().update()
+        self.setFocus()
+
+    def find(self, text: str) -> None:
+        width = content_width(self.viewport().width())
+        self._matches = find_matches(self.chat_model().items(), text, width)
+        self._match = 0
+        self._show_match()
+
+    def step_match(self, delta: int) -> None:
+        if self._matches:
+            self._match = (self._match + delta) % len(self._matches)
+            self._show_match()
+
+    def matches(self) -> list[Match]:
+        return list(self._matches)
+
+    def _show_match(self) -> None:
+        self.find_bar.show_count(self._match, len(self._matches))
+        if not self._matches:
+            self._selection = None
+            self.viewport().update()
+            return
+        match = self._matches[self._match]
+        self._selection = TextSelection(match.row, (match.piece, match.start),
+                                        (match.piece, match.end))
+        self._following = False
+        self.executeDelayedItemsLayout()
+        index = self.model().index(match.row, 0)
+        self.scrollTo(index, QAbstractItemView.ScrollHint.EnsureVisible)
+        pieces = self._pieces(match.row)
+        if match.piece < len(pieces):
+            piece = pieces[match.piece]
+            block = piece.doc.findBlock(match.start)
+            top = piece.origin.y() + piece.doc.documentLayout().blockBoundingRect(block).top()
+            line = block.layout().lineForTextPosition(match.start - block.position())
+            if line.isValid():
+                top += line.y()
+            if not 0 <= top < self.viewport().height() - 30:
+                bar = self.verticalScrollBar()
+                bar.setValue(int(bar.value() + top - self.viewport().height() / 3))
+        self.viewport().update()
+
+    def event(self, event: QEvent) -> bool:
+        """Ctrl+C with text selected is the view's own, whatever a window action says."""
+        if event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent) \
+                and event.matches(QKeySequence.StandardKey.Copy) and self.selected_text():
+            event.accept()
+            return True
+        return super().event(event)

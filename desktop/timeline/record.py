@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
+from desktop.words import arguments_json
 from kernel.events import (
     ApprovalDecision,
     ApprovalRequest,
@@ -138,7 +139,7 @@ class CallRecord:
 
     @property
     def arguments_json(self) -> str:
-        return format_arguments(self.input)
+        return arguments_json(self.input)
 
     @cached_property
     def shown_name(self) -> str:
@@ -181,11 +182,6 @@ def _words(value: Any, depth: int = 0) -> list[str]:
     if isinstance(value, list | tuple):
         return [word for item in value for word in _words(item, depth + 1)]
     return [str(value)]
-
-
-def format_arguments(value: Any) -> str:
-    """Arguments as indented JSON (anything not JSON-able is shown by its repr)."""
-    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=repr)
 
 
 def compact_arguments(value: Any) -> str:

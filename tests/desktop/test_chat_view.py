@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QMimeData, QPoint, Qt, QUrl
-from PySide6.QtGui import QFont, QTextCursor, QTextFormat
+from PySide6.QtGui import QFont, QTextCursor
 from pytestqt.qtbot import QtBot
 
-from desktop.chat.markdown import markdown_document, split_stable
+from desktop.chat.documents import CodeDocument
+from desktop.chat.markdown import render_markdown, split_stable
 from desktop.chat.model import RENDER_INTERVAL_MS, ChatModel, MessageItem, Role, ToolCardItem
 from desktop.chat.prompt import PromptBox
 from desktop.chat.view import ChatView
@@ -29,7 +30,7 @@ def test_raw_html_is_shown_as_text_and_images_are_not_loaded(qtbot: QtBot, tmp_p
     secret = tmp_path / "secret.png"
     secret.write_bytes(b"not an image")
     text = f'<b>bold?</b> <img src="file://{secret}">\n\n![x](file://{secret})'
-    doc = markdown_document(text, 400)
+    [doc] = render_markdown(text, 400)
     assert "<b>bold?</b>" in doc.toPlainText()
     assert doc.loadResource(2, QUrl.fromLocalFile(str(secret))).isEmpty()
     cursor = QTextCursor(doc)
@@ -39,13 +40,16 @@ def test_raw_html_is_shown_as_text_and_images_are_not_loaded(qtbot: QtBot, tmp_p
 
 
 def test_code_blocks_are_highlighted(qtbot: QtBot) -> None:
-    doc = markdown_document("```python\ndef f(x):\n    return 1\n```", 400)
+    [doc] = render_markdown("```python\ndef f(x):\n    return 1\n```", 400)
+    assert isinstance(doc, CodeDocument) and doc.language == "python"
+    assert doc.code() == "def f(x):\n    return 1"
+    colours = set()
     block = doc.begin()
-    assert block.blockFormat().stringProperty(QTextFormat.Property.BlockCodeLanguage) == "python"
-    formats = block.layout().formats()
-    assert formats, "the code line got no highlight formats"
-    colours = {f.format.foreground().color().name() for f in formats}
-    assert len(colours) >= 2
+    it = block.begin()
+    while not it.atEnd():
+        colours.add(it.fragment().charFormat().foreground().color().name())
+        it += 1
+    assert len(colours) >= 3, "keyword, function name and the rest in different colours"
 
 
 def test_split_stable_keeps_open_code_fences_in_the_tail() -> None:
@@ -72,15 +76,15 @@ def test_streaming_rerenders_only_the_tail_and_is_throttled(qtbot: QtBot) -> Non
     assert item.renders <= 15
     # Finished paragraphs are frozen segments; only the unfinished words are the tail.
     assert len(item.segments) == 3
-    assert item.tail is not None and item.tail.toPlainText().startswith("word300")
+    assert len(item.tail) == 1 and item.tail[0].toPlainText().startswith("word300")
     first_segment = item.segments[0]
     model.append_delta("more")
     qtbot.wait(RENDER_INTERVAL_MS * 3)
     assert item.segments[0] is first_segment
-    assert item.tail.toPlainText().endswith("more")
+    assert item.tail[0].toPlainText().endswith("more")
     renders = item.renders
     model.finish_text(item.text)
-    assert not item.streaming and item.tail is None
+    assert not item.streaming and item.tail == []
     assert item.segments[0] is first_segment and item.renders == renders + 1, (
         "finishing renders only the last unfinished piece")
     model.add_message(Role.ASSISTANT, "x")
@@ -177,7 +181,7 @@ def test_switching_models_leaves_the_hidden_one_streaming(qtbot: QtBot) -> None:
 def test_links_take_the_palette_link_colour(qtbot: QtBot) -> None:
     from PySide6.QtGui import QGuiApplication
 
-    doc = markdown_document("see [the docs](https://example.org/x) now", 400)
+    [doc] = render_markdown("see [the docs](https://example.org/x) now", 400)
     cursor = QTextCursor(doc)
     cursor.setPosition(doc.toPlainText().index("docs") + 1)
     fmt = cursor.charFormat()

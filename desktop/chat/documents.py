@@ -1,0 +1,108 @@
+"""The documents a message is drawn from: prose (wrapped to the width) and code blocks (never
+wrapped: wider ones scroll sideways), neither of which ever loads a resource named by its text.
+
+A message is a list of these pieces, stacked; `extent(width)` is the height a piece takes in
+the message, its chrome included (a code block's header with the language and Copy, and its
+horizontal scroll bar when the code is wider than the message).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from PySide6.QtCore import QByteArray, QObject, QUrl
+from PySide6.QtGui import (
+    QFontDatabase,
+    QFontMetricsF,
+    QGuiApplication,
+    QTextDocument,
+    QTextOption,
+)
+
+from kernel.visible import visible
+
+_SERIALS = itertools.count()
+
+CODE_HEADER = 22.0
+"""The strip above a code block: its language on the left, Copy on the right."""
+CODE_BAR = 8.0
+"""The horizontal scroll bar under a code block wider than the message."""
+CODE_GAP = 6.0
+"""Space under a code block, so two blocks in a row stay two."""
+
+
+def is_dark() -> bool:
+    """Whether the system palette is dark (light/dark follow the system)."""
+    if QGuiApplication.instance() is None:
+        return False
+    return QGuiApplication.palette().window().color().lightness() < 128
+
+
+class SafeDocument(QTextDocument):
+    """A prose document that never loads a resource (images, style sheets) named by its text."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.setUndoRedoEnabled(False)
+        self.setDocumentMargin(2)
+        self.setDefaultFont(QGuiApplication.font())
+        self.serial = next(_SERIALS)
+        """Unique for the app's lifetime: names this document's cached rendering."""
+
+    def loadResource(self, kind: int, name: QUrl) -> object:
+        return QByteArray()
+
+    def fit(self, width: float) -> None:
+        """Lay out for a message this wide."""
+        self.setTextWidth(width)
+
+    def extent(self, width: float) -> float:
+        """The height this piece takes in a message `width` wide."""
+        return self.size().height()
+
+
+class CodeDocument(SafeDocument):
+    """One code block: monospaced, lines never wrapped, scrolled sideways by `scroll_x`."""
+
+    def __init__(self, language: str, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.language = language
+        """The fence's language as shown (one line, escaped); may be empty."""
+        self.scroll_x = 0.0
+        font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        self.setDefaultFont(font)
+        option = QTextOption()
+        option.setWrapMode(QTextOption.WrapMode.NoWrap)
+        option.setTabStopDistance(4 * QFontMetricsF(font).horizontalAdvance(" "))
+        self.setDefaultTextOption(option)
+        self.setDocumentMargin(6)
+
+    def fit(self, width: float) -> None:
+        """Code keeps its lines whatever the width: it scrolls instead."""
+        self.clamp_scroll(width)
+
+    def overflows(self, width: float) -> bool:
+        return self.size().width() > width + 0.5
+
+    def max_scroll(self, width: float) -> float:
+        return max(0.0, self.size().width() - width)
+
+    def clamp_scroll(self, width: float) -> None:
+        self.scroll_x = min(max(0.0, self.scroll_x), self.max_scroll(width))
+
+    def extent(self, width: float) -> float:
+        bar = CODE_BAR if self.overflows(width) else 0.0
+        return CODE_HEADER + self.size().height() + bar + CODE_GAP
+
+    def code(self) -> str:
+        """The code as shown (what Copy puts on the clipboard)."""
+        return self.toPlainText()
+
+
+def plain_document(text: str, width: float, parent: QObject | None = None) -> SafeDocument:
+    """A laid-out document showing text as typed (the user's own messages), control and
+    invisible characters escaped."""
+    doc = SafeDocument(parent)
+    doc.setPlainText(visible(text))
+    doc.fit(width)
+    return doc

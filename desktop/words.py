@@ -1,0 +1,79 @@
+"""How the desktop writes facts in words: durations and sizes in one format everywhere (chat,
+timeline, details, the activity indicator), counts with their noun, and a tool call's outcome
+as a person says it ("exit code 3", "denied by you", "stopped"), not as error codes. Pure."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+_EXIT_CODE = re.compile(r"exit code (-?\d+|none)")
+_OUTCOMES = {
+    "approval_denied": "denied by you",
+    "permission_denied": "not allowed by the rules",
+    "approval_unavailable": "no answer to the approval",
+    "cancelled": "stopped",
+    "timeout": "timed out",
+    "unknown_tool": "unknown tool",
+    "invalid_arguments": "invalid arguments",
+    "loop_detected": "stopped: repeated call",
+    "rate_limited": "rate limited",
+    "sandbox_unavailable": "sandbox unavailable",
+}
+
+
+def format_duration(seconds: float) -> str:
+    """Under a second in milliseconds (`30 ms`), then `20.5 s`, `3 min 05 s`, `2 h 03 min`."""
+    seconds = max(0.0, seconds)
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms"
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(int(seconds), 60)
+    if minutes < 60:
+        return f"{minutes} min {rest:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
+def format_bytes(n: int) -> str:
+    """`512 B`, `1.5 KB`, `21.8 MB` (powers of 1024)."""
+    if n < 1024:
+        return f"{n} B"
+    value = float(n)
+    for unit in ("KB", "MB", "GB"):
+        value /= 1024
+        if value < 1024:
+            return f"{value:.1f} {unit}"
+    return f"{value / 1024:.1f} TB"
+
+
+def count(n: int, noun: str) -> str:
+    """`1 call`, `2 calls`, `0 calls`, `1,204 lines`."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
+
+
+def outcome(is_error: bool, error_code: str | None, preview: str = "") -> str:
+    """A finished call's outcome in words. A failed command says its exit code (the result
+    the model got starts with it); other failures say what happened."""
+    if not is_error:
+        return "done"
+    code = error_code or ""
+    if code in _OUTCOMES:
+        return _OUTCOMES[code]
+    found = _EXIT_CODE.match(preview)
+    if found is not None:
+        return "never ended" if found.group(1) == "none" else f"exit code {found.group(1)}"
+    return "failed"
+
+
+def arguments_json(value: Any) -> str:
+    """A call's arguments as indented JSON (anything not JSON-able is shown by its repr)."""
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=repr)
+
+
+def execution_seconds(duration_ms: float, waited_s: float) -> float:
+    """How long a call ran: the kernel's duration counts from the call's start, so time spent
+    waiting for the user's approval is taken out (and shown on its own)."""
+    return max(0.0, duration_ms / 1000 - waited_s)
