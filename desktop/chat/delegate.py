@@ -33,6 +33,7 @@ from desktop.chat.geometry import (
     content_width,
     message_pieces,
     row_box,
+    scroll_thumb,
 )
 from desktop.chat.model import ITEM_ROLE, ChatItem, ChatModel, MessageItem, Role, ToolCardItem
 from desktop.chat.selection import TextSelection, selection_cursor
@@ -211,15 +212,9 @@ class ChatDelegate(QStyledItemDelegate):
                              "Copied" if self._state.copied(doc) else "Copy")
         draw_document(painter, doc, piece.origin, palette, clip=piece.clip, selection=span)
         if piece.bar is not None:
-            visible = piece.clip.width() / max(doc.size().width(), 1.0)
-            thumb_width = max(24.0, piece.bar.width() * visible)
-            travel = piece.bar.width() - thumb_width
-            share = doc.scroll_x / max(doc.max_scroll(piece.clip.width()), 1.0)
-            thumb = QRectF(piece.bar.left() + travel * share, piece.bar.top() + 1,
-                           thumb_width, piece.bar.height() - 2)
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(shade(palette, 0.35))
-            painter.drawRoundedRect(thumb, 3, 3)
+            painter.drawRoundedRect(scroll_thumb(piece), 3, 3)
 
     def _paint_caret(self, painter: QPainter, pieces: list[PieceBox], box: QRectF,
                      palette: QPalette) -> None:

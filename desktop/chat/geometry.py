@@ -74,6 +74,27 @@ def message_pieces(item: MessageItem, rect: QRectF) -> list[PieceBox]:
     return out
 
 
+def scroll_thumb(piece: PieceBox) -> QRectF:
+    """The thumb of a code block's scroll bar (as long as the share of the code shown)."""
+    doc = piece.doc
+    assert isinstance(doc, CodeDocument) and piece.bar is not None
+    bar = piece.bar
+    width = max(24.0, bar.width() * piece.clip.width() / max(doc.size().width(), 1.0))
+    share = doc.scroll_x / max(doc.max_scroll(piece.clip.width()), 1.0)
+    return QRectF(bar.left() + (bar.width() - width) * share, bar.top() + 1, width,
+                  bar.height() - 2)
+
+
+def scroll_for(piece: PieceBox, x: float) -> float:
+    """The scroll that centres the thumb under `x` (a click or drag on the bar)."""
+    doc = piece.doc
+    assert isinstance(doc, CodeDocument) and piece.bar is not None
+    thumb = scroll_thumb(piece).width()
+    travel = max(piece.bar.width() - thumb, 1.0)
+    share = min(1.0, max(0.0, (x - piece.bar.left() - thumb / 2) / travel))
+    return share * doc.max_scroll(piece.clip.width())
+
+
 def piece_at(pieces: list[PieceBox], pos: QPointF) -> PieceBox | None:
     for piece in pieces:
         if piece.frame.top() <= pos.y() < piece.frame.bottom() + CODE_GAP:

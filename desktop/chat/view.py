@@ -35,6 +35,7 @@ from desktop.chat.geometry import (
     content_width,
     message_pieces,
     piece_at,
+    scroll_for,
 )
 from desktop.chat.model import ChatItem, ChatModel, MessageItem, ToolCardItem, message_text
 from desktop.chat.selection import TextSelection, point_at, selected_text, word_at
@@ -314,9 +315,7 @@ class ChatView(QListView):
     def _scroll_bar_to(self, piece: PieceBox, pos: QPointF) -> None:
         doc = piece.doc
         assert isinstance(doc, CodeDocument) and piece.bar is not None
-        share = (pos.x() - piece.bar.left()) / max(piece.bar.width(), 1.0)
-        doc.scroll_x = share * doc.max_scroll(piece.clip.width())
-        doc.clamp_scroll(piece.clip.width())
+        doc.scroll_x = scroll_for(piece, pos.x())
         self.viewport().update()
 
     # -- keys, copying, links, menu ---------------------------------------------------------------
