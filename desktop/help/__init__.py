@@ -1,0 +1,1 @@
+"""The Help menu (keyboard shortcuts, About) and the window's keyboard actions."""
