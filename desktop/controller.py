@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -137,6 +138,7 @@ class AppController(QObject):
         w.closing.connect(self.shutdown)
         w.approvals_button.clicked.connect(lambda: self.approvals.show_current())
         w.chat.tool_card_activated.connect(self._show_call)
+        w.chat.open_output.connect(self._open_output)
         w.timeline_built.connect(self._connect_timeline)
         self._key_loaded.connect(self._on_key_loaded, Qt.ConnectionType.QueuedConnection)
 
@@ -292,7 +294,7 @@ class AppController(QObject):
         view = self.views.get(event.session_id)
         if view is None:
             return
-        apply_event(view.chat, event)
+        apply_event(view.chat, event, at=time.time())
         if isinstance(event, AssistantDelta):
             return
         view.events.append(event)

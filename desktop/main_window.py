@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 from desktop.chat.model import ChatModel
 from desktop.chat.prompt import PromptBox
 from desktop.chat.view import ChatView
+from desktop.help.menus import install_menus
 from desktop.sessions.panel import SessionsPanel
 from desktop.welcome import WelcomePanel
 from kernel.modes import MODES
@@ -177,6 +178,7 @@ class MainWindow(QMainWindow):
             menu.addAction(action)
         view = self.menuBar().addMenu("&View")
         view.addAction(self.timeline_dock.toggleViewAction())
+        install_menus(self)
 
     @property
     def timeline_created(self) -> bool:
