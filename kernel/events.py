@@ -255,6 +255,41 @@ class ContextCompacted(Event):
 
 @_event
 @dataclass(frozen=True)
+class McpServerEvent(Event):
+    """How a configured MCP server came up for this run (kernel.mcp.report)."""
+
+    type: ClassVar[str] = "mcp_server"
+    server: str
+    state: str
+    """ready | failed | disabled"""
+    reason: str = ""
+    """Why it failed, or its one-line summary ("ready with 3 tools")."""
+    tools: int = 0
+    """How many of its tools are registered."""
+    stderr_tail: list[str] = field(default_factory=list)
+    """The last lines it wrote to stderr (a failed server)."""
+    target: str = ""
+    """Its command line or URL."""
+
+
+@_event
+@dataclass(frozen=True)
+class McpElicitation(Event):
+    """A server asked the user to fill in a form; what was answered (kernel.mcp.asks)."""
+
+    type: ClassVar[str] = "mcp_elicitation"
+    server: str
+    message: str
+    fields: list[dict[str, Any]] = field(default_factory=list)
+    """The requested form: name, type, title, description, required, default per field."""
+    action: str = "decline"
+    """accept | decline | cancel"""
+    decided_by: str = "user"
+    reason: str = ""
+
+
+@_event
+@dataclass(frozen=True)
 class ErrorEvent(Event):
     type: ClassVar[str] = "error"
     code: str

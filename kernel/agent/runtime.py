@@ -18,6 +18,7 @@ from typing import Any
 from kernel.agent.limits import LoopLimits
 from kernel.agent.loop import Agent, GateFactory, Provider
 from kernel.agent.store import SessionStore
+from kernel.mcp.asks import ServerAsks
 from kernel.mcp.manager import McpManager, StateListener
 from kernel.mcp.startup import start_mcp_servers
 from kernel.paths import AppPaths
@@ -66,12 +67,14 @@ class Kernel:
         return SandboxFacts(self.sandbox)
 
     async def start_mcp(self, mcp_servers: Mapping[str, Any], *,
-                        on_state: StateListener | None = None) -> McpManager:
+                        on_state: StateListener | None = None,
+                        asks: ServerAsks | None = None) -> McpManager:
         """Launch the configured MCP servers (settings' `mcpServers`) in the background; the
-        tools of each join the registry when it is ready (kernel.mcp). Raises McpConfigError."""
+        tools of each join the registry when it is ready (kernel.mcp); `asks` answers the
+        servers' own requests (roots, elicitation, sampling). Raises McpConfigError."""
         self.mcp = await start_mcp_servers(self.registry, self.paths, mcp_servers,
                                            exec_settings=self.executor.settings,
-                                           on_state=on_state)
+                                           on_state=on_state, asks=asks)
         return self.mcp
 
     async def stop_mcp(self, grace_s: float = 1.0) -> None:

@@ -12,7 +12,9 @@ clean and nothing leaks into other servers. Calls come from other tasks through 
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from importlib import metadata
@@ -28,8 +30,10 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
+from kernel.mcp.asks import ServerAsks, roots_result
 from kernel.mcp.config import McpServerConfig
 from kernel.mcp.definitions import ToolDefinitions
+from kernel.mcp.failures import STARTUP_TIMEOUT_HINT, exit_hint, start_error, with_hint
 from kernel.mcp.launch import ServerLaunch
 from kernel.mcp.stdio import EXIT_GRACE_S, StdioChannel, open_stdio
 from kernel.mcp.tools import definition_fingerprint
@@ -56,6 +60,10 @@ class ServerUnavailable(Exception):
     """A call to a server that has no live session."""
 
 
+class CallTimedOut(Exception):
+    """A call got neither its answer nor a progress notification within its timeout."""
+
+
 def _client_info() -> mcp_types.Implementation:
     try:
         version = metadata.version("reins-desktop")
@@ -73,18 +81,20 @@ class McpConnection:
         *,
         launch: ServerLaunch | None,
         stderr_path: Path,
-        startup_timeout_s: float,
         ping_interval_s: float = PING_INTERVAL_S,
         definitions: ToolDefinitions | None = None,
+        asks: ServerAsks | None = None,
     ) -> None:
         self.config = config
+        self.asks = asks or ServerAsks()
+        """How the server's own requests (roots, elicitation, sampling) are answered."""
         self.definitions = definitions or ToolDefinitions(config.name)
         """What the server lists now; suspended from its `tools/list_changed` notification
         until the re-listing is in (kernel.mcp.definitions)."""
         self.launch = launch
         """How a stdio server is started (None for an HTTP server)."""
         self.stderr_path = stderr_path
-        self.startup_timeout_s = startup_timeout_s
+        self.startup_timeout_s = config.startup_timeout_s
         self.ping_interval_s = ping_interval_s
         self._calls = 0
         """Calls in flight: while one runs, it notices a dead server itself (no ping)."""
@@ -106,7 +116,8 @@ class McpConnection:
     @property
     def ready(self) -> bool:
         """A live session that can take calls."""
-        return self._session is not None and not (self._closed and self._closed.is_set())
+        return (self._session is not None and not (self._closed and self._closed.is_set())
+                and not (self._channel is not None and self._channel.exited))
 
     def stop(self, grace_s: float | None = None) -> None:
         """Ask `serve()` to close the session and return (safe to call at any time); a
@@ -127,12 +138,13 @@ class McpConnection:
             return
         try:
             async with self._transport() as (read, write, closed), ClientSession(
-                read, write, message_handler=self._on_message, client_info=_client_info()
+                read, write, message_handler=self._on_message, client_info=_client_info(),
+                list_roots_callback=self._list_roots, elicitation_callback=self._elicit,
+                sampling_callback=self._sample,
             ) as session:
                 self._closed = closed
-                await self._start(session, closed, on_tools)
-                self._session = session
                 try:
+                    await self._start(session, closed, on_tools)
                     await self._wait_loop(session, closed, on_tools)
                 finally:
                     self._session = None
@@ -140,7 +152,21 @@ class McpConnection:
             where = f"the server at {self.config.url}: " if self.config.transport == "http" else ""
             raise _first_leaf(group, where) from group
         except OSError as exc:
-            raise ServerFailed(f"cannot start {self.config.describe()!r}: {exc}") from exc
+            raise ServerFailed(self._start_error(exc)) from exc
+
+    def _start_error(self, exc: OSError) -> str:
+        """Why the program could not be executed (its first line read for a #! line)."""
+        if self.launch is None:
+            return f"cannot connect to {self.config.describe()!r}: {exc}"
+        program = self.launch.argv[0]
+        first_line: bytes | None = None
+        if "/" in program:  # a bare name was not found on the PATH: nothing to read
+            with contextlib.suppress(OSError), open(program, "rb") as f:
+                first_line = f.readline(4096)
+        cwd = self.launch.cwd
+        return start_error(program, exc, search_path=self.launch.env.get("PATH", ""),
+                           first_line=first_line,
+                           missing_cwd=cwd if not os.path.isdir(cwd) else None)
 
     async def _start(self, session: ClientSession, closed: anyio.Event,
                      on_tools: ToolsCallback) -> None:
@@ -149,7 +175,8 @@ class McpConnection:
             outcome = await _first_of(lambda: self._list_after_init(session), closed.wait,
                                       self._stop.wait)
         if scope.cancelled_caught:
-            raise ServerFailed(f"no answer within {self.startup_timeout_s:g} s of starting")
+            raise ServerFailed(with_hint(f"no answer within {self.startup_timeout_s:g} s of "
+                                         f"starting", STARTUP_TIMEOUT_HINT))
         if isinstance(outcome, BaseException):
             if closed.is_set():
                 raise ServerExited(await self._exit_text("before it was ready")) from outcome
@@ -158,7 +185,8 @@ class McpConnection:
             if self._stop.is_set():
                 return
             raise ServerExited(await self._exit_text("before it was ready"))
-        await self._report(*outcome, on_tools)
+        self._session = session  # live before its tools are reported: a call waiting
+        await self._report(*outcome, on_tools)  # for "ready" finds the session there
 
     async def _list_after_init(self, session: ClientSession) -> Any:
         try:
@@ -236,19 +264,65 @@ class McpConnection:
             log.warning("MCP server %s sent something that is not MCP: %s", self.config.name,
                         _describe(message))
 
+    async def _list_roots(self, _context: Any) -> mcp_types.ListRootsResult:
+        return roots_result(self.asks.roots)
+
+    async def _elicit(self, _context: Any, params: mcp_types.ElicitRequestParams
+                      ) -> mcp_types.ElicitResult | mcp_types.ErrorData:
+        try:
+            answer = await self.asks.elicit(self.config.name, params)
+        except Exception as exc:  # nothing was accepted: the server hears why
+            log.exception("MCP server %s: answering its elicitation failed", self.config.name)
+            return mcp_types.ErrorData(code=mcp_types.INTERNAL_ERROR,
+                                       message=f"Reins could not ask the user: {exc}")
+        return answer
+
+    async def _sample(self, _context: Any, params: mcp_types.CreateMessageRequestParams
+                      ) -> mcp_types.CreateMessageResult | mcp_types.ErrorData:
+        try:
+            return await self.asks.sample(self.config.name, params)
+        except Exception as exc:  # nothing was sent to the model, or its answer is lost
+            log.exception("MCP server %s: answering its sampling request failed",
+                          self.config.name)
+            return mcp_types.ErrorData(code=mcp_types.INTERNAL_ERROR,
+                                       message=f"Reins could not sample the model: {exc}")
+
+    async def roots_changed(self) -> None:
+        """Tell the server its roots changed (it lists them again); nothing when not live."""
+        session = self.session
+        if session is not None:
+            with contextlib.suppress(Exception):
+                await session.send_roots_list_changed()
+
     async def call(self, tool: str, arguments: dict[str, Any],
-                   progress: ProgressFnT | None = None) -> mcp_types.CallToolResult:
+                   progress: ProgressFnT | None = None, *,
+                   timeout_s: float) -> mcp_types.CallToolResult:
         """Call `tool` on the live session; `progress` gets its progress notifications.
 
-        Raises ServerUnavailable when there is none, ServerExited when the connection
-        closes during the call, MCPError for a protocol-level error answer.
+        The call may go `timeout_s` without an answer; each progress notification starts
+        that time again (as the MCP spec allows), so a long tool that reports progress is
+        not cut. Raises ServerUnavailable when there is no live session, ServerExited when
+        the connection closes during the call, CallTimedOut, MCPError for a protocol-level
+        error answer.
         """
         session = self._session
         if session is None or not self.ready:
             raise ServerUnavailable(await self._exit_text("") if self._closed else "not started")
         self._calls += 1
+        scope = anyio.CancelScope(deadline=anyio.current_time() + timeout_s)
+        reported = [0]
+
+        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+            scope.deadline = anyio.current_time() + timeout_s
+            reported[0] += 1
+            if progress is not None:
+                await progress(value, total, message)
+
         try:
-            return await session.call_tool(tool, arguments, progress_callback=progress)
+            with scope:
+                return await session.call_tool(tool, arguments, progress_callback=on_progress)
+            since = " since its last progress notification" if reported[0] else ""
+            raise CallTimedOut(f"no answer within {timeout_s:g} s{since}")
         except MCPError as exc:
             if exc.error.code == mcp_types.CONNECTION_CLOSED:
                 raise ServerExited(await self._exit_text("during the call")) from exc
@@ -269,7 +343,7 @@ class McpConnection:
         code = self.returncode
         how = "exited" if code is None else (
             f"exited with code {code}" if code >= 0 else f"was killed by signal {-code}")
-        return f"the server process {how} {when}".rstrip()
+        return with_hint(f"the server process {how} {when}".rstrip(), exit_hint(code))
 
     @asynccontextmanager
     async def _transport(self) -> AsyncIterator[tuple[Any, Any, anyio.Event]]:

@@ -10,7 +10,9 @@
 A `command` entry is a stdio server; a `url` entry is a streamable-HTTP server. Reins adds
 `"disabled": true` (keep the entry, don't start it), `"sandbox": true` (a stdio server runs
 under bubblewrap: the network, its `cwd` and its own state folder, the home read-only and
-its secrets hidden; see kernel.sandbox.server) and accepts an explicit `"type"`. Unknown
+its secrets hidden; see kernel.sandbox.server), `"startup_timeout_s"` (default 60: a first
+`npx -y` or `uvx` start downloads the package), `"tool_timeout_s"` (default 120: how long a
+call may go without an answer or a progress notification) and accepts an explicit `"type"`. Unknown
 keys are refused with a message naming them: a pasted `autoApprove` list from another client
 must not look as if it had been honoured.
 """
@@ -18,6 +20,7 @@ must not look as if it had been honoured.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 from collections.abc import Mapping
@@ -30,6 +33,9 @@ import jsonschema
 Transport = Literal["stdio", "http"]
 
 _STRING_MAP: dict[str, Any] = {"type": "object", "additionalProperties": {"type": "string"}}
+_SECONDS: dict[str, Any] = {"type": "number", "exclusiveMinimum": 0, "maximum": 86_400}
+DEFAULT_STARTUP_TIMEOUT_S = 60.0
+DEFAULT_TOOL_TIMEOUT_S = 120.0
 _STDIO_KEYS = ("command", "args", "env", "cwd", "sandbox")
 _HTTP_KEYS = ("url", "headers")
 _TYPE_ALIASES: Mapping[str, Transport] = {
@@ -55,6 +61,8 @@ MCP_SERVERS_SCHEMA: Mapping[str, Any] = {
             "type": {"enum": sorted(_TYPE_ALIASES)},
             "disabled": {"type": "boolean"},
             "sandbox": {"type": "boolean"},
+            "startup_timeout_s": _SECONDS,
+            "tool_timeout_s": _SECONDS,
         },
         "additionalProperties": False,
         "oneOf": [
@@ -88,6 +96,10 @@ class McpServerConfig:
     enabled: bool = True
     sandbox: bool = False
     """Run the (stdio) server under bubblewrap (kernel.sandbox.server)."""
+    startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S
+    """How long the server may take to start and list its tools."""
+    tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
+    """How long a call may go without an answer or a progress notification."""
 
     def describe(self) -> str:
         """The command line or URL, for settings and error messages."""
@@ -140,6 +152,10 @@ def parse_server(name: Any, entry: Any, *, where: str = "mcpServers") -> McpServ
         err = errors[0]
         path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path)
         raise McpConfigError(f"{label}{path}: {_explain(err)}")
+    for key in ("startup_timeout_s", "tool_timeout_s"):
+        if key in entry and not math.isfinite(entry[key]):  # NaN passes every bound
+            raise McpConfigError(f"{label}.{key}: must be a number of seconds above 0 and at "
+                                 f"most 86400, got {entry[key]!r}")
     return McpServerConfig(
         name=name,
         transport=transport,
@@ -151,6 +167,8 @@ def parse_server(name: Any, entry: Any, *, where: str = "mcpServers") -> McpServ
         headers=dict(entry.get("headers", {})),
         enabled=not entry.get("disabled", False),
         sandbox=entry.get("sandbox", False),
+        startup_timeout_s=float(entry.get("startup_timeout_s", DEFAULT_STARTUP_TIMEOUT_S)),
+        tool_timeout_s=float(entry.get("tool_timeout_s", DEFAULT_TOOL_TIMEOUT_S)),
     )
 
 
@@ -161,6 +179,8 @@ def _explain(err: jsonschema.ValidationError) -> str:
         return f"{err.instance!r} must start with http:// or https://"
     if err.validator == "minLength":
         return "must not be empty"
+    if err.validator in ("exclusiveMinimum", "maximum"):
+        return f"must be a number of seconds above 0 and at most 86400, got {err.instance!r}"
     return err.message
 
 

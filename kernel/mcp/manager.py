@@ -3,9 +3,13 @@
 `start()` launches every enabled server in its own supervising task and returns at once:
 a slow or broken server delays nobody. Each server goes `starting` → `ready` (its tools are
 in THE registry) or `failed` (the error and the last lines of its stderr are kept). A server
-that exits is marked failed, its tools stay registered so that calls return an
-`execution_error` result that says why, and it is restarted with exponential backoff; after
-`max_failures` failures in a row it stays failed until the user restarts it. A
+that exits is marked failed, its tools stay registered, and it is restarted with exponential
+backoff; after `max_failures` failures in a row it stays failed until the user restarts it.
+A call to a server that is down waits for its planned restart when that comes within the
+call's `tool_timeout_s`, else it fails at once; either way its `execution_error` result says
+whether the server was already gone before the call or died during it. A call may go
+`tool_timeout_s` without an answer or a progress notification (each one starts that time
+again); then it is cancelled (`timeout`). A
 `tools/list_changed` notification re-registers that server's tools. Nothing a server does
 ever raises out of the manager.
 """
@@ -26,8 +30,10 @@ import mcp_types
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
+from kernel.mcp.asks import ServerAsks
 from kernel.mcp.client import (
     PING_INTERVAL_S,
+    CallTimedOut,
     McpConnection,
     ServerExited,
     ServerFailed,
@@ -41,7 +47,7 @@ from kernel.mcp.naming import check_collision, describe_origin, sanitize
 from kernel.mcp.stdio import EXIT_GRACE_S, KILL_GRACE_S, tail_lines
 from kernel.mcp.tools import McpCall, origin_of, to_spec
 from kernel.tools.registry import RegistrationError, ToolRegistry
-from kernel.tools.spec import ToolError, ToolSpec
+from kernel.tools.spec import ErrorCode, ToolError, ToolSpec
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +118,26 @@ class Backoff:
 StateListener = Callable[[ServerState], None]
 
 
+def restart_wait(status: ServerStatus, retry_at: float | None, now: float, deadline: float,
+                 timeout_s: float) -> str | None:
+    """Whether a call to a server that is not ready waits: None to wait, else why not.
+
+    A server starting waits (until the call's deadline); one that failed waits when its
+    restart is planned before the deadline; a disabled one, one that is not restarted any
+    more, or one whose restart comes too late does not wait at all."""
+    if status is ServerStatus.DISABLED:
+        return "it is disabled in settings"
+    if now >= deadline:
+        return f"it did not come back within this call's {timeout_s:g} s timeout"
+    if status is ServerStatus.FAILED:
+        if retry_at is None:
+            return "it is not restarted automatically any more"
+        if retry_at > deadline:
+            return (f"its restart in {retry_at - now:.0f} s comes after this call's "
+                    f"{timeout_s:g} s timeout")
+    return None
+
+
 @dataclass
 class _Slot:
     config: McpServerConfig
@@ -121,6 +147,8 @@ class _Slot:
     connection: McpConnection | None = None
     stopping: bool = False
     wake: asyncio.Event = field(default_factory=asyncio.Event)
+    retry_at: float | None = None
+    """When (time.monotonic()) the planned restart starts; None when none is planned."""
 
 
 class McpManager:
@@ -132,16 +160,17 @@ class McpManager:
         *,
         launch_for: LaunchBuilder,
         logs_dir: Path,
-        startup_timeout_s: float = 30.0,
         backoff: Backoff | None = None,
         on_state: StateListener | None = None,
         ping_interval_s: float = PING_INTERVAL_S,
+        asks: ServerAsks | None = None,
     ) -> None:
         self.registry = registry
         self.ping_interval_s = ping_interval_s
         self.launch_for = launch_for
         self.logs_dir = logs_dir
-        self.startup_timeout_s = startup_timeout_s
+        self.asks = asks or ServerAsks()
+        """How every server's requests are answered (roots, elicitation, sampling)."""
         self.backoff = backoff or Backoff()
         self.on_state = on_state
         self._slots: dict[str, _Slot] = {}
@@ -218,6 +247,13 @@ class McpManager:
         self._set(slot, failures=0)
         self._launch(slot)
 
+    async def set_roots(self, roots: Sequence[Path]) -> None:
+        """The folders servers may work in (the session's workspace); every live server is
+        told they changed."""
+        self.asks.roots = tuple(roots)
+        await asyncio.gather(*(s.connection.roots_changed() for s in self._slots.values()
+                               if s.connection is not None))
+
     async def aclose(self, grace_s: float | None = None) -> None:
         """Stop every server (each process group ends) and remove their tools; each stdio
         server gets at most `grace_s` to exit by itself before its group is terminated."""
@@ -239,6 +275,7 @@ class McpManager:
     def _launch(self, slot: _Slot) -> None:
         slot.stopping = False
         slot.wake = asyncio.Event()
+        slot.retry_at = None
         self._set(slot, status=ServerStatus.STARTING, retry_in_s=None)
         slot.task = asyncio.create_task(self._supervise(slot), name=f"mcp:{slot.config.name}")
 
@@ -273,9 +310,10 @@ class McpManager:
             if not error:
                 connection = McpConnection(
                     slot.config, launch=launch, stderr_path=stderr_path,
-                    startup_timeout_s=self.startup_timeout_s,
-                    ping_interval_s=self.ping_interval_s, definitions=slot.definitions)
+                    ping_interval_s=self.ping_interval_s, definitions=slot.definitions,
+                    asks=self.asks)
                 slot.connection = connection
+                slot.retry_at = None
                 self._set(slot, status=ServerStatus.STARTING, error="", retry_in_s=None)
                 started = time.monotonic()
                 ready_at: list[float] = []
@@ -289,12 +327,14 @@ class McpManager:
             failures += 1
             tail = tail_lines(stderr_path)
             if failures >= self.backoff.max_failures:
+                slot.retry_at = None
                 self._set(slot, status=ServerStatus.FAILED, failures=failures, retry_in_s=None,
                           error=f"{error} (gave up after {failures} failures in a row; "
                                 f"restart it from settings)", stderr_tail=tail, pid=None)
                 await slot.wake.wait()
                 break
             delay = self.backoff.delay(failures)
+            slot.retry_at = time.monotonic() + delay
             self._set(slot, status=ServerStatus.FAILED, error=error, stderr_tail=tail,
                       failures=failures, retry_in_s=delay, pid=None)
             with contextlib.suppress(TimeoutError):
@@ -326,7 +366,8 @@ class McpManager:
         specs: dict[str, ToolSpec] = {}
         skipped: list[str] = []
         for tool in tools:
-            spec = to_spec(server, tool, self._caller(server), slot.definitions)
+            spec = to_spec(server, tool, self._caller(server), slot.definitions,
+                           tool_timeout_s=slot.config.tool_timeout_s)
             if spec.name in specs:
                 first = specs[spec.name].annotations["mcp_tool"]
                 skipped.append(
@@ -385,41 +426,69 @@ class McpManager:
     async def _call(self, server: str, tool: str, arguments: dict[str, Any],
                     progress: ProgressFnT | None, fingerprint: str) -> mcp_types.CallToolResult:
         """Run `tool` on the server if its definition now is still `fingerprint`, the one
-        the call was approved for (a re-listing under way is waited for first)."""
+        the call was approved for (a re-listing under way is waited for first; so is a
+        restart planned within the call's timeout)."""
         slot = self._slots.get(server)
-        connection = slot.connection if slot is not None else None
-        if slot is None or connection is None:
-            state = slot.state.summary if slot is not None else "not configured"
-            raise ToolError(
-                f"The MCP server {server!r} is not available ({state}), so {tool!r} was not "
-                f"run.", hint="Try again later, or tell the user to check the server in "
-                              "settings.")
-        await slot.definitions.settled(self.startup_timeout_s)
-        current = slot.definitions.current(tool)
-        if current.fingerprint != fingerprint:
-            why = current.why_unknown or (f"the MCP server {server!r} changed {tool!r} after "
-                                          f"this call was approved")
-            raise ToolError(f"{why}, so {tool!r} was not run.",
-                            hint="Call it again if it is still wanted: the user is asked "
-                                 "about the tool as it is now.")
-        try:
-            return await connection.call(tool, arguments, progress)
-        except ServerExited as exc:
-            raise ToolError(
-                f"The MCP server {server!r} stopped while running {tool!r}: {exc}. The call "
-                f"may have had partial effects.",
-                hint="Reins restarts the server; check the state before calling it again."
-            ) from exc
-        except ServerUnavailable as exc:
-            state = "" if slot.state.status is ServerStatus.READY else f" ({slot.state.summary})"
-            raise ToolError(
-                f"The MCP server {server!r} is not available{state}: {exc}, so {tool!r} was "
-                f"not run.", hint="Reins restarts failed servers; try again in a moment, or "
-                                  "tell the user to check the server in settings.") from exc
-        except MCPError as exc:
-            raise ToolError(
-                f"The MCP server {server!r} refused the call to {tool!r}: "
-                f"{exc.error.message} (MCP error {exc.error.code})") from exc
+        if slot is None:
+            raise ToolError(f"The MCP server {server!r} is not configured any more, so {tool!r} "
+                            f"was not run.", hint="Tell the user to check the server in "
+                                                  "settings.")
+        timeout_s = slot.config.tool_timeout_s
+        deadline = time.monotonic() + timeout_s
+        while True:
+            connection = await self._live_connection(slot, tool, timeout_s, deadline)
+            await slot.definitions.settled(slot.config.startup_timeout_s)
+            current = slot.definitions.current(tool)
+            if current.fingerprint != fingerprint:
+                why = current.why_unknown or (f"the MCP server {server!r} changed {tool!r} "
+                                              f"after this call was approved")
+                raise ToolError(f"{why}, so {tool!r} was not run.",
+                                hint="Call it again if it is still wanted: the user is asked "
+                                     "about the tool as it is now.")
+            try:
+                return await connection.call(tool, arguments, progress, timeout_s=timeout_s)
+            except ServerUnavailable:
+                continue  # it had ended before the call (not noticed yet): wait for it
+            except ServerExited as exc:
+                raise ToolError(
+                    f"The MCP server {server!r} stopped while running {tool!r}: it was "
+                    f"running when the call started and died during it ({exc}). The call may "
+                    f"have had partial effects.",
+                    hint="Reins restarts the server; check the state before calling it again."
+                ) from exc
+            except CallTimedOut as exc:
+                raise ToolError(
+                    f"The MCP server {server!r} did not finish {tool!r}: {exc} (its "
+                    f"\"tool_timeout_s\" is {timeout_s:g} s), so the call was cancelled; it "
+                    f"may have had partial effects.", code=ErrorCode.TIMEOUT,
+                    hint="Try a smaller request; if the tool is known to be slow, the user "
+                         "can raise tool_timeout_s in its mcpServers entry.") from exc
+            except MCPError as exc:
+                raise ToolError(
+                    f"The MCP server {server!r} refused the call to {tool!r}: "
+                    f"{exc.error.message} (MCP error {exc.error.code})") from exc
+
+    async def _live_connection(self, slot: _Slot, tool: str, timeout_s: float,
+                               deadline: float) -> McpConnection:
+        """The server's live connection; a server that is starting, or down with a restart
+        planned before `deadline`, is waited for (ToolError when it does not come back)."""
+        while True:
+            connection = slot.connection
+            if (slot.state.status is ServerStatus.READY and connection is not None
+                    and connection.ready):
+                return connection
+            now = time.monotonic()
+            reason = restart_wait(slot.state.status, slot.retry_at, now, deadline, timeout_s)
+            if reason is not None:
+                raise ToolError(
+                    f"The MCP server {slot.config.name!r} is not available: it was already "
+                    f"gone before this call ({slot.state.summary}); {reason}, so {tool!r} was "
+                    f"not run.", hint="Try again later, or tell the user to check the server "
+                                      "in settings.")
+            changed = self._changed
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(deadline - now):
+                    await changed.wait()
 
     # -- state ---------------------------------------------------------------------------------
 

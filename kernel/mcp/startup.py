@@ -15,14 +15,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from kernel.mcp.asks import ServerAsks
 from kernel.mcp.config import parse_mcp_servers
 from kernel.mcp.launch import launch_builder
 from kernel.mcp.manager import Backoff, McpManager, StateListener
 from kernel.paths import AppPaths
 from kernel.sandbox.settings import ExecSettings
 from kernel.tools.registry import ToolRegistry
-
-DEFAULT_STARTUP_TIMEOUT_S = 30.0
 
 
 def mcp_logs_dir(paths: AppPaths) -> Path:
@@ -37,15 +36,17 @@ async def start_mcp_servers(
     *,
     exec_settings: ExecSettings | None = None,
     on_state: StateListener | None = None,
-    startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S,
     backoff: Backoff | None = None,
+    asks: ServerAsks | None = None,
 ) -> McpManager:
     """A manager for `mcp_servers` (the settings' `mcpServers`), every enabled server
-    launched; returns at once. Raises McpConfigError for an unusable entry (nothing starts).
+    launched; returns at once; `asks` answers the servers' own requests (roots, elicitation,
+    sampling; by default no roots, and every request declined). Raises McpConfigError for
+    an unusable entry (nothing starts).
     """
     configs = parse_mcp_servers(mcp_servers)
     manager = McpManager(registry, launch_for=launch_builder(paths, exec_settings),
-                         logs_dir=mcp_logs_dir(paths), startup_timeout_s=startup_timeout_s,
-                         backoff=backoff, on_state=on_state)
+                         logs_dir=mcp_logs_dir(paths), backoff=backoff, on_state=on_state,
+                         asks=asks)
     await manager.start(configs)
     return manager

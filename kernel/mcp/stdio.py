@@ -9,6 +9,7 @@ group, SIGKILL to what is left.
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
@@ -57,6 +58,21 @@ class StdioChannel:
     @property
     def returncode(self) -> int | None:
         return self.process.returncode
+
+    @property
+    def exited(self) -> bool:
+        """The process has ended, even if the event loop has not noticed yet (a zombie
+        counts: `waitid` with WNOWAIT looks without reaping it)."""
+        if self.process.returncode is not None:
+            return True
+        try:
+            info = os.waitid(os.P_PID, self.process.pid,
+                             os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:  # already reaped by the loop's child watcher
+            return True
+        except OSError:
+            return False
+        return info is not None
 
 
 @asynccontextmanager

@@ -19,6 +19,7 @@ from typing import Any
 import mcp_types
 from mcp.shared.dispatcher import ProgressFnT
 
+from kernel.mcp.config import DEFAULT_TOOL_TIMEOUT_S
 from kernel.mcp.definitions import ANNOTATION_KEY as DEFINITIONS_KEY
 from kernel.mcp.definitions import ToolDefinitions
 from kernel.mcp.fingerprint import ANNOTATION_KEY, tool_fingerprint
@@ -32,6 +33,11 @@ from kernel.tools.spec import (
     ToolResult,
     ToolSpec,
 )
+
+MAX_CALL_S = 3600.0
+"""The longest one MCP call may take however often its server reports progress (the MCP
+spec asks clients to keep such a ceiling); the gap between answers and progress
+notifications is the server's `tool_timeout_s` (kernel.mcp.client.McpConnection.call)."""
 
 IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 """Image types a tool_result may carry; others are described in words."""
@@ -70,9 +76,12 @@ def definition_fingerprint(server: str, tool: mcp_types.Tool) -> str:
 
 
 def to_spec(server: str, tool: mcp_types.Tool, call: McpCall,
-            definitions: ToolDefinitions | None = None) -> ToolSpec:
+            definitions: ToolDefinitions | None = None, *,
+            tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S) -> ToolSpec:
     """The ToolSpec of one MCP tool; `call` runs it on the server; `definitions` are the
-    server's live definitions, against which grants and calls are checked.
+    server's live definitions, against which grants and calls are checked. The spec's own
+    time limit is the ceiling: at least MAX_CALL_S, and room for waiting for a restart and
+    then a call that is silent for `tool_timeout_s`.
 
     The spec is not validated here: `ToolRegistry.register` checks the name, the
     description and the input schema against the Draft 2020-12 meta-schema, like our own.
@@ -108,6 +117,7 @@ def to_spec(server: str, tool: mcp_types.Tool, call: McpCall,
         handler=handler,
         risk=Risk.EXECUTE,
         concurrent_safe=False,
+        timeout_s=max(MAX_CALL_S, 2 * tool_timeout_s),
         origin=origin_of(server),
         annotations=annotations,
         summarize=_summary,

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from kernel.mcp.config import McpServerConfig, parse_mcp_servers
 from kernel.mcp.environment import server_env
 from kernel.mcp.launch import ServerLaunch, direct_launch
@@ -30,6 +32,14 @@ BIN = str(Path(sys.executable).parent)
 def edge(*args: str, **extra: Any) -> dict[str, Any]:
     """A Claude-Desktop-style entry that runs the edge-case test server."""
     return {"command": sys.executable, "args": [str(EDGE), *args], **extra}
+
+
+def gone(pid: int) -> bool:
+    """The process has ended (a zombie counts)."""
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
 
 
 def free_port() -> int:
@@ -89,7 +99,6 @@ async def harness(
     servers: Mapping[str, Any],
     *,
     backoff: Backoff | None = None,
-    startup_timeout_s: float = 30.0,
     env: dict[str, str] | None = None,
     ping_interval_s: float = 30.0,
 ) -> AsyncIterator[Harness]:
@@ -110,8 +119,7 @@ async def harness(
         return direct_launch(config, env)
 
     manager = McpManager(registry, launch_for=launch_for, logs_dir=tmp_path / "logs",
-                         backoff=backoff or Backoff(0.2, 1.0, 4),
-                         startup_timeout_s=startup_timeout_s, on_state=published.append,
+                         backoff=backoff or Backoff(0.2, 1.0, 4), on_state=published.append,
                          ping_interval_s=ping_interval_s)
     h = Harness(registry, manager, dispatcher, published, progress)
     await manager.start(parse_mcp_servers(servers))

@@ -36,7 +36,8 @@ def test_exec_starts_the_configured_servers_and_ends_them(cli: Cli) -> None:
     done = cli.run("exec", "--json", "--mode", "ask", "--approve", "allow", "say hello")
     assert done.returncode == 0, done.stderr
     out = events(done.stdout)
-    assert types(out) == ["session_started", "user_message", "tool_call", "approval_request",
+    assert types(out) == ["mcp_server", "session_started", "user_message", "tool_call",
+                          "approval_request",
                           "approval_decision", "tool_result", "assistant_text", "run_finished"]
     request = next(e for e in out if e["type"] == "approval_request")
     assert request["name"] == "mcp__edge__echo"

@@ -20,7 +20,7 @@ import pytest
 from kernel.mcp.fingerprint import check_grant, spec_fingerprint
 from kernel.mcp.manager import Backoff, ServerState, ServerStatus
 from kernel.tools.spec import ErrorCode
-from tests.mcp.conftest import base_env, edge, free_port, harness, http_server
+from tests.mcp.conftest import base_env, edge, free_port, gone, harness, http_server
 
 WAIT = 60.0
 """A safety bound so a broken build fails instead of hanging; never a speed assertion."""
@@ -32,13 +32,6 @@ def ready(state: ServerState) -> bool:
 
 def failed(state: ServerState) -> bool:
     return state.status is ServerStatus.FAILED
-
-
-def gone(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
 
 
 def group_members(pgid: int) -> list[int]:
@@ -105,13 +98,12 @@ def test_slow_and_broken_servers_delay_nobody(tmp_path: Path) -> None:
     async def main() -> None:
         servers = {
             "edge": edge(),
-            "slow": edge("--slow-start", "60"),
+            "slow": edge("--slow-start", "60", startup_timeout_s=120),
             "dead": edge("--die-at-start"),
             "missing": {"command": "/nonexistent/mcp-server"},
             "invalid": edge("--invalid-schema"),
         }
-        async with harness(tmp_path, servers, startup_timeout_s=120.0,
-                           backoff=Backoff(60.0, 60.0, 5)) as h:
+        async with harness(tmp_path, servers, backoff=Backoff(60.0, 60.0, 5)) as h:
             assert {s.status for s in h.manager.states()} == {ServerStatus.STARTING}
 
             await h.manager.wait_for("edge", ready, WAIT)
@@ -130,7 +122,7 @@ def test_slow_and_broken_servers_delay_nobody(tmp_path: Path) -> None:
             assert shown["status"] == "failed" and shown["summary"] == missing.summary
 
             invalid = await h.manager.wait_for("invalid", ready, WAIT)
-            assert invalid.summary == "ready with 17 tools (1 skipped)"
+            assert invalid.summary == "ready with 18 tools (1 skipped)"
             (skipped,) = invalid.skipped
             assert skipped.startswith("broken: ") and "meta-schema" in skipped
             assert "$.properties.x.type" in skipped
@@ -146,10 +138,12 @@ def test_slow_and_broken_servers_delay_nobody(tmp_path: Path) -> None:
 
 def test_a_server_that_does_not_answer_in_time_fails(tmp_path: Path) -> None:
     async def main() -> None:
-        async with harness(tmp_path, {"slow": edge("--slow-start", "60")},
-                           startup_timeout_s=1.0, backoff=Backoff(60.0, 60.0, 5)) as h:
+        async with harness(tmp_path, {"slow": edge("--slow-start", "60", startup_timeout_s=1)},
+                           backoff=Backoff(60.0, 60.0, 5)) as h:
             slow = await h.manager.wait_for("slow", failed, WAIT)
-            assert slow.error == "no answer within 1 s of starting"
+            assert slow.error == ("no answer within 1 s of starting (a first `npx -y` or `uvx` "
+                                  "start downloads the package: raise \"startup_timeout_s\" in "
+                                  "its mcpServers entry if it needs longer)")
             assert slow.retry_in_s == 60.0 and slow.failures == 1
 
     asyncio.run(main())
@@ -157,13 +151,15 @@ def test_a_server_that_does_not_answer_in_time_fails(tmp_path: Path) -> None:
 
 def test_crash_mid_call_is_an_error_result_and_the_server_restarts(tmp_path: Path) -> None:
     async def main() -> None:
-        async with harness(tmp_path, {"edge": edge()}, backoff=Backoff(60.0, 60.0, 5)) as h:
+        async with harness(tmp_path, {"edge": edge(tool_timeout_s=5)},
+                           backoff=Backoff(60.0, 60.0, 5)) as h:
             first = await h.manager.wait_for("edge", ready, WAIT)
             live = h.manager.connection("edge")
             assert live is not None and live.session is not None and live.pid == first.pid
             crash = await h.call("mcp__edge__crash")
             assert crash.is_error and crash.error_code is ErrorCode.EXECUTION_ERROR
             assert "stopped while running 'crash'" in crash.text
+            assert "it was running when the call started and died during it" in crash.text
             assert "exited with code 7" in crash.text
 
             state = await h.manager.wait_for("edge", failed, WAIT)
@@ -173,10 +169,13 @@ def test_crash_mid_call_is_an_error_result_and_the_server_restarts(tmp_path: Pat
             assert live.session is None and not live.ready
 
             # Its tools stay registered: calls say why they cannot run instead of
-            # "unknown tool".
+            # "unknown tool"; a restart later than the call's timeout is not waited for.
             during = await h.call("mcp__edge__echo", {"text": "x"})
             assert during.error_code is ErrorCode.EXECUTION_ERROR
             assert "is not available" in during.text and "retrying in 60 s" in during.text
+            assert "it was already gone before this call" in during.text
+            assert "comes after this call's 5 s timeout" in during.text
+            assert during.duration_ms < 4000
 
             await h.manager.restart("edge")
             again = await h.manager.wait_for("edge", ready, WAIT)
@@ -266,7 +265,7 @@ def test_list_changed_reregisters_only_that_servers_tools(tmp_path: Path) -> Non
             assert (await h.call("mcp__edge__grow")).text == "grown"
             state = await h.manager.wait_for("edge", lambda s: "mcp__edge__extra" in s.tools,
                                              WAIT)
-            assert len(state.tools) == 18
+            assert len(state.tools) == 19
             assert h.registry.version > version
             assert h.registry.get("mcp__edge__peek") is peek
             assert h.registry.get("mcp__time__get_current_time") is clock
@@ -331,7 +330,7 @@ def test_disable_enable_restart(tmp_path: Path) -> None:
 
             await h.manager.enable("edge")
             second = await h.manager.wait_for("edge", ready, WAIT)
-            assert second.summary == "ready with 17 tools" and second.pid != first.pid
+            assert second.summary == "ready with 18 tools" and second.pid != first.pid
 
             await h.manager.restart("edge")
             third = await h.manager.wait_for("edge", ready, WAIT)
@@ -346,8 +345,8 @@ def test_name_collisions_between_servers_name_both_origins(tmp_path: Path) -> No
         async with harness(tmp_path, {"a.b": edge(), "a_b": edge()}) as h:
             states = {s.name: s for s in await h.manager.wait_settled(WAIT)}
             owner, other = sorted(states.values(), key=lambda s: -len(s.tools))
-            assert len(owner.tools) == 17 and other.tools == ()
-            assert len(other.skipped) == 17
+            assert len(owner.tools) == 18 and other.tools == ()
+            assert len(other.skipped) == 18
             assert "mcp:a.b tool 'echo'" in "".join(other.skipped)
             assert "mcp:a_b tool 'echo'" in "".join(other.skipped)
             assert h.registry.get("mcp__a_b__echo").origin == f"mcp:{owner.name}"
@@ -406,8 +405,9 @@ def test_an_http_server_that_goes_away_while_idle_is_noticed_and_reconnected(
     server = http_server(port)
     try:
         async def main() -> None:
-            servers = {"web": {"url": f"http://127.0.0.1:{port}/mcp"}}
-            async with harness(tmp_path, servers, ping_interval_s=0.3) as h:
+            servers = {"web": {"url": f"http://127.0.0.1:{port}/mcp", "tool_timeout_s": 0.5}}
+            async with harness(tmp_path, servers, ping_interval_s=0.3,
+                               backoff=Backoff(0.2, 1.0, 100)) as h:
                 await h.manager.wait_for("web", ready, WAIT)
                 await asyncio.sleep(1.0)  # idle, several pings answered
                 assert ready(h.manager.state("web"))
@@ -417,6 +417,7 @@ def test_an_http_server_that_goes_away_while_idle_is_noticed_and_reconnected(
                 assert down.error.startswith(f"the server at http://127.0.0.1:{port}/mcp"), down
                 during = await h.call("mcp__web__echo", {"text": "lost"})
                 assert during.is_error and "is not available" in during.text
+                assert "already gone before this call" in during.text
                 again = http_server(port)
                 try:
                     await h.manager.wait_for("web", ready, WAIT)

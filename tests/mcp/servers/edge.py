@@ -110,6 +110,24 @@ async def work(steps: int, ctx: Context) -> str:
 
 
 @server.tool()
+async def long_work(seconds: float, every: float, ctx: Context,
+                    quiet_after: float = 0.0) -> str:
+    """Work `seconds` seconds, reporting progress every `every` seconds (no total); with
+    `quiet_after`, the reports stop after that many seconds while the work goes on."""
+    import anyio
+
+    started = time.monotonic()
+    step = 0
+    while time.monotonic() - started < seconds:
+        await anyio.sleep(every)
+        if quiet_after and time.monotonic() - started > quiet_after:
+            continue
+        step += 1
+        await ctx.report_progress(step, None, f"still working ({step})")
+    return f"worked {seconds} s in {step} steps"
+
+
+@server.tool()
 def noise() -> str:
     """Write a line that is not JSON-RPC to stdout, then answer normally."""
     os.write(1, b"this is not json-rpc\n")
