@@ -329,6 +329,8 @@ class SessionLoaded(Message):
     info: SessionInfo
     events: tuple[Event, ...] = ()
     interrupted: bool = False
+    created: bool = False
+    """The answer to this UI's NewSession: the new session, to be selected and shown."""
 
 
 @_message

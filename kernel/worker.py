@@ -9,8 +9,10 @@ every stored event goes to the UI as an `EventMessage` after it is committed.
   environment never holds it.
 - A malformed or unknown command is logged and dropped; a command that cannot be carried
   out is answered with `CommandFailed`.
-- When the UI goes away (EOF on the pipe, or `Shutdown`), every run is cancelled, every tool
-  process is ended and the process exits.
+- When the UI goes away (EOF on the pipe, or `Shutdown`), every tool process is ended and
+  the process exits. A run waiting for an approval is suspended (left `interrupted`, its
+  waiting call without a result): the next start shows the same request, and allowing it
+  resumes the run and runs that very call. Every other run is cancelled.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from kernel import protocol as p
 from kernel.agent.store import RunState, SessionStore, UnknownSession
 from kernel.agent.store import SessionInfo as StoredSession
-from kernel.events import ApprovalRequest, Event, GrantRevoked
+from kernel.events import ApprovalDecision, ApprovalRequest, Event, GrantRevoked
 from kernel.modes import MODES
 from kernel.paths import AppPaths
 from kernel.policy.approvals import PolicyGate
@@ -109,6 +111,8 @@ class Kernel:
         self.runs: dict[str, _Run] = {}
         self.gates: dict[str, PolicyGate] = {}
         self.early_answers: dict[str, Answer] = {}
+        self.asking: dict[str, set[str]] = {}
+        """Per session, the calls whose approval request has no decision yet."""
         self._agents: dict[str, Agent] = {}
         self._stop = asyncio.Event()
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -152,9 +156,12 @@ class Kernel:
         loop.call_soon_threadsafe(self._stop.set)
 
     async def _shutdown(self) -> None:
-        self.channel.close("Reins is closing")
         for session_id, run in list(self.runs.items()):
-            run.agent.cancel(session_id)
+            if self.asking.get(session_id):
+                run.agent.suspend(session_id)
+            else:
+                run.agent.cancel(session_id)
+        self.channel.close("Reins is closing")
         tasks = [run.task for run in self.runs.values()]
         if tasks:
             _, pending = await asyncio.wait(tasks, timeout=SHUTDOWN_GRACE_S)
@@ -307,7 +314,8 @@ class Kernel:
                              f"or confirm this workspace explicitly")
         session_id = self.store.create_session(workspace.resolve(), self.model, message.mode,
                                                message.title)
-        self.send(p.SessionLoaded(session_info(self.store.get_session(session_id))))
+        self.send(p.SessionLoaded(session_info(self.store.get_session(session_id)),
+                                  created=True))
 
     def _settle_dead_runs(self, session_ids: tuple[str, ...] | None = None) -> None:
         """Sessions recorded `running` whose process died (a killed `reins exec`, a crashed
@@ -501,9 +509,14 @@ class Kernel:
             self.gates.pop(session_id, None)
         self.send(p.RunStatus(session_id, state))
 
+            self.asking.pop(session_id, None)
     def _sink(self, event: Event) -> None:
         self.send(p.EventMessage(event))
 
+        if isinstance(event, ApprovalRequest):
+            self.asking.setdefault(event.session_id, set()).add(event.call_id)
+        elif isinstance(event, ApprovalDecision):
+            self.asking.get(event.session_id, set()).discard(event.call_id)
     async def _answer_early_requests(self) -> None:
         """Requests reach the UI as events; here they only meet answers given early."""
         while True:

@@ -4,6 +4,7 @@
     finished = await agent.run(session_id, "fix the test", sink)   # -> RunFinished
     agent.cancel(session_id)               # from another task: stops stream and tools at once
     agent.cancel_call(session_id, call_id) # stops one running tool call; the run goes on
+    agent.suspend(session_id)              # stops the run to be resumed later (app quits)
     finished = await agent.resume(session_id, sink)   # after a crash or a pending approval
 
 `sink(event)` is called for every event, in order, on the event loop thread, only after the
@@ -365,6 +366,14 @@ class _RunContext:
             raise
         self.agent._active[self.session_id] = run
         return run
+    def suspend(self, session_id: str) -> bool:
+        """Stop the session's active run now and leave it `interrupted`, as a crash would:
+        unlike `cancel`, the calls of its last turn that had not started executing get no
+        result, so `resume` dispatches them again and a pending approval is asked again
+        (the desktop kernel does this when the app quits while a call waits for one)."""
+        run = self._active.get(session_id)
+        return run.suspend() if run is not None else False
+
 
     async def __aexit__(self, *exc: object) -> None:
         self.agent._active.pop(self.session_id, None)
@@ -423,6 +432,7 @@ class _Run:
     def _note_approval(self, event: Event) -> None:
         if isinstance(event, ApprovalRequest):
             self._awaiting_approval.add(event.call_id)
+        self._suspend_requested = False
         elif isinstance(event, ApprovalDecision):
             self._awaiting_approval.discard(event.call_id)
 
@@ -479,6 +489,14 @@ class _Run:
             return finished
         except asyncio.CancelledError:
             self._after_cancel()
+    def suspend(self) -> bool:
+        if self._task is None or self._task.done():
+            return False
+        self._suspend_requested = True
+        self.dispatcher.suspend()
+        self._task.cancel()
+        return True
+
             finished = self._finish(StopReason.CANCELLED)
             if self._cancel_requested and self._task is not None:
                 self._task.uncancel()
@@ -524,6 +542,12 @@ class _Run:
         limits = self.agent.limits
         while True:
             stop = budget_stop(limits, rounds=self.state.rounds, usage=self.state.usage,
+            if self._suspend_requested:
+                self._track(self.store.submit_run_state(
+                    self.session_id, RunState.INTERRUPTED,
+                    self.state.to_info(self._cost(), self._elapsed())))
+                await self.reporter.flush()
+                raise
                                cost=self._cost(), elapsed_s=self._elapsed())
             if stop is not None:
                 return stop

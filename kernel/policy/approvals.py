@@ -13,7 +13,11 @@ pure policy, and:
 Requests are asked one at a time, in the order the calls arrive. A request already in the
 session's history (the process stopped while it waited) is not recorded again: it is
 reported again and asked again, so the run continues from exactly that call. A decision
-already in the history is reused without asking.
+already in the history (given after the call's latest request) is reused without asking —
+except for a command (or another tool that executes) that was allowed and then interrupted
+before its result (the kernel died while it ran): its effects may be partial, so it is
+asked again (allow once or deny, whatever the mode), with the command shown. Reads and
+file writes (a write puts the whole content or nothing) run again as decided.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import asyncio
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -86,10 +90,10 @@ class PolicyGate:
         self.home = Path(home if home is not None else Path.home()).resolve()
         past = list(history)
         self._grants: dict[str, Grant] = {g.rule.text: g for g in session_grants(past)}
-        self._requests = {e.call_id: e for e in past if isinstance(e, ApprovalRequest)}
-        answered = {c.value for c in Choice}
-        self._decisions = {e.call_id: e for e in past if isinstance(e, ApprovalDecision)
-                           and e.decided_by != "policy" and e.decision in answered}
+        asked = ask_history(past)
+        self._requests = asked.requests
+        self._decisions = asked.decisions
+        self._interrupted = set(asked.allowed)
         self._asking = asyncio.Lock()
 
     # -- grants ----------------------------------------------------------------------------
@@ -145,6 +149,7 @@ class PolicyGate:
             return GateOutcome(False, ErrorCode.PERMISSION_DENIED, (
                 f"The call to {spec.name!r} was not run: the permission settings changed and "
                 f"cannot be loaded ({exc}). Tell the user to fix settings.json."))
+        decision = self._unless_interrupted(spec, call, decision)
         if decision.verdict is Verdict.ALLOW:
             self._record_policy(call, decision)
             return self._allowed(decision, facts, user_approved=False)
@@ -159,6 +164,25 @@ class PolicyGate:
             return await self._ask(spec, call, args, decision, facts)
 
     # -- internals -------------------------------------------------------------------------
+
+    def _unless_interrupted(self, spec: ToolSpec, call: ToolCall, decision: Decision
+                            ) -> Decision:
+        """A command allowed before and interrupted while it ran is asked again (a new
+        request); one whose such request is still unanswered keeps being asked."""
+        interrupted = call.call_id in self._interrupted
+        self._interrupted.discard(call.call_id)
+        if spec.risk not in RERUN_ASKS or decision.verdict is Verdict.DENY:
+            return decision
+        if interrupted:
+            self._requests.pop(call.call_id, None)
+            self._decisions.pop(call.call_id, None)
+        else:
+            pending = self._requests.get(call.call_id)
+            if (pending is None or pending.rule != INTERRUPTED_RULE
+                    or call.call_id in self._decisions):
+                return decision
+        return replace(decision, verdict=Verdict.ASK, decided_by=INTERRUPTED_RULE,
+                       reason=INTERRUPTED_REASON, can_session=False, can_always=False)
 
     def _current_settings(self) -> Settings:
         """The settings, re-read when settings.json changed on disk (a rule added or revoked
@@ -282,6 +306,53 @@ class PolicyGate:
             f"The call to {spec.name!r} needs the user's approval, but no answer could be "
             f"obtained: {why}. It was not run. This is not a denial by the user; tell the user "
             f"what you wanted to do."))
+
+
+INTERRUPTED_RULE = "interrupted call"
+INTERRUPTED_REASON = (
+    "it was allowed and started before Reins stopped (the kernel ended while it ran), so it "
+    "may have done part of its work; check, then allow it to run again from the start, or "
+    "deny it")
+
+RERUN_ASKS = frozenset({Risk.EXECUTE, Risk.DESTRUCTIVE})
+"""Tools whose interrupted run may have left partial effects: asked again before rerunning."""
+
+_ALLOWING = frozenset({"allow", *(c.value for c in Choice if c.allows)})
+_ANSWERS = frozenset(c.value for c in Choice)
+
+
+@dataclass(frozen=True)
+class AskHistory:
+    """What a session's history says about its approvals, call by call."""
+
+    requests: dict[str, ApprovalRequest]
+    """Each call's latest request."""
+    decisions: dict[str, ApprovalDecision]
+    """A person's answer to a call's latest request."""
+    allowed: frozenset[str]
+    """Calls allowed (by the policy or a person) since their latest request: reaching the
+    gate again, such a call was interrupted before its result was stored."""
+
+
+def ask_history(events: Iterable[Event]) -> AskHistory:
+    """Read the approvals of a history in order (pure). A request asked again after an
+    interruption starts over: earlier answers do not count for it."""
+    requests: dict[str, ApprovalRequest] = {}
+    decisions: dict[str, ApprovalDecision] = {}
+    allowed: set[str] = set()
+    for event in events:
+        if isinstance(event, ApprovalRequest):
+            requests[event.call_id] = event
+            decisions.pop(event.call_id, None)
+            allowed.discard(event.call_id)
+        elif isinstance(event, ApprovalDecision):
+            if event.decided_by != "policy" and event.decision in _ANSWERS:
+                decisions[event.call_id] = event
+            if event.decision in _ALLOWING:
+                allowed.add(event.call_id)
+            else:
+                allowed.discard(event.call_id)
+    return AskHistory(requests, decisions, frozenset(allowed))
 
 
 def _stamp(path: Path) -> tuple[int, int, int] | None:

@@ -24,7 +24,11 @@ Cancellation: when the task awaiting `dispatch` or `dispatch_many` is cancelled,
 that had not finished gets a `cancelled` result, which is stored in the ResultLog and sent
 to `observer.call_finished`, and then CancelledError is re-raised so cancellation keeps
 its normal asyncio meaning. A caller that must answer every tool_use after a cancel reads
-the results back with `Dispatcher.stored(call_id)`.
+the results back with `Dispatcher.stored(call_id)`. After `suspend()` (the app is quitting
+and the run is to be resumed later) a cancelled call that had not started executing — one
+waiting for its approval, or not reached — gets no result: on resume it is dispatched
+again, and its approval is asked again; a call that was executing still gets its
+`cancelled` result (its effects may be partial).
 
 Stopping one call: `cancel_call(call_id)` cancels the task awaiting that call's `dispatch`
 (while a call is in flight, that task is inside it: `dispatch_many` gives each parallel call
@@ -233,6 +237,7 @@ class Dispatcher:
         self._owners: dict[str, asyncio.Task[Any]] = {}
         self._executing: set[str] = set()
         self._stopping: set[str] = set()
+        self._suspending = False
 
     # -- public ----------------------------------------------------------------------------
 
@@ -247,6 +252,11 @@ class Dispatcher:
     def running(self, call_id: str) -> bool:
         """True while the call's pipeline (approval or execution) has not finished."""
         return call_id in self._owners
+
+    def suspend(self) -> None:
+        """The caller is about to be cancelled to be resumed later: calls that had not
+        started executing are left without a result (see the module docstring)."""
+        self._suspending = True
 
     def cancel_call(self, call_id: str) -> bool:
         """Stop one call now; it ends as a `cancelled` result and the caller goes on.
@@ -294,6 +304,11 @@ class Dispatcher:
                 result = self._stopped_result(call, started)
                 self._finish(call, result, future)
                 return result
+            if self._suspending and call.call_id not in self._executing:
+                self._inflight.pop(call.call_id, None)
+                self._owners.pop(call.call_id, None)
+                future.cancel()
+                raise
             result = error_result(
                 call.call_id,
                 ErrorCode.CANCELLED,
@@ -365,6 +380,8 @@ class Dispatcher:
         return entry is None or entry.spec.concurrent_safe
 
     def _cancel_rest(self, calls: Sequence[ToolCall], results: list[ToolResult | None]) -> None:
+        if self._suspending:
+            return
         for call, result in zip(calls, results, strict=True):
             if result is not None or not isinstance(call.call_id, str):
                 continue
