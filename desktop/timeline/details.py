@@ -5,10 +5,13 @@
     pane.open_output              # Signal(str): "Open full output" clicked (a file path)
     pane.stop_requested           # Signal(str): "Stop" clicked (a call id)
 
-Shows the full arguments as indented JSON, a preview of the result, the error code with a
-hint of what it means, the approval (risk, reason, decision, who decided, rule, scope,
-message), the timings, and the exact text the model received. "Copy arguments" and "Copy
-output" put the JSON and the model's text on the clipboard, as shown. Everything is plain
+The call's name and status in words, Stop, Open full output and the Copy buttons stay at
+the top; the result takes most of the room under them (for a running command, the last
+lines of its output as they are written, and Open full output follows it while it runs);
+the arguments as indented JSON, the approval (risk, reason, decision, who decided, rule,
+scope, message), the timings (the run time, and the wait for the approval on its own) and
+the exact text the model received scroll below. "Copy arguments" and "Copy output" put the
+JSON and the model's text on the clipboard, as shown. Everything is plain
 text (QPlainTextEdit / QLabel with Qt.PlainText): tool output is never interpreted as rich
 text, and every text from the model or a tool is shown through `kernel.visible` (control,
 bidirectional and invisible characters escaped).
@@ -18,6 +21,8 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
+from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontDatabase, QGuiApplication
@@ -29,12 +34,14 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QScrollArea,
+    QSplitter,
     QVBoxLayout,
     QWidget,
 )
 
-from desktop.timeline.model import format_bytes, format_seconds, status_label
-from desktop.timeline.record import CallRecord, Status
+from desktop.timeline.record import CallRecord, Status, status_words
+from desktop.timeline.tail import TAIL_LINES, tail_lines
+from desktop.words import format_bytes, format_duration
 from kernel.visible import one_line, visible
 
 PREVIEW_CHARS = 4_000
@@ -77,27 +84,34 @@ def _plain_label(accessible: str) -> QLabel:
     return label
 
 
-def _text_box(accessible: str, max_height: int) -> QPlainTextEdit:
+def _text_box(accessible: str, max_height: int | None = None) -> QPlainTextEdit:
     box = QPlainTextEdit()
     box.setReadOnly(True)
     box.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
     box.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
-    box.setMaximumHeight(max_height)
+    if max_height is not None:
+        box.setMaximumHeight(max_height)
     box.setAccessibleName(accessible)
     return box
 
 
-class DetailsPane(QScrollArea):
+class DetailsPane(QWidget):
+    """The call's name and status with Stop and Open full output always in view; under them
+    the result takes the room (the live tail of a running command: its last lines), and the
+    arguments, approval, timings and the model's exact text scroll below."""
+
     open_output = Signal(str)
     stop_requested = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setAccessibleName("Tool call details")
-        self.setWidgetResizable(True)
         self._record: CallRecord | None = None
-        body = QWidget()
-        layout = QVBoxLayout(body)
+        self.output_path_for: Callable[[str], Path | None] | None = None
+        """Where a running call's output is being written (set by the app): the pane shows
+        its last lines and opens it while it still runs."""
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
 
         self.title = _plain_label("Call")
         font = self.title.font()
@@ -112,32 +126,40 @@ class DetailsPane(QScrollArea):
         self.open_button = QPushButton("Open full output")
         self.open_button.setAccessibleName("Open full output in the viewer")
         self.open_button.clicked.connect(self._open)
-        actions.addWidget(self.stop_button)
-        actions.addWidget(self.open_button)
-        actions.addStretch(1)
-        layout.addLayout(actions)
-
-        args_box = QGroupBox("Arguments")
-        args_layout = QVBoxLayout(args_box)
-        self.arguments = _text_box("Arguments as JSON", 150)
+        self.copy_output = QPushButton("Copy output")
+        self.copy_output.setAccessibleName("Copy output")
+        self.copy_output.clicked.connect(
+            lambda: QGuiApplication.clipboard().setText(self.model_text.toPlainText())
+        )
         self.copy_arguments = QPushButton("Copy arguments")
         self.copy_arguments.setAccessibleName("Copy arguments")
         self.copy_arguments.clicked.connect(
             lambda: QGuiApplication.clipboard().setText(self.arguments.toPlainText())
         )
-        args_layout.addWidget(self.arguments)
-        args_layout.addWidget(self.copy_arguments, 0, Qt.AlignmentFlag.AlignLeft)
-        layout.addWidget(args_box)
+        for button in (self.stop_button, self.open_button, self.copy_output,
+                       self.copy_arguments):
+            actions.addWidget(button)
+        actions.addStretch(1)
+        layout.addLayout(actions)
 
         result_box = QGroupBox("Result")
         result_layout = QVBoxLayout(result_box)
         self.error = _plain_label("Error code and hint")
         self.result_info = _plain_label("Output size and location")
-        self.result_preview = _text_box("Result preview", 120)
+        self.result_preview = _text_box("Result preview")
+        self.result_preview.setMinimumHeight(120)
         result_layout.addWidget(self.error)
         result_layout.addWidget(self.result_info)
-        result_layout.addWidget(self.result_preview)
-        layout.addWidget(result_box)
+        result_layout.addWidget(self.result_preview, 1)
+
+        more = QWidget()
+        more_layout = QVBoxLayout(more)
+        more_layout.setContentsMargins(0, 0, 0, 0)
+        args_box = QGroupBox("Arguments")
+        args_layout = QVBoxLayout(args_box)
+        self.arguments = _text_box("Arguments as JSON", 110)
+        args_layout.addWidget(self.arguments)
+        more_layout.addWidget(args_box)
 
         approval_box = QGroupBox("Approval")
         form = QFormLayout(approval_box)
@@ -146,30 +168,37 @@ class DetailsPane(QScrollArea):
             label = _plain_label(f"Approval {key.lower()}")
             self.approval_fields[key] = label
             form.addRow(key, label)
-        layout.addWidget(approval_box)
+        more_layout.addWidget(approval_box)
 
         timing_box = QGroupBox("Timings")
         timing_form = QFormLayout(timing_box)
         self.timing_fields: dict[str, QLabel] = {}
-        for key in ("Queued", "Approval asked", "Decided", "Started", "Finished", "Duration"):
+        for key in ("Duration", "Waiting for approval", "Queued", "Approval asked", "Decided",
+                    "Started", "Finished"):
             label = _plain_label(f"Timing {key.lower()}")
             self.timing_fields[key] = label
             timing_form.addRow(key, label)
-        layout.addWidget(timing_box)
+        more_layout.addWidget(timing_box)
 
         model_box = QGroupBox("Exact text the model received")
         model_layout = QVBoxLayout(model_box)
         self.model_text = _text_box("Exact text the model received", 200)
-        self.copy_output = QPushButton("Copy output")
-        self.copy_output.setAccessibleName("Copy output")
-        self.copy_output.clicked.connect(
-            lambda: QGuiApplication.clipboard().setText(self.model_text.toPlainText())
-        )
         model_layout.addWidget(self.model_text)
-        model_layout.addWidget(self.copy_output, 0, Qt.AlignmentFlag.AlignLeft)
-        layout.addWidget(model_box)
-        layout.addStretch(1)
-        self.setWidget(body)
+        more_layout.addWidget(model_box)
+        more_layout.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setWidget(more)
+        self.more = scroll
+
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.setChildrenCollapsible(False)
+        splitter.addWidget(result_box)
+        splitter.addWidget(scroll)
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 2)
+        layout.addWidget(splitter, 1)
         self.show_record(None)
 
     @property
@@ -178,7 +207,8 @@ class DetailsPane(QScrollArea):
 
     def show_record(self, record: CallRecord | None) -> None:
         self._record = record
-        self.widget().setEnabled(record is not None)
+        for widget in (self.more, self.result_preview, self.copy_output, self.copy_arguments):
+            widget.setEnabled(record is not None)
         if record is None:
             self.title.setText("Select a tool call to see its details.")
             for box in (self.arguments, self.result_preview, self.model_text):
@@ -189,10 +219,10 @@ class DetailsPane(QScrollArea):
             self.stop_button.setEnabled(False)
             self.open_button.setEnabled(False)
             return
-        self.title.setText(one_line(f"{record.name} — {status_label(record)}  "
+        self.title.setText(one_line(f"{record.name} — {status_words(record)}  "
                                     f"({record.call_id})"))
         self.stop_button.setEnabled(record.status.stoppable)
-        self.open_button.setEnabled(bool(record.externalized_path))
+        self.open_button.setEnabled(self._output_path(record) is not None)
         arguments = visible(record.arguments_json)
         if self.arguments.toPlainText() != arguments:
             self.arguments.setPlainText(arguments)
@@ -211,13 +241,16 @@ class DetailsPane(QScrollArea):
             self.approval_fields[key].setText(visible(value) if value else "—")
         now = time.time()
         timings = {
+            "Duration": format_duration(record.elapsed(now))
+            if record.started_at is not None or record.duration_ms is not None else "—",
+            "Waiting for approval": format_duration(record.waited_s)
+            if record.decided_at is not None and record.approval_requested_at is not None
+            else "—",
             "Queued": _clock(record.queued_at),
             "Approval asked": _clock(record.approval_requested_at),
             "Decided": _clock(record.decided_at),
             "Started": _clock(record.started_at),
             "Finished": _clock(record.finished_at),
-            "Duration": format_seconds(record.elapsed(now))
-            if record.started_at is not None or record.duration_ms is not None else "—",
         }
         for key, value in timings.items():
             self.timing_fields[key].setText(value)
@@ -230,7 +263,11 @@ class DetailsPane(QScrollArea):
         self.error.setVisible(bool(record.error_code))
         if record.status is Status.RUNNING:
             info = f"Running: {format_bytes(record.bytes_so_far)} so far"
-            preview = visible(_ANSI.sub("", record.last_line))
+            path = self._output_path(record)
+            tail = tail_lines(path) if path is not None else None
+            if tail is not None:
+                info += f" — its last {TAIL_LINES} lines, as they come"
+            preview = visible(_ANSI.sub("", record.last_line if tail is None else tail))
         elif record.output_bytes is not None:
             info = f"{format_bytes(record.output_bytes)} of output"
             if record.externalized_path:
@@ -249,6 +286,16 @@ class DetailsPane(QScrollArea):
         if self._record is not None and self._record.status.stoppable:
             self.stop_requested.emit(self._record.call_id)
 
+    def _output_path(self, record: CallRecord) -> Path | None:
+        """The full output: kept on disk once finished, or being written while it runs."""
+        if record.externalized_path:
+            return Path(record.externalized_path)
+        if record.status is not Status.RUNNING or self.output_path_for is None:
+            return None
+        path = self.output_path_for(record.call_id)
+        return path if path is not None and path.is_file() else None
+
     def _open(self) -> None:
-        if self._record is not None and self._record.externalized_path:
-            self.open_output.emit(self._record.externalized_path)
+        path = self._output_path(self._record) if self._record is not None else None
+        if path is not None:
+            self.open_output.emit(str(path))

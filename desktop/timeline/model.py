@@ -33,7 +33,8 @@ from PySide6.QtCore import (
     Signal,
 )
 
-from desktop.timeline.record import TOOL_EVENTS, CallRecord, Status, advance
+from desktop.timeline.record import TOOL_EVENTS, CallRecord, Status, advance, status_words
+from desktop.words import format_bytes, format_duration
 from kernel.events import Event
 from kernel.visible import one_line
 
@@ -81,30 +82,14 @@ EXTERNALIZED_MARKER = "⇱"
 """Shown after the size of an output kept on disk in full (open it in the viewer)."""
 
 
-def format_bytes(n: int) -> str:
-    if n < 1024:
-        return f"{n} B"
-    value = float(n)
-    for unit in ("KB", "MB", "GB", "TB"):
-        value /= 1024
-        if value < 1024 or unit == "TB":
-            return f"{value:.1f} {unit}"
-    raise AssertionError("unreachable")
-
-
-def format_seconds(s: float) -> str:
-    if s < 1:
-        return f"{s * 1000:.0f} ms"
-    if s < 60:
-        return f"{s:.1f} s"
-    minutes, seconds = divmod(int(s), 60)
-    return f"{minutes}m {seconds:02d}s"
-
-
-def status_label(record: CallRecord) -> str:
-    if record.status is Status.ERROR and record.error_code:
-        return f"error: {record.error_code}"
-    return str(record.status)
+def duration_tip(record: CallRecord, now: float) -> str | None:
+    """The Duration cell's tooltip: run time, and the wait for the approval on its own."""
+    if record.started_at is None and record.duration_ms is None:
+        return None
+    ran = f"Ran for {format_duration(record.elapsed(now))}"
+    if record.waited_s:
+        return f"{ran}; waited {format_duration(record.waited_s)} for the approval"
+    return ran
 
 
 def action_label(record: CallRecord) -> str:
@@ -260,20 +245,22 @@ class TimelineModel(QAbstractTableModel):
             # Tooltips render rich text when they look like it: escape the untrusted text.
             text = record.shown_summary if column == Column.ARGUMENTS else record.shown_name
             return f"<pre>{html.escape(text)}</pre>"
+        if role == _TOOLTIP and column == Column.DURATION:
+            return duration_tip(record, self._clock())
         if role == _ALIGNMENT and column in (Column.DURATION, Column.OUTPUT):
             return _RIGHT
         return None
 
     def _text(self, record: CallRecord, column: Column) -> str:
         if column is Column.STATUS:
-            return status_label(record)
+            return status_words(record)
         if column is Column.TOOL:
             return record.shown_name
         if column is Column.ARGUMENTS:
             return record.shown_summary
         if column is Column.DURATION:
             if record.status is Status.RUNNING or record.duration_ms is not None:
-                return format_seconds(record.elapsed(self._clock()))
+                return format_duration(record.elapsed(self._clock()))
             return ""
         if column is Column.OUTPUT:
             if record.output_bytes is not None:

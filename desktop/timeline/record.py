@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
-from desktop.words import arguments_json
+from desktop.words import arguments_json, execution_seconds, outcome
 from kernel.events import (
     ApprovalDecision,
     ApprovalRequest,
@@ -104,6 +104,22 @@ class Approval:
         return "denied by user"
 
 
+def status_words(record: CallRecord) -> str:
+    """The call's status as a person says it: "done", "exit code 3", "denied by you",
+    "stopped", "timed out", "awaiting approval" — never an error code."""
+    if record.status is Status.DENIED and record.approval.decision == "deny":
+        by_policy = record.approval.decided_by == "policy"
+        return "denied by the rules" if by_policy else "denied by you"
+    if record.status.finished:
+        code = record.error_code
+        if code is None and record.status is Status.DENIED:
+            code = "approval_denied"
+        elif code is None and record.approval.decision == "unavailable":
+            code = "approval_unavailable"
+        return outcome(record.status is not Status.DONE, code, record.preview)
+    return str(record.status)
+
+
 def _basis(rule: str) -> str:
     """`rule allow X` → `rule X`; `mode auto`, `session grant X`, … unchanged."""
     for kind in ("allow", "ask", "deny"):
@@ -157,10 +173,18 @@ class CallRecord:
         values (computed once per record, on the first search)."""
         return "\n".join((self.name, self.summary, *_words(self.input))).lower()
 
+    @property
+    def waited_s(self) -> float:
+        """Seconds the call waited for its approval (0 when none was asked)."""
+        if self.approval_requested_at is None or self.decided_at is None:
+            return 0.0
+        return max(0.0, self.decided_at - self.approval_requested_at)
+
     def elapsed(self, now: float) -> float:
-        """Seconds the call has run: its final duration, or the time since it started."""
+        """Seconds the call has run — its execution, the wait for an approval not counted:
+        its final duration, or the time since it started."""
         if self.duration_ms is not None:
-            return self.duration_ms / 1000
+            return execution_seconds(self.duration_ms, self.waited_s)
         if self.started_at is None:
             return 0.0
         end = self.finished_at if self.finished_at is not None else now

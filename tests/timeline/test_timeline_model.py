@@ -77,7 +77,7 @@ def test_ten_thousand_rows_batched_then_live_updates_touch_only_changed_rows(
     assert text(model, 5, Column.ACTION) == "■ Stop"
     assert text(model, 9000, Column.STATUS) == "awaiting approval"
     assert text(model, 9001, Column.STATUS) == "timed out"
-    assert text(model, 9001, Column.DURATION) == "2m 00s"
+    assert text(model, 9001, Column.DURATION) == "2 min 00 s"
     assert text(model, N, Column.TOOL) == "bash"
     assert text(model, 4, Column.STATUS) == "queued"
 
