@@ -154,9 +154,13 @@ class AppController(QObject):
         return self._approvals
 
     def _connect_timeline(self, timeline: TimelinePanel) -> None:
+        from desktop.timeline.tail import running_output
+
         timeline.call_selected.connect(self.window.chat.scroll_to_card)
         timeline.open_output.connect(self._open_output)
         timeline.stop_requested.connect(self.cancel_call)
+        timeline.details.output_path_for = lambda call_id: running_output(
+            self.paths, self.current, call_id)
         view = self._view()
         if view is not None:
             timeline.apply_many(view.events)

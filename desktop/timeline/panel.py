@@ -45,6 +45,7 @@ from desktop.timeline.details import DetailsPane
 from desktop.timeline.filter import TimelineFilter
 from desktop.timeline.model import CALL_ID_ROLE, RECORD_ROLE, Column, TimelineModel
 from desktop.timeline.record import CallRecord, Status
+from desktop.words import count
 from kernel.events import Event
 from kernel.visible import one_line
 
@@ -247,7 +248,8 @@ class TimelinePanel(QWidget):
 
     def _update_count(self) -> None:
         total, shown = self.model.rowCount(), self.proxy.rowCount()
-        self.count.setText(f"{shown} of {total} calls" if self.proxy.active else f"{total} calls")
+        self.count.setText(f"{shown} of {count(total, 'call')}" if self.proxy.active
+                           else count(total, "call"))
 
     def _double_clicked(self, index: QModelIndex) -> None:
         record = index.data(RECORD_ROLE)
