@@ -15,13 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, QObject, Qt, QTimer, Signal
 
 from desktop.chat.feed import apply_event
 from desktop.chat.model import ChatModel, Role
 from desktop.kernel_client import KernelClient
 from desktop.main_window import MainWindow, window_title
 from desktop.settings import keystore
+from desktop.window_state import WindowState, load_state, save_state
 from kernel import protocol as p
 from kernel.events import (
     ApprovalDecision,
@@ -36,6 +37,7 @@ from kernel.paths import AppPaths
 
 if TYPE_CHECKING:
     from desktop.approval.dialog import ApprovalQueue
+    from desktop.approval.notify import ApprovalNotifier
     from desktop.settings.dialog import SavedSettings, SettingsDialog
     from desktop.timeline.panel import TimelinePanel
 
@@ -83,6 +85,7 @@ class AppController(QObject):
         self.window = window or MainWindow()
         self.client = client or KernelClient(self)
         self._approvals: ApprovalQueue | None = None
+        self.notifier: ApprovalNotifier | None = None
         self.views: dict[str, SessionView] = {}
         self.current: str | None = None
         self.api_key = api_key
@@ -92,6 +95,8 @@ class AppController(QObject):
         self.sandbox = ("none", "")
         self._opening: str | None = None
         self._pending_prompt: str | None = None
+        self._restore_session = ""
+        """The session open when the app last closed, opened once the kernel lists it."""
         self._closed = False
         self._kernel_started = False
         self.settings_dialog: SettingsDialog | None = None
@@ -122,8 +127,8 @@ class AppController(QObject):
         self.client.ready.connect(self.on_ready)
         self.client.died.connect(self.on_died)
         w.sessions.session_activated.connect(self.open_session)
-        w.sessions.new_requested.connect(
-            lambda workspace, mode: self.client.send(p.NewSession(workspace, mode)))
+        w.sessions.new_requested.connect(self._new_session)
+        w.sessions.new_cancelled.connect(self._forget_pending_prompt)
         w.sessions.rename_requested.connect(
             lambda sid, title: self.client.send(p.RenameSession(sid, title)))
         w.sessions.delete_requested.connect(
@@ -136,7 +141,8 @@ class AppController(QObject):
         w.settings_requested.connect(self.open_settings)
         w.grants_requested.connect(self.open_grants)
         w.closing.connect(self.shutdown)
-        w.approvals_button.clicked.connect(lambda: self.approvals.show_current())
+        w.quit_question = self._quit_question
+        w.approvals_button.clicked.connect(lambda: self.approvals.show_current(activate=True))
         w.chat.tool_card_activated.connect(self._show_call)
         w.chat.open_output.connect(self._open_output)
         w.timeline_built.connect(self._connect_timeline)
@@ -151,12 +157,19 @@ class AppController(QObject):
             self._approvals = ApprovalQueue(self.window, session_title=self._title_of)
             self._approvals.answered.connect(self.client.send)
             self._approvals.count_changed.connect(self.window.set_pending_approvals)
+            from desktop.approval.notify import ApprovalNotifier
+
+            self.notifier = ApprovalNotifier(self.window, self._approvals)
         return self._approvals
 
     def _connect_timeline(self, timeline: TimelinePanel) -> None:
         from desktop.timeline.tail import running_output
 
         timeline.call_selected.connect(self.window.chat.scroll_to_card)
+        timeline.call_activated.connect(self._open_approval_of)
+        splitter = load_state(self.paths).timeline_splitter
+        if not splitter.isEmpty():
+            timeline.splitter.restoreState(splitter)
         timeline.open_output.connect(self._open_output)
         timeline.stop_requested.connect(self.cancel_call)
         timeline.details.output_path_for = lambda call_id: running_output(
@@ -169,6 +182,7 @@ class AppController(QObject):
         """Show the window; the kernel is started once it has been painted (or after
         KERNEL_START_FALLBACK_MS if no paint comes), so the window appears first."""
         self.window.set_kernel_state("Starting the kernel…")
+        self._restore_window_state()
         self._refresh_page()
         self.window.first_painted.connect(self._start_kernel)
         QTimer.singleShot(0 if self.window.painted else KERNEL_START_FALLBACK_MS,
@@ -201,12 +215,46 @@ class AppController(QObject):
         if self._closed:
             return
         self._closed = True
+        self._save_window_state()
         for session_id, view in self.views.items():
-            if view.running:
-                self.client.send(p.CancelRun(session_id))
+            if view.running and not self.approvals.waiting_in(session_id):
+                self.client.send(p.CancelRun(session_id))  # (one waiting is suspended)
         if self._approvals is not None:
             self._approvals.dialog.hide()
         self.client.stop(2.0)
+
+    def _quit_question(self) -> str:
+        """What quitting now would interrupt, for the window's confirmation ("" if nothing)."""
+        running = [v for v in self.views.values() if v.running
+                   and not self.approvals.waiting_in(v.info.session_id)]
+        waiting = len(self.approvals)
+        parts = []
+        if running:
+            titles = ", ".join(f"“{v.info.title or 'Untitled session'}”" for v in running)
+            parts.append(f"A run is still going in {titles}: quitting stops it.")
+        if waiting:
+            parts.append(f"{waiting} call{'s' if waiting != 1 else ''} wait"
+                         f"{'' if waiting != 1 else 's'} for your approval: "
+                         f"{'they' if waiting != 1 else 'it'} will be asked again when "
+                         "Reins starts next, and nothing runs until you answer.")
+        return " ".join(parts)
+
+    def _restore_window_state(self) -> None:
+        state = load_state(self.paths)
+        if not state.geometry.isEmpty():
+            self.window.restoreGeometry(state.geometry)
+        if not state.docks.isEmpty():
+            self.window.restoreState(state.docks)
+        self._restore_session = state.session_id
+        if state.workspace:
+            self.window.sessions.default_workspace = state.workspace
+
+    def _save_window_state(self) -> None:
+        w = self.window
+        splitter = w.timeline.splitter.saveState() if w.timeline_created else QByteArray()
+        save_state(self.paths, WindowState(
+            w.saveGeometry(), w.saveState(), splitter, self.current or "",
+            w.sessions.default_workspace))
 
     # ---- key and settings ------------------------------------------------------------------
 
@@ -337,6 +385,9 @@ class AppController(QObject):
             view = self.views.get(info.session_id)
             if view is not None:
                 view.info = info
+        restore, self._restore_session = self._restore_session, ""
+        if self.current is None and any(s.session_id == restore for s in message.sessions):
+            self.open_session(restore)
         if self.current is not None:
             self.window.sessions.select(self.current)
         self._refresh_status()
@@ -356,13 +407,16 @@ class AppController(QObject):
         if old is not None and old.running:
             view.running = True
         self.views[info.session_id] = view
-        if self._opening == info.session_id or self.current in (None, info.session_id):
+        if (message.created or self._opening == info.session_id
+                or self.current in (None, info.session_id)):
             self._opening = None
             self._make_current(info.session_id)
         for request in unanswered_requests(view.events):
             self.approvals.submit(request)
-        if self._pending_prompt is not None and self.current == info.session_id:
+        if (message.created and self._pending_prompt is not None
+                and self.current == info.session_id):
             prompt, self._pending_prompt = self._pending_prompt, None
+            self.window.prompt.edit.clear()
             self.send_prompt(prompt)
 
     def _on_session_deleted(self, message: p.SessionDeleted) -> None:
@@ -407,11 +461,14 @@ class AppController(QObject):
         self.client.send(p.OpenSession(session_id))
 
     def send_prompt(self, text: str) -> None:
+        """Start a run of the current session. With none open, the prompt stays in the box
+        and the new-session dialog asks for the workspace; the prompt is sent once the
+        session exists (nothing ever picks a workspace for the user)."""
         view = self._view()
         if view is None:
             self._pending_prompt = text
-            sessions = self.window.sessions
-            self.client.send(p.NewSession(sessions.default_workspace, sessions.default_mode))
+            self.window.prompt.edit.setPlainText(text)
+            self.window.sessions.ask_new()
             return
         if view.running:
             return
@@ -423,6 +480,12 @@ class AppController(QObject):
         view.running = True
         view.interrupted = False
         self._refresh_page()
+
+    def _new_session(self, workspace: str, mode: str, confirm_broad: bool) -> None:
+        self.client.send(p.NewSession(workspace, mode, confirm_broad_workspace=confirm_broad))
+
+    def _forget_pending_prompt(self) -> None:
+        self._pending_prompt = None
 
     def cancel_run(self) -> None:
         view = self._view()
@@ -454,8 +517,15 @@ class AppController(QObject):
         self.client.send(p.ListSessions(text))
 
     def _show_call(self, call_id: str) -> None:
+        """A call's card in the chat was activated: its pending approval if it waits for
+        one, and its row in the timeline."""
         self.window.timeline_dock.show()
         self.window.timeline.select_call(call_id)
+        self._open_approval_of(call_id)
+
+    def _open_approval_of(self, call_id: str) -> None:
+        if self.current is not None:
+            self.approvals.show_call(self.current, call_id)
 
     def _open_output(self, path: str) -> None:
         from desktop.viewer.window import show_output

@@ -6,6 +6,7 @@ its signals into protocol commands.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
@@ -17,6 +18,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QMainWindow,
+    QMessageBox,
     QPushButton,
     QStackedWidget,
     QVBoxLayout,
@@ -128,6 +130,10 @@ class MainWindow(QMainWindow):
         self.welcome.open_settings.connect(self.settings_requested)
         self.painted = False
         """The window has been painted at least once (`first_painted` follows)."""
+        self.quit_question: Callable[[], str] = lambda: ""
+        """What closing now would interrupt, in words ("" for nothing): asked first."""
+        self.quit_box: QMessageBox | None = None
+        self._quit_confirmed = False
         self.installEventFilter(self)
 
     def _build_status_bar(self) -> None:
@@ -147,7 +153,10 @@ class MainWindow(QMainWindow):
         self.usage_label.setAccessibleName("Tokens and cost of this session")
         self.approvals_button = QPushButton(self)
         self.approvals_button.setAccessibleName("Show pending approvals")
-        self.approvals_button.setFlat(True)
+        self.approvals_button.setToolTip("Calls wait for your answer; click to see the first")
+        self.approvals_button.setStyleSheet(
+            "QPushButton { background: #bf8700; color: white; font-weight: bold;"
+            " border-radius: 4px; padding: 2px 10px; }")
         self.approvals_button.hide()
         self.kernel_label = QLabel("", self)
         self.kernel_label.setAccessibleName("Kernel state")
@@ -249,7 +258,7 @@ class MainWindow(QMainWindow):
 
     def set_pending_approvals(self, count: int) -> None:
         self.approvals_button.setText(
-            f"{count} approval{'s' if count != 1 else ''} pending")
+            f"⚠ {count} approval{'s' if count != 1 else ''} pending — show")
         self.approvals_button.setVisible(count > 0)
 
     def set_grants(self, count: int) -> None:
@@ -269,5 +278,26 @@ class MainWindow(QMainWindow):
         return False
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        question = "" if self._quit_confirmed else self.quit_question()
+        if question:
+            event.ignore()
+            self._ask_before_quitting(question)
+            return
         self.closing.emit()
         super().closeEvent(event)
+
+    def _ask_before_quitting(self, question: str) -> None:
+        if self.quit_box is not None and self.quit_box.isVisible():
+            return
+        box = QMessageBox(QMessageBox.Icon.Question, "Quit Reins?", question,
+                          QMessageBox.StandardButton.Cancel, self)
+        box.setAccessibleName("Confirm quit")
+        quit_button = box.addButton("&Quit anyway", QMessageBox.ButtonRole.AcceptRole)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.buttonClicked.connect(lambda button: button is quit_button and self._quit_now())
+        self.quit_box = box
+        box.open()
+
+    def _quit_now(self) -> None:
+        self._quit_confirmed = True
+        self.close()

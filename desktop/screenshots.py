@@ -95,7 +95,7 @@ async def take(outdir: Path) -> list[Path]:
         window.resize(1440, 900)
         controller.start()
         await _wait(lambda: window.kernel_label.text() == "")
-        window.sessions.new_requested.emit(str(workspace), "ask")
+        window.sessions.new_requested.emit(str(workspace), "ask", False)
         await _wait(lambda: controller.current is not None)
         window.prompt.edit.setPlainText("Why does test_parse_dates fail? Fix it.")
         window.prompt.edit.submitted.emit()

@@ -5,6 +5,12 @@ answer resolves a future (and emits `answered`), so the rest of the window — o
 the timeline, the event stream — keeps running while the user decides. Closing the dialog
 without answering postpones the request; it never counts as a denial.
 
+It never takes a keystroke meant for something else (`deliberate`): it appears without
+taking the focus from the prompt (it is activated only when the user asks for it: the
+pending button, a call's row, the tray), no allow button is a default or takes the focus,
+an allow is a click or Ctrl+Enter (Ctrl+Shift+Enter: for this session), and every answer
+waits ARM_DELAY_MS after a request is shown. Deny is the default button.
+
 Everything the request carries came from the model: every label is plain text (never rich
 text) and shows it through `kernel.visible`, so an ESC, CR or bidirectional override in a
 command is shown as an escape and cannot hide or reorder what the preview says.
@@ -18,8 +24,16 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 
-from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QCloseEvent, QColor, QFontDatabase, QSyntaxHighlighter, QTextCharFormat
+from PySide6.QtCore import QElapsedTimer, QEvent, QObject, Qt, Signal
+from PySide6.QtGui import (
+    QCloseEvent,
+    QColor,
+    QFontDatabase,
+    QKeySequence,
+    QShortcut,
+    QSyntaxHighlighter,
+    QTextCharFormat,
+)
 from PySide6.QtWidgets import (
     QApplication,
     QCheckBox,
@@ -32,7 +46,9 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+from shiboken6 import isValid
 
+from desktop.approval.deliberate import ARM_DELAY_MS, Arming, DeliberateButton
 from kernel.events import ApprovalRequest
 from kernel.protocol import ApprovalAnswer
 from kernel.visible import one_line, visible
@@ -83,6 +99,7 @@ class ApprovalDialog(QDialog):
         self.setAccessibleName("Approval request")
         self.setModal(False)
         self.setWindowModality(Qt.WindowModality.NonModal)
+        self.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating)
         self.resize(640, 460)
         self.request: ApprovalRequest | None = None
 
@@ -119,11 +136,13 @@ class ApprovalDialog(QDialog):
         self.deny_message.setAccessibleName("Message to the model when denying")
         self.deny_message.setPlaceholderText("Optional message for the model if you deny")
 
-        self.allow_once = QPushButton("&Allow once", self)
+        self.allow_once = DeliberateButton("Allow once", self)
         self.allow_once.setAccessibleName("Allow once")
-        self.allow_session = QPushButton("Allow for this &session", self)
+        self.allow_once.setToolTip("Click, or press Ctrl+Enter")
+        self.allow_session = DeliberateButton("Allow for this session", self)
         self.allow_session.setAccessibleName("Allow for this session")
-        self.allow_always = QPushButton("Al&ways allow", self)
+        self.allow_session.setToolTip("Click, or press Ctrl+Shift+Enter")
+        self.allow_always = DeliberateButton("Always allow", self)
         self.allow_always.setAccessibleName("Always allow")
         self.always_rule = QLabel(self)
         self.always_rule.setAccessibleName("Rule that Always allow saves")
@@ -131,6 +150,11 @@ class ApprovalDialog(QDialog):
         self.always_rule.setWordWrap(True)
         self.deny = QPushButton("&Deny", self)
         self.deny.setAccessibleName("Deny")
+        self.deny.setDefault(True)
+        self.arming = Arming(self)
+        self._give_back: tuple[QWidget | None, QWidget | None] | None = None
+        self._give_back_clock = QElapsedTimer()
+        self.arming.watch((self.allow_once, self.allow_session, self.allow_always, self.deny))
 
         header = QHBoxLayout()
         header.addWidget(self.tool_label)
@@ -158,6 +182,38 @@ class ApprovalDialog(QDialog):
         self.deny.clicked.connect(lambda: self._decide("deny"))
         self.confirm_box.toggled.connect(self._update_buttons)
         self.deny_message.returnPressed.connect(lambda: self._decide("deny"))
+        for keys, decision in (("Ctrl+Return", "allow_once"), ("Ctrl+Enter", "allow_once"),
+                               ("Ctrl+Shift+Return", "allow_session"),
+                               ("Ctrl+Shift+Enter", "allow_session")):
+            QShortcut(QKeySequence(keys), self, lambda d=decision: self._decide(d))
+
+    def present(self, activate: bool) -> None:
+        """Show the dialog. Unless `activate` (the user asked for it), it leaves the focus
+        where it is: a window system that activates it anyway (some do for every new
+        window) has the activation handed back to the window and widget that had it."""
+        self._give_back = None if activate else (QApplication.activeWindow(),
+                                                 QApplication.focusWidget())
+        self._give_back_clock.start()
+        self.show()
+        self.raise_()
+        if activate:
+            self.activateWindow()
+
+    def event(self, event: QEvent) -> bool:
+        if (event.type() == QEvent.Type.WindowActivate and self._give_back is not None
+                and self._give_back_clock.elapsed() < ARM_DELAY_MS):
+            window, widget = self._give_back
+            self._give_back = None
+            if window is not None and isValid(window) and window is not self:
+                window.activateWindow()
+                if widget is not None and isValid(widget):
+                    widget.setFocus(Qt.FocusReason.ActiveWindowFocusReason)
+        return super().event(event)
+
+    @property
+    def armed(self) -> bool:
+        """The request has been on screen long enough to be answered."""
+        return self.arming.armed
 
     @property
     def destructive(self) -> bool:
@@ -188,8 +244,9 @@ class ApprovalDialog(QDialog):
         self.always_rule.setVisible(can_always)
         self.always_rule.setText(one_line(f"Always allow saves to settings: {always}")
                                  if can_always else "")
+        self.arming.start()
         self._update_buttons()
-        (self.confirm_box if self.destructive else self.allow_once).setFocus()
+        (self.confirm_box if self.destructive else self.preview).setFocus()
 
     def update_count(self, position: int, total: int) -> None:
         self.count_label.setText(f"{position} of {total} pending" if total > 1 else "")
@@ -198,14 +255,14 @@ class ApprovalDialog(QDialog):
     def _update_buttons(self) -> None:
         enabled = not self.destructive or self.confirm_box.isChecked()
         for button in (self.allow_once, self.allow_session, self.allow_always):
-            button.setEnabled(enabled)
-        self.allow_once.setDefault(enabled)
-        self.deny.setDefault(not enabled)
+            self.arming.allow(button, enabled)
 
     def _decide(self, decision: str) -> None:
-        if self.request is None:
+        if self.request is None or not self.armed or not self.isVisible():
             return
         allowing = decision != "deny"
+        if allowing and decision == "allow_always" and not self.allow_always.isVisible():
+            return
         if allowing and self.destructive and not self.confirm_box.isChecked():
             return
         message = self.deny_message.text().strip() if not allowing else ""
@@ -233,6 +290,8 @@ class ApprovalQueue(QObject):
     answered = Signal(object)
     """An ApprovalAnswer (protocol command) to send to the kernel."""
     count_changed = Signal(int)
+    arrived = Signal(object)
+    """A new ApprovalRequest was queued (not one already pending)."""
 
     def __init__(self, window: QWidget | None = None,
                  session_title: Callable[[str], str] = lambda _s: "") -> None:
@@ -262,21 +321,39 @@ class ApprovalQueue(QObject):
             self.show_current()
         else:
             self.dialog.update_count(1, len(self._pending))
+        self.arrived.emit(request)
         return pending.future
 
-    def show_current(self) -> None:
-        """(Re)open the dialog on the oldest pending request."""
+    def show_current(self, activate: bool = False) -> None:
+        """(Re)open the dialog on the oldest pending request. It is shown without taking
+        the focus; `activate` (the user asked for it) gives it the focus too."""
         if not self._pending:
             self.dialog.hide()
             return
         current = self._pending[0].request
-        self.dialog.show_request(current, 1, len(self._pending),
-                                 self._session_title(current.session_id))
-        self.dialog.show()
-        self.dialog.raise_()
-        self.dialog.activateWindow()
-        if self._window is not None and not self._window.isActiveWindow():
+        if self.dialog.isVisible() and self.dialog.request is current:
+            self.dialog.update_count(1, len(self._pending))
+        else:
+            self.dialog.show_request(current, 1, len(self._pending),
+                                     self._session_title(current.session_id))
+        self.dialog.present(activate)
+        if not activate and self._window is not None and not self._window.isActiveWindow():
             QApplication.alert(self._window)
+
+    def show_call(self, session_id: str, call_id: str) -> bool:
+        """Bring the pending request of this call to the front and show it, activated;
+        False when that call waits for no approval."""
+        for pending in self._pending:
+            if (pending.request.session_id, pending.request.call_id) == (session_id, call_id):
+                self._pending.remove(pending)
+                self._pending.appendleft(pending)
+                self.show_current(activate=True)
+                return True
+        return False
+
+    def waiting_in(self, session_id: str) -> bool:
+        """Some call of this session waits for an answer."""
+        return any(q.request.session_id == session_id for q in self._pending)
 
     def discard(self, session_id: str, call_id: str | None = None) -> None:
         """Drop requests decided elsewhere, or all of a session's (run cancelled, restart)."""

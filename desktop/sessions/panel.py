@@ -21,11 +21,6 @@ from PySide6.QtCore import (
 )
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QComboBox,
-    QDialog,
-    QDialogButtonBox,
-    QFileDialog,
-    QFormLayout,
     QHBoxLayout,
     QLineEdit,
     QListView,
@@ -35,7 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from kernel.modes import MODES
+from desktop.sessions.new_dialog import NewSessionDialog
 
 if TYPE_CHECKING:
     from kernel.protocol import SessionInfo
@@ -138,8 +133,9 @@ def _short_path(path: str) -> str:
 
 class SessionsPanel(QWidget):
     session_activated = Signal(str)
-    new_requested = Signal(str, str)
-    """workspace, mode"""
+    new_requested = Signal(str, str, bool)
+    """workspace, mode, the user confirmed a broad workspace (kernel.workspace)"""
+    new_cancelled = Signal()
     rename_requested = Signal(str, str)
     delete_requested = Signal(str)
 
@@ -150,7 +146,8 @@ class SessionsPanel(QWidget):
         super().__init__(parent)
         self.setAccessibleName("Sessions")
         self.default_mode = default_mode
-        self.default_workspace = str(Path.home())
+        self.default_workspace = ""
+        """The folder a new session starts from; never the home folder by default."""
         self.model = SessionListModel(self)
         self.proxy = QSortFilterProxyModel(self)
         self.proxy.setSourceModel(self.model)
@@ -210,17 +207,24 @@ class SessionsPanel(QWidget):
         if index.isValid():
             self.list.edit(index)
 
-    def ask_new(self) -> None:
+    def ask_new(self) -> NewSessionDialog:
+        """The new-session dialog (one at a time: asking again shows the open one)."""
+        if self.new_dialog is not None and self.new_dialog.isVisible():
+            self.new_dialog.raise_()
+            self.new_dialog.activateWindow()
+            return self.new_dialog
         self.new_dialog = NewSessionDialog(self, self.default_workspace, self.default_mode)
         self.new_dialog.accepted.connect(self._on_new_accepted)
+        self.new_dialog.rejected.connect(self.new_cancelled)
         self.new_dialog.open()
+        return self.new_dialog
 
     def _on_new_accepted(self) -> None:
         dialog = self.new_dialog
         if dialog is None:
             return
         self.default_workspace = dialog.workspace()
-        self.new_requested.emit(dialog.workspace(), dialog.mode())
+        self.new_requested.emit(dialog.workspace(), dialog.mode(), dialog.broad_confirmed())
 
     def ask_delete(self) -> None:
         session_id = self.selected_id()
@@ -238,59 +242,3 @@ class SessionsPanel(QWidget):
             lambda button: button is delete and self.delete_requested.emit(info.session_id))
         self.confirm = box
         box.open()
-
-
-class NewSessionDialog(QDialog):
-    """Asks for the workspace folder and the mode of a new session."""
-
-    def __init__(self, parent: QWidget | None, workspace: str, mode: str) -> None:
-        super().__init__(parent)
-        self.setWindowTitle("New session")
-        self.setAccessibleName("New session")
-        self.workspace_edit = QLineEdit(workspace, self)
-        self.workspace_edit.setAccessibleName("Workspace folder")
-        browse = QPushButton("&Browse…", self)
-        browse.setAccessibleName("Choose workspace folder")
-        browse.clicked.connect(self._browse)
-        self.mode_combo = QComboBox(self)
-        self.mode_combo.setAccessibleName("Mode")
-        self.mode_combo.addItems(list(MODES))
-        self.mode_combo.setCurrentText(mode)
-        row = QHBoxLayout()
-        row.addWidget(self.workspace_edit, 1)
-        row.addWidget(browse)
-        form = QFormLayout()
-        form.addRow("&Workspace:", row)
-        form.addRow("&Mode:", self.mode_combo)
-        self.buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self)
-        self.buttons.accepted.connect(self._accept_if_valid)
-        self.buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.addLayout(form)
-        layout.addWidget(self.buttons)
-        self.workspace_edit.textChanged.connect(self._validate)
-        self._validate()
-        self._picker: QFileDialog | None = None
-
-    def workspace(self) -> str:
-        return str(Path(self.workspace_edit.text().strip()).expanduser())
-
-    def mode(self) -> str:
-        return self.mode_combo.currentText()
-
-    def _validate(self) -> None:
-        ok = Path(self.workspace()).is_dir()
-        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(ok)
-        self.workspace_edit.setToolTip("" if ok else "Not an existing folder")
-
-    def _accept_if_valid(self) -> None:
-        if Path(self.workspace()).is_dir():
-            self.accept()
-
-    def _browse(self) -> None:
-        self._picker = QFileDialog(self, "Choose the workspace folder", self.workspace())
-        self._picker.setFileMode(QFileDialog.FileMode.Directory)
-        self._picker.setOption(QFileDialog.Option.ShowDirsOnly)
-        self._picker.fileSelected.connect(self.workspace_edit.setText)
-        self._picker.open()

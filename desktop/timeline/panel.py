@@ -9,6 +9,8 @@
     panel.open_output               # Signal(str): the user wants a call's full output (path)
     panel.stop_requested            # Signal(str): the user wants a running call stopped (id)
     panel.call_selected             # Signal(str): the user selected a row (call id)
+    panel.call_activated            # Signal(str): the user clicked a row or pressed Enter
+                                    # on it (the app opens the call's pending approval)
 
 Layout: a filter bar (text search over tool names and arguments, a status filter, a tool
 filter, the number of calls shown; the search applies after a 150 ms pause in typing), a
@@ -67,6 +69,7 @@ class TimelinePanel(QWidget):
     open_output = Signal(str)
     stop_requested = Signal(str)
     call_selected = Signal(str)
+    call_activated = Signal(str)
 
     def __init__(self, parent: QWidget | None = None, *, batch_ms: int = 75) -> None:
         super().__init__(parent)
@@ -122,6 +125,8 @@ class TimelinePanel(QWidget):
         self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.view.customContextMenuRequested.connect(self._context_menu)
         self.view.doubleClicked.connect(self._double_clicked)
+        self.view.clicked.connect(self._activated)
+        self.view.activated.connect(self._activated)
         rows = self.view.verticalHeader()
         rows.hide()
         rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
@@ -155,6 +160,7 @@ class TimelinePanel(QWidget):
         splitter.addWidget(self.details)
         splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 2)
+        self.splitter = splitter
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(bar)
@@ -255,6 +261,11 @@ class TimelinePanel(QWidget):
         record = index.data(RECORD_ROLE)
         if isinstance(record, CallRecord) and record.externalized_path:
             self.open_output.emit(record.externalized_path)
+
+    def _activated(self, index: QModelIndex) -> None:
+        record = index.data(RECORD_ROLE)
+        if isinstance(record, CallRecord):
+            self.call_activated.emit(record.call_id)
 
     def _stop_current(self) -> None:
         record = self._current_record()

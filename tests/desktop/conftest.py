@@ -10,6 +10,8 @@ from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QPushButton, QWidget
 from pytestqt.qtbot import QtBot
 
 from kernel.fakemodel import FakeAnthropicServer
@@ -34,3 +36,11 @@ def running_app(qtbot: QtBot, paths: AppPaths, fake: FakeAnthropicServer, *, api
         yield controller
     finally:
         controller.shutdown()
+
+
+def click_answer(qtbot: QtBot, dialog: QWidget, button: QPushButton) -> None:
+    """Click an approval dialog's button as a person does: once the request has been on
+    screen long enough to be answered (`ApprovalDialog.armed`)."""
+    qtbot.waitUntil(lambda: getattr(dialog, "armed", False) and button.isEnabled(),
+                    timeout=10_000)
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)

@@ -19,7 +19,7 @@ from desktop.chat.model import MessageItem, Role, ToolCardItem
 from desktop.controller import AppController
 from kernel.fakemodel import FakeAnthropicServer, ToolUse, reply
 from kernel.paths import AppPaths
-from tests.desktop.conftest import running_app
+from tests.desktop.conftest import click_answer, running_app
 
 WAIT_MS = 90_000
 pytestmark = pytest.mark.timeout(300)
@@ -71,7 +71,7 @@ def test_whole_app_round_trip(qtbot: QtBot, app: AppController, fake: FakeAnthro
     assert w.sandbox_label.text().startswith("Sandbox:")
 
     # A new session in the workspace, mode ask.
-    w.sessions.new_requested.emit(str(workspace), "ask")
+    w.sessions.new_requested.emit(str(workspace), "ask", False)
     qtbot.waitUntil(lambda: app.current is not None, timeout=WAIT_MS)
     assert w.mode_combo.currentText() == "ask"
 
@@ -92,14 +92,14 @@ def test_whole_app_round_trip(qtbot: QtBot, app: AppController, fake: FakeAnthro
     assert dialog.tool_label.text() == "write_file"
     assert "note.txt" in dialog.preview.toPlainText()
     first_call = dialog.request.call_id
-    qtbot.mouseClick(dialog.allow_once, Qt.MouseButton.LeftButton)
+    click_answer(qtbot, dialog, dialog.allow_once)
 
     # The second write asks too: deny it with a message for the model.
     qtbot.waitUntil(lambda: dialog.isVisible() and dialog.request.call_id != first_call,
                     timeout=WAIT_MS)
     assert "other.txt" in dialog.preview.toPlainText()
     qtbot.keyClicks(dialog.deny_message, "not that one")
-    qtbot.mouseClick(dialog.deny, Qt.MouseButton.LeftButton)
+    click_answer(qtbot, dialog, dialog.deny)
 
     qtbot.waitUntil(lambda: "Understood: I left other.txt alone." in texts(app, Role.ASSISTANT)
                     and not running(app), timeout=WAIT_MS)

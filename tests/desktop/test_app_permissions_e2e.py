@@ -18,7 +18,7 @@ from pytestqt.qtbot import QtBot
 from desktop.controller import AppController
 from kernel.fakemodel import FakeAnthropicServer, ToolUse, reply
 from kernel.paths import AppPaths
-from tests.desktop.conftest import running_app
+from tests.desktop.conftest import click_answer, running_app
 from tests.desktop.test_app_e2e import running, type_prompt
 from tests.mcp.conftest import edge
 
@@ -47,7 +47,7 @@ def test_grant_revoked_in_settings_asks_again_and_mcp_server_disabled(
         reins_home: AppPaths) -> None:
     w = app.window
     qtbot.waitUntil(lambda: w.kernel_label.text() == "", timeout=WAIT_MS)
-    w.sessions.new_requested.emit(str(workspace), "ask")
+    w.sessions.new_requested.emit(str(workspace), "ask", False)
     qtbot.waitUntil(lambda: app.current is not None, timeout=WAIT_MS)
     fake.add(reply(ToolUse("run_command", {"command": "echo granted"})), reply("first done"),
              reply(ToolUse("run_command", {"command": "echo  granted"})), reply("second done"))
@@ -56,7 +56,7 @@ def test_grant_revoked_in_settings_asks_again_and_mcp_server_disabled(
     approval = app.approvals.dialog
     qtbot.waitUntil(approval.isVisible, timeout=WAIT_MS)
     assert "run_command(echo granted)" in approval.always_rule.text()
-    qtbot.mouseClick(approval.allow_session, Qt.MouseButton.LeftButton)
+    click_answer(qtbot, approval, approval.allow_session)
     qtbot.waitUntil(lambda: not running(app), timeout=WAIT_MS)
     qtbot.waitUntil(lambda: w.grants_button.isVisibleTo(w), timeout=WAIT_MS)
     assert w.grants_button.text() == "1 grant"
@@ -99,5 +99,5 @@ def test_grant_revoked_in_settings_asks_again_and_mcp_server_disabled(
     qtbot.waitUntil(approval.isVisible, timeout=WAIT_MS)
     assert approval.request is not None
     assert approval.request.input == {"command": "echo  granted"}
-    qtbot.mouseClick(approval.deny, Qt.MouseButton.LeftButton)
+    click_answer(qtbot, approval, approval.deny)
     qtbot.waitUntil(lambda: not running(app), timeout=WAIT_MS)

@@ -1,13 +1,15 @@
 """The approval dialog: what it shows, its four answers, the destructive confirmation, the
-queue with a count, and that closing it postpones instead of denying."""
+queue with a count, that closing it postpones instead of denying, and that no keystroke or
+early click answers it (it takes no focus, no allow is a default, answers wait a moment)."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QApplication, QLineEdit, QVBoxLayout, QWidget
 from pytestqt.qtbot import QtBot
 
-from desktop.approval.dialog import ApprovalQueue
+from desktop.approval.deliberate import ARM_DELAY_MS
+from desktop.approval.dialog import ApprovalDialog, ApprovalQueue
 from kernel.events import ApprovalRequest
 from kernel.protocol import ApprovalAnswer
 
@@ -30,6 +32,10 @@ def make_queue(qtbot: QtBot) -> tuple[QWidget, ApprovalQueue]:
     qtbot.addWidget(window)
     queue = ApprovalQueue(window, session_title=lambda s: f"Title of {s}")
     return window, queue
+
+
+def armed(qtbot: QtBot, dialog: ApprovalDialog) -> None:
+    qtbot.waitUntil(lambda: dialog.armed and dialog.deny.isEnabled(), timeout=5000)
 
 
 def test_shows_tool_risk_reason_preview_and_rule(qtbot: QtBot) -> None:
@@ -61,11 +67,15 @@ def test_each_answer_resolves_its_future_in_order(qtbot: QtBot) -> None:
     assert dialog.count_label.text() == "1 of 4 pending"
     answers: list[ApprovalAnswer] = []
     queue.answered.connect(answers.append)
+    armed(qtbot, dialog)
     qtbot.mouseClick(dialog.allow_once, Qt.MouseButton.LeftButton)
     assert dialog.count_label.text() == "1 of 3 pending"
+    armed(qtbot, dialog)
     qtbot.mouseClick(dialog.allow_session, Qt.MouseButton.LeftButton)
+    armed(qtbot, dialog)
     qtbot.mouseClick(dialog.allow_always, Qt.MouseButton.LeftButton)
     qtbot.keyClicks(dialog.deny_message, "use the other file")
+    armed(qtbot, dialog)
     qtbot.mouseClick(dialog.deny, Qt.MouseButton.LeftButton)
     assert [f.result(0).decision for f in futures] == [
         "allow_once", "allow_session", "allow_always", "deny"]
@@ -74,16 +84,94 @@ def test_each_answer_resolves_its_future_in_order(qtbot: QtBot) -> None:
     assert not dialog.isVisible() and len(queue) == 0
 
 
-def test_keyboard_operable(qtbot: QtBot) -> None:
+def test_keyboard_operable_by_chords_only(qtbot: QtBot) -> None:
     _, queue = make_queue(qtbot)
     future = queue.submit(request("c1"))
     dialog = queue.dialog
-    qtbot.keyClick(dialog.allow_once, Qt.Key.Key_Space)
+    armed(qtbot, dialog)
+    for key in (Qt.Key.Key_Space, Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Select):
+        for button in (dialog.allow_once, dialog.allow_session, dialog.allow_always):
+            qtbot.keyClick(button, key)
+    assert not future.done()
+    qtbot.keyClick(dialog.preview, Qt.Key.Key_Space)
+    assert not future.done()
+    qtbot.keyClick(dialog, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
     assert future.result(0).decision == "allow_once"
     future = queue.submit(request("c2"))
+    armed(qtbot, dialog)
+    qtbot.keyClick(dialog, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier
+                   | Qt.KeyboardModifier.ShiftModifier)
+    assert future.result(0).decision == "allow_session"
+    future = queue.submit(request("c3"))
+    armed(qtbot, dialog)
     qtbot.keyClicks(dialog.deny_message, "no")
     qtbot.keyClick(dialog.deny_message, Qt.Key.Key_Return)
-    assert future.result(0) == ApprovalAnswer("s1", "c2", "deny", "no", False)
+    assert future.result(0) == ApprovalAnswer("s1", "c3", "deny", "no", False)
+
+
+def test_no_allow_button_is_a_default_or_takes_the_focus(qtbot: QtBot) -> None:
+    _, queue = make_queue(qtbot)
+    queue.submit(request("c1"))
+    dialog = queue.dialog
+    armed(qtbot, dialog)
+    for button in (dialog.allow_once, dialog.allow_session, dialog.allow_always):
+        button.setDefault(True)
+        assert not button.isDefault() and not button.autoDefault()
+        assert button.focusPolicy() == Qt.FocusPolicy.NoFocus
+    assert dialog.deny.isDefault()
+    assert dialog.focusWidget() not in (dialog.allow_once, dialog.allow_session,
+                                        dialog.allow_always)
+
+
+def test_answers_wait_a_moment_after_each_request_appears(qtbot: QtBot) -> None:
+    _, queue = make_queue(qtbot)
+    first = queue.submit(request("c1"))
+    second = queue.submit(request("c2"))
+    dialog = queue.dialog
+    assert 400 <= ARM_DELAY_MS <= 600 and dialog.arming.delay_ms == ARM_DELAY_MS
+    dialog.arming.delay_ms = 5_000  # (a loaded test machine must not make it armed early)
+    for button in (dialog.allow_once, dialog.allow_session, dialog.allow_always, dialog.deny):
+        assert not button.isEnabled()
+        qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+        button.click()
+    qtbot.keyClick(dialog, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert not first.done()
+    qtbot.wait(ARM_DELAY_MS)
+    assert not dialog.armed and not dialog.allow_once.isEnabled()
+    dialog.arming.delay_ms = ARM_DELAY_MS
+    dialog.arming.refresh()
+    armed(qtbot, dialog)
+    assert dialog.allow_once.isEnabled()
+    qtbot.mouseClick(dialog.allow_once, Qt.MouseButton.LeftButton)
+    assert first.result(0).decision == "allow_once"
+    # The next request is a new question: its buttons are inert again.
+    assert dialog.request is not None and dialog.request.call_id == "c2"
+    dialog.arming.delay_ms = 5_000
+    assert not dialog.allow_once.isEnabled()
+    qtbot.mouseClick(dialog.allow_once, Qt.MouseButton.LeftButton)
+    assert not second.done()
+
+
+def test_shown_without_taking_the_focus_from_what_the_user_types_in(qtbot: QtBot) -> None:
+    window = QWidget()
+    qtbot.addWidget(window)
+    edit = QLineEdit(window)
+    QVBoxLayout(window).addWidget(edit)
+    window.show()
+    window.activateWindow()
+    edit.setFocus()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is edit)
+    queue = ApprovalQueue(window)
+    future = queue.submit(request("c1"))
+    assert queue.dialog.isVisible()
+    for _ in range(3):
+        qtbot.keyClicks(QApplication.focusWidget(), "go on ")
+        qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Return)
+        qtbot.wait(ARM_DELAY_MS // 2)
+    assert QApplication.focusWidget() is edit and edit.text() == "go on " * 3
+    assert not future.done() and len(queue) == 1
+    queue.show_current(activate=True)
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is queue.dialog)
 
 
 def test_destructive_needs_a_second_confirmation_and_no_always(qtbot: QtBot) -> None:
@@ -93,7 +181,10 @@ def test_destructive_needs_a_second_confirmation_and_no_always(qtbot: QtBot) -> 
     dialog = queue.dialog
     assert not dialog.allow_always.isVisibleTo(dialog)
     assert not dialog.allow_once.isEnabled()
+    armed(qtbot, dialog)
+    assert not dialog.allow_once.isEnabled()
     qtbot.mouseClick(dialog.allow_once, Qt.MouseButton.LeftButton)
+    qtbot.keyClick(dialog, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
     assert not future.done()
     dialog.confirm_box.setChecked(True)
     qtbot.mouseClick(dialog.allow_once, Qt.MouseButton.LeftButton)

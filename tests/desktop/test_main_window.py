@@ -132,6 +132,7 @@ def test_approval_request_opens_the_dialog_and_answers_go_to_the_kernel(
     client.batch.emit([p.EventMessage(request)])
     dialog = controller.approvals.dialog
     assert dialog.isVisible() and controller.window.approvals_button.isVisible()
+    qtbot.waitUntil(lambda: dialog.armed)
     dialog.allow_session.click()
     assert client.of(p.ApprovalAnswer) == [p.ApprovalAnswer("s1", "c9", "allow_session")]
     assert not controller.window.approvals_button.isVisible()
@@ -183,6 +184,10 @@ def test_closing_the_window_cancels_runs_and_stops_the_kernel(qtbot: QtBot,
     load(controller, client)
     client.batch.emit([p.RunStatus("s1", "running")])
     controller.window.close()
+    box = controller.window.quit_box
+    assert box is not None and box.isVisible() and "quitting stops it" in box.text()
+    assert p.CancelRun("s1") not in client.sent and not client.stopped
+    next(b for b in box.buttons() if b.text() == "&Quit anyway").click()
     assert p.CancelRun("s1") in client.sent and client.stopped
 
 

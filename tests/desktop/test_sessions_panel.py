@@ -101,7 +101,7 @@ def test_new_session_asks_workspace_and_mode(qtbot: QtBot, tmp_path: Path) -> No
     dialog.mode_combo.setCurrentText("auto-edit")
     with qtbot.waitSignal(panel.new_requested) as signal:
         dialog.buttons.accepted.emit()
-    assert signal.args == [str(tmp_path), "auto-edit"]
+    assert signal.args == [str(tmp_path), "auto-edit", False]
     assert panel.default_workspace == str(tmp_path)
 
 

@@ -70,7 +70,7 @@ def test_stop_on_a_running_row_stops_only_that_call(qtbot: QtBot, app: AppContro
     app.client.send = recording_send  # type: ignore[method-assign]
     w = app.window
     qtbot.waitUntil(lambda: w.kernel_label.text() == "", timeout=WAIT_MS)
-    w.sessions.new_requested.emit(str(workspace), "auto")
+    w.sessions.new_requested.emit(str(workspace), "auto", False)
     qtbot.waitUntil(lambda: app.current is not None, timeout=WAIT_MS)
 
     command = f"sleep {MARKER} & sleep {MARKER}"
@@ -118,7 +118,7 @@ def test_stopping_a_call_that_waits_for_approval_closes_its_dialog(
     next model turn is held open here, so the run's end cannot be what closes it)."""
     w = app.window
     qtbot.waitUntil(lambda: w.kernel_label.text() == "", timeout=WAIT_MS)
-    w.sessions.new_requested.emit(str(workspace), "ask")
+    w.sessions.new_requested.emit(str(workspace), "ask", False)
     qtbot.waitUntil(lambda: app.current is not None, timeout=WAIT_MS)
     fake.add(reply(ToolUse("write_file", {"path": "new.txt", "content": "x"}, id="w1")),
              reply("Fine, no file then.", chunk_chars=4, stall_after=1))
