@@ -53,6 +53,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from kernel.agent.compact import (
+    COMPACT_AT,
+    budget_after_overflow,
+    choose_cut,
+    chunk_chars,
+    chunks,
+    keep_tokens,
+    summary_max_tokens,
+    summary_message,
+    summary_params,
+    transcript,
+)
 from kernel.agent.context import (
     cached_system,
     cached_tools,
@@ -70,10 +82,17 @@ from kernel.agent.limits import (
     rate_message,
     repeat_message,
 )
+from kernel.agent.media import fit_content, fit_messages, replace_at
 from kernel.agent.models import ModelLimits, max_tokens_advice
 from kernel.agent.pricing import Price, cost_usd, price_for
 from kernel.agent.prompt import system_prompt
-from kernel.agent.provider import USAGE_KEYS, ModelTurn, RetryNotice, TurnCallbacks
+from kernel.agent.provider import (
+    USAGE_KEYS,
+    ModelTurn,
+    ProviderError,
+    RetryNotice,
+    TurnCallbacks,
+)
 from kernel.agent.runlock import session_lock
 from kernel.agent.store import RunState, SessionInfo, SessionStore
 from kernel.agent.textcall import TOOL_INTERFACE_PROMPT, text_tool_call
@@ -82,6 +101,7 @@ from kernel.events import (
     ApprovalRequest,
     AssistantDelta,
     AssistantText,
+    ContextCompacted,
     ErrorEvent,
     Event,
     ModelRetry,
@@ -322,6 +342,13 @@ class Agent:
         async with self._running(session_id, sink) as run:
             return await run.execute(prompt)
 
+    async def compact(self, session_id: str, sink: Sink) -> ContextCompacted | None:
+        """Summarize the session's oldest turns for its next requests now (the app's Compact,
+        `reins exec --compact`); None when there is nothing to summarize or it failed (an
+        `error` event says which)."""
+        async with self._running(session_id, sink) as run:
+            return await run.compact_now()
+
     async def resume(self, session_id: str, sink: Sink) -> RunFinished | None:
         """Continue an interrupted run; None when the session has nothing left to do."""
         async with self._running(session_id, sink) as run:
@@ -334,6 +361,14 @@ class Agent:
         """Stop the session's active run now (stream closed, running tools cancelled)."""
         run = self._active.get(session_id)
         return run.cancel() if run is not None else False
+
+    def suspend(self, session_id: str) -> bool:
+        """Stop the session's active run now and leave it `interrupted`, as a crash would:
+        unlike `cancel`, the calls of its last turn that had not started executing get no
+        result, so `resume` dispatches them again and a pending approval is asked again
+        (the desktop kernel does this when the app quits while a call waits for one)."""
+        run = self._active.get(session_id)
+        return run.suspend() if run is not None else False
 
     def cancel_call(self, session_id: str, call_id: str) -> bool:
         """Stop one running (or approval-waiting) tool call of the session's active run; it
@@ -366,14 +401,6 @@ class _RunContext:
             raise
         self.agent._active[self.session_id] = run
         return run
-    def suspend(self, session_id: str) -> bool:
-        """Stop the session's active run now and leave it `interrupted`, as a crash would:
-        unlike `cancel`, the calls of its last turn that had not started executing get no
-        result, so `resume` dispatches them again and a pending approval is asked again
-        (the desktop kernel does this when the app quits while a call waits for one)."""
-        run = self._active.get(session_id)
-        return run.suspend() if run is not None else False
-
 
     async def __aexit__(self, *exc: object) -> None:
         self.agent._active.pop(self.session_id, None)
@@ -401,9 +428,15 @@ class _Run:
         self.rates = RateLimiter(agent.limits.rate_limits)
         self._task: asyncio.Task[Any] | None = None
         self._cancel_requested = False
+        self._suspend_requested = False
         self._awaiting_approval: set[str] = set()
         self.empty_answer = False
         past = [e for _, e in self.store.events(session_id)]
+        self.compaction = next((e for e in reversed(past) if isinstance(e, ContextCompacted)
+                                and 0 < e.first_kept < len(self.history)
+                                and self.history[e.first_kept]["role"] == "assistant"), None)
+        """The latest summary of the oldest turns, when it still fits the history."""
+        self._budget_cap: int | None = None
         self._reported_results = {e.call_id for e in past if isinstance(e, ToolResultEvent)}
         self._reported_calls = {e.call_id for e in past if isinstance(e, ToolCallStarted)}
         gate = None
@@ -416,6 +449,16 @@ class _Run:
             observer=_Observer(self), results=self.results, max_parallel=agent.max_parallel,
         )
         self._replay_repeats()
+        self._fit_history()
+
+    def _fit_history(self) -> None:
+        """Images and documents of the stored history made sendable, for good (a session
+        stored with one the API refuses is not stuck with it)."""
+        fitted, changed = fit_messages(self.history)
+        for index in changed:
+            self.history[index] = dict(fitted[index])
+            self._track(self.store.submit_replace_message(self.session_id, index,
+                                                          self.history[index]))
 
     # ---- events -----------------------------------------------------------------------
 
@@ -432,7 +475,6 @@ class _Run:
     def _note_approval(self, event: Event) -> None:
         if isinstance(event, ApprovalRequest):
             self._awaiting_approval.add(event.call_id)
-        self._suspend_requested = False
         elif isinstance(event, ApprovalDecision):
             self._awaiting_approval.discard(event.call_id)
 
@@ -440,6 +482,14 @@ class _Run:
         if self._task is None or self._task.done():
             return False
         self._cancel_requested = True
+        self._task.cancel()
+        return True
+
+    def suspend(self) -> bool:
+        if self._task is None or self._task.done():
+            return False
+        self._suspend_requested = True
+        self.dispatcher.suspend()
         self._task.cancel()
         return True
 
@@ -488,15 +538,13 @@ class _Run:
             await self.reporter.flush()
             return finished
         except asyncio.CancelledError:
+            if self._suspend_requested:
+                self._track(self.store.submit_run_state(
+                    self.session_id, RunState.INTERRUPTED,
+                    self.state.to_info(self._cost(), self._elapsed())))
+                await self.reporter.flush()
+                raise
             self._after_cancel()
-    def suspend(self) -> bool:
-        if self._task is None or self._task.done():
-            return False
-        self._suspend_requested = True
-        self.dispatcher.suspend()
-        self._task.cancel()
-        return True
-
             finished = self._finish(StopReason.CANCELLED)
             if self._cancel_requested and self._task is not None:
                 self._task.uncancel()
@@ -542,12 +590,6 @@ class _Run:
         limits = self.agent.limits
         while True:
             stop = budget_stop(limits, rounds=self.state.rounds, usage=self.state.usage,
-            if self._suspend_requested:
-                self._track(self.store.submit_run_state(
-                    self.session_id, RunState.INTERRUPTED,
-                    self.state.to_info(self._cost(), self._elapsed())))
-                await self.reporter.flush()
-                raise
                                cost=self._cost(), elapsed_s=self._elapsed())
             if stop is not None:
                 return stop
@@ -572,11 +614,10 @@ class _Run:
 
     async def _round(self) -> StopReason | None:
         round_index = self.state.rounds
-        params, trimmed = self._request()
         collector = _Collector(self)
         started = time.perf_counter()
         try:
-            turn = await self.agent.provider.stream_turn(params, collector.callbacks)
+            turn, trimmed = await self._ask_model(collector)
         except asyncio.CancelledError:
             collector.keep_partial(in_history=True)
             raise
@@ -636,6 +677,105 @@ class _Run:
             self.state.continued_max_tokens = False
         self._save_progress(trace)
         return stop
+
+    async def _ask_model(self, collector: _Collector) -> tuple[ModelTurn, list[str]]:
+        """Stream one turn. A request near the window is compacted first; a request the API
+        refuses because of one image or document, or as too long, is repaired (that block
+        replaced for good, or the oldest turns summarized) and sent once more."""
+        params, trimmed, size = self._request()
+        if size > COMPACT_AT * self._input_budget() and await self._compact("auto"):
+            params, trimmed, size = self._request()
+        turn = await self.agent.provider.stream_turn(params, collector.callbacks)
+        if turn.error is not None and await self._repair(turn.error):
+            params, trimmed, size = self._request()
+            turn = await self.agent.provider.stream_turn(params, collector.callbacks)
+        return turn, trimmed
+
+    async def _repair(self, error: ProviderError) -> bool:
+        if error.code == "prompt_too_long":
+            _, _, sent = self._request()
+            self._budget_cap = budget_after_overflow(error.message, sent)
+            return bool(await self._compact("prompt_too_long"))
+        if error.code != "bad_block" or error.block is None:
+            return False
+        offset = self.compaction.first_kept - 1 if self.compaction is not None else 0
+        place = error.block
+        if place and self.compaction is not None and place[0] == 0:
+            return False
+        if place:
+            place = (place[0] + offset, *place[1:])
+        fixed, changed = replace_at(self.history, place,
+                                    f"refused by the API (HTTP {error.status})")
+        for index in changed:
+            self.history[index] = fixed[index]
+            self._track(self.store.submit_replace_message(self.session_id, index,
+                                                          fixed[index]))
+        return bool(changed)
+
+    def _input_budget(self) -> int:
+        """The tokens a request may take: the model's window less its output, or less when
+        the API said a smaller request was too long (for the rest of the run)."""
+        provider = self.agent.provider
+        budget = max(provider.context_window - provider.max_tokens, 1)
+        return min(budget, self._budget_cap) if self._budget_cap else budget
+
+    async def compact_now(self) -> ContextCompacted | None:
+        self._task = asyncio.current_task()
+        compacted = await self._compact("user")
+        if compacted is None:
+            self.emit(ErrorEvent(self.session_id, "nothing_to_compact", (
+                "There is nothing to summarize yet: the session has no earlier turns before "
+                "its newest one.")))
+        await self.reporter.flush()
+        return self.compaction if compacted else None
+
+    async def _compact(self, reason: str) -> bool | None:
+        """Summarize the turns before a new cut (see kernel.agent.compact); None when there
+        is nothing to summarize, False when the model could not (an error event says so)."""
+        provider = self.agent.provider
+        start = self.compaction.first_kept if self.compaction is not None else 0
+        _, _, before = self._request()
+        fixed = before - estimate_tokens(self._sent_history())
+        keep = 0 if reason == "user" else keep_tokens(self._input_budget(), fixed)
+        cut = choose_cut(self.history, start, keep)
+        if cut is None:
+            return None
+        summary = self.compaction.summary if self.compaction is not None else ""
+        size = summary_max_tokens(provider.context_window, provider.max_tokens)
+        entries = transcript(self.history[start:cut])
+        for chunk in chunks(entries, chunk_chars(provider.context_window, size)):
+            turn = await provider.stream_turn(
+                summary_params(provider.model, size, summary, chunk), TurnCallbacks())
+            for key, value in turn.usage.items():
+                self.state.usage[key] = self.state.usage.get(key, 0) + int(value)
+            text = "".join(str(b.get("text", "")) for b in turn.content
+                           if b.get("type") == "text").strip()
+            if turn.error is not None or not text:
+                why = turn.error.message if turn.error is not None else "its answer was empty"
+                self.emit(ErrorEvent(self.session_id, "compaction_failed", (
+                    f"The oldest turns could not be summarized to make room: {why}")))
+                return False
+            summary = text
+        previous = self.compaction
+        self.compaction = ContextCompacted(self.session_id, summary=summary, first_kept=cut,
+                                           reason=reason)
+        _, _, after = self._request()
+        self.compaction = ContextCompacted(
+            self.session_id, summary=summary, first_kept=cut, tokens_before=before,
+            tokens_after=after, reason=reason)
+        try:
+            self.emit(self.compaction)
+        except StoreFailed:
+            self.compaction = previous
+            raise
+        return True
+
+    def _sent_history(self) -> list[dict[str, Any]]:
+        """What the requests carry: the summary and the turns after it, else everything."""
+        if self.compaction is None:
+            return self.history
+        return [summary_message(self.compaction.summary),
+                *self.history[self.compaction.first_kept:]]
 
     def _final_answer(self, text: str) -> StopReason | None:
         """End the run, unless the answer is a tool call written as text (told once)."""
@@ -702,7 +842,7 @@ class _Run:
                     "duration_ms": round(result.duration_ms, 1),
                     "result": result.text[:200],
                 })
-        self._add_user_blocks(blocks)
+        self._add_user_blocks([dict(b) for b in fit_content(blocks)[0]])
 
     def _pending_calls(self) -> list[ToolCall]:
         if not self.history or self.history[-1]["role"] != "assistant":
@@ -788,19 +928,20 @@ class _Run:
         else:
             self._append_message({"role": "user", "content": blocks})
 
-    def _request(self) -> tuple[dict[str, Any], list[str]]:
+    def _request(self) -> tuple[dict[str, Any], list[str], int]:
         provider = self.agent.provider
         registry = self.agent.registry
         specs = [s for n in registry.names() if (s := registry.get(n)) is not None]
         tools = cached_tools(registry.schemas(offered_tools(specs, Mode(self.session.mode))))
         system = cached_system(system_prompt(self.workspace, self.agent.system_extra))
+        fixed = estimate_tokens(tools) + estimate_tokens(system)
         messages, trimmed = trim_tool_results(
-            self.history, budget_tokens=provider.context_window,
-            fixed_tokens=estimate_tokens(tools) + estimate_tokens(system),
+            self._sent_history(), budget_tokens=self._input_budget(), fixed_tokens=fixed,
             store_full=self._store_full)
-        return provider.request_params(system=system, tools=tools,
-                                       messages=with_cache_breakpoint(messages),
-                                       first_round=self.state.rounds == 0), trimmed
+        params = provider.request_params(system=system, tools=tools,
+                                         messages=with_cache_breakpoint(messages),
+                                         first_round=self.state.rounds == 0)
+        return params, trimmed, fixed + estimate_tokens(messages)
 
     def _store_full(self, call_id: str, text: str) -> str | None:
         stored = self.results.get(call_id) if _safe_id(call_id) else None

@@ -570,6 +570,21 @@ class SessionStore:
     def replace_last_message(self, session_id: str, message: Mapping[str, Any]) -> None:
         self.submit_replace_last_message(session_id, message).result()
 
+    def submit_replace_message(self, session_id: str, index: int,
+                               message: Mapping[str, Any]) -> Future[None]:
+        """Replace the message at `index` (a media block the API refused, made sendable)."""
+        role = message["role"]
+        content = _dumps(message["content"])
+
+        def update(conn: sqlite3.Connection) -> None:
+            cur = conn.execute(
+                "UPDATE messages SET role = ?, content = ? WHERE session_id = ? AND idx = ?",
+                (role, content, session_id, index))
+            if cur.rowcount == 0:
+                raise ValueError(f"session {session_id!r} has no message {index}")
+
+        return self._submit(update)
+
     def messages(self, session_id: str) -> list[dict[str, Any]]:
         rows = self._read(
             "SELECT role, content FROM messages WHERE session_id = ? ORDER BY idx",

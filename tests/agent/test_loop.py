@@ -348,7 +348,7 @@ def test_old_tool_results_are_trimmed_to_pointers_near_the_context_window(
         (workspace / f"big{i}.txt").write_text(f"file {i}\n" + ("x" * 99 + "\n") * 60)
     harness.server.add(*[reply(ToolUse("read_file", {"path": f"big{i}.txt"}, id=f"b{i}"))
                          for i in range(3)], reply("done"))
-    sid, finished = harness.run("read them", context_window=5000, max_tokens=1000)
+    sid, finished = harness.run("read them", context_window=9000, max_tokens=1000)
     assert finished.stop_reason == "end_turn" and not harness.server.problems
     last = harness.server.requests[-1].body["messages"]
     first_result = last[2]["content"][0]
