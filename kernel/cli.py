@@ -184,7 +184,8 @@ def exec_command(args: argparse.Namespace) -> int:
         raise UsageError("give a PROMPT, or --session ID to resume a session")
     if args.prompt is not None and not args.prompt.strip():
         raise UsageError("the prompt is empty")
-    kernel = open_kernel(paths, settings.exec)
+    kernel = open_kernel(paths, settings.exec,
+                         tool_search_threshold=settings.tool_search_threshold)
     try:
         session_id = _prepare_session(kernel.store, args, settings)
         printer = OncePerRequest(

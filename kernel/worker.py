@@ -129,7 +129,9 @@ class Kernel:
 
         self.paths.data.mkdir(parents=True, exist_ok=True)
         self._load_settings()
-        self.runtime = await asyncio.to_thread(open_kernel, self.paths, self.settings.exec)
+        self.runtime = await asyncio.to_thread(
+            open_kernel, self.paths, self.settings.exec,
+            tool_search_threshold=self.settings.tool_search_threshold)
         self._settle_dead_runs()
         self._spawn(self._answer_early_requests())
         sandbox = self.runtime.sandbox

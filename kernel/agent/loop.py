@@ -117,6 +117,7 @@ from kernel.paths import AppPaths, UnsafeIdentifier, check_call_id
 from kernel.policy.decide import Mode, offered_tools
 from kernel.tools.dispatch import Dispatcher, Gate, error_result
 from kernel.tools.externalize import OutputStore
+from kernel.tools.find_tools import DEFAULT_THRESHOLD, tools_on_offer
 from kernel.tools.pathpolicy import PathPolicy
 from kernel.tools.registry import ToolRegistry
 from kernel.tools.spec import ErrorCode, Progress, Risk, ToolCall, ToolResult, ToolSpec
@@ -312,6 +313,7 @@ class Agent:
         prices: Mapping[str, Price] | None = None,
         clock: Callable[[], float] = time.monotonic,
         prepare: Callable[[Path], None] | None = None,
+        tool_search_threshold: int = DEFAULT_THRESHOLD,
     ) -> None:
         """`prepare(workspace)` is called as a run starts, so what its tools need can be
         made while the model writes (the command sandbox: kernel.sandbox.standby)."""
@@ -326,6 +328,8 @@ class Agent:
         self.max_parallel = max_parallel
         self.clock = clock
         self.prepare = prepare
+        self.tool_search_threshold = tool_search_threshold
+        """More tools on offer than this: find_tools searches the rest (kernel.tools.find_tools)."""
         self.price = price_for(provider.model) if prices is None else price_for(provider.model,
                                                                                   prices)
         self._active: dict[str, _Run] = {}
@@ -932,7 +936,9 @@ class _Run:
         provider = self.agent.provider
         registry = self.agent.registry
         specs = [s for n in registry.names() if (s := registry.get(n)) is not None]
-        tools = cached_tools(registry.schemas(offered_tools(specs, Mode(self.session.mode))))
+        shown = tools_on_offer(specs, offered_tools(specs, Mode(self.session.mode)),
+                               self.history, self.agent.tool_search_threshold)
+        tools = cached_tools(registry.schemas(shown))
         system = cached_system(system_prompt(self.workspace, self.agent.system_extra))
         fixed = estimate_tokens(tools) + estimate_tokens(system)
         messages, trimmed = trim_tool_results(

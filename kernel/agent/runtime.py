@@ -28,6 +28,7 @@ from kernel.sandbox.hardening import make_non_dumpable
 from kernel.sandbox.settings import ExecSettings
 from kernel.tools.builtin import builtin_tools
 from kernel.tools.builtin.command import make_run_command
+from kernel.tools.find_tools import DEFAULT_THRESHOLD, make_find_tools
 from kernel.tools.registry import ToolRegistry
 
 
@@ -55,12 +56,14 @@ class Kernel:
     executor: CommandExecutor
     sandbox: SandboxStatus
     mcp: McpManager | None = None
+    tool_search_threshold: int = DEFAULT_THRESHOLD
 
     def agent(self, provider: Provider, *, limits: LoopLimits | None = None,
               gate_factory: GateFactory | None = None) -> Agent:
         return Agent(self.store, self.registry, provider, paths=self.paths, limits=limits,
                      gate_factory=gate_factory, sandbox=self.sandbox.kind,
-                     prepare=self.executor.prepare)
+                     prepare=self.executor.prepare,
+                     tool_search_threshold=self.tool_search_threshold)
 
     @property
     def sandbox_facts(self) -> SandboxFacts:
@@ -90,11 +93,16 @@ class Kernel:
         self.store.close()
 
 
-def open_kernel(paths: AppPaths, exec_settings: ExecSettings | None = None) -> Kernel:
+def open_kernel(paths: AppPaths, exec_settings: ExecSettings | None = None, *,
+                tool_search_threshold: int = DEFAULT_THRESHOLD) -> Kernel:
     """The kernel over `paths`; commands run with the user's `exec` settings (PATH
-    additions, passed-through variables, limits) from settings.json."""
+    additions, passed-through variables, limits) from settings.json; above
+    `tool_search_threshold` tools, find_tools searches the rest."""
     make_non_dumpable()
     store = SessionStore(paths.database)
     executor = CommandExecutor(paths, exec_settings or ExecSettings())
     registry = ToolRegistry([*builtin_tools(), make_run_command(executor)])
-    return Kernel(paths, store, registry, executor, executor.status())
+    registry.register(make_find_tools(
+        lambda: [s for n in registry.names() if (s := registry.get(n)) is not None]))
+    return Kernel(paths, store, registry, executor, executor.status(),
+                  tool_search_threshold=tool_search_threshold)

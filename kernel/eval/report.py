@@ -73,11 +73,13 @@ def comparison_text(comparison: Comparison, before: str, after: str) -> str:
     metric_rows = []
     for m in comparison.metrics:
         rate = m.name in ("tool_selection_accuracy", "argument_validity", "completion_rate")
-        show = _pct if rate else _num
+        digits = 4 if m.name == "avg_cost_usd" else 1
         delta = m.delta
         shown = "—" if delta is None else (f"{delta * 100:+.0f} pts" if rate
-                                           else f"{delta:+.2f}")
-        metric_rows.append([m.name, show(m.before), show(m.after), shown])
+                                           else f"{delta:+.{max(2, digits)}f}")
+        before, after = ((_pct(m.before), _pct(m.after)) if rate
+                         else (_num(m.before, digits), _num(m.after, digits)))
+        metric_rows.append([m.name, before, after, shown])
     lines += _table(["metric", "before", "after", "Δ"], metric_rows)
     if comparison.causes:
         lines += ["", "failure causes: " + ", ".join(

@@ -51,6 +51,7 @@ from kernel.policy.rules import RuleError, parse_rule
 from kernel.policy.ruleset import RuleSet
 from kernel.sandbox.limits import MiB, ResourceLimits
 from kernel.sandbox.settings import DEFAULT_GRACE_S, ExecSettings
+from kernel.tools.find_tools import DEFAULT_THRESHOLD
 from kernel.tools.spec import ToolSpec
 
 RuleList = Literal["allow", "ask", "deny"]
@@ -102,6 +103,7 @@ SETTINGS_SCHEMA: Mapping[str, Any] = {
         },
         "mcpServers": MCP_SERVERS_SCHEMA,
         "models": MODELS_SCHEMA,
+        "tool_search_threshold": {"type": "integer", "minimum": 1},
     },
 }
 """The schema of settings.json. `mcpServers` is owned by kernel.mcp.config."""
@@ -140,6 +142,8 @@ class Settings:
     models: Mapping[str, Any] = field(default_factory=dict)
     """The `models` object: per model `context_window` and `max_tokens` (kernel.agent.models
     reads it)."""
+    tool_search_threshold: int = DEFAULT_THRESHOLD
+    """More tools on offer than this: find_tools searches the rest (kernel.tools.find_tools)."""
     raw: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -191,6 +195,7 @@ def parse_settings(text: str, source: str = "settings.json") -> Settings:
         exec=_exec_settings(data.get("exec", {})),
         mcp_servers=data.get("mcpServers", {}),
         models=data.get("models", {}),
+        tool_search_threshold=data.get("tool_search_threshold", DEFAULT_THRESHOLD),
         raw=data,
     )
 

@@ -1,0 +1,185 @@
+"""`reins eval --scripted` as real processes: every built-in task passes against its scripted
+turns (each through `reins exec`'s entry function, on the real fake HTTP model server with
+the real anthropic client); the many-tools set with and without find_tools; tasks that fail
+on purpose get the right causes; `--compare`; bad usage."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kernel.cli import main as cli_main
+from kernel.eval.scoring import metrics, results_from_dict
+from kernel.eval.task import builtin_tasks_dir, discover
+
+ROOT = Path(__file__).resolve().parents[2]
+REINS = str(Path(sys.executable).with_name("reins"))
+FAILING = Path(__file__).parent / "failing"
+CATEGORIES = {"single-tool", "multi-step", "parameter-conversion", "no-tool", "harness"}
+
+
+def start(out: Path, *args: str) -> subprocess.Popen[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    return subprocess.Popen([REINS, "eval", "--scripted", "--json", str(out), *args], env=env,
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, text=True)
+
+
+def part(run: dict[str, Any], folder: str, name: str) -> dict[str, Any]:
+    """The results of one folder's tasks out of a run over several (as its own file)."""
+    names = {p.name for p in (ROOT / "eval" / folder).iterdir() if (p / "task.toml").is_file()}
+    data = {**run["data"], "tasks": [t for t in run["data"]["tasks"] if t["name"] in names]}
+    data["metrics"] = asdict(metrics(results_from_dict(data)))
+    file = run["file"].with_name(f"{name}.json")
+    file.write_text(json.dumps(data))
+    return {**run, "data": data, "file": file}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """Three suites run at once (each two tasks at a time): the built-in tasks and the
+    many-tools set (one glob), the many-tools set without find_tools, the failing tasks."""
+    tmp = tmp_path_factory.mktemp("eval")
+    plan = {
+        "main": ["--tasks", "eval/*/*"],
+        "many_off": ["--tasks", "eval/many-tools", "--set", "tool_search_threshold=1000"],
+        "failing": ["--tasks", str(FAILING)],
+    }
+    procs = {name: (start(tmp / f"{name}.json", *args), tmp / f"{name}.json")
+             for name, args in plan.items()}
+    done: dict[str, Any] = {}
+    for name, (proc, out) in procs.items():
+        stdout, stderr = proc.communicate(timeout=300)
+        done[name] = {"code": proc.returncode, "stdout": stdout, "stderr": stderr,
+                      "file": out, "data": json.loads(out.read_text()) if out.exists() else None}
+    done["builtin"] = part(done["main"], "tasks", "builtin")
+    done["many_on"] = part(done["main"], "many-tools", "many_on")
+    yield done
+
+
+def test_every_builtin_task_passes_against_its_scripted_turns(runs: dict[str, Any]) -> None:
+    run = runs["builtin"]
+    assert run["code"] == 0, run["stdout"] + run["stderr"]
+    data = run["data"]
+    tasks = discover(None)
+    assert len(runs["main"]["data"]["tasks"]) == len(tasks) + len(discover("eval/many-tools"))
+    assert len(tasks) >= 30 and {t.category for t in tasks} >= CATEGORIES
+    assert [t["name"] for t in data["tasks"]] == [t.name for t in tasks]
+    assert all(t["passed"] for t in data["tasks"])
+    metrics = data["metrics"]
+    assert metrics["completion_rate"] == 1.0 and metrics["failure_causes"] == {}
+    assert metrics["tool_selection_accuracy"] == 1.0
+    # the scripted model sends one invalid call (absorb-invalid-arguments), so arguments
+    # are valid in all but that run
+    invalid = [t["name"] for t in data["tasks"] if t["args_ok"] is False]
+    assert invalid == ["absorb-invalid-arguments"]
+    assert metrics["avg_rounds"] > 1 and metrics["avg_tokens"] > 0
+    # the progress went to stderr, one line per run, the table to stdout
+    total = len(runs["main"]["data"]["tasks"])
+    assert run["stderr"].count("] ") >= total and f"[{total}/{total}]" in run["stderr"]
+    assert "tool-selection accuracy 100%" in run["stdout"]
+    assert "absorb-overloaded-api" in run["stdout"]
+
+
+def test_many_tools_with_find_tools_keep_selection_and_shrink_requests(
+        runs: dict[str, Any]) -> None:
+    on, off = runs["many_on"], runs["many_off"]
+    assert on["code"] == 0, on["stdout"] + on["stderr"]
+    assert off["code"] == 0, off["stdout"] + off["stderr"]
+    for run in (on, off):
+        assert run["data"]["metrics"]["tool_selection_accuracy"] == 1.0
+        assert run["data"]["metrics"]["completion_rate"] == 1.0
+    by_on = {t["name"]: t for t in on["data"]["tasks"]}
+    by_off = {t["name"]: t for t in off["data"]["tasks"]}
+    for name, task in by_off.items():
+        assert task["tools_offered"] >= 127, name  # 8 built-in + 125 generated + 2 real
+        assert "find_tools" not in task["tools_called"]
+        assert by_on[name]["tools_offered"] <= 20
+        assert by_on[name]["request_bytes"] * 2 < task["request_bytes"], name
+        needed_a_tool = name != "no-tool-arithmetic"
+        assert ("find_tools" in by_on[name]["tools_called"]) is needed_a_tool
+        assert by_on[name]["rounds"] == task["rounds"] + needed_a_tool
+    assert on["data"]["metrics"]["avg_request_bytes"] * 2 < \
+        off["data"]["metrics"]["avg_request_bytes"]
+
+
+def test_tasks_that_fail_on_purpose_get_their_causes(runs: dict[str, Any]) -> None:
+    run = runs["failing"]
+    assert run["code"] == 1
+    causes = {t["name"]: t["failure_cause"] for t in run["data"]["tasks"]}
+    assert causes == {"api-down": "api_error", "over-limit": "limit",
+                      "tool-when-none": "tool_when_none", "wrong-tool": "wrong_tool"}
+    assert run["data"]["metrics"]["failure_causes"] == {
+        "api_error": 1, "limit": 1, "tool_when_none": 1, "wrong_tool": 1}
+    assert run["data"]["metrics"]["completion_rate"] == 0.0
+    assert "FAILED" in run["stdout"] and "failures:" in run["stdout"]
+
+
+def reins(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """`reins ARGS` through the console script's entry function, in this process."""
+    try:
+        code = cli_main(list(args))
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_compare_shows_each_task_and_the_metric_differences(
+        runs: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = reins(capsys, "eval", "--compare", str(runs["many_off"]["file"]),
+                           str(runs["many_on"]["file"]))
+    assert code == 0, err
+    lines = out.splitlines()
+    assert any(line.startswith("weather-fahrenheit") and "+1.0" in line for line in lines)
+    assert any(line.startswith("avg_request_bytes") and " -" in line for line in lines)
+    assert any(line.startswith("completion_rate") and "+0 pts" in line for line in lines)
+    assert "0 of 7 tasks changed" in out
+    code, mixed, err = reins(capsys, "eval", "--compare", str(runs["failing"]["file"]),
+                             str(runs["builtin"]["file"]))
+    assert code == 0, err
+    assert "wrong_tool 1→0" in mixed and "api_error 1→0" in mixed
+    assert any(line.startswith("wrong-tool") and "failed (wrong_tool)" in line and "—" in line
+               for line in mixed.splitlines())
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--tasks", "/nonexistent/tasks"], "no tasks"),
+    (["--compare", "/nonexistent/a.json", "/nonexistent/b.json"], "a.json"),
+    (["--repeat", "0"], "at least 1"),
+    (["--set", "novalue"], "KEY=JSON"),
+    (["--set", "x={bad"], "not JSON"),
+])
+def test_bad_usage_exits_2_with_a_message(args: list[str], message: str,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = reins(capsys, "eval", *args)
+    assert code == 2
+    assert message in err
+
+
+def test_a_bad_task_file_is_refused_naming_the_key(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "task.toml").write_text('prompt = "x"\n[expect]\ntool = ["read_file"]\n')
+    code, _, err = reins(capsys, "eval", "--tasks", str(tmp_path))
+    assert code == 2
+    assert "expect.tool: unknown key" in err and "task.toml" in err
+
+
+def test_scripted_needs_scripts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "task.toml").write_text('prompt = "x"\n')
+    code, _, err = reins(capsys, "eval", "--scripted", "--tasks", str(tmp_path / "t"))
+    assert code == 2 and "no scripted turns: t" in err
+
+
+def test_the_builtin_suite_lives_in_the_source_tree() -> None:
+    assert builtin_tasks_dir() == ROOT / "eval" / "tasks"
