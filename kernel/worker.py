@@ -509,16 +509,16 @@ class Kernel:
         finally:
             self.runs.pop(session_id, None)
             self.gates.pop(session_id, None)
+            self.asking.pop(session_id, None)
         self.send(p.RunStatus(session_id, state))
 
-            self.asking.pop(session_id, None)
     def _sink(self, event: Event) -> None:
-        self.send(p.EventMessage(event))
-
         if isinstance(event, ApprovalRequest):
             self.asking.setdefault(event.session_id, set()).add(event.call_id)
         elif isinstance(event, ApprovalDecision):
             self.asking.get(event.session_id, set()).discard(event.call_id)
+        self.send(p.EventMessage(event))
+
     async def _answer_early_requests(self) -> None:
         """Requests reach the UI as events; here they only meet answers given early."""
         while True:
