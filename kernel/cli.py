@@ -52,6 +52,7 @@ from kernel.events import (
     ApprovalRequest,
     AssistantDelta,
     AssistantText,
+    ContextCompacted,
     ErrorEvent,
     Event,
     McpElicitation,
@@ -126,6 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="output tokens per model answer (default: the model's, from "
                     "settings' \"models\" or built in)")
     ex.add_argument("--session", metavar="ID", help="continue this session")
+    ex.add_argument("--compact", action="store_true",
+                    help="with --session: summarize its oldest turns for the next requests "
+                    "first (the stored history keeps them)")
     ex.add_argument("--json", action="store_true", help="print events as JSON lines")
     exp = sub.add_parser("export", help="write a session's trace as JSON lines")
     exp.add_argument("session", metavar="SESSION")
@@ -182,6 +186,8 @@ def exec_command(args: argparse.Namespace) -> int:
     settings = load_settings(paths)
     if args.prompt is None and args.session is None:
         raise UsageError("give a PROMPT, or --session ID to resume a session")
+    if args.compact and args.session is None:
+        raise UsageError("--compact works on a stored session: give --session ID")
     if args.prompt is not None and not args.prompt.strip():
         raise UsageError("the prompt is empty")
     kernel = open_kernel(paths, settings.exec,
@@ -247,6 +253,14 @@ async def _exec(kernel: Kernel, args: argparse.Namespace, settings: Settings, se
             agent.check_can_run()
         except ValueError as exc:
             raise UsageError(str(exc)) from None
+        if args.compact:
+            try:
+                await agent.compact(session_id, printer)
+            except (RunBusy, SessionLocked) as exc:
+                busy = ErrorEvent(session_id, "session_busy", str(exc))
+                kernel.store.append_event(busy)
+                printer(busy)
+                return EXIT_ERROR
         await _start_mcp(kernel, settings, session_id, Path(info.workspace), args.approve,
                          printer)
         try:
@@ -428,6 +442,10 @@ class HumanPrinter:
             return one_line(f"… the model request failed ({event.reason}), attempt "
                             f"{event.attempt} of {event.of}; retrying in {event.delay_s:.1f} s"
                             f"{void}")
+        if isinstance(event, ContextCompacted):
+            return one_line(f"── earlier turns summarized for the next requests ("
+                            f"{event.reason}, about {event.tokens_before} → "
+                            f"{event.tokens_after} tokens; the full history is kept)")
         if isinstance(event, ModelWaiting):
             return (f"… waiting for the model: no answer yet after {event.waited_s:.0f} s "
                     f"(gives up at {event.timeout_s:.0f} s)")

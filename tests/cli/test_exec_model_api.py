@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from kernel.agent.compact import SUMMARY_SYSTEM
 from kernel.cli import build_parser
 from kernel.fakemodel import Reply, Text, ToolUse, reply
 from tests.cli.conftest import Cli, events
@@ -96,3 +97,29 @@ def test_waiting_is_printed_on_stderr_in_human_mode_only():
     lines = io.StringIO()
     JsonPrinter(lines)(ModelWaiting("s", waited_s=10.0, timeout_s=120.0))
     assert json.loads(lines.getvalue())["type"] == "model_waiting"
+
+
+def test_compact_on_resume_summarizes_then_goes_on(cli: Cli):
+    cli.server.add(reply("one"), reply("two"))
+    code, out, _ = cli.call("exec", "--json", "first question")
+    sid = events(out)[0]["session_id"]
+    cli.call("exec", "--json", "--session", sid, "second question")
+    cli.server.add(reply("Two questions so far, answered one and two."), reply("three"))
+    code, out, err = cli.call("exec", "--json", "--session", sid, "--compact", "third")
+    assert code == 0, err
+    (compacted,) = [e for e in events(out) if e["type"] == "context_compacted"]
+    assert compacted["reason"] == "user" and compacted["first_kept"] == 3
+    sent = cli.server.requests[-1].body["messages"]
+    assert "Two questions so far" in sent[0]["content"][0]["text"]
+    cli.server.add(reply("Three questions, answered one to three."))
+    code, out, err = cli.call("exec", "--session", sid, "--compact")
+    assert code == 0, err
+    assert "earlier turns summarized for the next requests (user" in out
+    last = cli.server.requests[-1].body
+    assert last["system"] == SUMMARY_SYSTEM and "User: third" in str(last["messages"])
+    assert not cli.server.problems
+
+
+def test_compact_needs_a_session(cli: Cli):
+    code, _, err = cli.call("exec", "--compact", "hi")
+    assert code == 2 and "--session" in err
