@@ -166,14 +166,11 @@ directories themselves: their dangerous entries are listed through `modules/**/.
 objects and refs a `git submodule update` writes stay writable. The rest of a git directory
 (objects, refs, index, HEAD, logs, packed-refs) may be written by commands."""
 
-COMMAND_PROTECTED: tuple[str, ...] = (
-    *(p for p in PROTECTED_PATTERNS if p not in (".git", ".git/**")),
-    *(f".git/{p}" for p in GIT_DANGEROUS),
-)
-"""PROTECTED_PATTERNS as they apply to what a command writes: `.git` itself and everything
-in it are replaced by a `.git` folder's dangerous entries, so that `git commit` works.
-Creating or replacing a `.git` is still a change to the protected set (the sandbox compares
-it before and after a command)."""
+WORKTREE_PROTECTED: tuple[str, ...] = tuple(
+    p for p in PROTECTED_PATTERNS if p not in (".git", ".git/**"))
+"""PROTECTED_PATTERNS outside git directories, as the sandbox applies them to commands
+(kernel.sandbox.marks): there a `.git` is judged as a whole (it cannot be made, renamed or
+replaced) and only its GIT_DANGEROUS entries are read-only, so that `git commit` works."""
 
 
 def _segment_regex(segment: str) -> str:

@@ -6,14 +6,15 @@ Mounts, in order (later ones lie on top of earlier ones):
 2. the user's home hidden under an empty tmpfs (except the toolchain folders the user lists
    in `read_only_paths`, shown read-only), and the sockets of the user's session
    (/run/user: D-Bus, keyring and agent sockets; the Docker socket) hidden;
-3. the workspace bound read-write (if it contains credential folders of the home, those are
-   hidden again);
-4. Reins' own config and data folders hidden (unless the hidden home already hides them and
+3. the workspace bound read-write;
+4. inside it, at any depth, the marks of the workspace index (kernel.sandbox.marks): every
+   secret hidden, every protected entry and every entry of a git directory git reads as
+   code bound read-only, every git directory bound onto itself (it cannot be renamed or
+   replaced; a missing `hooks/` in one is created empty and read-only);
+5. Reins' own config and data folders hidden (unless the hidden home already hides them and
    nothing bound above shows them again), then the sandbox home (HOME) bound read-write;
-5. inside the workspace, git hooks, git config and the other protected files of the path
-   policy re-bound read-only (a missing `.git/hooks` is created empty and protected, since a
-   hook written there would later run outside the sandbox);
 6. the hiding tmpfs mounts remounted read-only, so writes into the real home fail.
+What a command makes anew among these is undone after it (kernel.sandbox.revert).
 The command is its own session (`--new-session`), in a user namespace of its own with no
 capability (`--cap-drop ALL`; no nested user namespace where bubblewrap can forbid it), the
 init of a new PID namespace dies with Reins (`--die-with-parent`), and the network is a
@@ -23,13 +24,15 @@ private, empty namespace unless allowed.
 from __future__ import annotations
 
 import functools
+import glob
 import os
 import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from kernel.pathrules import SECRET_PATTERNS
 from kernel.paths import AppPaths
-from kernel.tools.pathpolicy import DEFAULT_PROTECTED
+from kernel.sandbox.marks import Mark
 
 NAMESPACE_FLAGS = (
     "--die-with-parent",
@@ -48,10 +51,6 @@ NO_NESTED_USERNS = ("--disable-userns",)
 """No user namespace can be made inside (where it would bring a full set of capabilities
 back, if only over namespaces of its own): bubblewrap 0.8 and later."""
 SESSION_SOCKETS = ("/run/user", "/var/run/docker.sock", "/run/docker.sock")
-HOME_SECRETS = (
-    ".ssh", ".aws", ".gnupg", ".netrc", ".config", ".local/share/keyrings", ".mozilla",
-    ".docker", ".kube", ".pki", ".password-store", ".azure", ".gcloud",
-)  # fmt: skip
 
 
 def base_mounts() -> list[str]:
@@ -87,16 +86,33 @@ def _hide(path: str) -> list[str]:
     return ["--ro-bind", "/dev/null", path]
 
 
-def _protected_in(workspace: str) -> Iterable[str]:
-    """The path policy's protected files and folders at the top of the workspace."""
-    for pattern in DEFAULT_PROTECTED:
-        target = os.path.join(workspace, pattern.removesuffix("/**"))
-        try:
-            mode = os.lstat(target).st_mode
-        except OSError:
-            continue
-        if not stat.S_ISLNK(mode):
-            yield target
+def home_secrets(home: str) -> list[str]:
+    """The secret locations of kernel.pathrules anchored at the home folder (`~/.ssh`,
+    `~/.cargo/credentials.toml`, `~/.bash_history`), as they exist now."""
+    found: list[str] = []
+    for pattern in SECRET_PATTERNS:
+        found += glob.glob(os.path.join(glob.escape(home), pattern.removesuffix("/**")))
+    return sorted(set(found))
+
+
+def mark_mounts(workspace: str, marks: Iterable[Mark]) -> list[str]:
+    """The mounts of the workspace index's marks (paths relative to `workspace`)."""
+    argv: list[str] = []
+    for mark in sorted(marks, key=lambda m: m.path):
+        target = os.path.join(workspace, mark.path)
+        if mark.entry not in ("dir", "file"):
+            continue  # a link is judged where it leads; a socket or fifo holds nothing
+        if mark.kind == "secret":
+            argv += (["--tmpfs", target, "--remount-ro", target] if mark.entry == "dir"
+                     else ["--ro-bind", "/dev/null", target])
+        elif mark.kind == "git-dir":
+            argv += ["--bind", target, target]
+            hooks = os.path.join(target, "hooks")
+            if not os.path.lexists(hooks):
+                argv += ["--tmpfs", hooks, "--remount-ro", hooks]
+        else:
+            argv += ["--ro-bind", target, target]
+    return argv
 
 
 def bwrap_argv(
@@ -113,6 +129,7 @@ def bwrap_argv(
     handshake_fds: tuple[int, int],
     disable_userns: bool = True,
     resolv_conf: Path | None = None,
+    marks: Iterable[Mark] = (),
 ) -> list[str]:
     """The full argv: `bwrap … -- PROGRAM`. Paths must be absolute and resolved.
 
@@ -120,6 +137,7 @@ def bwrap_argv(
     `network` shares the host's network namespace (the user's `exec.local_network`); without
     it the command has a namespace of its own, empty, or given the internet by pasta during
     the handshake, in which case `resolv_conf` (kernel.sandbox.network) is its resolv.conf.
+    `marks` are the workspace index's (kernel.sandbox.workspace_index).
     """
     ws, home = str(workspace), str(real_home)
     info_fd, block_fd = handshake_fds
@@ -138,18 +156,18 @@ def bwrap_argv(
     if home_hidden:
         argv += ["--tmpfs", home]
         read_only_later.append(home)
-        for extra in map(str, read_only_paths):
-            if _inside(extra, home) and os.path.exists(extra):
-                argv += ["--ro-bind", extra, extra]
-                shown.append(extra)
+        extras = [e for e in map(str, read_only_paths) if _inside(e, home)
+                  and os.path.exists(e)]
+        for extra in extras:
+            argv += ["--ro-bind", extra, extra]
+            shown.append(extra)
+        for secret in home_secrets(home) if extras else ():
+            if any(_inside(secret, extra) for extra in extras) and not _inside(secret, ws):
+                argv += _hide(secret)
     for real in _session_sockets():
         if not _inside(ws, real):
             argv += _hide(real)
-    argv += ["--bind", ws, ws]
-    for name in HOME_SECRETS:
-        secret = os.path.join(home, name)
-        if secret != ws and _inside(secret, ws):
-            argv += _hide(secret)
+    argv += ["--bind", ws, ws, *mark_mounts(ws, marks)]
     for own in (os.path.realpath(paths.config), os.path.realpath(paths.data)):
         if _inside(ws, own) or not os.path.isdir(own):
             continue
@@ -158,12 +176,6 @@ def bwrap_argv(
         argv += ["--tmpfs", own]
         read_only_later.append(own)
     argv += ["--bind", str(sandbox_home), str(sandbox_home)]
-    git = os.path.join(ws, ".git")
-    hooks = os.path.join(git, "hooks")
-    if os.path.isdir(git) and not os.path.islink(git) and not os.path.lexists(hooks):
-        argv += ["--tmpfs", hooks, "--remount-ro", hooks]
-    for target in _protected_in(ws):
-        argv += ["--ro-bind", target, target]
     for hidden in read_only_later:
         argv += ["--remount-ro", hidden]
     argv += ["--chdir", str(cwd), "--", *program]

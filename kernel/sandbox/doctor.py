@@ -10,6 +10,7 @@ import subprocess
 from kernel.sandbox.bwrap import NAMESPACE_FLAGS, NO_NESTED_USERNS, base_mounts
 from kernel.sandbox.detect import SandboxStatus, detect_sandbox
 from kernel.sandbox.hardening import is_dumpable
+from kernel.sandbox.inotify import Inotify, InotifyError
 from kernel.sandbox.network import FIX_PASTA, describe, find_pasta, scope
 from kernel.sandbox.pids import kernel_uid, usable_hierarchy
 from kernel.sandbox.settings import ExecSettings
@@ -79,6 +80,30 @@ def _confinement(status: SandboxStatus) -> list[str]:
     return lines
 
 
+WATCH_LIMIT = "/proc/sys/fs/inotify/max_user_watches"
+
+
+def _protected_words() -> str:
+    """How the workspace's protected and secret entries are followed."""
+    try:
+        Inotify().close()
+    except InotifyError as exc:
+        follow = (f"inotify is unavailable ({exc.strerror}): every command walks the whole "
+                  "workspace first (slower, as safe)")
+    else:
+        try:
+            with open(WATCH_LIMIT) as limit:
+                watches = f"up to {int(limit.read())} folders"
+        except (OSError, ValueError):
+            watches = "folders"
+        follow = (f"followed with inotify ({watches}; beyond that every command walks the "
+                  "workspace first)")
+    return ("  protected entries: secrets hidden, and git directories, git hooks and config, "
+            ".envrc, .vscode/, .idea/, .devcontainer/ and shell start-up files read-only, at "
+            "any depth of the workspace; what a command makes anew among them is moved to "
+            f"the quarantine folder in Reins' data and reported; {follow}")
+
+
 def _network_words(settings: ExecSettings) -> str:
     if settings.local_network:
         return (f"off unless allowed; when allowed: {describe(scope(True, True))} — "
@@ -104,6 +129,7 @@ def report(settings: ExecSettings = _DEFAULT) -> str:
             "a private /tmp, no other processes"
         )
         lines += _confinement(status)
+        lines.append(_protected_words())
     else:
         lines.append(f"  fix: {status.fix}")
         lines.append("  until then: every command needs your explicit approval, in every mode")

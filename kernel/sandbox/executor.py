@@ -12,6 +12,9 @@
 - The sandbox of the next command is made ahead (kernel.sandbox.standby): when a run starts
   (`prepare`) and when a command is let go, bubblewrap builds it and waits; a call takes it
   only if it is made from exactly what that call would get, else builds its own.
+- Protected and secret entries at any depth of the workspace (kernel.sandbox.guard): each
+  command's sandbox hides or binds read-only what the workspace index knows, and what the
+  command made anew among them is undone after it (`CommandOutcome.reverted`).
 - The kernel makes itself non-dumpable when an executor is created.
 """
 
@@ -34,6 +37,7 @@ from pathlib import Path
 from kernel.paths import AppPaths
 from kernel.sandbox.detect import SandboxStatus, detect_sandbox
 from kernel.sandbox.env import build_env
+from kernel.sandbox.guard import WorkspaceGuards
 from kernel.sandbox.handshake import Handshake
 from kernel.sandbox.hardening import make_non_dumpable
 from kernel.sandbox.launcher import (
@@ -44,9 +48,11 @@ from kernel.sandbox.launcher import (
     shell_script,
 )
 from kernel.sandbox.limits import ResourceLimits, describe_stop
+from kernel.sandbox.marks import Mark
 from kernel.sandbox.network import FIX_PASTA, NetworkScope, Pasta, find_pasta, resolv_conf, scope
 from kernel.sandbox.pids import CgroupError, CommandCgroup, remove_when_empty
 from kernel.sandbox.proctree import ProcId, alive, descendants, signal_all
+from kernel.sandbox.revert import Reverted
 from kernel.sandbox.settings import ExecSettings
 from kernel.sandbox.standby import IDLE_S, Fingerprint, fingerprint
 from kernel.tools.externalize import SpoolWriter
@@ -103,6 +109,9 @@ class CommandOutcome:
     """The sandbox was made before the call asked for it (kernel.sandbox.standby)."""
     network_scope: NetworkScope = "none"
     """What the network was (kernel.sandbox.network)."""
+    reverted: tuple[Reverted, ...] = ()
+    """What the command made that git, a shell or an editor would run outside the sandbox,
+    moved out of the workspace after it (kernel.sandbox.revert)."""
 
     @property
     def ok(self) -> bool:
@@ -202,7 +211,10 @@ class CommandExecutor:
         self._buffer: bytearray | None = None
         self._ahead = _Ahead()
         self._ahead.closed = not ahead
+        self._guards = WorkspaceGuards(paths)
+        self._tasks: set[asyncio.Task[None]] = set()
         weakref.finalize(self, self._ahead.close)
+        weakref.finalize(self, self._guards.close)
         make_non_dumpable()
 
     def status(self) -> SandboxStatus:
@@ -226,8 +238,8 @@ class CommandExecutor:
             return UnsandboxedLauncher()
         raise SandboxUnavailable(status)
 
-    def _request(self, workspace: Path, cwd: Path, network: bool, limits: ResourceLimits
-                 ) -> LaunchRequest:
+    def _request(self, workspace: Path, cwd: Path, network: bool, limits: ResourceLimits,
+                 marks: dict[str, Mark]) -> LaunchRequest:
         net = scope(network, self.settings.local_network)
         return LaunchRequest(
             cwd=cwd,
@@ -243,6 +255,7 @@ class CommandExecutor:
             read_only_paths=tuple(
                 Path(p).expanduser().resolve() for p in self.settings.read_only_paths
             ),
+            marks=tuple(marks.values()),
         )
 
     def prepare(self, workspace: Path, *, network: bool = False) -> None:
@@ -261,8 +274,20 @@ class CommandExecutor:
             return  # the command will say what is wrong
         env, _withheld = build_env(self.settings, home=self.paths.sandbox_home,
                                    tmpdir=Path("/tmp"))
-        request = self._request(workspace, workspace, network, self.settings.limits)
-        self._ensure_ahead(_bwrap(status), request, env)
+        request = self._request(workspace, workspace, network, self.settings.limits, {})
+        self._ahead_later(_bwrap(status), request, env)
+
+    def _ahead_later(self, launcher: Launcher, request: LaunchRequest, env: dict[str, str]
+                     ) -> None:
+        """Make a sandbox for `request` ahead once the workspace's marks are current."""
+        async def make() -> None:
+            with contextlib.suppress(ToolError):
+                marks = await self._guards.marks(request.workspace)
+                self._ensure_ahead(launcher, replace(request, marks=tuple(marks.values())), env)
+
+        task = asyncio.get_running_loop().create_task(make())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def run(
         self,
@@ -299,10 +324,12 @@ class CommandExecutor:
             env, withheld = build_env(
                 self.settings, home=sandbox_home, tmpdir=private_tmp or Path("/tmp")
             )
-            request = self._request(workspace, cwd, network, limits)
+            before = (await self._guards.marks(workspace) if launcher.kernel_sets_limits
+                      else None)
+            request = self._request(workspace, cwd, network, limits, before or {})
 
             def next_ahead() -> None:  # the next command's sandbox, made while this one runs
-                self._ensure_ahead(launcher, replace(request, limits=self.settings.limits), env)
+                self._ahead_later(launcher, replace(request, limits=self.settings.limits), env)
 
             sandbox = self._take_ahead(launcher, request, env)
             if sandbox is not None:
@@ -313,10 +340,17 @@ class CommandExecutor:
                     raise ToolError(f"The command could not be started: {exc}.") from exc
             else:
                 sandbox = self._start(launcher, request, env, script)
-            return await self._run(
-                sandbox, started, spool, timeout_s, limits, network, withheld, cancel,
-                on_progress, progress_interval_s, next_ahead,
-            )  # fmt: skip
+            reverted: tuple[Reverted, ...] = ()
+            try:
+                outcome = await self._run(
+                    sandbox, started, spool, timeout_s, limits, network, withheld, cancel,
+                    on_progress, progress_interval_s, next_ahead,
+                )  # fmt: skip
+            finally:
+                if before is not None:  # also when cancelled: nothing planted stays
+                    reverted = await asyncio.shield(
+                        self._guards.undo(workspace, before, spool.path.stem))
+            return replace(outcome, reverted=reverted)
         finally:
             if private_tmp is not None:
                 shutil.rmtree(private_tmp, ignore_errors=True)
@@ -534,6 +568,9 @@ class CommandExecutor:
 
         No sandbox is made ahead any more."""
         self._ahead.close()
+        for task in self._tasks:
+            task.cancel()
+        self._guards.close()
         lives = list(self._live)
         for live in lives:
             live.stop = "shutdown"

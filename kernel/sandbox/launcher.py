@@ -36,6 +36,7 @@ from typing import Protocol
 from kernel.paths import AppPaths
 from kernel.sandbox.bwrap import bwrap_argv
 from kernel.sandbox.limits import ResourceLimits
+from kernel.sandbox.marks import Mark
 from kernel.sandbox.network import NetworkScope
 
 REAPER = Path(__file__).with_name("reaper.py")
@@ -64,6 +65,8 @@ class LaunchRequest:
     """(info fd, block fd) of the start handshake, for a launcher whose `kernel_sets_limits`."""
     resolv_conf: Path | None = None
     """The resolv.conf of a command with the internet (kernel.sandbox.network)."""
+    marks: tuple[Mark, ...] = ()
+    """The workspace's secret and protected entries (kernel.sandbox.guard)."""
 
 
 class Launcher(Protocol):
@@ -111,6 +114,7 @@ class BwrapLauncher:
             read_only_paths=request.read_only_paths,
             handshake_fds=request.handshake_fds,
             disable_userns=self.disable_userns,
+            marks=request.marks,
         )
 
 

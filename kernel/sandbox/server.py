@@ -7,11 +7,13 @@ capability, pid, ipc, uts; no nested user namespace where bubblewrap can forbid 
 the network one, and these mounts, in order (later ones lie on top of earlier ones):
 1. the root read-only, the user's home with it (git identity and the user's tools are
    read, nothing in the home can be changed), a minimal /dev, a fresh /proc, a private /tmp;
-2. the secret locations of the home (`HOME_SECRETS`) hidden, and the sockets of the user's
-   session (/run/user: D-Bus, keyring, agents; the Docker socket);
-3. its workspace (the entry's `cwd`, when it has one) read-write, with the home's secret
-   locations inside it hidden again and the path policy's protected files in it (git hooks
-   and config, …) read-only, since those run outside the sandbox later;
+2. the secret locations of kernel.pathrules in the home hidden, and the sockets of the
+   user's session (/run/user: D-Bus, keyring, agents; the Docker socket);
+3. its workspace (the entry's `cwd`, when it has one) read-write, with the secrets in it
+   hidden and its protected entries (git directories and what git reads in them as code,
+   editor folders, …) read-only at any depth, as for commands (kernel.sandbox.marks), since
+   those run outside the sandbox later (a server lives long: what it makes anew is not
+   undone as a command's is);
 4. Reins' own config and data folders hidden (the sandbox home commands write lies there);
 5. its own state folder (under Reins' data) read-write: its HOME-independent caches;
 6. the hiding tmpfs mounts of step 4 remounted read-only.
@@ -25,15 +27,16 @@ from pathlib import Path
 
 from kernel.paths import AppPaths
 from kernel.sandbox.bwrap import (
-    HOME_SECRETS,
     NAMESPACE_FLAGS,
     NO_NESTED_USERNS,
     _hide,
     _inside,
-    _protected_in,
     _session_sockets,
     base_mounts,
+    home_secrets,
+    mark_mounts,
 )
+from kernel.sandbox.workspace_index import WorkspaceIndex
 
 
 class UnsafeServerSandbox(ValueError):
@@ -61,18 +64,13 @@ def server_bwrap_argv(
             f"above it, or inside Reins' own folders: it would show what the sandbox hides")
     argv = [bwrap, *NAMESPACE_FLAGS, *(NO_NESTED_USERNS if disable_userns else ()),
             *base_mounts()]
-    secrets = [os.path.join(home, name) for name in HOME_SECRETS]
-    for secret in secrets:
+    for secret in home_secrets(home):
         argv += _hide(secret)
     for socket in _session_sockets():
         argv += _hide(socket)
     if ws is not None:
-        argv += ["--bind", ws, ws]
-        for secret in secrets:
-            if _inside(secret, ws):
-                argv += _hide(secret)
-        for target in _protected_in(ws):
-            argv += ["--ro-bind", target, target]
+        marks = WorkspaceIndex(ws, watch=False, excluded=tuple(own)).marks.values()
+        argv += ["--bind", ws, ws, *mark_mounts(ws, marks)]
     hidden = [folder for folder in own if os.path.isdir(folder)]
     for folder in hidden:
         argv += ["--tmpfs", folder]

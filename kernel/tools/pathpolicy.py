@@ -24,7 +24,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kernel.pathrules import (
-    COMMAND_PROTECTED,
     PROTECTED_PATTERNS,
     describe_secret,
     first_match,
@@ -35,15 +34,6 @@ from kernel.pathrules import (
 )
 from kernel.paths import AppPaths
 from kernel.tools.spec import ErrorCode, ToolError
-
-DEFAULT_PROTECTED: tuple[str, ...] = COMMAND_PROTECTED
-"""The protected patterns as they apply to commands (what the sandbox binds read-only); the
-file tools protect all of kernel.pathrules.PROTECTED_PATTERNS, `.git` included.
-
-Patterns match at any depth (`.git/config` also protects `sub/.git/config`) and ignore case;
-outside the workspace they apply to the absolute path. Approving a folder does not lift the
-protection of the files in it: only approving the protected path itself does.
-"""
 
 
 def _read_umask() -> int:

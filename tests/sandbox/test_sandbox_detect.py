@@ -15,6 +15,7 @@ from kernel.sandbox.detect import detect_sandbox
 from kernel.sandbox.doctor import report
 from kernel.sandbox.executor import CommandExecutor, SandboxUnavailable
 from kernel.sandbox.settings import ExecSettings
+from kernel.sandbox.workspace_index import WorkspaceIndex
 from kernel.tools.externalize import OutputStore
 from kernel.tools.spec import ErrorCode
 from tests.sandbox.sandbox_helpers import MISSING
@@ -97,6 +98,7 @@ def test_bwrap_argv_layers(tmp_path: Path, reins_home: AppPaths) -> None:
         "bwrap", program=("/bin/sh", "-s"), cwd=workspace, workspace=workspace, network=False,
         paths=reins_home, sandbox_home=reins_home.sandbox_home, real_home=home,
         read_only_paths=(home / ".pyenv",), handshake_fds=(7, 9),
+        marks=WorkspaceIndex(str(workspace), watch=False).marks.values(),
     )
     text = " ".join(argv)
     for flag in ("--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc",
@@ -105,7 +107,8 @@ def test_bwrap_argv_layers(tmp_path: Path, reins_home: AppPaths) -> None:
     assert text.index("--ro-bind / /") < text.index(f"--tmpfs {home} ")
     assert text.index(f"--tmpfs {home} ") < text.index(f"--bind {workspace} {workspace}")
     assert f"--ro-bind {home / '.pyenv'} {home / '.pyenv'}" in text
-    assert f"--ro-bind {workspace / '.git/hooks'} {workspace / '.git/hooks'}" in text
+    assert text.index(f"--bind {workspace / '.git'} {workspace / '.git'} ") < text.index(
+        f"--ro-bind {workspace / '.git/hooks'} {workspace / '.git/hooks'}")
     assert f"--ro-bind {workspace / '.git/config'} {workspace / '.git/config'}" in text
     assert f"--tmpfs {reins_home.data}" in text and f"--tmpfs {reins_home.config}" in text
     assert text.index(f"--tmpfs {reins_home.data}") < text.index(

@@ -205,3 +205,39 @@ def test_a_command_that_is_not_text_is_refused_and_never_run(
     assert result.is_error and result.error_code is ErrorCode.INVALID_ARGUMENTS
     assert "was not run" in result.text
     assert not (workspace / "ran.txt").exists()
+
+
+def test_the_model_is_told_what_was_undone(run_tool, workspace: Path,
+                                          reins_home: AppPaths) -> None:
+    result = run_tool({"command": "mkdir -p a/.vscode && echo '{}' > a/.vscode/tasks.json "
+                                  "&& for n in $(seq 20); do mkdir -p d$n && "
+                                  "echo x > d$n/.envrc; done; echo made"})
+    assert not result.is_error and "made" in result.text
+    header = result.text.rsplit("\nmade", 1)[0]
+    assert "undone by Reins" in header and "write_file" in header
+    assert "a/.vscode (.vscode/**): moved to " in header
+    assert "… and 9 more" in header
+    assert not (workspace / "a" / ".vscode").exists() and not (workspace / "d1/.envrc").exists()
+    quarantined = list((reins_home.data / "quarantine").glob("*/a/.vscode/tasks.json"))
+    assert len(quarantined) == 1 and quarantined[0].read_text() == "{}\n"
+
+
+def test_a_cancelled_command_is_undone_too(reins_home: AppPaths, workspace: Path,
+                                           sandbox_status) -> None:
+    async def main() -> None:
+        executor = CommandExecutor(reins_home, ExecSettings(grace_s=0.2))
+        cancel = asyncio.Event()
+        outputs = OutputStore.for_session(reins_home, SESSION)
+        with outputs.spool("c1") as spool:
+            task = asyncio.ensure_future(executor.run(
+                "mkdir -p x/.git/hooks; echo evil > x/.git/hooks/pre-commit; echo .; sleep 30",
+                workspace=workspace, spool=spool, timeout_s=60, cancel=cancel))
+            while not spool.path.exists() or not spool.path.read_text():
+                await asyncio.sleep(0.05)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+        executor.shutdown()
+
+    asyncio.run(main())
+    assert not (workspace / "x" / ".git" / "hooks").exists()

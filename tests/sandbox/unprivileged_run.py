@@ -10,6 +10,7 @@ switch (nobody may not be able to read the interpreter's own folders).
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures.thread  # noqa: F401  (asyncio.to_thread's pool, imported lazily)
 import ctypes
 import json
 import os

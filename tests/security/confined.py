@@ -4,7 +4,7 @@
 CI) or `nobody` (started as root: the helper of tests/sandbox/unprivileged_run.py switches
 to uid 0 of a user namespace that is kernel uid 65534 first), FOLDER a folder nobody can
 reach, SPEC a JSON object: {"processes": N, "network": bool, "commands": [COMMAND, ...],
-"settings": {ExecSettings field: value}}.
+"settings": {ExecSettings field: value}}. The workspace is FOLDER/workspace.
 Prints one JSON line: {"as": …, "uid_map": …, "status": {…}, "outcomes": [{…}, …]}.
 """
 
@@ -41,6 +41,7 @@ async def _run_all(executor: CommandExecutor, workspace: Path, outputs: OutputSt
                 continue
         results.append({"command": command, "exit_code": outcome.exit_code,
                         "network_scope": outcome.network_scope,
+                        "reverted": [dataclasses.asdict(r) for r in outcome.reverted],
                         "stopped": outcome.stopped, "sandbox": outcome.sandbox,
                         "output": outcome.spool_path.read_text(errors="replace")[-4000:]})
     return results

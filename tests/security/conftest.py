@@ -25,8 +25,13 @@ USERS = ["current", "nobody"]
 
 def run_confined(who: str, commands: list[str], *, processes: int = 512,
                  network: bool = False, prepare: Callable[[Path], None] | None = None,
-                 settings: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Run `commands` one after another in one executor as `who`; the parsed report."""
+                 settings: dict[str, Any] | None = None,
+                 inspect: Callable[[Path, dict[str, Any]], None] | None = None
+                 ) -> dict[str, Any]:
+    """Run `commands` one after another in one executor as `who`; the parsed report.
+
+    `prepare(folder)` fills `folder/workspace` before; `inspect(folder, report)` looks at it
+    after (as the user running the tests), before the folder is removed."""
     folder = Path(tempfile.mkdtemp(prefix="reins-sec-"))
     folder.chmod(0o777)  # reachable by nobody
     try:
@@ -41,15 +46,17 @@ def run_confined(who: str, commands: list[str], *, processes: int = 512,
                          "settings": settings or {}})],
             capture_output=True, text=True, timeout=300, check=False,
             env={**os.environ, "PYTHONPATH": str(ROOT)})
+        assert done.returncode == 0, done.stderr
+        report: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+        if not report["status"]["available"]:
+            message = f"{who} cannot create the sandbox here: {report['status']['reason']}"
+            if os.environ.get("CI") and who == "current":
+                pytest.fail(message)
+            pytest.skip(message)
+        if inspect is not None:
+            inspect(folder, report)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    assert done.returncode == 0, done.stderr
-    report: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    if not report["status"]["available"]:
-        message = f"{who} cannot create the sandbox here: {report['status']['reason']}"
-        if os.environ.get("CI") and who == "current":
-            pytest.fail(message)
-        pytest.skip(message)
     return report
 
 

@@ -12,10 +12,9 @@ from pathlib import Path
 import pytest
 
 from kernel.pathrules import (
-    COMMAND_PROTECTED,
-    GIT_DANGEROUS,
     PROTECTED_PATTERNS,
     SECRET_PATTERNS,
+    WORKTREE_PROTECTED,
     describe_secret,
     git_dangerous_match,
     is_git_dir,
@@ -304,10 +303,9 @@ def test_git_dangerous_entries_are_anchored_at_the_git_dir(rel: str, pattern: st
     assert git_dangerous_match(rel) == pattern
 
 
-def test_command_protected_keeps_git_writable_but_not_its_code() -> None:
-    assert ".git" not in COMMAND_PROTECTED and ".git/**" not in COMMAND_PROTECTED
-    assert {f".git/{p}" for p in GIT_DANGEROUS} <= set(COMMAND_PROTECTED)
-    assert set(PROTECTED_PATTERNS) - {".git", ".git/**"} <= set(COMMAND_PROTECTED)
+def test_worktree_protected_is_the_protected_list_without_git() -> None:
+    assert ".git" not in WORKTREE_PROTECTED and ".git/**" not in WORKTREE_PROTECTED
+    assert set(PROTECTED_PATTERNS) - {".git", ".git/**"} == set(WORKTREE_PROTECTED)
 
 
 @pytest.mark.parametrize(

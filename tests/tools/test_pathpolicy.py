@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from kernel.pathrules import PROTECTED_PATTERNS
 from kernel.paths import AppPaths
-from kernel.tools.pathpolicy import DEFAULT_PROTECTED, PathPolicy, PathRefused
+from kernel.tools.pathpolicy import PathPolicy, PathRefused
 from kernel.tools.spec import ErrorCode, ToolError
 
 
@@ -150,7 +151,7 @@ def test_similar_names_are_not_protected(policy: PathPolicy, raw: str) -> None:
 
 
 def test_default_protected_list_is_the_documented_one() -> None:
-    assert ".git/hooks/**" in DEFAULT_PROTECTED and ".mcp.json" in DEFAULT_PROTECTED
+    assert ".git/**" in PROTECTED_PATTERNS and ".mcp.json" in PROTECTED_PATTERNS
 
 
 def test_custom_patterns_and_absolute_protected_paths(

@@ -1,0 +1,85 @@
+"""The protected and secret entries of each workspace, before and after every command.
+
+One `WorkspaceGuards` per executor keeps a workspace index (kernel.sandbox.workspace_index)
+for each workspace its commands run in, refreshed in a worker thread (the first walk of a
+large workspace takes a while; the event loop never waits on it):
+
+- `marks(workspace)` before a command: what its sandbox hides and binds read-only;
+- `undo(workspace, before, label)` after it: what it made anew that is not inert is moved to
+  `<data>/quarantine/<label>` (kernel.sandbox.revert).
+Reins' own folders (and the sandbox home in them) are not part of any workspace's index.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections import OrderedDict
+from collections.abc import Mapping
+from pathlib import Path
+
+from kernel.pathrules import describe_secret, secret_match
+from kernel.paths import AppPaths
+from kernel.sandbox.marks import Mark
+from kernel.sandbox.revert import Reverted, quarantine, to_revert
+from kernel.sandbox.workspace_index import WorkspaceIndex
+from kernel.tools.spec import ErrorCode, ToolError
+
+KEPT = 8
+"""Workspaces whose index is kept (each holds one inotify instance)."""
+
+
+class WorkspaceGuards:
+    def __init__(self, paths: AppPaths) -> None:
+        self.paths = paths
+        self._indexes: OrderedDict[str, WorkspaceIndex] = OrderedDict()
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    def _excluded(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(
+            os.path.realpath(p) for p in (self.paths.config, self.paths.data)))
+
+    async def marks(self, workspace: Path) -> dict[str, Mark]:
+        """The workspace's marks now (a copy). Raises ToolError for a workspace that lies in
+        a secret location (every command would show it)."""
+        secret = secret_match(workspace.as_posix())
+        if secret is not None:
+            raise ToolError(
+                f"The command was not run: the workspace {workspace} lies in a secret "
+                f"location ({describe_secret(secret)}), which commands never see.",
+                hint="Open a session on a project folder instead.",
+                code=ErrorCode.PERMISSION_DENIED)
+        key = str(workspace)
+        async with self._locks.setdefault(key, asyncio.Lock()):
+            index = self._indexes.get(key)
+            if index is None:
+                index = await asyncio.to_thread(WorkspaceIndex, key, excluded=self._excluded())
+                self._keep(key, index)
+            else:
+                self._indexes.move_to_end(key)
+                await asyncio.to_thread(index.refresh)
+            return dict(index.marks)
+
+    def _keep(self, key: str, index: WorkspaceIndex) -> None:
+        self._indexes[key] = index
+        while len(self._indexes) > KEPT:
+            _key, evicted = self._indexes.popitem(last=False)
+            evicted.close()
+
+    async def undo(self, workspace: Path, before: Mapping[str, Mark], label: str
+                   ) -> tuple[Reverted, ...]:
+        """Move what the command made anew (see kernel.sandbox.revert) into the quarantine."""
+        after = await self.marks(workspace)
+        marks = to_revert(workspace, before, after)
+        if not marks:
+            return ()
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        folder = self.paths.data / "quarantine" / f"{stamp}-{label}"
+        done = await asyncio.to_thread(quarantine, workspace, marks, folder)
+        return tuple(done)
+
+    def close(self) -> None:
+        for index in self._indexes.values():
+            index.close()
+        self._indexes.clear()
