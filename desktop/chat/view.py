@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import QEvent, QModelIndex, QPoint, QPointF, QRectF, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import QModelIndex, QPoint, QPointF, QRectF, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QDesktopServices,
     QGuiApplication,
@@ -450,11 +450,3 @@ class ChatView(QListView):
                 bar = self.verticalScrollBar()
                 bar.setValue(int(bar.value() + top - self.viewport().height() / 3))
         self.viewport().update()
-
-    def event(self, event: QEvent) -> bool:
-        """Ctrl+C with text selected is the view's own, whatever a window action says."""
-        if event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent) \
-                and event.matches(QKeySequence.StandardKey.Copy) and self.selected_text():
-            event.accept()
-            return True
-        return super().event(event)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import platform
-from importlib.metadata import PackageNotFoundError, version
 
 from PySide6 import __version__ as pyside_version
 from PySide6.QtCore import Qt, qVersion
@@ -13,6 +12,9 @@ DISTRIBUTION = "reins-desktop"
 
 
 def reins_version() -> str:
+    # importlib.metadata costs tens of milliseconds: loaded when About opens, not at start.
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
         return version(DISTRIBUTION)
     except PackageNotFoundError:
