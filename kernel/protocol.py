@@ -210,6 +210,18 @@ class ResumeRun(Message):
 
 @_message
 @dataclass(frozen=True)
+class CompactSession(Message):
+    """Summarize the session's oldest turns for its next requests now (the app's Compact);
+    it runs like a run (RunStatus running, then idle) and is answered by a
+    `context_compacted` event, or an `error` event saying why not. The stored history and
+    the timeline keep every turn."""
+
+    kind: ClassVar[str] = "compact_session"
+    session_id: str
+
+
+@_message
+@dataclass(frozen=True)
 class CancelRun(Message):
     kind: ClassVar[str] = "cancel_run"
     session_id: str

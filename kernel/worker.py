@@ -245,8 +245,9 @@ class Kernel:
         if agent is None:
             from kernel.agent.provider import AnthropicProvider, ProviderConfig
 
-            provider = AnthropicProvider(ProviderConfig(model=model, base_url=self.base_url),
-                                         api_key=self.api_key)
+            provider = AnthropicProvider(
+                ProviderConfig.for_model(model, self.settings.models, base_url=self.base_url),
+                api_key=self.api_key)
             agent = self.runtime.agent(provider, gate_factory=self._gate)
             self._agents[model] = agent
         return agent
@@ -367,6 +368,10 @@ class Kernel:
     def _resume_run(self, message: p.ResumeRun) -> None:
         self._launch(message.session_id,
                      lambda agent, sink: agent.resume(message.session_id, sink))
+
+    def _compact_session(self, message: p.CompactSession) -> None:
+        self._launch(message.session_id,
+                     lambda agent, sink: agent.compact(message.session_id, sink))
 
     def _cancel_run(self, message: p.CancelRun) -> None:
         run = self.runs.get(message.session_id)
@@ -539,6 +544,7 @@ _HANDLERS: dict[type[p.Message], Callable[[Kernel, Any], None]] = {
     p.SetMode: Kernel._set_mode,
     p.StartRun: Kernel._start_run,
     p.ResumeRun: Kernel._resume_run,
+    p.CompactSession: Kernel._compact_session,
     p.CancelRun: Kernel._cancel_run,
     p.CancelCall: Kernel._cancel_call,
     p.ApprovalAnswer: Kernel._approval_answer,

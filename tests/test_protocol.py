@@ -24,6 +24,7 @@ SAMPLES: list[p.Message] = [
     p.SetMode("s1", "read-only"),
     p.StartRun("s1", "hello ünïcode"),
     p.ResumeRun("s1"),
+    p.CompactSession("s1"),
     p.CancelRun("s1"),
     p.CancelCall("s1", "call_1"),
     p.ApprovalAnswer("s1", "call_1", "deny", message="not that", confirmed=True),
