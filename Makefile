@@ -13,7 +13,10 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[test]'
 	touch $(STAMP)
 
+# As root with apt-get, `make run` first installs the system libraries Qt needs to show a
+# window (and bubblewrap); otherwise it prints the exact apt-get command (desktop/system_deps.sh).
 run: $(STAMP)
+	@bash desktop/system_deps.sh
 	$(VENV)/bin/reins
 
 system-deps:
