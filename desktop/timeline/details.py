@@ -257,7 +257,8 @@ class DetailsPane(QWidget):
 
     def _show_result(self, record: CallRecord) -> None:
         if record.error_code:
-            self.error.setText(f"Error {record.error_code}: {error_hint(record.error_code)}")
+            words = status_words(record)
+            self.error.setText(f"{words[:1].upper()}{words[1:]}: {error_hint(record.error_code)}")
         else:
             self.error.setText("")
         self.error.setVisible(bool(record.error_code))

@@ -122,7 +122,7 @@ def test_details_pane_shows_everything_and_copies(qtbot: QtBot) -> None:
     assert selected == ["grep1"]
     details = panel.details
     assert json.loads(details.arguments.toPlainText()) == {"pattern": "TODO", "path": "."}
-    assert "execution_error" in details.error.text()
+    assert details.error.text().startswith("Failed: ") and "_" not in details.error.text()
     assert "tool ran and failed" in details.error.text()
     assert details.model_text.toPlainText() == "grep: bad regex\nhint: escape the parenthesis"
     assert details.timing_fields["Duration"].text() == "15 ms"
