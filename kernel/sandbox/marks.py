@@ -13,9 +13,10 @@ top-down, at any depth:
   commondir, ...) are bound read-only; the rest (objects, refs, the index) stays writable;
 - a `.git` file or link (`gitdir: elsewhere`) is protected like the rest.
 
-Symbolic links are not followed, and a link is never hidden by its name: the path policy
-judges where a link leads, and so does the sandbox (the entry it leads to is met by the walk
-under its own name).
+Symbolic links are not followed. A link is never hidden by its name (the path policy judges
+where a link leads, and so does the sandbox: the entry it leads to is met by the walk under
+its own name), but a protected name is protected as a link too (`.git/hooks -> ../hooks`,
+`.vscode -> ../shared`): git and editors follow it, so where it leads is bound read-only.
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ def classify(path: str, entry: EntryKind, ino: int, *, git_dir: str | None,
     if git_dir is not None:
         inner = PurePosixPath(path).relative_to(git_dir).as_posix()
         dangerous = git_dangerous_match(inner)
-        if dangerous is not None and entry != "link":
+        if dangerous is not None:  # a link too: git follows it (`hooks -> ../my-hooks`)
             return Seen(Mark(path, "git-entry", dangerous, entry, ino), "stop", None)
         if entry == "dir" and could_match_below(inner, GIT_DANGEROUS):
             return Seen(None, "descend", git_dir)
@@ -89,8 +90,9 @@ def classify(path: str, entry: EntryKind, ino: int, *, git_dir: str | None,
         secret = secret_match(path)
         if secret is not None:
             return Seen(Mark(path, "secret", secret, entry, ino), "stop", None)
+    if may_be_marked(name):
         protected = first_match(path, WORKTREE_PROTECTED)
-        if protected is not None:
+        if protected is not None:  # a link too: the editor opens `.vscode/` through it
             return Seen(Mark(path, "protected", protected, entry, ino), "stop", None)
     if entry != "dir":
         return Seen(None, "stop", None)

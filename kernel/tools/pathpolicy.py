@@ -218,6 +218,11 @@ class PathPolicy:
         resolved = self.resolve(raw)
         inside = resolved.is_relative_to(self.workspace)
         protected = self._protected_reason(resolved, inside) if write else None
+        if write and protected is None:  # `.vscode/x` through a link `.vscode -> shared`:
+            named = Path(os.path.normpath(  # the editor opens it by this name
+                os.path.join(self.workspace, os.path.expanduser(raw))))
+            if named != resolved and named.is_relative_to(self.workspace):
+                protected = self._protected_reason(named, True)
         approved = any(resolved.is_relative_to(root) for root in self.extra)
         secret = secret_match(resolved.as_posix())
         secret_approved = False

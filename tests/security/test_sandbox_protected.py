@@ -55,6 +55,17 @@ ATTACKS: dict[str, str] = {
         "printf '* filter=evil\\n' > .git/info/attributes",
     "a .git that is a link":
         "mkdir linked && ln -s ../sub/.git linked/.git",
+    "a new repository whose hooks folder is a link into the workspace":
+        f"git init -q viahooks && mkdir myhooks && {HOOK} > myhooks/pre-commit && "
+        "chmod +x myhooks/pre-commit && rm -rf viahooks/.git/hooks && "
+        "ln -s ../../myhooks viahooks/.git/hooks",
+    "an existing hooks link's target":
+        f"{HOOK} > sharedhooks/pre-commit; chmod +x sharedhooks/pre-commit",
+    "a new config that is a link to a planted one":
+        f"printf '[core]\\n\\tfsmonitor = {PAYLOAD}\\n' > planted && git init -q vialink && "
+        "rm vialink/.git/config && ln -s ../../planted vialink/.git/config",
+    "editor settings through a link":
+        "mkdir -p shared && echo '{}' > shared/tasks.json && ln -s ../shared lnk/.vscode",
     "rename the folder above a repository and start again":
         f"mv moved moved-old && git init -q moved && "
         f"git -C moved config core.fsmonitor \"{PAYLOAD}\"",
@@ -86,7 +97,8 @@ MADE_BY_ATTACKS = [
     "moved/.git/config", "store.git/hooks/pre-receive", "deep/a/.vscode", "deep/.idea",
     "b/.devcontainer", "deep/x.code-workspace", "deep/.devcontainer.json", "deep/.envrc",
     "c/.VSCode", "c/.EnvRC", "c/.Idea", "deep/.bashrc", ".zshrc", "h/.config/fish",
-    "deep/.ssh", ".aws",
+    "deep/.ssh", ".aws", "viahooks/.git/hooks", "sharedhooks/pre-commit",
+    "vialink/.git/config", "lnk/.vscode",
 ]
 LEGITIMATE: dict[str, str] = {
     "a new project with a commit":
@@ -98,7 +110,7 @@ LEGITIMATE: dict[str, str] = {
         f"echo x > file && git add file && git {IDENTITY} commit -qm second",
 }
 REPOSITORIES = ["", "sub", "nohooks", "fresh", "nested", "evilsrc", "moved", "moved-old",
-                "proj", "cloned", "linked"]
+                "proj", "cloned", "linked", "viahooks", "vialink", "withlink"]
 
 
 def _git(cwd: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -122,6 +134,11 @@ def _prepare(folder: Path) -> None:
     _repository(workspace / "sub")
     _repository(workspace / "nohooks", hooks=False)
     _repository(workspace / "moved")
+    _repository(workspace / "withlink")
+    (workspace / "sharedhooks").mkdir()
+    subprocess.run(["rm", "-rf", str(workspace / "withlink" / ".git" / "hooks")], check=True)
+    (workspace / "withlink" / ".git" / "hooks").symlink_to("../../sharedhooks")
+    (workspace / "lnk").mkdir()
     (workspace / ".vscode").mkdir()
     (workspace / ".vscode" / "settings.json").write_text('{"editor.tabSize": 4}\n')
 
@@ -147,11 +164,19 @@ def _look_as_a_user(folder: Path) -> dict[str, str]:
     return said
 
 
+def _holds_something(path: Path) -> bool:
+    """The entry exists and is not an empty folder (a later sandbox makes an empty, read-only
+    `hooks/` in a repository that has none)."""
+    if not os.path.lexists(path):
+        return False
+    return path.is_symlink() or not path.is_dir() or any(path.iterdir())
+
+
 def _check(folder: Path, report: dict[str, Any]) -> None:
     said = _look_as_a_user(folder)
     workspace = folder / "workspace"
     assert not (folder / "pwned").exists(), f"a payload ran outside the sandbox: {said}"
-    left = [rel for rel in MADE_BY_ATTACKS if os.path.lexists(workspace / rel)]
+    left = [rel for rel in MADE_BY_ATTACKS if _holds_something(workspace / rel)]
     assert not left, f"still in the workspace: {left}\n{report['outcomes']}"
     assert (workspace / ".vscode" / "settings.json").read_text() == '{"editor.tabSize": 4}\n'
     assert not (workspace / ".vscode-old").exists() and not (workspace / ".git-orig").exists()

@@ -288,3 +288,22 @@ def test_approving_a_folder_does_not_lift_protection_inside_it(
         ".vscode/settings.json", write=True
     )
     assert verdict.approved_exactly and verdict.allowed
+
+
+@pytest.mark.parametrize(("link", "target", "folder", "raw", "pattern"), [
+    (".vscode", "shared", True, ".vscode/tasks.json", ".vscode/**"),
+    (".vscode", "shared", True, "x/../.vscode/settings.json", ".vscode/**"),
+    (".envrc", "env.sh", False, ".envrc", ".envrc"),
+    ("sub/.git", "../gitdir", True, "sub/.git/config", ".git/**"),
+    ("sub/.devcontainer", "../dc", True, "sub/.devcontainer/devcontainer.json",
+     ".devcontainer/**"),
+])
+def test_a_protected_name_is_protected_through_a_link(
+        policy: PathPolicy, workspace: Path, link: str, target: str, folder: bool, raw: str,
+        pattern: str) -> None:
+    """Editors and git open the name and follow the link: a write by that name asks."""
+    real = (workspace / link).parent / target
+    real.mkdir(parents=True) if folder else real.touch()
+    (workspace / link).parent.mkdir(parents=True, exist_ok=True)
+    (workspace / link).symlink_to(target)
+    assert policy.classify(raw, write=True).protected == pattern
