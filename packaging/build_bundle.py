@@ -100,7 +100,7 @@ def cached_build() -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument("--cached", action="store_true",
                         help=f"build into (or reuse) ${CACHE_ENV} or the temp folder")
     args = parser.parse_args(argv)

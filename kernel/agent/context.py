@@ -4,11 +4,13 @@ Caching: `cache_control` marks the end of the tools, the system prompt and the n
 (three of the four breakpoints the API allows), so a run re-reads its stable prefix from the
 cache each round.
 
-Trimming: when the conversation nears the context window, the oldest tool results are
-replaced by a pointer to their full output on disk (written there first if they were small
-enough to be inline), oldest first, never in the newest turns. A tool_result block stays in
-place (only its content shrinks), so a tool call is never separated from its result. The
-stored history is not changed: trimming applies to the request only.
+Trimming: when the conversation nears its budget (the context window less the output
+limit), the oldest tool results are replaced by a pointer to their full output on disk
+(written there first if they were small enough to be inline), oldest first, never in the
+newest turns; what trimming cannot free, compaction does (kernel.agent.compact). A
+tool_result block stays in place (only its content shrinks), so a tool call is never
+separated from its result. The stored history is not changed: trimming applies to the
+request only.
 """
 
 from __future__ import annotations

@@ -32,7 +32,17 @@ with `cancel_call` is answered with its `cancelled` result and the run continues
 waiting for approval, its request is answered (a stored ApprovalDecision `deny` by the user)
 so every approval dialog showing it closes. Stop reasons
 end_turn, tool_use, max_tokens (continued once), pause_turn and refusal are handled; every
-limit (LoopLimits) ends the run with its own stop_reason.
+limit (LoopLimits) ends the run with its own stop_reason. A final answer that is only a
+tool call written as text (kernel.agent.textcall) is answered once and the run goes on; an
+empty final answer is flagged in run_finished.
+
+The context (kernel.agent.compact, kernel.agent.media): results' images and documents are
+fitted to the API's limits as they enter the history (and a loaded history once); a
+request near the window — the window less max_tokens — is trimmed, then compacted (the
+oldest turns summarized, a stored ContextCompacted; the history itself is never cut); a
+request the API refuses as too long is compacted and sent once more, one refused because of
+a media block has that block replaced for good and is sent once more. `Agent.compact`
+summarizes on request (the app's Compact, `reins exec --compact`).
 
 Resume: the history tells where a run stopped. An assistant turn whose tool calls have no
 results yet has them dispatched (the dispatcher returns stored results for calls that had
