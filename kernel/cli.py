@@ -67,7 +67,9 @@ from kernel.events import (
     json_text,
 )
 from kernel.mcp.config import McpConfigError
-from kernel.mcp.headless import exec_asks, report_settled
+from kernel.mcp.headless import exec_asks, report_settled, server_prompt
+from kernel.mcp.manager import McpManager
+from kernel.mcp.prompts import PromptRefError, parse_prompt_args, parse_prompt_ref
 from kernel.mcp.report import server_line
 from kernel.modes import MODES
 from kernel.paths import AppPaths
@@ -76,6 +78,7 @@ from kernel.policy.channels import ApprovalChannel, Choice, FixedChannel, Termin
 from kernel.policy.settings import Settings, SettingsError, load_settings
 from kernel.sandbox.detect import detect_sandbox
 from kernel.sandbox.doctor import report as sandbox_report
+from kernel.tools.spec import ToolError
 from kernel.visible import one_line, visible
 from kernel.workspace import broad_workspace_reason
 
@@ -131,6 +134,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help="with --session: summarize its oldest turns for the next requests "
                     "first (the stored history keeps them)")
     ex.add_argument("--json", action="store_true", help="print events as JSON lines")
+    ex.add_argument("--mcp-prompt", metavar="SERVER/NAME",
+                    help="use this prompt of a configured MCP server (PROMPT, if given, "
+                    "follows it)")
+    ex.add_argument("--mcp-prompt-arg", action="append", default=[], metavar="NAME=VALUE",
+                    help="an argument of the --mcp-prompt; repeatable")
     exp = sub.add_parser("export", help="write a session's trace as JSON lines")
     exp.add_argument("session", metavar="SESSION")
     sub.add_parser("doctor", help="check the sandbox, the API key and the data folder")
@@ -184,8 +192,15 @@ def exit_code(finished: RunFinished | None) -> int:
 def exec_command(args: argparse.Namespace) -> int:
     paths = AppPaths.from_env()
     settings = load_settings(paths)
-    if args.prompt is None and args.session is None:
-        raise UsageError("give a PROMPT, or --session ID to resume a session")
+    if args.prompt is None and args.session is None and args.mcp_prompt is None:
+        raise UsageError("give a PROMPT (or --mcp-prompt SERVER/NAME), or --session ID to "
+                         "resume a session")
+    if args.mcp_prompt is not None:
+        try:
+            parse_prompt_ref(args.mcp_prompt)
+            parse_prompt_args(args.mcp_prompt_arg)
+        except PromptRefError as exc:
+            raise UsageError(str(exc)) from None
     if args.compact and args.session is None:
         raise UsageError("--compact works on a stored session: give --session ID")
     if args.prompt is not None and not args.prompt.strip():
@@ -261,10 +276,20 @@ async def _exec(kernel: Kernel, args: argparse.Namespace, settings: Settings, se
                 kernel.store.append_event(busy)
                 printer(busy)
                 return EXIT_ERROR
-        await _start_mcp(kernel, settings, session_id, Path(info.workspace), args.approve,
-                         printer)
+        manager = await _start_mcp(kernel, settings, session_id, Path(info.workspace),
+                                   args.approve, printer)
+        prompt = args.prompt
+        if args.mcp_prompt is not None:
+            try:
+                prompt = await server_prompt(manager, args.mcp_prompt, args.mcp_prompt_arg,
+                                             args.prompt)
+            except (PromptRefError, ToolError) as exc:
+                error = ErrorEvent(session_id, "mcp_prompt", str(exc))
+                kernel.store.append_event(error)
+                printer(error)
+                return EXIT_ERROR
         try:
-            finished = await _run_with_signals(agent, session_id, args.prompt, printer)
+            finished = await _run_with_signals(agent, session_id, prompt, printer)
         except (RunBusy, SessionLocked) as exc:
             busy = ErrorEvent(session_id, "session_busy", str(exc))
             kernel.store.append_event(busy)
@@ -277,13 +302,14 @@ async def _exec(kernel: Kernel, args: argparse.Namespace, settings: Settings, se
 
 
 async def _start_mcp(kernel: Kernel, settings: Settings, session_id: str, workspace: Path,
-                     approve: str | None, printer: Callable[[Event], None]) -> None:
+                     approve: str | None, printer: Callable[[Event], None]
+                     ) -> McpManager | None:
     """Start the configured MCP servers and, headless, wait until each is ready or failed
     (each has its own start-up timeout), so the first request already offers their tools;
     each outcome is an `mcp_server` event. The servers' roots are the workspace; their
     forms are answered by `--approve` (kernel.mcp.headless)."""
     if not settings.mcp_servers:
-        return
+        return None
 
     def record(event: Event) -> None:
         kernel.store.append_event(event)
@@ -295,6 +321,7 @@ async def _start_mcp(kernel: Kernel, settings: Settings, session_id: str, worksp
     except McpConfigError as exc:
         raise UsageError(str(exc)) from None
     await report_settled(manager, session_id, record)
+    return manager
 
 
 async def _run_with_signals(agent: Agent, session_id: str, prompt: str | None,

@@ -22,7 +22,12 @@ for lib in libxcb-cursor.so.0 libxkbcommon-x11.so.0 libEGL.so.1 libGL.so.1; do
     esac
   fi
 done
-[ ${#need[@]} -eq 0 ] && exit 0
+command -v node >/dev/null 2>&1 || need+=(nodejs)                  # MCP test servers (npm)
+command -v npm >/dev/null 2>&1 || need+=(npm)
+cache_npm_servers() {  # the MCP tests' npm server, cached once (they skip, saying why, without)
+  [ -x .venv/bin/python ] && .venv/bin/python -m tests.mcp.everything || true
+}
+if [ ${#need[@]} -eq 0 ]; then cache_npm_servers; exit 0; fi
 extra=(libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0 libxcb-shape0
        libxcb-xinerama0 libxcb-randr0 libdbus-1-3 fonts-dejavu-core xauth)
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -36,4 +41,5 @@ else
   echo "system-deps: missing ${need[*]} (run as root with apt-get, or install them by hand);" \
        "tests that need them will fail and say so" >&2
 fi
+cache_npm_servers
 exit 0

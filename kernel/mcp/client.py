@@ -15,11 +15,12 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import mcp_types
@@ -27,7 +28,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.dispatcher import ProgressFnT
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.message import SessionMessage
 
 from kernel.mcp.asks import ServerAsks, roots_result
@@ -46,6 +47,7 @@ PING_INTERVAL_S = 30.0
 PING_TIMEOUT_S = 10.0
 LIST_CHANGED = "notifications/tools/list_changed"
 ToolsCallback = Callable[[tuple[mcp_types.Tool, ...]], Awaitable[None]]
+T = TypeVar("T")
 
 
 class ServerFailed(Exception):
@@ -291,19 +293,32 @@ class McpConnection:
         """Tell the server its roots changed (it lists them again); nothing when not live."""
         session = self.session
         if session is not None:
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(Exception), warnings.catch_warnings():
+                # Deprecated from protocol 2026-07-28 on, still what servers of the
+                # versions before it (server-everything, most in use) listen for.
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
                 await session.send_roots_list_changed()
 
     async def call(self, tool: str, arguments: dict[str, Any],
                    progress: ProgressFnT | None = None, *,
                    timeout_s: float) -> mcp_types.CallToolResult:
-        """Call `tool` on the live session; `progress` gets its progress notifications.
+        """Call `tool` on the live session; `progress` gets its progress notifications
+        (see `request` for the timeout and the errors)."""
+        result: mcp_types.CallToolResult = await self.request(
+            lambda session, on_progress: session.call_tool(tool, arguments,
+                                                           progress_callback=on_progress),
+            timeout_s=timeout_s, progress=progress)
+        return result
 
-        The call may go `timeout_s` without an answer; each progress notification starts
-        that time again (as the MCP spec allows), so a long tool that reports progress is
-        not cut. Raises ServerUnavailable when there is no live session, ServerExited when
-        the connection closes during the call, CallTimedOut, MCPError for a protocol-level
-        error answer.
+    async def request(self, send: Callable[[ClientSession, ProgressFnT], Awaitable[T]], *,
+                      timeout_s: float, progress: ProgressFnT | None = None) -> T:
+        """`send(session, on_progress)` on the live session (a call, a resource read, a
+        prompt), with its progress notifications passed on to `progress`.
+
+        It may go `timeout_s` without an answer; each progress notification starts that
+        time again (as the MCP spec allows), so a long tool that reports progress is not
+        cut. Raises ServerUnavailable when there is no live session, ServerExited when the
+        connection closes meanwhile, CallTimedOut, MCPError for a protocol-level error.
         """
         session = self._session
         if session is None or not self.ready:
@@ -320,7 +335,7 @@ class McpConnection:
 
         try:
             with scope:
-                return await session.call_tool(tool, arguments, progress_callback=on_progress)
+                return await send(session, on_progress)
             since = " since its last progress notification" if reported[0] else ""
             raise CallTimedOut(f"no answer within {timeout_s:g} s{since}")
         except MCPError as exc:
@@ -329,6 +344,12 @@ class McpConnection:
             raise
         finally:
             self._calls -= 1
+
+    @property
+    def capabilities(self) -> mcp_types.ServerCapabilities | None:
+        """What the live server declared (None while it is not ready)."""
+        session = self.session
+        return session.server_capabilities if session is not None else None
 
     @property
     def returncode(self) -> int | None:

@@ -6,13 +6,14 @@ record of how each server came up.
   defaults (`kernel.mcp.asks.elicitation_defaults`), and declined when a required field has
   none; a URL elicitation (open a web page) is always declined (no browser here). Each
   request and its answer is an `mcp_elicitation` event;
-- every configured server's outcome is an `mcp_server` event once they settled.
+- every configured server's outcome is an `mcp_server` event once they settled;
+- `--mcp-prompt SERVER/NAME` asks the server for the run's prompt (kernel.mcp.prompts).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import mcp_types
@@ -20,6 +21,7 @@ import mcp_types
 from kernel.events import Event, McpElicitation
 from kernel.mcp.asks import Elicit, ServerAsks, elicitation_defaults, form_fields
 from kernel.mcp.manager import McpManager, ServerStatus
+from kernel.mcp.prompts import PromptRefError, get_prompt, parse_prompt_args, parse_prompt_ref
 from kernel.mcp.report import server_event
 
 Record = Callable[[Event], None]
@@ -72,3 +74,16 @@ async def report_settled(manager: McpManager, session_id: str, record: Record) -
         for state in manager.states()))
     for state in outcomes:
         record(server_event(session_id, state))
+
+
+async def server_prompt(manager: McpManager | None, ref: str, pairs: Sequence[str],
+                        typed: str | None) -> str:
+    """`--mcp-prompt SERVER/NAME` (with `--mcp-prompt-arg NAME=VALUE` pairs) as the run's
+    prompt; text typed as PROMPT too follows it. Raises PromptRefError, or ToolError when
+    the server cannot answer."""
+    server, name = parse_prompt_ref(ref)
+    if manager is None:
+        raise PromptRefError(f"--mcp-prompt {ref}: no MCP servers are configured in "
+                             f"settings.json")
+    text = await get_prompt(manager, server, name, parse_prompt_args(pairs))
+    return f"{text}\n\n{typed}" if typed else text

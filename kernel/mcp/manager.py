@@ -21,10 +21,10 @@ import contextlib
 import enum
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import mcp_types
 from mcp.shared.dispatcher import ProgressFnT
@@ -51,6 +51,7 @@ from kernel.tools.spec import ErrorCode, ToolError, ToolSpec
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
 STABLE_AFTER_S = 60.0
 """A server that stayed ready this long starts its failure count from zero again."""
 _STOP_WAIT_S = EXIT_GRACE_S + 2 * KILL_GRACE_S + 1.0
@@ -171,6 +172,8 @@ class McpManager:
         self.logs_dir = logs_dir
         self.asks = asks or ServerAsks()
         """How every server's requests are answered (roots, elicitation, sampling)."""
+        self.resources_tool: ToolSpec | None = None
+        """Registered while a ready server declares resources (kernel.mcp.resources)."""
         self.backoff = backoff or Backoff()
         self.on_state = on_state
         self._slots: dict[str, _Slot] = {}
@@ -426,17 +429,10 @@ class McpManager:
     async def _call(self, server: str, tool: str, arguments: dict[str, Any],
                     progress: ProgressFnT | None, fingerprint: str) -> mcp_types.CallToolResult:
         """Run `tool` on the server if its definition now is still `fingerprint`, the one
-        the call was approved for (a re-listing under way is waited for first; so is a
-        restart planned within the call's timeout)."""
-        slot = self._slots.get(server)
-        if slot is None:
-            raise ToolError(f"The MCP server {server!r} is not configured any more, so {tool!r} "
-                            f"was not run.", hint="Tell the user to check the server in "
-                                                  "settings.")
-        timeout_s = slot.config.tool_timeout_s
-        deadline = time.monotonic() + timeout_s
-        while True:
-            connection = await self._live_connection(slot, tool, timeout_s, deadline)
+        the call was approved for (a re-listing under way is waited for first)."""
+        slot = self._configured(server, repr(tool))
+
+        async def approved_as_it_is() -> None:
             await slot.definitions.settled(slot.config.startup_timeout_s)
             current = slot.definitions.current(tool)
             if current.fingerprint != fingerprint:
@@ -445,30 +441,72 @@ class McpManager:
                 raise ToolError(f"{why}, so {tool!r} was not run.",
                                 hint="Call it again if it is still wanted: the user is asked "
                                      "about the tool as it is now.")
+
+        return await self._request(
+            slot, repr(tool),
+            lambda connection, timeout_s: connection.call(tool, arguments, progress,
+                                                          timeout_s=timeout_s),
+            approved_as_it_is)
+
+    async def request(self, server: str, what: str,
+                      send: Callable[[McpConnection, float], Awaitable[T]]) -> T:
+        """`send(connection, timeout_s)` to the server (a resource read, a prompt), with the
+        same waiting for a restart and the same errors (ToolError) as a tool call; `what`
+        names it in messages ("the resource 'x://y'")."""
+        return await self._request(self._configured(server, what), what, send, None)
+
+    def live_servers(self) -> tuple[tuple[str, mcp_types.ServerCapabilities], ...]:
+        """The ready servers with what each declared."""
+        out = []
+        for name, slot in self._slots.items():
+            capabilities = slot.connection.capabilities if slot.connection else None
+            if slot.state.status is ServerStatus.READY and capabilities is not None:
+                out.append((name, capabilities))
+        return tuple(out)
+
+    def _configured(self, server: str, what: str) -> _Slot:
+        slot = self._slots.get(server)
+        if slot is None:
+            raise ToolError(f"The MCP server {server!r} is not configured, so {what} was not "
+                            f"run.", hint="Tell the user to check the server in settings.")
+        return slot
+
+    async def _request(self, slot: _Slot, what: str,
+                       send: Callable[[McpConnection, float], Awaitable[T]],
+                       check: Callable[[], Awaitable[None]] | None) -> T:
+        """Send once the server is live (waiting for a restart within the timeout) and
+        `check` passed; every failure as a ToolError that says what happened when."""
+        server = slot.config.name
+        timeout_s = slot.config.tool_timeout_s
+        deadline = time.monotonic() + timeout_s
+        while True:
+            connection = await self._live_connection(slot, what, timeout_s, deadline)
+            if check is not None:
+                await check()
             try:
-                return await connection.call(tool, arguments, progress, timeout_s=timeout_s)
+                return await send(connection, timeout_s)
             except ServerUnavailable:
                 continue  # it had ended before the call (not noticed yet): wait for it
             except ServerExited as exc:
                 raise ToolError(
-                    f"The MCP server {server!r} stopped while running {tool!r}: it was "
+                    f"The MCP server {server!r} stopped while running {what}: it was "
                     f"running when the call started and died during it ({exc}). The call may "
                     f"have had partial effects.",
                     hint="Reins restarts the server; check the state before calling it again."
                 ) from exc
             except CallTimedOut as exc:
                 raise ToolError(
-                    f"The MCP server {server!r} did not finish {tool!r}: {exc} (its "
+                    f"The MCP server {server!r} did not finish {what}: {exc} (its "
                     f"\"tool_timeout_s\" is {timeout_s:g} s), so the call was cancelled; it "
                     f"may have had partial effects.", code=ErrorCode.TIMEOUT,
                     hint="Try a smaller request; if the tool is known to be slow, the user "
                          "can raise tool_timeout_s in its mcpServers entry.") from exc
             except MCPError as exc:
                 raise ToolError(
-                    f"The MCP server {server!r} refused the call to {tool!r}: "
+                    f"The MCP server {server!r} refused the call to {what}: "
                     f"{exc.error.message} (MCP error {exc.error.code})") from exc
 
-    async def _live_connection(self, slot: _Slot, tool: str, timeout_s: float,
+    async def _live_connection(self, slot: _Slot, what: str, timeout_s: float,
                                deadline: float) -> McpConnection:
         """The server's live connection; a server that is starting, or down with a restart
         planned before `deadline`, is waited for (ToolError when it does not come back)."""
@@ -482,13 +520,24 @@ class McpManager:
             if reason is not None:
                 raise ToolError(
                     f"The MCP server {slot.config.name!r} is not available: it was already "
-                    f"gone before this call ({slot.state.summary}); {reason}, so {tool!r} was "
+                    f"gone before this call ({slot.state.summary}); {reason}, so {what} was "
                     f"not run.", hint="Try again later, or tell the user to check the server "
                                       "in settings.")
             changed = self._changed
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(deadline - now):
                     await changed.wait()
+
+    def _sync_resources_tool(self) -> None:
+        tool = self.resources_tool
+        if tool is None:
+            return
+        wanted = any(caps.resources is not None for _, caps in self.live_servers())
+        current = self.registry.get(tool.name)
+        if wanted and current is None:
+            self.registry.register(tool)
+        elif not wanted and current is tool:
+            self.registry.unregister(tool.name)
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -497,6 +546,7 @@ class McpManager:
         self._publish(slot)
 
     def _publish(self, slot: _Slot) -> None:
+        self._sync_resources_tool()
         if self.on_state is not None:
             try:
                 self.on_state(slot.state)

@@ -19,6 +19,7 @@ from kernel.mcp.asks import ServerAsks
 from kernel.mcp.config import parse_mcp_servers
 from kernel.mcp.launch import launch_builder
 from kernel.mcp.manager import Backoff, McpManager, StateListener
+from kernel.mcp.resources import make_resources_tool
 from kernel.paths import AppPaths
 from kernel.sandbox.settings import ExecSettings
 from kernel.tools.registry import ToolRegistry
@@ -48,5 +49,6 @@ async def start_mcp_servers(
     manager = McpManager(registry, launch_for=launch_builder(paths, exec_settings),
                          logs_dir=mcp_logs_dir(paths), backoff=backoff, on_state=on_state,
                          asks=asks)
+    manager.resources_tool = make_resources_tool(manager)
     await manager.start(configs)
     return manager

@@ -149,7 +149,7 @@ def result_content(server: str, result: mcp_types.CallToolResult) -> Content | T
     like any other output. `isError` becomes an error result (`execution_error`) that keeps
     the server's content; the dispatcher binds it to the call and externalizes it alike.
     """
-    blocks = [content_block(block) for block in result.content]
+    blocks = [content_block(block, server) for block in result.content]
     if not blocks and result.structured_content is not None:
         blocks = [_text(json.dumps(result.structured_content, ensure_ascii=False, indent=1))]
     if result.is_error:
@@ -165,8 +165,9 @@ def result_content(server: str, result: mcp_types.CallToolResult) -> Content | T
     return content
 
 
-def content_block(block: Any) -> dict[str, Any]:
-    """One MCP content block as an Anthropic tool_result content block."""
+def content_block(block: Any, server: str = "") -> dict[str, Any]:
+    """One MCP content block as an Anthropic tool_result content block; a resource link
+    says how to open it (the `mcp_resources` tool, on `server`)."""
     if isinstance(block, mcp_types.TextContent):
         return _text(block.text)
     if isinstance(block, mcp_types.ImageContent):
@@ -178,13 +179,16 @@ def content_block(block: Any) -> dict[str, Any]:
     if isinstance(block, mcp_types.ResourceLink):
         kind = f", {block.mime_type}" if block.mime_type else ""
         about = f": {block.description}" if block.description else ""
-        return _text(f"[resource link {block.name} <{block.uri}>{kind}{about}]")
+        how = (f"; open it with mcp_resources, server {server!r}, uri {block.uri!r}"
+               if server else "")
+        return _text(f"[resource link {block.name} <{block.uri}>{kind}{about}{how}]")
     if isinstance(block, mcp_types.EmbeddedResource):
-        return _resource(block.resource)
+        return resource_block(block.resource)
     return _text(f"[unsupported content of type {getattr(block, 'type', type(block).__name__)}]")
 
 
-def _resource(res: Any) -> dict[str, Any]:
+def resource_block(res: Any) -> dict[str, Any]:
+    """One resource's contents (text, or a blob) as a tool_result content block."""
     mime = res.mime_type or ""
     if isinstance(res, mcp_types.TextResourceContents):
         return _text(f"[resource {res.uri}{' (' + mime + ')' if mime else ''}]\n{res.text}")

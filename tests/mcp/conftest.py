@@ -14,16 +14,20 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+import pytest
 
+from kernel.mcp.asks import ServerAsks
 from kernel.mcp.config import McpServerConfig, parse_mcp_servers
 from kernel.mcp.environment import server_env
 from kernel.mcp.launch import ServerLaunch, direct_launch
 from kernel.mcp.manager import Backoff, McpManager, ServerState
+from kernel.mcp.resources import make_resources_tool
 from kernel.tools.dispatch import Dispatcher, NullObserver
 from kernel.tools.externalize import OutputStore
 from kernel.tools.pathpolicy import PathPolicy
 from kernel.tools.registry import ToolRegistry
 from kernel.tools.spec import Progress, ToolCall, ToolResult
+from tests.mcp.everything import everything_entry, install
 
 EDGE = Path(__file__).parent / "servers" / "edge.py"
 BIN = str(Path(sys.executable).parent)
@@ -40,6 +44,16 @@ def gone(pid: int) -> bool:
         return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return True
+
+
+@pytest.fixture(scope="session")
+def everything() -> dict[str, Any]:
+    """The mcpServers entry of server-everything (installed on first use; skipped, saying
+    why, when Node or the package cannot be had)."""
+    problem = install()
+    if problem:
+        pytest.skip(f"@modelcontextprotocol/server-everything: {problem}")
+    return everything_entry()
 
 
 def free_port() -> int:
@@ -101,6 +115,7 @@ async def harness(
     backoff: Backoff | None = None,
     env: dict[str, str] | None = None,
     ping_interval_s: float = 30.0,
+    asks: ServerAsks | None = None,
 ) -> AsyncIterator[Harness]:
     """A manager with `servers` started (not awaited), stopped at the end."""
     registry = ToolRegistry()
@@ -120,7 +135,9 @@ async def harness(
 
     manager = McpManager(registry, launch_for=launch_for, logs_dir=tmp_path / "logs",
                          backoff=backoff or Backoff(0.2, 1.0, 4), on_state=published.append,
-                         ping_interval_s=ping_interval_s)
+                         ping_interval_s=ping_interval_s,
+                         asks=asks or ServerAsks(roots=(workspace,)))
+    manager.resources_tool = make_resources_tool(manager)
     h = Harness(registry, manager, dispatcher, published, progress)
     await manager.start(parse_mcp_servers(servers))
     try:

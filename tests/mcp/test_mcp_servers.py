@@ -122,7 +122,7 @@ def test_slow_and_broken_servers_delay_nobody(tmp_path: Path) -> None:
             assert shown["status"] == "failed" and shown["summary"] == missing.summary
 
             invalid = await h.manager.wait_for("invalid", ready, WAIT)
-            assert invalid.summary == "ready with 18 tools (1 skipped)"
+            assert invalid.summary == "ready with 20 tools (1 skipped)"
             (skipped,) = invalid.skipped
             assert skipped.startswith("broken: ") and "meta-schema" in skipped
             assert "$.properties.x.type" in skipped
@@ -265,7 +265,7 @@ def test_list_changed_reregisters_only_that_servers_tools(tmp_path: Path) -> Non
             assert (await h.call("mcp__edge__grow")).text == "grown"
             state = await h.manager.wait_for("edge", lambda s: "mcp__edge__extra" in s.tools,
                                              WAIT)
-            assert len(state.tools) == 19
+            assert len(state.tools) == 21
             assert h.registry.version > version
             assert h.registry.get("mcp__edge__peek") is peek
             assert h.registry.get("mcp__time__get_current_time") is clock
@@ -330,7 +330,7 @@ def test_disable_enable_restart(tmp_path: Path) -> None:
 
             await h.manager.enable("edge")
             second = await h.manager.wait_for("edge", ready, WAIT)
-            assert second.summary == "ready with 18 tools" and second.pid != first.pid
+            assert second.summary == "ready with 20 tools" and second.pid != first.pid
 
             await h.manager.restart("edge")
             third = await h.manager.wait_for("edge", ready, WAIT)
@@ -345,8 +345,8 @@ def test_name_collisions_between_servers_name_both_origins(tmp_path: Path) -> No
         async with harness(tmp_path, {"a.b": edge(), "a_b": edge()}) as h:
             states = {s.name: s for s in await h.manager.wait_settled(WAIT)}
             owner, other = sorted(states.values(), key=lambda s: -len(s.tools))
-            assert len(owner.tools) == 18 and other.tools == ()
-            assert len(other.skipped) == 18
+            assert len(owner.tools) == 20 and other.tools == ()
+            assert len(other.skipped) == 20
             assert "mcp:a.b tool 'echo'" in "".join(other.skipped)
             assert "mcp:a_b tool 'echo'" in "".join(other.skipped)
             assert h.registry.get("mcp__a_b__echo").origin == f"mcp:{owner.name}"

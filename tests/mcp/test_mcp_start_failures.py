@@ -188,8 +188,8 @@ def test_exec_reports_every_servers_outcome_as_a_stored_event(cli: Cli,
     assert [e["server"] for e in reported] == ["edge", *chosen, "off"]
     assert out.index(reported[-1]) < [e["type"] for e in out].index("session_started")
     by_name = {e["server"]: e for e in reported}
-    assert by_name["edge"] == {**by_name["edge"], "state": "ready", "tools": 18,
-                               "reason": "ready with 18 tools"}
+    assert by_name["edge"] == {**by_name["edge"], "state": "ready", "tools": 20,
+                               "reason": "ready with 20 tools"}
     assert by_name["off"]["state"] == "disabled"
     for name in chosen:
         event = by_name[name]
@@ -221,5 +221,5 @@ def test_exec_in_human_mode_says_on_stderr_which_server_failed_and_why(cli: Cli)
     assert "its tools are not available" in gone
     assert "MCP server 'edge'" not in done.stderr
     assert f"── MCP server 'edge' ({sys.executable}" in done.stdout
-    assert "ready with 18 tools" in done.stdout
+    assert "ready with 20 tools" in done.stdout
 

@@ -180,7 +180,8 @@ def test_images_resources_and_links_map_to_blocks() -> None:
     assert "image/tiff" in content[2]["text"] and "not shown" in content[2]["text"]
     assert "not shown" in content[3]["text"]
     assert "audio/wav" in content[4]["text"]
-    assert content[5]["text"] == "[resource link spec <file:///spec.md>, text/markdown]"
+    assert content[5]["text"] == ("[resource link spec <file:///spec.md>, text/markdown; open "
+                                  "it with mcp_resources, server 's', uri 'file:///spec.md']")
     assert content[6]["text"] == "[resource file:///a.txt (text/plain)]\nhello"
     assert content[7]["source"]["media_type"] == "application/pdf"
     assert "file:///a.bin" in content[9]["text"]

@@ -24,6 +24,7 @@ from mcp_types import (
     TextResourceContents,
     ToolAnnotations,
 )
+from pydantic import BaseModel
 
 # A 1×1 transparent PNG.
 PNG = base64.b64encode(bytes.fromhex(
@@ -125,6 +126,26 @@ async def long_work(seconds: float, every: float, ctx: Context,
         step += 1
         await ctx.report_progress(step, None, f"still working ({step})")
     return f"worked {seconds} s in {step} steps"
+
+
+class Preferences(BaseModel):
+    color: str = "blue"
+    count: int = 3
+
+
+@server.tool()
+async def ask_form(ctx: Context) -> str:
+    """Ask the user for preferences (an elicitation whose fields all have defaults)."""
+    answer = await ctx.elicit("Pick your preferences", Preferences)
+    data = answer.data.model_dump() if answer.action == "accept" else None
+    return json.dumps({"action": answer.action, "data": data})
+
+
+@server.tool()
+async def roots(ctx: Context) -> str:
+    """The client's roots, as JSON."""
+    listed = await ctx.session.list_roots()
+    return json.dumps([{"uri": str(r.uri), "name": r.name} for r in listed.roots])
 
 
 @server.tool()
