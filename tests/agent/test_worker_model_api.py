@@ -1,0 +1,60 @@
+"""The desktop side of the model API, through the real kernel worker process and its pipe:
+the agents get each model's limits from settings' "models", and CompactSession (the app's
+Compact) summarizes a session's oldest turns, answered by a context_compacted event."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kernel import protocol as p
+from kernel.agent.compact import SUMMARY_SYSTEM
+from kernel.fakemodel import FakeAnthropicServer, reply
+from kernel.paths import AppPaths
+from tests.security.test_workspace_broad import Worker
+
+
+@pytest.fixture
+def served(reins_home: AppPaths, monkeypatch: pytest.MonkeyPatch
+           ) -> Iterator[tuple[FakeAnthropicServer, Worker]]:
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    with FakeAnthropicServer(api_key="test-key") as server:
+        reins_home.settings_file.parent.mkdir(parents=True, exist_ok=True)
+        reins_home.settings_file.write_text(json.dumps({
+            "model": "local-coder", "base_url": server.base_url,
+            "models": {"local-*": {"context_window": 16384, "max_tokens": 2048}}}))
+        worker = Worker()
+        try:
+            worker.send(p.SetApiKey("test-key"))
+            yield server, worker
+        finally:
+            worker.close()
+
+
+def _finished_runs(worker: Worker, count: int) -> None:
+    worker.wait_for(p.RunStatus, count * 2)
+
+
+def test_the_app_compacts_a_session_and_its_agents_use_the_models_limits(
+        served: tuple[FakeAnthropicServer, Worker], workspace: Path):
+    server, worker = served
+    worker.send(p.NewSession(str(workspace), "auto"))
+    session = worker.wait_for(p.SessionLoaded).info.session_id
+    server.add(reply("one"), reply("two"), reply("Two questions, answered one and two."))
+    worker.send(p.StartRun(session, "first question"))
+    _finished_runs(worker, 1)
+    worker.send(p.StartRun(session, "second question"))
+    _finished_runs(worker, 2)
+    assert server.requests[0].body["max_tokens"] == 2048
+    worker.send(p.CompactSession(session))
+    _finished_runs(worker, 3)
+    compacted = [m.event for m in worker.received if isinstance(m, p.EventMessage)
+                 and m.event.type == "context_compacted"]
+    assert len(compacted) == 1 and compacted[0].reason == "user"
+    assert server.requests[-1].body["system"] == SUMMARY_SYSTEM
+    assert server.problems == []
