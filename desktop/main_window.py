@@ -187,6 +187,9 @@ class MainWindow(QMainWindow):
             menu.addAction(action)
         view = self.menuBar().addMenu("&View")
         view.addAction(self.timeline_dock.toggleViewAction())
+        from desktop.evaluations.action import evaluations_action
+
+        view.addAction(evaluations_action(self))
         install_menus(self)
 
     @property

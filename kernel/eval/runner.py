@@ -12,11 +12,13 @@ offered, the size of each request) goes into the outcome.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import io
 import json
 import multiprocessing
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import threading
@@ -24,6 +26,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +38,7 @@ from kernel.eval.task import ScriptedTurn, Task
 from kernel.fakemodel import Failure, FakeAnthropicServer, Reply, Text, ToolUse
 
 SCRIPTED_KEY = "reins-eval-scripted"
+PR_SET_PDEATHSIG = 1
 NULL_KEYRING = {"PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"}
 
 
@@ -111,10 +115,20 @@ def exec_argv(task: Task, workspace: Path, options: RunOptions) -> list[str]:
 # ---- the worker side ----------------------------------------------------------------------
 
 
-def _init_worker(base_env: Mapping[str, str]) -> None:
-    """Set the pool's environment and import the kernel once, before any run is timed."""
+def _init_worker(base_env: Mapping[str, str], parent: int) -> None:
+    """End with the eval (SIGTERM when it dies, so a stopped eval leaves no worker: the
+    run in progress is cancelled as `reins exec` cancels on SIGTERM), set the pool's
+    environment and import the kernel once, before any run is timed."""
+    if sys.platform == "linux":
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(143)
     os.environ.update(base_env)
     import kernel.cli  # noqa: F401
+
+
+def _ready() -> int:
+    return os.getpid()
 
 
 def run_exec(argv: Sequence[str], env: Mapping[str, str | None]) -> tuple[int, str, str]:
@@ -203,8 +217,11 @@ def run_task(task: Task, options: RunOptions, pool: ProcessPoolExecutor,
         with _model_for(task, options) as (env, server):
             env["REINS_HOME"] = str(prepared.home)
             started = time.perf_counter()
-            code, out, err = pool.submit(run_exec, exec_argv(task, prepared.workspace, options),
-                                         env).result()
+            try:
+                code, out, err = pool.submit(run_exec, exec_argv(task, prepared.workspace,
+                                                                 options), env).result()
+            except BrokenProcessPool as exc:
+                code, out, err = 1, "", f"the eval's worker process died: {exc}"
             seconds = time.perf_counter() - started
             requests = None
             if server is not None:
@@ -252,8 +269,12 @@ def run_suite(tasks: Sequence[Task], options: RunOptions, *, repeat: int = 1,
     context = multiprocessing.get_context("spawn")
     try:
         with ProcessPoolExecutor(options.jobs, mp_context=context, initializer=_init_worker,
-                                 initargs=(base_env,)) as pool, \
+                                 initargs=(base_env, os.getpid())) as pool, \
                 ThreadPoolExecutor(options.jobs) as threads:
+            # every worker started (and its kernel imported) from this thread, which lives
+            # as long as the pool: the parent-death signal follows the thread that forked
+            for ready in [pool.submit(_ready) for _ in range(options.jobs)]:
+                ready.result()
 
             def one(index: int) -> None:
                 nonlocal done

@@ -1,0 +1,1 @@
+"""The Evaluations window (`reins eval` in a child process, its results, charts, comparison)."""

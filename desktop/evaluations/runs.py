@@ -1,0 +1,84 @@
+"""Saved eval runs (the `reins eval --json` files) as the window shows them. Pure.
+
+The file format and the arithmetic (metrics, comparison) are kernel.eval.scoring's; this
+module only reads a file and turns results into table cells and chart rows.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from desktop.evaluations.charts import MetricRow
+from kernel.eval.scoring import METRIC_NAMES, Metrics, TaskResult, metrics, results_from_dict
+
+RATES = ("tool_selection_accuracy", "argument_validity", "completion_rate")
+LABELS = {
+    "tool_selection_accuracy": "tool selection", "argument_validity": "argument validity",
+    "completion_rate": "completion", "avg_rounds": "rounds (avg)",
+    "avg_tokens": "tokens (avg)", "avg_cost_usd": "cost $ (avg)", "avg_seconds": "time s (avg)",
+    "avg_request_bytes": "largest request B (avg)",
+}
+PROGRESS = re.compile(r"^\[(\d+)/(\d+)\] (.+) (passed|failed \S+)$")
+
+
+@dataclass(frozen=True)
+class SavedRun:
+    path: Path
+    label: str
+    results: tuple[TaskResult, ...]
+    metrics: Metrics
+
+
+def load_run(path: Path) -> SavedRun:
+    """A results file, or ValueError saying why it cannot be read."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    results = tuple(results_from_dict(data))
+    label = f"{path.stem} · {data.get('model', '?')} · {data.get('suite', '?')}"
+    return SavedRun(path, label, results, metrics(results))
+
+
+def progress_of(line: str) -> tuple[int, int, str, bool] | None:
+    """(done, total, task, passed) of one progress line of `reins eval`, else None."""
+    match = PROGRESS.match(line.strip())
+    if match is None:
+        return None
+    return int(match[1]), int(match[2]), match[3], match[4] == "passed"
+
+
+def format_value(name: str, value: float | None) -> str:
+    if value is None:
+        return "—"
+    if name in RATES:
+        return f"{value * 100:.0f}%"
+    if name == "avg_cost_usd":
+        return f"{value:.4f}"
+    return f"{value:.1f}"
+
+
+def chart_rows(runs: Sequence[Metrics]) -> list[MetricRow]:
+    """One row per metric with a bar per run; rates on a 0–100% scale, the others scaled
+    to the largest value among the runs."""
+    rows = []
+    for name in METRIC_NAMES:
+        values = tuple(getattr(m, name) for m in runs)
+        known = [v for v in values if v is not None]
+        scale = 1.0 if name in RATES else max(known, default=0.0) or 1.0
+        rows.append(MetricRow(LABELS[name], values, scale,
+                              tuple(format_value(name, v) for v in values)))
+    return rows
+
+
+def task_cells(result: TaskResult) -> list[str]:
+    return [result.name, "passed" if result.passed else "FAILED", result.failure_cause or "",
+            str(result.rounds), str(result.tokens), f"{result.seconds:.2f}",
+            "; ".join(result.failures)]
+
+
+TASK_HEADERS = ["task", "result", "cause", "rounds", "tokens", "time s", "failures"]
