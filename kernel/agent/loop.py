@@ -92,7 +92,7 @@ from kernel.agent.limits import (
     rate_message,
     repeat_message,
 )
-from kernel.agent.media import fit_content, fit_messages, replace_at
+from kernel.agent.media import fit_content, fit_messages, replace_at, saver
 from kernel.agent.models import ModelLimits, max_tokens_advice
 from kernel.agent.pricing import Price, cost_usd, price_for
 from kernel.agent.prompt import system_prompt
@@ -432,6 +432,8 @@ class _Run:
         self.sink = sink
         self.workspace = Path(self.session.workspace)
         self.outputs = OutputStore.for_session(agent.paths, session_id)
+        self._keep_media = saver(self.outputs.root / "media")
+        """Where images and documents not sent as they were are kept."""
         self.path_policy = PathPolicy(self.workspace, app_paths=agent.paths)
         self.reporter = _Reporter(self.store, sink)
         self.results = self.store.result_log(session_id, pipeline=self.reporter.track)
@@ -468,7 +470,7 @@ class _Run:
     def _fit_history(self) -> None:
         """Images and documents of the stored history made sendable, for good (a session
         stored with one the API refuses is not stuck with it)."""
-        fitted, changed = fit_messages(self.history)
+        fitted, changed = fit_messages(self.history, self._keep_media)
         for index in changed:
             self.history[index] = dict(fitted[index])
             self._track(self.store.submit_replace_message(self.session_id, index,
@@ -719,7 +721,8 @@ class _Run:
         if place:
             place = (place[0] + offset, *place[1:])
         fixed, changed = replace_at(self.history, place,
-                                    f"refused by the API (HTTP {error.status})")
+                                    f"refused by the API (HTTP {error.status})",
+                                    self._keep_media)
         for index in changed:
             self.history[index] = fixed[index]
             self._track(self.store.submit_replace_message(self.session_id, index,
@@ -856,7 +859,8 @@ class _Run:
                     "duration_ms": round(result.duration_ms, 1),
                     "result": result.text[:200],
                 })
-        self._add_user_blocks([dict(b) for b in fit_content(blocks)[0]])
+        fitted, _ = fit_content(blocks, keep=self._keep_media)
+        self._add_user_blocks([dict(b) for b in fitted])
 
     def _pending_calls(self) -> list[ToolCall]:
         if not self.history or self.history[-1]["role"] != "assistant":

@@ -13,7 +13,9 @@ one such block in the history made every later request of a session fail the sam
   fit) becomes a text block that says what it was and why it was not sent.
 
 `fit_content` applies it to a list of blocks and the content of tool_result blocks, and
-`fit_messages` to a history; both return the same objects when nothing changed. Pillow is
+`fit_messages` to a history; both return the same objects when nothing changed. Nothing is
+lost: `keep(block)` (the caller's I/O) is given each original that is changed and returns
+where it was saved, which the note names. Pillow is
 a dependency for this (decoding the header alone gives the size; only a block over the
 limits is decoded in full, and decompression bombs are refused, not decoded).
 """
@@ -22,9 +24,12 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import io
-from collections.abc import Mapping, Sequence
+import mimetypes
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from PIL import Image
@@ -140,37 +145,58 @@ def _downscaled(block: Mapping[str, Any], image: Image.Image, size: int, max_byt
     return _refused(block, "it does not fit the API's 5 MB limit even downscaled")
 
 
+Keep = Callable[[Mapping[str, Any]], str | None]
+"""Saves an original media block; where it is, or None when it could not be saved."""
+
+
+def _kept(replacement: Mapping[str, Any], original: Mapping[str, Any],
+          keep: Keep | None) -> Mapping[str, Any]:
+    """A note block naming where the original was kept."""
+    where = keep(original) if keep is not None else None
+    if where is None:
+        return replacement
+    text = str(replacement.get("text", ""))
+    return _note_block(f"{text.removesuffix(']')}; the original is kept at {where}]"
+                       if text.endswith("]") else f"{text} (the original is kept at {where})")
+
+
 def fit_content(blocks: Sequence[Mapping[str, Any]], *, max_bytes: int = MAX_IMAGE_BASE64,
-                max_side: int = MAX_IMAGE_SIDE) -> tuple[list[Mapping[str, Any]], list[str]]:
+                max_side: int = MAX_IMAGE_SIDE, keep: Keep | None = None,
+                ) -> tuple[list[Mapping[str, Any]], list[str]]:
     """Every block fitted (tool_result content too); a changed block is followed by a text
-    note saying what changed. Returns the blocks and the notes."""
+    note saying what changed (a replaced one is that note). Returns the blocks and the
+    notes."""
     out: list[Mapping[str, Any]] = []
     notes: list[str] = []
     for block in blocks:
         if block.get("type") == "tool_result" and isinstance(block.get("content"), list):
             inner, inner_notes = fit_content(block["content"], max_bytes=max_bytes,
-                                             max_side=max_side)
+                                             max_side=max_side, keep=keep)
             out.append({**block, "content": inner} if inner_notes else block)
             notes += inner_notes
             continue
         fitted = fit_block(block, max_bytes=max_bytes, max_side=max_side)
-        out.append(fitted.block)
-        if fitted.changed:
-            notes.append(fitted.note)
-            if fitted.block.get("type") != "text":
-                out.append(_note_block(f"[{fitted.note}]"))
+        if not fitted.changed:
+            out.append(block)
+            continue
+        notes.append(fitted.note)
+        if fitted.block.get("type") == "text":
+            out.append(_kept(fitted.block, block, keep))
+        else:
+            out.append(fitted.block)
+            out.append(_kept(_note_block(f"[{fitted.note}]"), block, keep))
     return out, notes
 
 
-def fit_messages(messages: Sequence[Mapping[str, Any]]) -> tuple[list[Mapping[str, Any]],
-                                                                 list[int]]:
+def fit_messages(messages: Sequence[Mapping[str, Any]], keep: Keep | None = None,
+                 ) -> tuple[list[Mapping[str, Any]], list[int]]:
     """The history with every media block fitted; the indexes of the messages changed."""
     out: list[Mapping[str, Any]] = []
     changed: list[int] = []
     for index, message in enumerate(messages):
         content = message.get("content")
         if isinstance(content, list) and _has_media(content):
-            blocks, notes = fit_content(content)
+            blocks, notes = fit_content(content, keep=keep)
             if notes:
                 out.append({**message, "content": blocks})
                 changed.append(index)
@@ -192,7 +218,8 @@ def _has_media(blocks: Sequence[Any]) -> bool:
 
 
 def replace_at(messages: Sequence[Mapping[str, Any]], place: tuple[int, ...],
-               why: str) -> tuple[list[Mapping[str, Any]], list[int]]:
+               why: str, keep: Keep | None = None,
+               ) -> tuple[list[Mapping[str, Any]], list[int]]:
     """The messages with the media block at `place` (message, block[, inner block]) replaced
     by a note — or, when `place` is () or names no media block, every media block; the
     indexes of the messages changed."""
@@ -207,19 +234,20 @@ def replace_at(messages: Sequence[Mapping[str, Any]], place: tuple[int, ...],
                     and place[2] < len(target["content"]):
                 inner = list(target["content"])
                 if _is_media(inner[place[2]]):
-                    inner[place[2]] = replaced(inner[place[2]], why)
+                    inner[place[2]] = _kept(replaced(inner[place[2]], why), inner[place[2]],
+                                            keep)
                     blocks[place[1]] = {**target, "content": inner}
                     out[place[0]]["content"] = blocks
                     return out, [place[0]]
             elif _is_media(target):
-                blocks[place[1]] = replaced(target, why)
+                blocks[place[1]] = _kept(replaced(target, why), target, keep)
                 out[place[0]]["content"] = blocks
                 return out, [place[0]]
     changed = []
     for index, message in enumerate(out):
         content = message.get("content")
         if isinstance(content, list) and _has_media(content):
-            message["content"] = [_drop_media(b, why) for b in content]
+            message["content"] = [_drop_media(b, why, keep) for b in content]
             changed.append(index)
     return out, changed
 
@@ -228,9 +256,35 @@ def _is_media(block: Any) -> bool:
     return isinstance(block, Mapping) and block.get("type") in ("image", "document")
 
 
-def _drop_media(block: Any, why: str) -> Any:
+def _drop_media(block: Any, why: str, keep: Keep | None) -> Any:
     if _is_media(block):
-        return replaced(block, why)
+        return _kept(replaced(block, why), block, keep)
     if isinstance(block, Mapping) and isinstance(block.get("content"), list):
-        return {**block, "content": [_drop_media(b, why) for b in block["content"]]}
+        return {**block, "content": [_drop_media(b, why, keep) for b in block["content"]]}
     return block
+
+
+def saver(folder: Path) -> Keep:
+    """A `keep` that writes each original into `folder` (named by its content's hash, so
+    the same image is kept once); None when it cannot be written."""
+
+    def keep(block: Mapping[str, Any]) -> str | None:
+        source = block.get("source")
+        data = source.get("data") if isinstance(source, Mapping) else None
+        if not isinstance(source, Mapping) or not isinstance(data, str):
+            return None
+        try:
+            raw = base64.b64decode(data, validate=True)
+            suffix = mimetypes.guess_extension(str(source.get("media_type", ""))) or ".bin"
+        except (binascii.Error, ValueError):
+            raw, suffix = data.encode("utf-8", "surrogateescape"), ".b64.txt"
+        path = folder / f"{hashlib.sha256(raw).hexdigest()[:24]}{suffix}"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            if not path.exists():
+                path.write_bytes(raw)
+        except OSError:
+            return None
+        return str(path)
+
+    return keep

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import io
 import os
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ from kernel.agent.media import (
     fit_content,
     fit_messages,
     replace_at,
+    saver,
 )
 from kernel.fakemodel import FakeAnthropicServer, ToolUse, reply
 from kernel.tools.schema import tool
@@ -114,6 +116,22 @@ def test_fit_content_reaches_into_tool_results_and_notes_each_change():
     assert fit_content(clean) == (clean, [])
 
 
+def test_originals_are_kept_where_the_note_says(tmp_path):
+    keep = saver(tmp_path / "media")
+    result = {"type": "tool_result", "tool_use_id": "t", "content": [image(WIDE)]}
+    blocks, _ = fit_content([result, image("garbage!"), image(SMALL)], keep=keep)
+    inner = blocks[0]["content"]
+    kept = Path(inner[1]["text"].split("kept at ")[1].rstrip("]"))
+    assert kept.read_bytes() == base64.b64decode(WIDE)
+    assert blocks[1]["type"] == "text" and "not sent" in blocks[1]["text"]
+    assert Path(blocks[1]["text"].split("kept at ")[1].rstrip("]")).read_text() == "garbage!"
+    assert blocks[2] == image(SMALL) and len(list((tmp_path / "media").iterdir())) == 2
+    unwritable = saver(tmp_path / "file")
+    (tmp_path / "file").write_text("not a folder")
+    note = fit_content([image(WIDE)], keep=unwritable)[0][1]["text"]
+    assert "kept at" not in note and "downscaled" in note
+
+
 def test_fit_messages_names_only_the_changed_messages():
     history = [{"role": "user", "content": "hi"},
                {"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
@@ -161,6 +179,8 @@ def test_a_tool_image_over_the_limits_is_downscaled_before_sending(harness: Harn
     assert max(dimensions(sent[1])) <= 8000 and "downscaled" in sent[2]["text"]
     stored = harness.store.messages(sid)[2]["content"][0]["content"]
     assert max(dimensions(stored[1])) <= 8000
+    kept = Path(sent[2]["text"].split("the original is kept at ")[1].rstrip("]"))
+    assert kept.read_bytes() == base64.b64decode(WIDE) and kept.suffix == ".png"
 
 
 def test_an_image_the_api_still_refuses_is_replaced_once_and_the_session_goes_on(
@@ -180,6 +200,7 @@ def test_an_image_the_api_still_refuses_is_replaced_once_and_the_session_goes_on
             assert len(server.requests) == 3 and "image exceeds" in server.problems[0]
             retried = server.requests[2].body["messages"][-1]["content"][0]["content"]
             assert retried[1]["type"] == "text" and "refused by the API" in retried[1]["text"]
+            assert Path(retried[1]["text"].split("kept at ")[1].rstrip("]")).is_file()
             server.add(reply("still here"))
             _, again = harness.run("and now?", session_id=sid)
             assert again.stop_reason == "end_turn" and len(server.problems) == 1
