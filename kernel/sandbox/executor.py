@@ -52,11 +52,10 @@ from kernel.sandbox.marks import Mark
 from kernel.sandbox.network import FIX_PASTA, NetworkScope, Pasta, find_pasta, resolv_conf, scope
 from kernel.sandbox.pids import CgroupError, CommandCgroup, remove_when_empty
 from kernel.sandbox.proctree import ProcId, alive, descendants, signal_all
+from kernel.sandbox.refusal import CommandRefused, OutputSink
 from kernel.sandbox.revert import Reverted
 from kernel.sandbox.settings import ExecSettings
 from kernel.sandbox.standby import IDLE_S, Fingerprint, fingerprint
-from kernel.tools.externalize import SpoolWriter
-from kernel.tools.spec import ErrorCode, ToolError
 
 CHUNK = 1 << 20
 WRITE_CHUNK = 128 << 10
@@ -71,7 +70,7 @@ ProgressCallback = Callable[[int, str, float], None]
 """(bytes so far, last line, elapsed seconds)."""
 
 
-class SandboxUnavailable(ToolError):
+class SandboxUnavailable(CommandRefused):
     """No sandbox, and the user did not approve running this call without one."""
 
     def __init__(self, status: SandboxStatus) -> None:
@@ -82,7 +81,7 @@ class SandboxUnavailable(ToolError):
                 f"Fix: {status.fix}. Until then every command needs the user's explicit "
                 f"approval; ask the user to approve this call."
             ),
-            code=ErrorCode.SANDBOX_UNAVAILABLE,
+            kind="sandbox_unavailable",
         )
         self.status = status
 
@@ -281,7 +280,7 @@ class CommandExecutor:
                      ) -> None:
         """Make a sandbox for `request` ahead once the workspace's marks are current."""
         async def make() -> None:
-            with contextlib.suppress(ToolError):
+            with contextlib.suppress(CommandRefused):
                 marks = await self._guards.marks(request.workspace)
                 self._ensure_ahead(launcher, replace(request, marks=tuple(marks.values())), env)
 
@@ -294,7 +293,7 @@ class CommandExecutor:
         command: str,
         *,
         workspace: Path,
-        spool: SpoolWriter,
+        spool: OutputSink,
         timeout_s: float,
         cwd: Path | None = None,
         network: bool = False,
@@ -337,7 +336,7 @@ class CommandExecutor:
                     sandbox.fill(script)
                 except OSError as exc:
                     sandbox.discard()
-                    raise ToolError(f"The command could not be started: {exc}.") from exc
+                    raise CommandRefused(f"The command could not be started: {exc}.") from exc
             else:
                 sandbox = self._start(launcher, request, env, script)
             reverted: tuple[Reverted, ...] = ()
@@ -391,7 +390,7 @@ class CommandExecutor:
             if handshake is not None:
                 handshake.close()
             if isinstance(exc, OSError):
-                raise ToolError(f"The command could not be started: {exc}.") from exc
+                raise CommandRefused(f"The command could not be started: {exc}.") from exc
             raise
         finally:
             os.close(write_fd)
@@ -430,7 +429,7 @@ class CommandExecutor:
         self._ahead.discard()
         try:
             sandbox = self._start(launcher, request, env, None)
-        except (ToolError, OSError):
+        except (CommandRefused, OSError):
             return  # the next call builds its own and reports what fails
         self._ahead.put(sandbox, loop)
 
@@ -438,7 +437,7 @@ class CommandExecutor:
         self,
         sandbox: _Sandbox,
         started: float,
-        spool: SpoolWriter,
+        spool: OutputSink,
         timeout_s: float,
         limits: ResourceLimits,
         network: bool,
@@ -604,13 +603,13 @@ def _network(network_scope: NetworkScope, name: str) -> Pasta | None:
         return None
     pasta = find_pasta(name)
     if pasta is None:
-        raise ToolError(
+        raise CommandRefused(
             "The command was not run: it is allowed the network, but pasta (the user-mode "
             "network stack that gives a sandbox the internet without this machine's local "
             "services) is not installed.",
             hint=f"Fix: {FIX_PASTA}; or set exec.local_network to share this machine's "
                  "network with commands.",
-            code=ErrorCode.SANDBOX_UNAVAILABLE)
+            kind="sandbox_unavailable")
     return Pasta(pasta)
 
 
@@ -662,7 +661,7 @@ class _Pump:
     """Moves the command's output from the pipe to the spool file as it arrives."""
 
     def __init__(
-        self, loop: asyncio.AbstractEventLoop, fd: int, spool: SpoolWriter, buffer: bytearray
+        self, loop: asyncio.AbstractEventLoop, fd: int, spool: OutputSink, buffer: bytearray
     ) -> None:
         self.loop = loop
         self.fd = fd
@@ -755,7 +754,7 @@ class _ExitWatch:
 
 
 async def _tick(
-    spool: SpoolWriter, started: float, on_progress: ProgressCallback, interval_s: float
+    spool: OutputSink, started: float, on_progress: ProgressCallback, interval_s: float
 ) -> None:
     while True:
         await asyncio.sleep(interval_s)

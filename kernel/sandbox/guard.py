@@ -22,9 +22,9 @@ from pathlib import Path
 from kernel.pathrules import describe_secret, secret_match
 from kernel.paths import AppPaths
 from kernel.sandbox.marks import Mark
+from kernel.sandbox.refusal import CommandRefused
 from kernel.sandbox.revert import Reverted, quarantine, to_revert
 from kernel.sandbox.workspace_index import WorkspaceIndex
-from kernel.tools.spec import ErrorCode, ToolError
 
 KEPT = 8
 """Workspaces whose index is kept (each holds one inotify instance)."""
@@ -41,15 +41,15 @@ class WorkspaceGuards:
             os.path.realpath(p) for p in (self.paths.config, self.paths.data)))
 
     async def marks(self, workspace: Path) -> dict[str, Mark]:
-        """The workspace's marks now (a copy). Raises ToolError for a workspace that lies in
+        """The workspace's marks now (a copy). Raises CommandRefused for a workspace in
         a secret location (every command would show it)."""
         secret = secret_match(workspace.as_posix())
         if secret is not None:
-            raise ToolError(
+            raise CommandRefused(
                 f"The command was not run: the workspace {workspace} lies in a secret "
                 f"location ({describe_secret(secret)}), which commands never see.",
                 hint="Open a session on a project folder instead.",
-                code=ErrorCode.PERMISSION_DENIED)
+                kind="permission_denied")
         key = str(workspace)
         async with self._locks.setdefault(key, asyncio.Lock()):
             index = self._indexes.get(key)

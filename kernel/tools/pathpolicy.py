@@ -33,7 +33,7 @@ from kernel.pathrules import (
     subtree_root,
 )
 from kernel.paths import AppPaths
-from kernel.tools.spec import ErrorCode, ToolError
+from kernel.tools.errors import ErrorCode, ToolError
 
 
 def _read_umask() -> int:

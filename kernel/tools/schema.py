@@ -38,14 +38,14 @@ class ToolDefinitionError(TypeError):
 def _annotation_hints(fn: Callable[..., Any]) -> dict[str, Any]:
     try:
         return typing.get_type_hints(fn, include_extras=True)
-    except Exception:  # unresolvable forward references: fall back to the raw annotations
-        return dict(getattr(fn, "__annotations__", {}))
+    except Exception as exc:
+        raise ToolDefinitionError(
+            f"{getattr(fn, '__qualname__', fn)!r}: its annotations cannot be resolved ({exc}); "
+            "import every type it names at module level") from exc
 
 
 def _is_context(annotation: Any) -> bool:
-    if annotation is ToolContext:
-        return True
-    return isinstance(annotation, str) and annotation.rsplit(".", 1)[-1] == "ToolContext"
+    return annotation is ToolContext
 
 
 def context_parameter(fn: Callable[..., Any]) -> str | None:

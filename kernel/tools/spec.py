@@ -11,11 +11,13 @@ import enum
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from kernel.tools.externalize import OutputStore
-    from kernel.tools.pathpolicy import PathPolicy
+from kernel.tools.errors import ErrorCode, ToolError
+from kernel.tools.externalize import OutputStore
+from kernel.tools.pathpolicy import PathPolicy
+
+__all__ = ["ErrorCode", "ToolError"]  # defined in kernel.tools.errors, used with the rest here
 
 DEFAULT_OUTPUT_LIMIT = 30_000
 DEFAULT_TIMEOUT_S = 120.0
@@ -28,44 +30,6 @@ class Risk(enum.StrEnum):
     WRITE = "write"
     EXECUTE = "execute"
     DESTRUCTIVE = "destructive"
-
-
-class ErrorCode(enum.StrEnum):
-    """Stable error codes of a failed call; the model and the timeline see them."""
-
-    UNKNOWN_TOOL = "unknown_tool"
-    INVALID_ARGUMENTS = "invalid_arguments"
-    PERMISSION_DENIED = "permission_denied"
-    APPROVAL_DENIED = "approval_denied"
-    APPROVAL_UNAVAILABLE = "approval_unavailable"
-    TIMEOUT = "timeout"
-    EXECUTION_ERROR = "execution_error"
-    CANCELLED = "cancelled"
-    LOOP_DETECTED = "loop_detected"
-    RATE_LIMITED = "rate_limited"
-    SANDBOX_UNAVAILABLE = "sandbox_unavailable"
-
-
-class ToolError(Exception):
-    """Raised by a handler for an expected failure: the message goes to the model.
-
-    `retryable` marks transient failures the dispatcher may retry (up to the spec's
-    `retries`); `code` lets a tool report a more precise code than execution_error.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        hint: str = "",
-        retryable: bool = False,
-        code: ErrorCode = ErrorCode.EXECUTION_ERROR,
-    ) -> None:
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
-        self.retryable = retryable
-        self.code = code
 
 
 Content = str | tuple[Mapping[str, Any], ...]

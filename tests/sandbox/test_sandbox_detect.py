@@ -16,6 +16,7 @@ from kernel.sandbox.doctor import report
 from kernel.sandbox.executor import CommandExecutor, SandboxUnavailable
 from kernel.sandbox.settings import ExecSettings
 from kernel.sandbox.workspace_index import WorkspaceIndex
+from kernel.tools.builtin.command import refused
 from kernel.tools.externalize import OutputStore
 from kernel.tools.spec import ErrorCode
 from tests.sandbox.sandbox_helpers import MISSING
@@ -61,7 +62,8 @@ def test_executor_refuses_without_sandbox_and_runs_nothing(
     with outputs.spool("c") as spool, pytest.raises(SandboxUnavailable) as info:
         asyncio.run(executor.run("touch ran.txt", workspace=workspace, spool=spool,
                                  timeout_s=10))
-    assert info.value.code is ErrorCode.SANDBOX_UNAVAILABLE
+    assert info.value.kind == "sandbox_unavailable"
+    assert refused(info.value).code is ErrorCode.SANDBOX_UNAVAILABLE
     assert "apt-get install bubblewrap" in info.value.hint
     assert not (workspace / "ran.txt").exists()
     assert executor.running == 0

@@ -21,9 +21,9 @@ from kernel.paths import AppPaths
 from kernel.sandbox.executor import CommandExecutor
 from kernel.sandbox.limits import ResourceLimits
 from kernel.sandbox.pids import usable_hierarchy
+from kernel.sandbox.refusal import CommandRefused
 from kernel.sandbox.settings import ExecSettings
 from kernel.tools.externalize import OutputStore
-from kernel.tools.spec import ToolError
 from tests.sandbox.unprivileged_run import become_nobody
 
 
@@ -35,7 +35,7 @@ async def _run_all(executor: CommandExecutor, workspace: Path, outputs: OutputSt
             try:
                 outcome = await executor.run(command, workspace=workspace, spool=spool,
                                              timeout_s=60, network=network)
-            except ToolError as exc:
+            except CommandRefused as exc:
                 results.append({"command": command, "exit_code": None, "output": "",
                                 "error": f"{exc} {exc.hint}"})
                 continue

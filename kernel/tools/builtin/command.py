@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel.sandbox.executor import CommandExecutor, CommandOutcome
+from kernel.sandbox.refusal import CommandRefused, RefusalKind
 from kernel.sandbox.settings import DEFAULT_GRACE_S
 from kernel.shell.parse import ShellParseError, read
 from kernel.tools.spec import (
@@ -128,6 +129,18 @@ def _error_code(outcome: CommandOutcome) -> ErrorCode | None:
     return None
 
 
+REFUSAL_CODES: dict[RefusalKind, ErrorCode] = {
+    "sandbox_unavailable": ErrorCode.SANDBOX_UNAVAILABLE,
+    "not_started": ErrorCode.EXECUTION_ERROR,
+    "permission_denied": ErrorCode.PERMISSION_DENIED,
+}
+
+
+def refused(exc: CommandRefused) -> ToolError:
+    """The tool error for a command the sandbox did not run."""
+    return ToolError(exc.message, hint=exc.hint, code=REFUSAL_CODES[exc.kind])
+
+
 def make_run_command(executor: CommandExecutor) -> ToolSpec:
     """The run_command ToolSpec bound to `executor`."""
 
@@ -135,7 +148,10 @@ def make_run_command(executor: CommandExecutor) -> ToolSpec:
         command: str, ctx: ToolContext, timeout_s: int = DEFAULT_TIMEOUT_S, cwd: str | None = None
     ) -> ToolResult:
         check_command(command)
-        executor.check_runnable(allow_unsandboxed=ctx.user_approved)
+        try:
+            executor.check_runnable(allow_unsandboxed=ctx.user_approved)
+        except CommandRefused as exc:
+            raise refused(exc) from exc
         workdir: Path | None = ctx.path_policy.resolve_read(cwd) if cwd else None
         if workdir is not None and not workdir.is_dir():
             raise ToolError(f"The working directory {cwd!r} is not a folder.",
@@ -146,16 +162,19 @@ def make_run_command(executor: CommandExecutor) -> ToolSpec:
             ctx.progress(Progress(ctx.call_id, size, last_line, elapsed))
 
         with ctx.outputs.spool(ctx.call_id) as spool:
-            outcome = await executor.run(
-                command,
-                workspace=ctx.workspace,
-                spool=spool,
-                timeout_s=timeout_s,
-                cwd=workdir,
-                network=ctx.network,
-                allow_unsandboxed=ctx.user_approved,
-                on_progress=progress,
-            )
+            try:
+                outcome = await executor.run(
+                    command,
+                    workspace=ctx.workspace,
+                    spool=spool,
+                    timeout_s=timeout_s,
+                    cwd=workdir,
+                    network=ctx.network,
+                    allow_unsandboxed=ctx.user_approved,
+                    on_progress=progress,
+                )
+            except CommandRefused as exc:
+                raise refused(exc) from exc
         limit = max(1_000, spec.output_limit - HEADER_BUDGET)
         preview = ctx.outputs.preview_file(outcome.spool_path, limit)
         lines = _header(outcome)
