@@ -58,7 +58,8 @@ class WorkspaceGuards:
                 self._keep(key, index)
             else:
                 self._indexes.move_to_end(key)
-                await asyncio.to_thread(index.refresh)
+                if not index.current:  # else no thread hop: the usual case, nothing changed
+                    await asyncio.to_thread(index.refresh)
             return dict(index.marks)
 
     def _keep(self, key: str, index: WorkspaceIndex) -> None:

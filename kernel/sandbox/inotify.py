@@ -11,6 +11,7 @@ import ctypes
 import ctypes.util
 import errno
 import os
+import select
 import struct
 from dataclasses import dataclass
 
@@ -74,6 +75,10 @@ class Inotify:
     def rm_watch(self, wd: int) -> None:
         """Stop following `wd` (a watch already gone with its folder is no error)."""
         self._lib.inotify_rm_watch(self.fd, ctypes.c_int(wd))
+
+    def pending(self) -> bool:
+        """Events are queued (a poll that does not wait)."""
+        return bool(select.select([self.fd], [], [], 0)[0])
 
     def read(self) -> list[Event]:
         """Every event queued now (an empty list when there is none)."""

@@ -105,6 +105,11 @@ class WorkspaceIndex:
             self._notify = None
         self.watching = False
 
+    @property
+    def current(self) -> bool:
+        """Nothing changed since the last refresh (inotify follows and has nothing queued)."""
+        return self._notify is not None and not self._notify.pending()
+
     def refresh(self) -> dict[str, Mark]:
         """Bring the marks up to date; returns them (path → mark)."""
         if self._notify is None:

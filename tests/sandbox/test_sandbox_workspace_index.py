@@ -104,3 +104,15 @@ def test_excluded_folders_are_left_out(tmp_path: Path) -> None:
     (tmp_path / "reins-data" / ".env").write_text("x")
     assert not any(p.startswith("reins-data") for p in index.refresh())
     index.close()
+
+
+def test_current_says_whether_anything_changed(tmp_path: Path) -> None:
+    _tree(tmp_path)
+    index = WorkspaceIndex(str(tmp_path))
+    assert index.current
+    (tmp_path / "src" / "new.py").write_text("x")
+    assert not index.current
+    index.refresh()
+    assert index.current
+    assert not WorkspaceIndex(str(tmp_path), watch=False).current
+    index.close()
