@@ -1,0 +1,57 @@
+"""Runs a probe in the sandbox of a `"sandbox": true` MCP server as a chosen user; prints JSON.
+
+`python server_confined.py AS FOLDER` where AS is `current` or `nobody` (see confined.py) and
+FOLDER holds `home/` (the user's home), `workspace/` and Reins' folders. The probe reports
+capabilities and what it could read and write, one `name=value` line each.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from kernel.paths import AppPaths
+from kernel.sandbox.detect import detect_sandbox
+from kernel.sandbox.server import server_bwrap_argv
+from tests.sandbox.unprivileged_run import become_nobody
+
+PROBE = """
+grep -E '^Cap(Eff|Bnd)' /proc/self/status | tr -d '\\t' | sed 's/:/=/'
+echo "key=$(cat "$H/.ssh/id_rsa" 2>/dev/null)"
+echo "env=$(cat "$W/.env" 2>/dev/null)"
+echo "gitconfig=$(cat "$H/.gitconfig" 2>/dev/null)"
+touch "$H/planted" 2>/dev/null; echo "home_write=$?"
+touch "$S/cache" 2>/dev/null; echo "state_write=$?"
+touch "$W/made" 2>/dev/null; echo "workspace_write=$?"
+echo x > "$W/.git/hooks/pre-commit" 2>/dev/null; echo "hook_write=$?"
+echo x >> "$W/.git/config" 2>/dev/null; echo "config_write=$?"
+echo "own=$(ls "$D" 2>/dev/null | wc -l)"
+"""
+
+
+def main(who: str, folder: Path) -> None:
+    if who == "nobody" and os.geteuid() == 0:
+        become_nobody()
+    status = detect_sandbox()
+    if not status.available:
+        sys.stdout.write(json.dumps({"unavailable": status.reason}) + "\n")
+        return
+    paths = AppPaths(data=folder / "data", config=folder / "config")
+    state, workspace, home = folder / "data" / "mcp-state" / "boxed", folder / "workspace", \
+        folder / "home"
+    state.mkdir(parents=True, exist_ok=True)
+    argv = server_bwrap_argv(status.bwrap_path, program=("/bin/sh", "-c", PROBE), state=state,
+                             workspace=workspace, real_home=home, paths=paths,
+                             disable_userns=status.nested_userns_blocked)
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False,
+                          env={"PATH": "/usr/bin:/bin", "H": str(home), "W": str(workspace),
+                               "S": str(state), "D": str(folder / "data" / "sessions")})
+    found = dict(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)
+    sys.stdout.write(json.dumps({"probe": found, "stderr": done.stderr[-2000:]}) + "\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], Path(sys.argv[2]))
