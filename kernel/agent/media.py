@@ -219,7 +219,7 @@ def _has_media(blocks: Sequence[Any]) -> bool:
 
 def replace_at(messages: Sequence[Mapping[str, Any]], place: tuple[int, ...],
                why: str, keep: Keep | None = None,
-               ) -> tuple[list[Mapping[str, Any]], list[int]]:
+               ) -> tuple[list[dict[str, Any]], list[int]]:
     """The messages with the media block at `place` (message, block[, inner block]) replaced
     by a note — or, when `place` is () or names no media block, every media block; the
     indexes of the messages changed."""

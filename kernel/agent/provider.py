@@ -258,7 +258,7 @@ def retry_delay(retry: int, headers: Mapping[str, str], jitter: float = 0.0) -> 
             continue
         if 0 <= asked <= RETRY_AFTER_MAX_S:
             return asked
-    base = min(RETRY_BASE_S * 2 ** max(0, retry), RETRY_MAX_S)
+    base = min(RETRY_BASE_S * 2.0 ** max(0, retry), RETRY_MAX_S)
     return base * (1 - 0.25 * min(max(jitter, 0.0), 1.0))
 
 

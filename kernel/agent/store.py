@@ -434,6 +434,7 @@ class SessionStore:
         """Record where the latest run stands; `info` replaces the run's progress record."""
 
         def update(conn: sqlite3.Connection) -> None:
+            params: tuple[Any, ...]
             if info is None:
                 sql, params = "UPDATE sessions SET run_state = ?, updated = ? WHERE id = ?", (
                     state.value, time.time(), session_id)

@@ -87,7 +87,8 @@ class FakeAnthropicServer:
     @property
     def base_url(self) -> str:
         host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        name = host.decode() if isinstance(host, bytes) else host
+        return f"http://{name}:{port}"
 
     def start(self) -> FakeAnthropicServer:
         self._thread = threading.Thread(
