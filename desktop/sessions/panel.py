@@ -235,6 +235,7 @@ class SessionsPanel(QWidget):
                           f"Delete “{info.title or 'Untitled session'}” and its history? "
                           "This cannot be undone.",
                           QMessageBox.StandardButton.Cancel, self)
+        box.setTextFormat(Qt.TextFormat.PlainText)  # a title is shown as written
         box.setAccessibleName("Confirm delete session")
         delete = box.addButton("Delete", QMessageBox.ButtonRole.DestructiveRole)
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)

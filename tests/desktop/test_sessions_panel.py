@@ -111,3 +111,14 @@ def test_every_control_has_an_accessible_name(qtbot: QtBot) -> None:
     for widget in [panel.search, panel.list, panel.new_button, panel.rename_button,
                    panel.delete_button]:
         assert widget.accessibleName(), widget
+
+
+def test_the_delete_question_shows_a_title_as_written(qtbot: QtBot) -> None:
+    panel = make_panel(qtbot)
+    panel.model.set_sessions([SessionInfo("h", "<b>bold</b> <img src='x'>", "/tmp", "ask",
+                                          "m", NOW)])
+    panel.select("h")
+    panel.ask_delete()
+    box = panel.confirm
+    assert box is not None and box.textFormat() is Qt.TextFormat.PlainText
+    assert "<b>bold</b> <img src='x'>" in box.text()
