@@ -123,3 +123,20 @@ def test_compact_on_resume_summarizes_then_goes_on(cli: Cli):
 def test_compact_needs_a_session(cli: Cli):
     code, _, err = cli.call("exec", "--compact", "hi")
     assert code == 2 and "--session" in err
+
+
+def test_a_16k_local_model_through_reins_exec_keeps_going(cli: Cli):
+    from tests.agent.test_compact import Script, writes
+
+    _settings(cli, {"model": "local-coder",
+                    "models": {"local-coder": {"context_window": 16384, "max_tokens": 2048}}})
+    cli.server.context_limit_tokens = 16384 - 2048
+    script = Script(writes(16, 6000))
+    cli.server.add(*[script] * 40)
+    done = cli.run("exec", "--json", "--mode", "auto", "write the parts", timeout=120)
+    assert done.returncode == 0, done.stderr
+    out = events(done.stdout)
+    assert out[-1]["type"] == "run_finished" and out[-1]["rounds"] == 17
+    assert any(e["type"] == "context_compacted" for e in out)
+    assert cli.server.problems == []
+    assert {r.body["max_tokens"] for r in cli.server.requests} == {2048}
