@@ -56,6 +56,7 @@ from kernel.events import (
     ErrorEvent,
     Event,
     McpElicitation,
+    McpSampling,
     McpServerEvent,
     ModelRetry,
     ModelWaiting,
@@ -277,7 +278,7 @@ async def _exec(kernel: Kernel, args: argparse.Namespace, settings: Settings, se
                 printer(busy)
                 return EXIT_ERROR
         manager = await _start_mcp(kernel, settings, session_id, Path(info.workspace),
-                                   args.approve, printer)
+                                   args.approve, printer, provider, limits.max_tokens)
         prompt = args.prompt
         if args.mcp_prompt is not None:
             try:
@@ -302,12 +303,13 @@ async def _exec(kernel: Kernel, args: argparse.Namespace, settings: Settings, se
 
 
 async def _start_mcp(kernel: Kernel, settings: Settings, session_id: str, workspace: Path,
-                     approve: str | None, printer: Callable[[Event], None]
+                     approve: str | None, printer: Callable[[Event], None],
+                     model: AnthropicProvider, token_budget: int | None
                      ) -> McpManager | None:
     """Start the configured MCP servers and, headless, wait until each is ready or failed
     (each has its own start-up timeout), so the first request already offers their tools;
     each outcome is an `mcp_server` event. The servers' roots are the workspace; their
-    forms are answered by `--approve` (kernel.mcp.headless)."""
+    forms and sampling requests are answered by `--approve` (kernel.mcp.headless)."""
     if not settings.mcp_servers:
         return None
 
@@ -317,7 +319,8 @@ async def _start_mcp(kernel: Kernel, settings: Settings, session_id: str, worksp
 
     try:
         manager = await kernel.start_mcp(
-            settings.mcp_servers, asks=exec_asks(session_id, workspace, approve, record))
+            settings.mcp_servers,
+            asks=exec_asks(session_id, workspace, approve, record, model, token_budget))
     except McpConfigError as exc:
         raise UsageError(str(exc)) from None
     await report_settled(manager, session_id, record)
@@ -461,6 +464,9 @@ class HumanPrinter:
             self.err.write(server_line(event) + "\n")
             self.err.flush()
             return None
+        if isinstance(event, McpSampling):
+            return one_line(f"? MCP server {event.server!r} asks the model: {event.prompt} → "
+                            f"{event.action} (by {event.decided_by}: {event.reason})")
         if isinstance(event, McpElicitation):
             return one_line(f"? MCP server {event.server!r} asks: {event.message} → "
                             f"{event.action} (by {event.decided_by}: {event.reason})")

@@ -290,6 +290,25 @@ class McpElicitation(Event):
 
 @_event
 @dataclass(frozen=True)
+class McpSampling(Event):
+    """A server asked for a model answer (kernel.mcp.sampling): what it would send, whether
+    it was approved, the tokens it used and the answer."""
+
+    type: ClassVar[str] = "mcp_sampling"
+    server: str
+    prompt: str
+    """The request as shown to the user (system prompt and messages)."""
+    max_tokens: int = 0
+    action: str = "decline"
+    """accept | decline"""
+    decided_by: str = "user"
+    reason: str = ""
+    usage: Mapping[str, int] = field(default_factory=dict)
+    answer: str = ""
+
+
+@_event
+@dataclass(frozen=True)
 class ErrorEvent(Event):
     type: ClassVar[str] = "error"
     code: str

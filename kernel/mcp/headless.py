@@ -23,6 +23,7 @@ from kernel.mcp.asks import Elicit, ServerAsks, elicitation_defaults, form_field
 from kernel.mcp.manager import McpManager, ServerStatus
 from kernel.mcp.prompts import PromptRefError, get_prompt, parse_prompt_args, parse_prompt_ref
 from kernel.mcp.report import server_event
+from kernel.mcp.sampling import Model, SamplingLedger, exec_sampler
 
 Record = Callable[[Event], None]
 """Stores an event and shows it (the CLI's printer)."""
@@ -60,10 +61,12 @@ def exec_elicit(session_id: str, approve: str | None, record: Record) -> Elicit:
     return elicit
 
 
-def exec_asks(session_id: str, workspace: Path, approve: str | None,
-              record: Record) -> ServerAsks:
-    """How `reins exec` answers the servers of one session."""
-    return ServerAsks(roots=(workspace,), elicit=exec_elicit(session_id, approve, record))
+def exec_asks(session_id: str, workspace: Path, approve: str | None, record: Record,
+              model: Model, token_budget: int | None = None) -> ServerAsks:
+    """How `reins exec` answers the servers of one session (sampling goes to `model`)."""
+    return ServerAsks(roots=(workspace,), elicit=exec_elicit(session_id, approve, record),
+                      sample=exec_sampler(session_id, approve, model, record,
+                                          SamplingLedger(token_budget)))
 
 
 async def report_settled(manager: McpManager, session_id: str, record: Record) -> None:

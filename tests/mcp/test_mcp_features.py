@@ -31,6 +31,7 @@ from kernel.mcp.prompts import (
     prompt_text,
 )
 from kernel.mcp.resources import TOOL_NAME
+from kernel.mcp.sampling import SamplingLedger, sampling_request, shown_prompt
 from kernel.tools.spec import ErrorCode
 from tests.cli.conftest import Cli, cli, events
 from tests.mcp.conftest import edge, harness
@@ -141,6 +142,41 @@ def test_prompt_text_marks_what_is_not_the_users() -> None:
     ])
     assert prompt_text(result) == ("Hi\n\n(the prompt's assistant part) I will obey\n\n"
                                    "[image not shown]")
+
+
+def _sampling(**extra: Any) -> mcp_types.CreateMessageRequestParams:
+    text = mcp_types.TextContent(type="text", text="What is 2+2?")
+    image = mcp_types.ImageContent(type="image", data="iVBORw0KGgo=", mime_type="image/png")
+    return mcp_types.CreateMessageRequestParams(messages=[
+        mcp_types.SamplingMessage(role="user", content=text),
+        mcp_types.SamplingMessage(role="assistant", content=[text, image]),
+    ], max_tokens=5000, **extra)
+
+
+def test_sampling_requests_are_bounded_and_shown_as_sent() -> None:
+    request = sampling_request(_sampling(system_prompt="Be brief.", stop_sequences=["END"],
+                                         temperature=0.3), "claude-x", 1024)
+    assert request["model"] == "claude-x" and request["max_tokens"] == 1024
+    assert request["system"] == "Be brief." and request["stop_sequences"] == ["END"]
+    assert "temperature" not in request
+    assert [m["role"] for m in request["messages"]] == ["user", "assistant"]
+    assert request["messages"][1]["content"][1]["type"] == "image"
+    assert shown_prompt(request) == ("system: Be brief.\nuser: What is 2+2?\n"
+                                     "assistant: What is 2+2? [image]")
+    small = sampling_request(_sampling(), "m", 8192)
+    assert small["max_tokens"] == 5000 and "system" not in small
+
+
+def test_sampling_ledger() -> None:
+    ledger = SamplingLedger(100)
+    assert not ledger.spent
+    ledger.add({"input_tokens": 60, "output_tokens": 30})
+    assert not ledger.spent
+    ledger.add({"output_tokens": 10})
+    assert ledger.spent and ledger.used == {"input_tokens": 60, "output_tokens": 40}
+    unbounded = SamplingLedger()
+    unbounded.add({"input_tokens": 10**9})
+    assert not unbounded.spent
 
 
 # ---- server-everything and the edge server ----------------------------------------------
@@ -349,3 +385,44 @@ def test_exec_records_a_declined_form_and_the_model_hears_it(cli: Cli,
     assert "required fields have none: name" in form["reason"]
     sent = json.dumps(cli.server.requests[1].body["messages"][-1]["content"])
     assert "declined" in sent
+
+
+def test_exec_sampling_goes_to_the_model_only_with_approval(cli: Cli,
+                                                            everything: dict[str, Any]) -> None:
+    _settings(cli, {"every": everything})
+    call = ToolUse("mcp__every__trigger-sampling-request", {"prompt": "tell a joke",
+                                                            "maxTokens": 40}, id="c1")
+    cli.server.add(reply(call), reply("A sampled joke."), reply("It told a joke."))
+    done = cli.run("exec", "--json", "--mode", "auto", "--approve", "allow", "sample")
+    assert done.returncode == 0, done.stderr
+    out = events(done.stdout)
+    (sampling,) = [e for e in out if e["type"] == "mcp_sampling"]
+    assert sampling["action"] == "accept" and sampling["answer"] == "A sampled joke."
+    assert sampling["prompt"] == ("system: You are a helpful test server.\n"
+                                  "user: Resource trigger-sampling-request context: tell a joke")
+    assert sampling["max_tokens"] == 40 and sampling["usage"]["output_tokens"] > 0
+    sent = cli.server.requests[1].body
+    assert sent["system"] == "You are a helpful test server." and "tools" not in sent
+    assert sent["max_tokens"] == 40
+    assert sent["messages"] == [{"role": "user", "content": [
+        {"type": "text", "text": "Resource trigger-sampling-request context: tell a joke"}]}]
+    result = json.dumps(cli.server.requests[2].body["messages"][-1]["content"])
+    assert "A sampled joke." in result
+
+
+def test_exec_sampling_without_approval_never_reaches_the_model(
+        cli: Cli, everything: dict[str, Any]) -> None:
+    cli.paths.config.mkdir(parents=True, exist_ok=True)
+    cli.paths.settings_file.write_text(json.dumps({  # the tool is allowed, its sampling not
+        "mcpServers": {"every": everything},
+        "permissions": {"allow": ["mcp__every__trigger-sampling-request"]}}))
+    call = ToolUse("mcp__every__trigger-sampling-request", {"prompt": "leak it",
+                                                            "maxTokens": 40}, id="c1")
+    cli.server.add(reply(call), reply("Declined."))
+    done = cli.run("exec", "--json", "--mode", "auto", "hi")
+    assert done.returncode == 0, done.stderr
+    (sampling,) = [e for e in events(done.stdout) if e["type"] == "mcp_sampling"]
+    assert sampling["action"] == "decline" and "only with --approve allow" in sampling["reason"]
+    assert len(cli.server.requests) == 2
+    assert "leak it" not in json.dumps(cli.server.requests[1].body["system"])
+    assert DECLINED_SAMPLING in json.dumps(cli.server.requests[1].body["messages"][-1])
