@@ -43,10 +43,12 @@ icons: $(STAMP)
 
 # Screenshots of the real app (real kernel, loopback fake model) under Xvfb, into
 # docs/screenshots/: the main window, an approval dialog, the settings dialog; then the
-# timeline (every status) and the output viewer (searching, plain and wrapped).
+# timeline (every status) and the output viewer (searching, plain and wrapped); then the
+# Evaluations window (the many-tools set run with and without find_tools, and compared).
 screenshots: $(STAMP) system-deps
 	xvfb-run -a -s "-screen 0 1600x1000x24" $(PY) -m desktop.screenshots docs/screenshots
 	xvfb-run -a -s "-screen 0 1600x1000x24" $(PY) -m desktop.timeline.screenshots docs/screenshots
+	xvfb-run -a -s "-screen 0 1600x1000x24" $(PY) -m desktop.evaluations.screenshots docs/screenshots
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .ruff_cache

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from desktop.evaluations.charts import MetricRow
+from kernel.eval.checks import CAUSES
 from kernel.eval.scoring import METRIC_NAMES, Metrics, TaskResult, metrics, results_from_dict
 
 RATES = ("tool_selection_accuracy", "argument_validity", "completion_rate")
@@ -63,16 +64,31 @@ def format_value(name: str, value: float | None) -> str:
 
 
 def chart_rows(runs: Sequence[Metrics]) -> list[MetricRow]:
-    """One row per metric with a bar per run; rates on a 0–100% scale, the others scaled
-    to the largest value among the runs."""
+    """The bars for one run or several side by side: the rates on a 0–100% scale; with
+    several runs also the averages, each scaled to its largest value among them (alone, an
+    average has nothing to be long against: the summary gives it as a number); then each
+    failure cause seen, as a count of the runs' tasks."""
     rows = []
     for name in METRIC_NAMES:
+        if name not in RATES and len(runs) < 2:
+            continue
         values = tuple(getattr(m, name) for m in runs)
         known = [v for v in values if v is not None]
         scale = 1.0 if name in RATES else max(known, default=0.0) or 1.0
         rows.append(MetricRow(LABELS[name], values, scale,
                               tuple(format_value(name, v) for v in values)))
+    causes = [c for c in CAUSES if any(m.failure_causes.get(c) for m in runs)]
+    tasks = max((m.tasks for m in runs), default=0) or 1
+    for cause in causes:
+        counts = tuple(float(m.failure_causes.get(cause, 0)) for m in runs)
+        rows.append(MetricRow(f"failed: {cause}", counts, float(tasks),
+                              tuple(str(int(c)) for c in counts)))
     return rows
+
+
+def averages_text(m: Metrics) -> str:
+    return " · ".join(f"{LABELS[n]} {format_value(n, getattr(m, n))}" for n in METRIC_NAMES
+                      if n not in RATES)
 
 
 def task_cells(result: TaskResult) -> list[str]:

@@ -10,6 +10,7 @@ runs' bars side by side, with each metric's change.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -33,11 +34,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.evaluations.charts import MetricChart
+from desktop.evaluations.charts import ROW_HEIGHT, MetricChart
 from desktop.evaluations.process import EvalProcess
 from desktop.evaluations.runs import (
     TASK_HEADERS,
     SavedRun,
+    averages_text,
     chart_rows,
     format_value,
     load_run,
@@ -47,6 +49,8 @@ from kernel.eval.scoring import compare
 from kernel.visible import one_line
 
 PATH_ROLE = Qt.ItemDataRole.UserRole
+CHART_MIN_HEIGHT = 8 * ROW_HEIGHT + 8
+"""Every metric's bars visible without scrolling."""
 
 
 def _fill(table: QTableWidget, headers: list[str], rows: list[list[str]]) -> None:
@@ -60,6 +64,7 @@ def _fill(table: QTableWidget, headers: list[str], rows: list[list[str]]) -> Non
             item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
             table.setItem(r, c, item)
     table.resizeColumnsToContents()
+    table.resizeRowsToContents()
 
 
 def _page(summary: QLabel, table: QTableWidget, chart: MetricChart) -> QWidget:
@@ -67,9 +72,12 @@ def _page(summary: QLabel, table: QTableWidget, chart: MetricChart) -> QWidget:
     area = QScrollArea()
     area.setWidgetResizable(True)
     area.setWidget(chart)
+    area.setMinimumHeight(CHART_MIN_HEIGHT)
     split = QSplitter(Qt.Orientation.Vertical)
     split.addWidget(table)
     split.addWidget(area)
+    split.setStretchFactor(0, 1)
+    split.setStretchFactor(1, 1)
     page = QWidget()
     layout = QVBoxLayout(page)
     layout.addWidget(summary)
@@ -97,7 +105,7 @@ class EvaluationsWindow(QWidget):
         self.model_edit = QLineEdit()
         self.model_edit.setPlaceholderText("model (default: settings)")
         self.run_button = QPushButton("Run")
-        self.run_button.clicked.connect(self.run_suite)
+        self.run_button.clicked.connect(lambda: self.run_suite())
         self.stop_button = QPushButton("Stop")
         self.stop_button.setEnabled(False)
         self.stop_button.clicked.connect(self.process.stop)
@@ -175,7 +183,7 @@ class EvaluationsWindow(QWidget):
         m = run.metrics
         causes = ", ".join(f"{c} {n}" for c, n in m.failure_causes.items()) or "none"
         self.summary.setText(f"{run.label}: {m.passed}/{m.tasks} passed · failure causes: "
-                             f"{causes}")
+                             f"{causes}\n{averages_text(m)}")
         self.chart.set_rows(chart_rows([m]))
         self.tabs.setCurrentIndex(0)
 
@@ -191,7 +199,7 @@ class EvaluationsWindow(QWidget):
         causes = ", ".join(f"{c} {a}→{b}" for c, a, b in diff.causes)
         changed = sum(t.changed for t in diff.tasks)
         self.compare_summary.setText(
-            f"before: {before.label}\nafter: {after.label}\n"
+            f"before (blue bars): {before.label}\nafter (orange bars): {after.label}\n"
             f"{changed} of {len(diff.tasks)} tasks changed"
             + (f" · {'; '.join(changes)}" if changes else " · no metric changed")
             + (f" · failure causes: {causes}" if causes else ""))
@@ -205,10 +213,11 @@ class EvaluationsWindow(QWidget):
         if folder:
             self.tasks_edit.setText(folder)
 
-    def run_suite(self) -> None:
+    def run_suite(self, extra: Sequence[str] = ()) -> None:
+        """Run the suite set in the controls (`extra`: more `reins eval` arguments)."""
         if self.process.running:
             return
-        args: list[str] = []
+        args: list[str] = list(extra)
         if self.tasks_edit.text().strip():
             args += ["--tasks", self.tasks_edit.text().strip()]
         if self.scripted_box.isChecked():

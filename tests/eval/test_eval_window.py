@@ -85,6 +85,9 @@ def test_run_a_suite_watch_it_and_read_table_and_charts(qtbot: QtBot, tmp_path: 
     by_label = {r.label: r for r in window.chart.rows}
     assert by_label["completion"].values == (0.5,) and by_label["completion"].text == ("50%",)
     assert by_label["tool selection"].values == (0.5,)
+    assert by_label["failed: wrong_tool"].values == (1.0,)
+    assert by_label["failed: wrong_tool"].scale == 4.0
+    assert "rounds (avg)" in window.summary.text()
     # the chart is really painted: a completion bar of half the track in the series colour
     window.chart.resize(800, window.chart.minimumHeight())
     image = window.chart.grab().toImage()
@@ -202,11 +205,21 @@ def test_two_bars_of_a_row_do_not_overlap_and_rows_stack() -> None:
 
 
 def test_chart_rows_scale_rates_to_one_and_others_to_the_largest() -> None:
-    a = metrics([TaskResult("x", True, rounds=2, tokens=100)])
-    b = metrics([TaskResult("x", False, "loop", rounds=8, tokens=50)])
+    a = metrics([TaskResult("x", True, rounds=2, tokens=100),
+                 TaskResult("y", True, rounds=2, tokens=100)])
+    b = metrics([TaskResult(n, False, c, rounds=8, tokens=50)
+                 for n, c in (("x", "loop"), ("y", "loop"), ("z", "api_error"))])
     rows = {r.label: r for r in chart_rows([a, b])}
     assert rows["completion"].scale == 1.0 and rows["completion"].values == (1.0, 0.0)
     assert rows["rounds (avg)"].scale == 8.0 and rows["tokens (avg)"].scale == 100.0
     assert rows["largest request B (avg)"].values == (None, None)
     assert rows["largest request B (avg)"].scale == 1.0
     assert rows["completion"].text == ("100%", "0%")
+    assert [r.label for r in chart_rows([a, b])][-2:] == ["failed: api_error", "failed: loop"]
+    assert rows["failed: loop"].values == (0.0, 2.0) and rows["failed: loop"].scale == 3.0
+    assert rows["failed: loop"].text == ("0", "2")
+    alone = [r.label for r in chart_rows([b])]
+    assert alone == ["tool selection", "argument validity", "completion", "failed: api_error",
+                     "failed: loop"]
+    assert [r.label for r in chart_rows([a])] == ["tool selection", "argument validity",
+                                                   "completion"]
