@@ -35,6 +35,7 @@ from typing import Any, TextIO
 
 from kernel.agent.limits import LIMIT_REASONS, LoopLimits, StopReason
 from kernel.agent.loop import Agent, GateFactory, RunBusy
+from kernel.agent.models import model_limits
 from kernel.agent.provider import (
     DEFAULT_MODEL,
     AnthropicProvider,
@@ -493,6 +494,12 @@ def _short(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _model_line(model: str, settings: Settings) -> str:
+    limits = model_limits(model, settings.models)
+    return (f"{model} (context window {limits.context_window}, max_tokens {limits.max_tokens}"
+            f": {limits.source})")
+
+
 # ---- export -------------------------------------------------------------------------------
 
 
@@ -536,7 +543,7 @@ def doctor_command(out: TextIO) -> int:
         f"API key: {'found in the ' + key.source if key.key else 'missing'}"
         + ("" if key.key else " — store it in Settings (keyring) or set ANTHROPIC_API_KEY"),
         f"base URL: {base_url or 'https://api.anthropic.com (default)'}",
-        f"model: {settings.model or DEFAULT_MODEL}",
+        f"model: {_model_line(settings.model or DEFAULT_MODEL, settings)}",
         f"data: {paths.data}",
         f"database: {paths.database}",
         f"settings: {paths.settings_file}"
