@@ -33,6 +33,7 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from kernel.paths import AppPaths
 from kernel.sandbox.detect import SandboxStatus, detect_sandbox
@@ -458,7 +459,7 @@ class CommandExecutor:
         sandbox.output_fd = -1  # the pump closes it
         watch = _ExitWatch(loop, proc)
         exited = watch.exited
-        waiters: set[asyncio.Future[object]] = {exited}
+        waiters: set[asyncio.Future[Any]] = {exited}
         cancel_task = asyncio.ensure_future(cancel.wait()) if cancel is not None else None
         if cancel_task is not None:
             waiters.add(cancel_task)
@@ -691,7 +692,7 @@ class _Pump:
             return
         try:
             for start in range(0, size, WRITE_CHUNK):
-                self.spool.write(view[start : start + WRITE_CHUNK])  # type: ignore[arg-type]
+                self.spool.write(view[start : start + WRITE_CHUNK])
         except OSError as exc:
             self.write_error = f"the output file stopped taking output: {exc}"
 

@@ -70,17 +70,26 @@ class LaunchRequest:
 
 
 class Launcher(Protocol):
-    kind: str
-    """"bwrap", "none", … (reported to the model and the user)."""
-    private_tmp: bool
-    """The launcher gives the command its own /tmp; otherwise the executor makes a TMPDIR."""
-    signal_leader_first: bool
-    """On stop, SIGTERM only the launcher process (it forwards it and waits the grace);
-    otherwise every process below it gets SIGTERM directly."""
-    isolates_network: bool
-    """Without network permission the command has no network (else it always has it)."""
-    kernel_sets_limits: bool
-    """The kernel sets the limits during a start handshake (else the launcher sets them)."""
+    @property
+    def kind(self) -> str:
+        """"bwrap", "none", … (reported to the model and the user)."""
+
+    @property
+    def private_tmp(self) -> bool:
+        """The launcher gives the command its own /tmp; otherwise the executor makes a TMPDIR."""
+
+    @property
+    def signal_leader_first(self) -> bool:
+        """On stop, SIGTERM only the launcher process (it forwards it and waits the grace);
+        otherwise every process below it gets SIGTERM directly."""
+
+    @property
+    def isolates_network(self) -> bool:
+        """Without network permission the command has no network (else it always has it)."""
+
+    @property
+    def kernel_sets_limits(self) -> bool:
+        """The kernel sets the limits during a start handshake (else the launcher sets them)."""
 
     def argv(self, request: LaunchRequest) -> list[str]: ...
 

@@ -177,8 +177,13 @@ class Pasta:
         if pidfd is None:
             return
         loop = asyncio.get_running_loop()
-        gone = loop.create_future()
-        loop.add_reader(pidfd, lambda: gone.done() or gone.set_result(None))
+        gone: asyncio.Future[None] = loop.create_future()
+
+        def ended() -> None:
+            if not gone.done():
+                gone.set_result(None)
+
+        loop.add_reader(pidfd, ended)
         try:
             for sig in (None, signal.SIGKILL):
                 if sig is not None:

@@ -8,6 +8,7 @@ built once per set of tools (`version`) and allowed subset.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import re
@@ -61,6 +62,26 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
+def _any_of(preds: tuple[Check, ...], value: Any) -> bool:
+    return any(p(value) for p in preds)
+
+
+def _one_of(allowed: frozenset[str], value: Any) -> bool:
+    return isinstance(value, str) and value in allowed
+
+
+def _bounded(cmp: Callable[[Any, Any], bool], bound: Any, value: Any) -> bool:
+    return not _is_number(value) or cmp(value, bound)
+
+
+def _length(applies: Check, ok: Callable[[int, int], bool], bound: int, value: Any) -> bool:
+    return not applies(value) or ok(len(value), bound)
+
+
+def _each(item: Check, value: Any) -> bool:
+    return not isinstance(value, list) or all(item(x) for x in value)
+
+
 def _compile_value(schema: Any) -> Check | None:
     """A plain-Python check equivalent to jsonschema for a small subset of keywords, or None.
 
@@ -82,26 +103,24 @@ def _compile_value(schema: Any) -> Check | None:
             if len(preds) == 1:
                 checks.append(preds[0])
             else:
-                checks.append(lambda v, preds=preds: any(p(v) for p in preds))
+                checks.append(functools.partial(_any_of, preds))
         elif key == "enum":
             if not isinstance(value, list) or not all(isinstance(e, str) for e in value):
                 return None
             allowed = frozenset(value)
-            checks.append(lambda v, allowed=allowed: isinstance(v, str) and v in allowed)
+            checks.append(functools.partial(_one_of, allowed))
         elif key in _BOUNDS and _is_number(value):
             cmp = _BOUNDS[key]
-            checks.append(lambda v, b=value, cmp=cmp: not _is_number(v) or cmp(v, b))
+            checks.append(functools.partial(_bounded, cmp, value))
         elif key in _LENGTHS and isinstance(value, int) and not isinstance(value, bool):
             kind, ok = _LENGTHS[key]
             applies = _TYPE_CHECKS[kind]
-            checks.append(
-                lambda v, b=value, ok=ok, applies=applies: not applies(v) or ok(len(v), b)
-            )
+            checks.append(functools.partial(_length, applies, ok, value))
         elif key == "items":
             item = _compile_value(value)
             if item is None:
                 return None
-            checks.append(lambda v, item=item: not isinstance(v, list) or all(item(x) for x in v))
+            checks.append(functools.partial(_each, item))
         else:
             return None
     if not checks:

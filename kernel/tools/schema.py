@@ -62,14 +62,14 @@ def json_schema_for(annotation: Any, *, where: str = "parameter") -> dict[str, A
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
     if origin is Annotated:
-        schema = json_schema_for(args[0], where=where)
+        described = json_schema_for(args[0], where=where)
         texts = [a for a in args[1:] if isinstance(a, str)]
         if texts:
-            schema["description"] = " ".join(texts)
+            described["description"] = " ".join(texts)
         for extra in args[1:]:
             if isinstance(extra, Mapping):
-                schema.update(extra)
-        return schema
+                described.update(extra)
+        return described
     if annotation is Any:
         return {}
     if annotation in _SIMPLE:
