@@ -183,3 +183,17 @@ def test_scripted_needs_scripts(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 def test_the_builtin_suite_lives_in_the_source_tree() -> None:
     assert builtin_tasks_dir() == ROOT / "eval" / "tasks"
+
+
+def test_repeat_runs_every_task_n_times(tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "r.json"
+    code, table, err = reins(capsys, "eval", "--scripted", "--repeat", "3", "--jobs", "1",
+                             "--tasks", str(ROOT / "eval" / "tasks" / "none-greeting"),
+                             "--json", str(out))
+    assert code == 0, err
+    data = json.loads(out.read_text())
+    assert [t["name"] for t in data["tasks"]] == ["none-greeting"] * 3
+    assert data["repeat"] == 3 and data["metrics"]["tasks"] == 3
+    assert [line.split()[0] for line in err.splitlines()] == ["[1/3]", "[2/3]", "[3/3]"]
+    assert table.count("none-greeting") == 3
