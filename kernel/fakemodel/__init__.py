@@ -3,6 +3,7 @@
 from kernel.fakemodel.script import (
     Failure,
     Reply,
+    Silence,
     Text,
     Thinking,
     ToolUse,
@@ -17,6 +18,7 @@ __all__ = [
     "FakeAnthropicServer",
     "RecordedRequest",
     "Reply",
+    "Silence",
     "Text",
     "Thinking",
     "ToolUse",

@@ -26,8 +26,7 @@ from kernel.agent.provider import (
     scrub_text,
 )
 from kernel.agent.textcall import text_tool_call
-from kernel.fakemodel import Failure, Reply, Text, ToolUse, reply
-from kernel.fakemodel.script import Silence
+from kernel.fakemodel import Failure, Reply, Silence, Text, ToolUse, reply
 from tests.agent.conftest import Harness
 
 TOOLS = ("read_file", "run_command", "write_file", "mcp__git__status")

@@ -14,8 +14,7 @@ import anthropic
 import pytest
 from PIL import Image
 
-from kernel.fakemodel import FakeAnthropicServer, Reply, Text, reply
-from kernel.fakemodel.script import Silence
+from kernel.fakemodel import FakeAnthropicServer, Reply, Silence, Text, reply
 from kernel.fakemodel.validate import limit_problem, prompt_tokens
 
 USER = [{"role": "user", "content": "hi"}]
