@@ -272,6 +272,12 @@ def _command_reasons(words: Sequence[Word]) -> list[str]:
         reasons.extend(_write_target_reasons(operands, f"{name} {verb}"))
     if name in _WRITERS_LAST_ARG and operands:
         reasons.extend(_write_target_reasons(operands[-1:], f"{name} writes to"))
+    if name == "rsync" and any(f.startswith("--delete") or f == "--remove-source-files"
+                               for f in flags) and operands:
+        target = operands[-1]
+        if _is_broad(target) or _git_dir(target) or normalized(target) in (".", "..") or (
+                _glob_everything(target)):
+            reasons.append(f"rsync --delete removes what is not in the source from {target}")
     if name == "sed" and flags & {"i", "--in-place"}:
         reasons.extend(_write_target_reasons(operands[1:], "sed -i edits"))
     if name.startswith("mkfs") or name in _DISK_TOOLS:

@@ -141,10 +141,18 @@ INDIRECT = [
     ("git rm -rf .", "deletes the tracked files"),
     ("sudo git reset --hard", "git reset --hard"),
     ("sh -c 'git clean -fdx'", "git clean"),
+    # rsync --delete makes the destination look like the source
+    ("rsync -a --delete empty/ ./", "rsync --delete removes"),
+    ("rsync -a --delete-after src/ ~", "rsync --delete removes"),
+    ("rsync -av --delete-excluded x/ .git", "rsync --delete removes"),
+    ("rsync -a --delete empty/ \"$HOME\"", "rsync --delete removes"),
+    ("nice rsync --delete -r e/ .", "rsync --delete removes"),
 ]
 
 # Look-alikes: they mention destructive commands, or are the harmless form of one.
 LOOKALIKES = [
+    "rsync -a --delete src/ build/",
+    "rsync -a src/ .",
     "echo rm",
     "echo rm -rf ~",
     "echo 'rm -rf /'",
