@@ -1,6 +1,6 @@
 """`reins eval`: run a suite of tasks through `reins exec` and score it (docs/EVAL.md).
 
-    reins eval [--tasks DIR|GLOB] [--scripted] [--model M] [--repeat N] [--json OUT]
+    reins eval [--tasks DIR|GLOB ...] [--scripted] [--model M] [--repeat N] [--json OUT]
                [--jobs N] [--set KEY=JSON ...] [--keep DIR]
     reins eval --compare A.json B.json
 
@@ -32,8 +32,9 @@ class EvalUsage(Exception):
 
 def add_eval_parser(sub: Any) -> None:
     ev = sub.add_parser("eval", help="run a suite of tasks through reins exec and score it")
-    ev.add_argument("--tasks", metavar="DIR|GLOB",
-                    help="a task folder, a folder of tasks, or a glob (default: built-in)")
+    ev.add_argument("--tasks", metavar="DIR|GLOB", action="append",
+                    help="a task folder, a folder of tasks, or a glob (default: built-in); "
+                    "repeatable")
     ev.add_argument("--scripted", action="store_true",
                     help="play each task's scripted turns on the built-in fake model server "
                     "(no key, no network)")
@@ -94,7 +95,7 @@ def eval_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         err.write("\n")
     out.write(results_text(results))
     if args.json is not None:
-        info = {"suite": args.tasks or "built-in", "scripted": args.scripted,
+        info = {"suite": ", ".join(args.tasks or ["built-in"]), "scripted": args.scripted,
                 "model": args.model or ("scripted" if args.scripted else "default"),
                 "repeat": args.repeat, "started": started,
                 "seconds": round(time.time() - started, 2)}

@@ -284,25 +284,32 @@ def builtin_tasks_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "eval" / "tasks"
 
 
-def discover(spec: str | None) -> list[Task]:
-    """The tasks of `--tasks`: a task folder, a folder of task folders, or a glob of task
-    folders (default: the built-in suite); sorted by name. TaskError when none is found or
-    one cannot be loaded."""
-    if spec is None:
-        folders = _task_folders(builtin_tasks_dir())
-        where = str(builtin_tasks_dir())
-    else:
-        path = Path(spec).expanduser()
-        if path.is_dir():
-            folders = _task_folders(path)
-        else:
-            base = Path(spec).anchor or "."
-            pattern = str(Path(spec).relative_to(base)) if Path(spec).anchor else spec
-            folders = sorted(p for p in Path(base).glob(pattern) if (p / TASK_FILE).is_file())
-        where = spec
-    if not folders:
-        raise TaskError(f"no tasks (folders with {TASK_FILE}) at {where}")
-    return [load_task(f) for f in folders]
+def discover(specs: Sequence[str] | None) -> list[Task]:
+    """The tasks of `--tasks` (repeatable): each a task folder, a folder of task folders,
+    or a glob of task folders; none: the built-in suite. Each spec's tasks sorted by name.
+    TaskError when a spec finds none, a task cannot be loaded, or two share a name."""
+    folders: list[Path] = []
+    for spec in specs or [str(builtin_tasks_dir())]:
+        found = _spec_folders(spec)
+        if not found:
+            raise TaskError(f"no tasks (folders with {TASK_FILE}) at {spec}")
+        folders += [f for f in found if f.resolve() not in {g.resolve() for g in folders}]
+    tasks = [load_task(f) for f in folders]
+    names = [t.name for t in tasks]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise TaskError(f"two tasks are named {', '.join(twice)} (a task's name is its "
+                        f"folder's): rename one")
+    return tasks
+
+
+def _spec_folders(spec: str) -> list[Path]:
+    path = Path(spec).expanduser()
+    if path.is_dir():
+        return _task_folders(path)
+    base = Path(path.anchor or ".")
+    pattern = str(path.relative_to(base)) if path.anchor else spec
+    return sorted(p for p in base.glob(pattern) if (p / TASK_FILE).is_file())
 
 
 def _task_folders(path: Path) -> list[Path]:

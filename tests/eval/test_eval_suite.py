@@ -33,9 +33,9 @@ def start(out: Path, *args: str) -> subprocess.Popen[str]:
                             stdin=subprocess.DEVNULL, text=True)
 
 
-def part(run: dict[str, Any], folder: str, name: str) -> dict[str, Any]:
+def part(run: dict[str, Any], folder: Path, name: str) -> dict[str, Any]:
     """The results of one folder's tasks out of a run over several (as its own file)."""
-    names = {p.name for p in (ROOT / "eval" / folder).iterdir() if (p / "task.toml").is_file()}
+    names = {p.name for p in folder.iterdir() if (p / "task.toml").is_file()}
     data = {**run["data"], "tasks": [t for t in run["data"]["tasks"] if t["name"] in names]}
     data["metrics"] = asdict(metrics(results_from_dict(data)))
     file = run["file"].with_name(f"{name}.json")
@@ -45,13 +45,12 @@ def part(run: dict[str, Any], folder: str, name: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    """Three suites run at once (each two tasks at a time): the built-in tasks and the
-    many-tools set (one glob), the many-tools set without find_tools, the failing tasks."""
+    """Two runs at once (each two tasks at a time): the built-in tasks, the many-tools set
+    and the failing tasks (`--tasks` twice); the many-tools set without find_tools."""
     tmp = tmp_path_factory.mktemp("eval")
     plan = {
-        "main": ["--tasks", "eval/*/*"],
+        "main": ["--tasks", "eval/*/*", "--tasks", str(FAILING)],
         "many_off": ["--tasks", "eval/many-tools", "--set", "tool_search_threshold=1000"],
-        "failing": ["--tasks", str(FAILING)],
     }
     procs = {name: (start(tmp / f"{name}.json", *args), tmp / f"{name}.json")
              for name, args in plan.items()}
@@ -60,20 +59,22 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         stdout, stderr = proc.communicate(timeout=300)
         done[name] = {"code": proc.returncode, "stdout": stdout, "stderr": stderr,
                       "file": out, "data": json.loads(out.read_text()) if out.exists() else None}
-    done["builtin"] = part(done["main"], "tasks", "builtin")
-    done["many_on"] = part(done["main"], "many-tools", "many_on")
+    done["builtin"] = part(done["main"], ROOT / "eval" / "tasks", "builtin")
+    done["many_on"] = part(done["main"], ROOT / "eval" / "many-tools", "many_on")
+    done["failing"] = part(done["main"], FAILING, "failing")
     yield done
 
 
 def test_every_builtin_task_passes_against_its_scripted_turns(runs: dict[str, Any]) -> None:
     run = runs["builtin"]
-    assert run["code"] == 0, run["stdout"] + run["stderr"]
+    assert run["code"] == 1, run["stdout"] + run["stderr"]  # the failing tasks ran too
     data = run["data"]
     tasks = discover(None)
-    assert len(runs["main"]["data"]["tasks"]) == len(tasks) + len(discover("eval/many-tools"))
+    many = discover([str(ROOT / "eval" / "many-tools")])
+    assert len(runs["main"]["data"]["tasks"]) == len(tasks) + len(many) + 4
     assert len(tasks) >= 30 and {t.category for t in tasks} >= CATEGORIES
     assert [t["name"] for t in data["tasks"]] == [t.name for t in tasks]
-    assert all(t["passed"] for t in data["tasks"])
+    assert [t["name"] for t in data["tasks"] if not t["passed"]] == []
     metrics = data["metrics"]
     assert metrics["completion_rate"] == 1.0 and metrics["failure_causes"] == {}
     assert metrics["tool_selection_accuracy"] == 1.0
@@ -85,14 +86,12 @@ def test_every_builtin_task_passes_against_its_scripted_turns(runs: dict[str, An
     # the progress went to stderr, one line per run, the table to stdout
     total = len(runs["main"]["data"]["tasks"])
     assert run["stderr"].count("] ") >= total and f"[{total}/{total}]" in run["stderr"]
-    assert "tool-selection accuracy 100%" in run["stdout"]
     assert "absorb-overloaded-api" in run["stdout"]
 
 
 def test_many_tools_with_find_tools_keep_selection_and_shrink_requests(
         runs: dict[str, Any]) -> None:
     on, off = runs["many_on"], runs["many_off"]
-    assert on["code"] == 0, on["stdout"] + on["stderr"]
     assert off["code"] == 0, off["stdout"] + off["stderr"]
     for run in (on, off):
         assert run["data"]["metrics"]["tool_selection_accuracy"] == 1.0
@@ -113,7 +112,6 @@ def test_many_tools_with_find_tools_keep_selection_and_shrink_requests(
 
 def test_tasks_that_fail_on_purpose_get_their_causes(runs: dict[str, Any]) -> None:
     run = runs["failing"]
-    assert run["code"] == 1
     causes = {t["name"]: t["failure_cause"] for t in run["data"]["tasks"]}
     assert causes == {"api-down": "api_error", "over-limit": "limit",
                       "tool-when-none": "tool_when_none", "wrong-tool": "wrong_tool"}
@@ -121,6 +119,7 @@ def test_tasks_that_fail_on_purpose_get_their_causes(runs: dict[str, Any]) -> No
         "api_error": 1, "limit": 1, "tool_when_none": 1, "wrong_tool": 1}
     assert run["data"]["metrics"]["completion_rate"] == 0.0
     assert "FAILED" in run["stdout"] and "failures:" in run["stdout"]
+    assert "wrong-tool: not called: read_file (called: grep)" in run["stdout"]
 
 
 def reins(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

@@ -160,18 +160,27 @@ def test_discover_a_task_a_folder_a_glob_and_nothing(tmp_path: Path) -> None:
     for name in ("b-task", "a-task", "c-other"):
         write(tmp_path / "suite" / name, 'prompt = "x"\n')
     (tmp_path / "suite" / "not-a-task").mkdir()
-    assert [t.name for t in discover(str(tmp_path / "suite"))] == ["a-task", "b-task",
+    assert [t.name for t in discover([str(tmp_path / "suite")])] == ["a-task", "b-task",
                                                                    "c-other"]
-    assert [t.name for t in discover(str(tmp_path / "suite" / "b-task"))] == ["b-task"]
-    assert [t.name for t in discover(str(tmp_path / "suite" / "*-task"))] == ["a-task",
+    assert [t.name for t in discover([str(tmp_path / "suite" / "b-task")])] == ["b-task"]
+    assert [t.name for t in discover([str(tmp_path / "suite" / "*-task")])] == ["a-task",
                                                                              "b-task"]
     for missing in (tmp_path / "nothing", tmp_path / "suite" / "not-a-task",
                     tmp_path / "suite" / "z*"):
         with pytest.raises(TaskError, match="no tasks"):
-            discover(str(missing))
+            discover([str(missing)])
+    write(tmp_path / "more" / "e-task", 'prompt = "x"\n')
+    both = discover([str(tmp_path / "suite" / "b-task"), str(tmp_path / "more"),
+                     str(tmp_path / "suite" / "*-task")])
+    assert [t.name for t in both] == ["b-task", "e-task", "a-task"]  # each once, in order
+    with pytest.raises(TaskError, match="no tasks"):
+        discover([str(tmp_path / "more"), str(tmp_path / "nothing")])
+    write(tmp_path / "other" / "a-task", 'prompt = "y"\n')
+    with pytest.raises(TaskError, match="two tasks are named a-task"):
+        discover([str(tmp_path / "suite"), str(tmp_path / "other")])
     write(tmp_path / "suite" / "d-broken", 'prompt = "x"\nmode = "yolo"\n')
     with pytest.raises(TaskError, match="d-broken"):
-        discover(str(tmp_path / "suite"))
+        discover([str(tmp_path / "suite")])
 
 
 def line(kind: str, **fields: Any) -> str:

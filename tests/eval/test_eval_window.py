@@ -9,6 +9,7 @@ import os
 import shutil
 from pathlib import Path
 
+import psutil
 import pytest
 from PySide6.QtCore import QRectF
 from PySide6.QtGui import QAction, QColor
@@ -152,12 +153,21 @@ def test_a_run_that_cannot_start_says_why(qtbot: QtBot, tmp_path: Path) -> None:
     assert not list((tmp_path / "runs").glob("*.json"))
 
 
-def test_a_run_can_be_stopped(qtbot: QtBot, tmp_path: Path, suite: Path) -> None:
+def test_a_run_stopped_midway_leaves_no_process(qtbot: QtBot, tmp_path: Path,
+                                               suite: Path) -> None:
     process = EvalProcess()
-    with qtbot.waitSignal(process.failed, timeout=120_000) as blocker:
-        process.start(["--scripted", "--tasks", str(suite)], tmp_path / "out.json")
+    with qtbot.waitSignal(process.progress, timeout=240_000):
+        process.start(["--scripted", "--tasks", str(suite), "--tasks",
+                       str(ROOT / "eval" / "tasks" / "absorb-timeout")], tmp_path / "out.json")
+    assert process._process is not None
+    tree = psutil.Process(process._process.processId()).children(recursive=True)
+    assert len(tree) >= 2  # the pool's workers (and what they run)
+    with qtbot.waitSignal(process.failed, timeout=60_000) as blocker:
         process.stop()
     assert blocker.args == ["stopped"] and not process.running
+    _, alive = psutil.wait_procs(tree, timeout=10)
+    assert alive == []
+    assert not (tmp_path / "out.json").exists()
 
 
 @pytest.mark.parametrize(("line", "parsed"), [
