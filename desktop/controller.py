@@ -19,6 +19,7 @@ from PySide6.QtCore import QByteArray, QObject, Qt, QTimer, Signal
 
 from desktop.chat.feed import apply_event
 from desktop.chat.model import ChatModel, Role
+from desktop.errors import RETRYABLE_CODES
 from desktop.kernel_client import KernelClient
 from desktop.main_window import MainWindow, window_title
 from desktop.settings import keystore
@@ -28,10 +29,12 @@ from kernel.events import (
     ApprovalDecision,
     ApprovalRequest,
     AssistantDelta,
+    ErrorEvent,
     Event,
     GrantRevoked,
     RunFinished,
     SessionStarted,
+    UserMessage,
 )
 from kernel.paths import AppPaths
 
@@ -52,9 +55,18 @@ class SessionView:
     events: list[Event] = field(default_factory=list)
     running: bool = False
     interrupted: bool = False
+    retry_error: str = ""
+    """The last run ended with an error that trying again may cure (RETRYABLE_CODES)."""
     input_tokens: int = 0
     output_tokens: int = 0
     cost: float = 0.0
+
+    def note_error(self, event: Event) -> None:
+        """Keep track of whether the last run ended with a retryable error."""
+        if isinstance(event, ErrorEvent):
+            self.retry_error = event.code if event.code in RETRYABLE_CODES else ""
+        elif isinstance(event, UserMessage | SessionStarted):
+            self.retry_error = ""
 
     def count(self, event: RunFinished) -> None:
         usage = event.usage
@@ -90,6 +102,8 @@ class AppController(QObject):
         self.current: str | None = None
         self.api_key = api_key
         self.key_pending = read_keyring
+        self.keyring_available = True
+        """Whether a system keyring can hold the key (known once it has been looked up)."""
         self.base_url = ""
         self.model = ""
         self.sandbox = ("none", "")
@@ -189,11 +203,24 @@ class AppController(QObject):
                           self._start_kernel)
         self.window.show()
         if self.key_pending:
-            threading.Thread(target=lambda: self._key_loaded.emit(keystore.stored_key()),
-                             name="keyring-lookup", daemon=True).start()
+            threading.Thread(target=self._look_up_key, name="keyring-lookup",
+                             daemon=True).start()
 
-    def _on_key_loaded(self, key: str | None) -> None:
+    def _look_up_key(self) -> None:
+        """(On a thread.) The stored key and whether a keyring exists; a keyring that fails
+        in any way counts as none, so the app never waits for it forever."""
+        try:
+            state = keystore.keyring_state()
+            found = (keystore.stored_key() if state.available else None, state.available)
+        except Exception:
+            log.exception("the keyring lookup failed")
+            found = (None, False)
+        self._key_loaded.emit(found)
+
+    def _on_key_loaded(self, found: tuple[str | None, bool]) -> None:
+        key, self.keyring_available = found
         self.key_pending = False
+        self.window.welcome.set_keyring(self.keyring_available)
         if key:
             self.api_key = key
             if self.client.running:
@@ -265,7 +292,8 @@ class AppController(QObject):
     def open_settings(self) -> SettingsDialog:
         from desktop.settings.dialog import SettingsDialog
 
-        dialog = SettingsDialog(self.paths, self.window)
+        dialog = SettingsDialog(self.paths, self.window, memory_key=None
+                                if self.keyring_available else self.api_key)
         dialog.saved.connect(self._settings_saved)
         dialog.grants_panel.revoke_requested.connect(self._revoke_grant)
         dialog.mcp_panel.action_requested.connect(
@@ -295,8 +323,12 @@ class AppController(QObject):
         self.client.send(p.ListGrants(session_id))
 
     def _settings_saved(self, saved: SavedSettings) -> None:
-        if saved.api_key is not None or keystore.keyring_state().available:
-            self.api_key = saved.api_key or self.api_key
+        if saved.api_key:
+            self.api_key = saved.api_key
+        if saved.key_in_memory:
+            self.window.statusBar().showMessage(
+                "This system has no keyring: the API key is kept in memory for this run of "
+                "Reins only.", 30_000)
         self.model, self.base_url = saved.model, saved.base_url
         self._configure_kernel()
         self.window.banner.hide()
@@ -350,6 +382,7 @@ class AppController(QObject):
         if isinstance(event, AssistantDelta):
             return
         view.events.append(event)
+        view.note_error(event)
         if event.session_id == self.current and self.window.timeline_created:
             self.window.timeline.apply(event)
         if isinstance(event, ApprovalRequest):
@@ -401,6 +434,7 @@ class AppController(QObject):
         for event in message.events:
             apply_event(chat, event)
             view.events.append(event)
+            view.note_error(event)
             if isinstance(event, RunFinished):
                 view.count(event)
         chat.finish_streaming()
@@ -503,8 +537,9 @@ class AppController(QObject):
         view = self._view()
         if not self.can_run or view is None:
             self.open_settings()
-        elif view.interrupted:
+        elif view.interrupted or view.retry_error:
             view.interrupted = False
+            view.retry_error = ""
             view.running = True
             self.client.send(p.ResumeRun(view.info.session_id))
             self._refresh_page()
@@ -575,5 +610,6 @@ class AppController(QObject):
         self.window.show_readiness(
             can_run=self.can_run, key_pending=self.key_pending, has_session=view is not None,
             running=view is not None and view.running,
-            interrupted=view is not None and view.interrupted)
+            interrupted=view is not None and view.interrupted,
+            failed=view is not None and bool(view.retry_error) and not view.running)
         self._refresh_status()

@@ -218,7 +218,7 @@ class MainWindow(QMainWindow):
         self.pages.setCurrentWidget(self.welcome if welcome else self.chat_page)
 
     def show_readiness(self, *, can_run: bool, key_pending: bool, has_session: bool,
-                       running: bool, interrupted: bool) -> None:
+                       running: bool, interrupted: bool, failed: bool = False) -> None:
         """The page, the prompt and the banner for what the app can do now."""
         self.show_page(welcome=not has_session and not can_run)
         self.prompt.set_running(running)
@@ -233,16 +233,22 @@ class MainWindow(QMainWindow):
         else:
             self.prompt.set_enabled_for_input(
                 True, "Ask Reins… (Enter to send, Shift+Enter for a new line)")
-            if interrupted:
+            if failed and not interrupted:
+                self.banner.show_notice("The model could not answer (see the error above). "
+                                        "Retry sends the same turn again.", "&Retry")
+            elif interrupted:
                 self.banner.show_notice("The last run of this session was interrupted. Retry "
                                         "continues it from where it stopped.", "&Retry")
             else:
                 self.banner.hide()
 
     def set_mode(self, mode: str | None) -> None:
+        """The current session's mode; with none open, the mode a new session gets
+        (shown, not editable here: the new-session dialog asks)."""
         self.mode_combo.setEnabled(mode is not None)
-        if mode is not None:
-            self.mode_combo.setCurrentText(mode)
+        self.mode_combo.setCurrentText(mode if mode is not None else self.sessions.default_mode)
+        self.mode_combo.setToolTip("What this session may do without asking" if mode else
+                                   "The mode new sessions start in (Settings → Default mode)")
 
     def set_model(self, model: str) -> None:
         self.model_label.setText(f"Model: {model or '—'}")

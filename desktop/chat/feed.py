@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 from desktop.chat.model import ChatModel, Role
+from desktop.errors import in_app_words
 from desktop.words import execution_seconds, format_bytes, format_duration, outcome
 from kernel import events as ev
 
@@ -78,6 +79,9 @@ def apply_event(model: ChatModel, event: ev.Event, at: float | None = None) -> N
         note = _FINISH_NOTES.get(event.stop_reason, f"Run stopped: {event.stop_reason}.")
         if note:
             model.add_message(Role.NOTICE, note, at)
+    elif isinstance(event, ev.McpServerEvent) and event.state == "failed":
+        model.add_message(Role.NOTICE, f"MCP server {event.server!r} failed: {event.reason}; "
+                                       f"its tools are not available.", at)
     elif isinstance(event, ev.ErrorEvent):
         model.finish_streaming()
-        model.add_message(Role.ERROR, f"{event.message} ({event.code})", at)
+        model.add_message(Role.ERROR, f"{in_app_words(event.message)} ({event.code})", at)

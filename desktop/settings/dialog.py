@@ -54,6 +54,8 @@ class SavedSettings:
     api_key: str | None
     model: str
     base_url: str
+    key_in_memory: bool = False
+    """There is no keyring: the key is held in memory for this run only."""
 
 
 def rule_problems(text: str) -> list[str]:
@@ -84,15 +86,18 @@ class SettingsDialog(QDialog):
     def __init__(self, paths: AppPaths, parent: QWidget | None = None,
                  diagnostics: Callable[[], str] = sandbox_report,
                  find_mcp_config: Callable[[], Path | None] = find_claude_desktop_config,
-                 ) -> None:
+                 memory_key: str | None = None) -> None:
         """`find_mcp_config`: where a Claude Desktop configuration is (default: the usual
         place of this OS). The Grants and MCP pages show what the app feeds them from the
-        kernel; their buttons emit signals the app turns into protocol commands."""
+        kernel; their buttons emit signals the app turns into protocol commands.
+        `memory_key`: the key the app holds in memory (shown when there is no keyring)."""
         super().__init__(parent)
         self.setWindowTitle("Reins — Settings")
         self.setAccessibleName("Settings")
         self.resize(680, 520)
         self.paths = paths
+        self._memory_key = memory_key
+        self._keyring = True
         self._diagnostics = diagnostics
         self._diagnosed.connect(self.sandbox_text_ready, Qt.ConnectionType.QueuedConnection)
         self.tabs = QTabWidget(self)
@@ -231,10 +236,10 @@ class SettingsDialog(QDialog):
             settings = Settings()
             self.error_label.setText(f"settings.json cannot be used: {exc}")
         state = keystore.keyring_state()
+        self._keyring = state.available
         self.key_status.setText(state.explanation)
-        self.key_edit.setEnabled(state.available)
-        self.show_key.setEnabled(state.available)
-        self.key_edit.setText(keystore.stored_key() or "")
+        self.key_edit.setText((keystore.stored_key() if state.available else self._memory_key)
+                              or "")
         self.base_url_edit.setText(settings.base_url or "")
         self.model_edit.setText(settings.model or "")
         self.mode_combo.setCurrentText(str(settings.default_mode))
@@ -310,13 +315,14 @@ class SettingsDialog(QDialog):
             self.error_label.setText(f"Not saved: {exc}")
             return
         key = self.key_edit.text().strip()
-        if self.key_edit.isEnabled():
+        if self._keyring:
             try:
                 keystore.save_key(key)
             except keystore.KeyringUnavailable as exc:
                 self.error_label.setText(f"Settings saved, but the key was not: {exc}")
                 return
-        self.saved.emit(SavedSettings(key or None, changes["model"], changes["base_url"]))
+        self.saved.emit(SavedSettings(key or None, changes["model"], changes["base_url"],
+                                      key_in_memory=bool(key) and not self._keyring))
         self.accept()
 
     def show_tab(self, page: QWidget) -> None:

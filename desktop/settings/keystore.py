@@ -1,7 +1,8 @@
 """Where the API key lives: the OS keyring, or the environment variable — never a file.
 
-If the system has no keyring backend, saving says so (KeyringUnavailable) and the user is
-offered `ANTHROPIC_API_KEY` instead; the key is never written to a plain-text file.
+If the system has no keyring backend, saving says so (KeyringUnavailable): the app keeps a
+key entered in Settings in memory for that run only, and offers `ANTHROPIC_API_KEY` to keep
+one; the key is never written to a plain-text file.
 The key found here travels to the kernel over the protocol (SetApiKey) only.
 """
 
@@ -42,9 +43,9 @@ def keyring_state() -> KeyringState:
     if isinstance(backend, keyring.backends.fail.Keyring) or _priority(backend) <= 0:
         return KeyringState(
             False, name,
-            "No system keyring is available, so Reins cannot store the key safely. Set the "
-            f"{ENV_VAR} environment variable in the environment that starts Reins instead; "
-            "Reins never writes the key to a plain-text file.")
+            "No system keyring is available, so a key entered here is kept in memory for this "
+            "run of Reins only (never written to a file). To keep one across runs, set "
+            f"{ENV_VAR} in the environment that starts Reins.")
     return KeyringState(True, name, "The key is stored in the system keyring.")
 
 

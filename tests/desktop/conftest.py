@@ -10,12 +10,24 @@ from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+import keyring
+import keyring.backends.fail
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QPushButton, QWidget
 from pytestqt.qtbot import QtBot
 
 from kernel.fakemodel import FakeAnthropicServer
 from kernel.paths import AppPaths
+
+
+@pytest.fixture
+def no_keyring() -> Iterator[None]:
+    """No system keyring (the fail backend), for the test's length."""
+    previous = keyring.get_keyring()
+    keyring.set_keyring(keyring.backends.fail.Keyring())
+    yield
+    keyring.set_keyring(previous)
 
 
 @contextmanager

@@ -51,14 +51,6 @@ def memory_keyring() -> Iterator[MemoryKeyring]:
     keyring.set_keyring(previous)
 
 
-@pytest.fixture
-def no_keyring() -> Iterator[None]:
-    previous = keyring.get_keyring()
-    keyring.set_keyring(keyring.backends.fail.Keyring())
-    yield
-    keyring.set_keyring(previous)
-
-
 def make_dialog(qtbot: QtBot, paths: AppPaths) -> SettingsDialog:
     dialog = SettingsDialog(paths, diagnostics=lambda: "bwrap: ok (test)")
     qtbot.addWidget(dialog)
@@ -113,16 +105,22 @@ def test_bad_base_url_blocks_save(qtbot: QtBot, reins_home: AppPaths,
     assert not dialog.save_button.isEnabled()
 
 
-def test_without_keyring_it_says_so_and_writes_no_key(qtbot: QtBot, reins_home: AppPaths,
-                                                      no_keyring: None) -> None:
+def test_without_keyring_the_key_is_held_in_memory_and_it_says_so(
+        qtbot: QtBot, reins_home: AppPaths, no_keyring: None) -> None:
     dialog = make_dialog(qtbot, reins_home)
-    assert not dialog.key_edit.isEnabled()
+    assert dialog.key_edit.isEnabled() and not dialog.key_edit.isReadOnly()
     assert keystore.ENV_VAR in dialog.key_status.text()
-    assert "never writes the key" in dialog.key_status.text()
+    assert "in memory for this run of Reins only" in dialog.key_status.text()
+    assert "never written to a file" in dialog.key_status.text()
     with pytest.raises(keystore.KeyringUnavailable):
         keystore.save_key("sk-x")
-    with qtbot.waitSignal(dialog.saved):
+    qtbot.keyClicks(dialog.key_edit, "sk-mem-1")
+    with qtbot.waitSignal(dialog.saved) as signal:
         dialog.save_button.click()
+    assert signal.args == [SavedSettings("sk-mem-1", "", "", key_in_memory=True)]
+    again = SettingsDialog(reins_home, diagnostics=lambda: "", memory_key="sk-mem-1")
+    qtbot.addWidget(again)
+    assert again.key_edit.text() == "sk-mem-1", "the key held in memory is shown again"
     files = [p for p in reins_home.config.rglob("*") if p.is_file()]
     assert all("sk-" not in p.read_text(errors="replace") for p in files)
 
