@@ -500,6 +500,7 @@ class Kernel:
                    start: Callable[[Agent, Callable[[Event], None]],
                                    Coroutine[Any, Any, Any]]) -> None:
         state = "idle"
+        self._report_mcp(session_id)
         try:
             await start(agent, self._sink)
             if self.store.get_session(session_id).run_state is RunState.INTERRUPTED:
@@ -523,6 +524,18 @@ class Kernel:
         elif isinstance(event, ApprovalDecision):
             self.asking.get(event.session_id, set()).discard(event.call_id)
         self.send(p.EventMessage(event))
+
+    def _report_mcp(self, session_id: str) -> None:
+        """Record the MCP servers' outcomes this session has not seen (a failed server shows
+        in the chat, kernel.mcp.report)."""
+        from kernel.mcp.report import unseen_outcomes
+
+        if self.runtime.mcp is None:
+            return
+        seen = (event for _, event in self.store.events(session_id))
+        for event in unseen_outcomes(session_id, self.runtime.mcp.states(), seen):
+            self.store.append_event(event)
+            self.send(p.EventMessage(event))
 
     async def _answer_early_requests(self) -> None:
         """Requests reach the UI as events; here they only meet answers given early."""

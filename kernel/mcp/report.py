@@ -3,12 +3,15 @@
 `reins exec` records one `mcp_server` event per configured server once they settled (each
 ready, failed or disabled), so `--json` readers and the stored session see which tools the
 run had and why a server's are missing; in human mode a failed server is one line on
-stderr with its reason and the tail of its stderr.
+stderr with its reason and the tail of its stderr. In the app, a run records the outcomes
+its session has not seen yet (`unseen_outcomes`), so the chat shows a failed server.
 """
 
 from __future__ import annotations
 
-from kernel.events import McpServerEvent
+from collections.abc import Iterable
+
+from kernel.events import Event, McpServerEvent
 from kernel.mcp.manager import ServerState, ServerStatus
 from kernel.visible import one_line
 
@@ -44,3 +47,22 @@ def server_line(event: McpServerEvent) -> str:
         lines.append("  its stderr ended with:")
         lines += [f"  | {one_line(line)}" for line in tail]
     return "\n".join(lines)
+
+
+def unseen_outcomes(session_id: str, states: Iterable[ServerState],
+                    seen: Iterable[Event]) -> list[McpServerEvent]:
+    """The settled servers whose outcome (state and reason) differs from the last one
+    recorded in the session's events `seen`: what a run in the app records before it starts
+    (a server still starting is left for a later run)."""
+    last: dict[str, tuple[str, str]] = {}
+    for event in seen:
+        if isinstance(event, McpServerEvent):
+            last[event.server] = (event.state, event.reason)
+    out = []
+    for state in states:
+        if state.status is ServerStatus.STARTING:
+            continue
+        event = server_event(session_id, state)
+        if last.get(event.server) != (event.state, event.reason):
+            out.append(event)
+    return out
