@@ -20,10 +20,12 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from kernel.eval.report import comparison_text, progress_bar, progress_line, results_text
-from kernel.eval.runner import RunOptions, run_suite
+from kernel.eval.runner import CONNECTION_KEYS, RunOptions, run_suite
 from kernel.eval.scoring import TaskResult, compare, results_dict, results_from_dict
 from kernel.eval.task import TaskError, discover
 from kernel.events import json_text
+from kernel.paths import AppPaths
+from kernel.policy.settings import SettingsError, load_settings
 
 
 class EvalUsage(Exception):
@@ -81,6 +83,7 @@ def eval_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise EvalUsage(f"--scripted: these tasks have no scripted turns: {', '.join(missing)}")
     options = RunOptions(scripted=args.scripted, model=args.model,
                          overrides=dict(args.overrides),
+                         connection={} if args.scripted else _connection(),
                          jobs=args.jobs or (min(2, os.cpu_count() or 1) if args.scripted else 1),
                          keep=args.keep)
     tty = err.isatty()
@@ -101,6 +104,15 @@ def eval_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 "seconds": round(time.time() - started, 2)}
         args.json.write_text(json_text(results_dict(results, info)) + "\n", encoding="utf-8")
     return 0 if all(r.passed for r in results) else 1
+
+
+def _connection() -> dict[str, Any]:
+    """The user's model settings (settings.json of their REINS_HOME or config folder)."""
+    try:
+        raw = load_settings(AppPaths.from_env()).raw
+    except SettingsError as exc:
+        raise EvalUsage(f"your settings cannot be loaded: {exc}") from None
+    return {k: raw[k] for k in CONNECTION_KEYS if k in raw}
 
 
 def _compare(files: list[Path], out: TextIO) -> int:

@@ -39,6 +39,8 @@ from kernel.fakemodel import Failure, FakeAnthropicServer, Reply, Text, ToolUse
 
 SCRIPTED_KEY = "reins-eval-scripted"
 PR_SET_PDEATHSIG = 1
+CONNECTION_KEYS = ("model", "base_url", "models")
+"""The settings that say which model is reached and how (kernel.policy.settings)."""
 NULL_KEYRING = {"PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"}
 
 
@@ -48,6 +50,9 @@ class RunOptions:
     model: str | None = None
     overrides: Mapping[str, Any] = field(default_factory=dict)
     """Settings applied over every task's own (`reins eval --set KEY=JSON`)."""
+    connection: Mapping[str, Any] = field(default_factory=dict)
+    """The user's own model settings (`CONNECTION_KEYS`), under every task's: a real-model
+    run reaches the model the user set up; empty for `--scripted`."""
     jobs: int = 1
     time_budget_s: float = 300.0
     """`reins exec --time-budget` of each run."""
@@ -168,15 +173,18 @@ class Prepared:
     home: Path
 
 
-def prepare(task: Task, root: Path, overrides: Mapping[str, Any]) -> Prepared:
-    """A copy of the task's workspace fixture and a fresh REINS_HOME with its settings."""
+def prepare(task: Task, root: Path, options: RunOptions) -> Prepared:
+    """A copy of the task's workspace fixture and a fresh REINS_HOME whose settings are the
+    user's connection, then the task's, then the overrides."""
     workspace, home = root / "workspace", root / "home"
     if task.workspace.is_dir():
         shutil.copytree(task.workspace, workspace, symlinks=True)
     else:
         workspace.mkdir(parents=True)
-    settings = {**expand(task.settings, {"python": sys.executable,
-                                         "task": str(task.folder.resolve())}), **overrides}
+    settings = {**options.connection,
+                **expand(task.settings, {"python": sys.executable,
+                                         "task": str(task.folder.resolve())}),
+                **options.overrides}
     config = home / "config"
     config.mkdir(parents=True)
     if settings:
@@ -213,7 +221,7 @@ def run_task(task: Task, options: RunOptions, pool: ProcessPoolExecutor,
     """One run of `task` in a fresh folder under `run_root`: exec it, judge the outcome."""
     root = Path(tempfile.mkdtemp(prefix=f"{task.name}-", dir=run_root))
     try:
-        prepared = prepare(task, root, options.overrides)
+        prepared = prepare(task, root, options)
         with _model_for(task, options) as (env, server):
             env["REINS_HOME"] = str(prepared.home)
             started = time.perf_counter()

@@ -19,6 +19,7 @@ import pytest
 from kernel.cli import main as cli_main
 from kernel.eval.scoring import metrics, results_from_dict
 from kernel.eval.task import builtin_tasks_dir, discover
+from kernel.fakemodel import FakeAnthropicServer, reply
 
 ROOT = Path(__file__).resolve().parents[2]
 REINS = str(Path(sys.executable).with_name("reins"))
@@ -196,3 +197,30 @@ def test_repeat_runs_every_task_n_times(tmp_path: Path,
     assert data["repeat"] == 3 and data["metrics"]["tasks"] == 3
     assert [line.split()[0] for line in err.splitlines()] == ["[1/3]", "[2/3]", "[3/3]"]
     assert table.count("none-greeting") == 3
+
+
+def test_against_an_endpoint_with_the_users_model_settings(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Without --scripted: the user's base_url (their settings.json) and key reach every
+    task's fresh REINS_HOME; a model that never calls a tool passes the no-tool task and
+    fails the lookup with `no_tool`."""
+    home = tmp_path / "user-home"
+    (home / "config").mkdir(parents=True)
+    with FakeAnthropicServer(responder=lambda body: reply("Hello, I am an assistant."),
+                             api_key="user-key") as server:
+        (home / "config" / "settings.json").write_text(json.dumps(
+            {"base_url": server.base_url, "model": "settings-model"}))
+        monkeypatch.setenv("REINS_HOME", str(home))
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "user-key")
+        monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+        out = tmp_path / "real.json"
+        tasks = ROOT / "eval" / "tasks"
+        code, _, err = reins(capsys, "eval", "--tasks", str(tasks / "none-greeting"),
+                             "--tasks", str(tasks / "lookup-read-file"), "--json", str(out))
+        models = {r.body["model"] for r in server.requests}
+    assert code == 1, err
+    causes = {t["name"]: t["failure_cause"] for t in json.loads(out.read_text())["tasks"]}
+    assert causes == {"none-greeting": None, "lookup-read-file": "no_tool"}
+    assert models == {"settings-model"} and len(server.requests) == 2
+    assert not list((home / "data").glob("**/*.sqlite3"))  # the user's own data untouched
