@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from kernel.policy.settings import SettingsError, parse_settings
 from kernel.tools.find_tools import (
     FIND_TOOLS,
     bm25_rank,
@@ -172,3 +173,16 @@ def test_find_tools_lists_the_best_matches_as_json_and_skips_builtins() -> None:
     assert made.name == FIND_TOOLS and made.risk is Risk.READ
     assert made.input_schema["required"] == ["query"]
     assert made.input_schema["properties"]["limit"]["maximum"] == 10
+
+
+@pytest.mark.parametrize(("text", "threshold"), [
+    ("{}", 40), ('{"tool_search_threshold": 1}', 1), ('{"tool_search_threshold": 500}', 500),
+])
+def test_the_threshold_setting(text: str, threshold: int) -> None:
+    assert parse_settings(text).tool_search_threshold == threshold
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "2.5", '"40"', "true", "null", "[40]"])
+def test_a_bad_threshold_setting_is_refused(value: str) -> None:
+    with pytest.raises(SettingsError, match="tool_search_threshold"):
+        parse_settings(f'{{"tool_search_threshold": {value}}}')
