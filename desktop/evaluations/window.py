@@ -109,6 +109,11 @@ class EvaluationsWindow(QWidget):
         self.stop_button = QPushButton("Stop")
         self.stop_button.setEnabled(False)
         self.stop_button.clicked.connect(self.process.stop)
+        for widget, name in ((self.tasks_edit, "Tasks to run"), (browse, "Browse for tasks"),
+                             (self.scripted_box, "Scripted model"),
+                             (self.model_edit, "Model"), (self.run_button, "Run the suite"),
+                             (self.stop_button, "Stop the run")):
+            widget.setAccessibleName(name)
         controls = QHBoxLayout()
         for widget in (QLabel("Tasks:"), self.tasks_edit, browse, self.scripted_box,
                        QLabel("Model:"), self.model_edit, self.run_button, self.stop_button):
@@ -125,6 +130,7 @@ class EvaluationsWindow(QWidget):
         self.runs_list = QListWidget()
         self.runs_list.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.runs_list.itemSelectionChanged.connect(self._selection_changed)
+        self.runs_list.setAccessibleName("Saved runs (select one to show, two to compare)")
 
         self.task_table = QTableWidget()
         self.chart = MetricChart()
@@ -133,6 +139,10 @@ class EvaluationsWindow(QWidget):
 
         self.compare_table = QTableWidget()
         self.compare_chart = MetricChart()
+        self.task_table.setAccessibleName("Tasks of the run")
+        self.compare_table.setAccessibleName("Tasks, before and after")
+        self.chart.setAccessibleName("Metrics of the run")
+        self.compare_chart.setAccessibleName("Metrics, before and after")
         self.compare_summary = QLabel("Select two saved runs to compare them.")
         self.compare_summary.setTextFormat(Qt.TextFormat.PlainText)
         self.compare_summary.setWordWrap(True)

@@ -13,12 +13,20 @@ import psutil
 import pytest
 from PySide6.QtCore import QRectF
 from PySide6.QtGui import QAction, QColor
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QLineEdit,
+    QListWidget,
+    QPushButton,
+    QTableWidget,
+)
 from pytestqt.qtbot import QtBot
 
 from desktop.evaluations.charts import (
     LABEL_WIDTH,
     SERIES_COLORS,
     VALUE_WIDTH,
+    MetricChart,
     MetricRow,
     bar_layout,
 )
@@ -111,6 +119,17 @@ def test_the_view_menu_opens_the_window_once(qtbot: QtBot, reins_home: AppPaths)
     assert opened.isVisible() and opened.runs_dir == reins_home.data / "evals"
     action.trigger()
     assert window.findChildren(EvaluationsWindow) == [opened]
+
+
+def test_every_control_has_an_accessible_name(qtbot: QtBot, tmp_path: Path) -> None:
+    window = EvaluationsWindow(tmp_path / "runs")
+    qtbot.addWidget(window)
+    controls = [c for kind in (QPushButton, QCheckBox, QLineEdit, QListWidget, QTableWidget,
+                               MetricChart)
+                for c in window.findChildren(kind)]
+    missing = [(c.metaObject().className(), c.objectName()) for c in controls
+               if not c.accessibleName()]
+    assert len(controls) >= 10 and missing == []
 
 
 def test_two_saved_runs_are_compared(qtbot: QtBot, tmp_path: Path) -> None:
