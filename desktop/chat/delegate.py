@@ -110,8 +110,8 @@ def _document_pixmap(doc: SafeDocument, palette: QPalette, ratio: float) -> QPix
     size = doc.size()
     key = f"reins-doc-{doc.serial}-{size.width():.0f}x{size.height():.0f}-" \
           f"{palette.cacheKey()}-{ratio}"
-    pixmap = QPixmapCache.find(key)
-    if pixmap is None or pixmap.isNull():
+    pixmap = QPixmap()
+    if not QPixmapCache.find(key, pixmap) or pixmap.isNull():
         pixmap = QPixmap((size * ratio).toSize())
         pixmap.setDevicePixelRatio(ratio)
         pixmap.fill(Qt.GlobalColor.transparent)

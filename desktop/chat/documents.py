@@ -49,7 +49,7 @@ class SafeDocument(QTextDocument):
         self.serial = next(_SERIALS)
         """Unique for the app's lifetime: names this document's cached rendering."""
 
-    def loadResource(self, kind: int, name: QUrl) -> object:
+    def loadResource(self, kind: int, name: QUrl | str) -> object:
         return QByteArray()
 
     def fit(self, width: float) -> None:

@@ -231,8 +231,6 @@ class _Builder:
             self._block(fmt)
         elif kind == "table_open":
             return self._table(tokens, i)
-        elif kind == "html_block":
-            self._block().insertText(token.content.rstrip("\n"))
         return i + 1
 
     def _open_list(self, token: Token) -> None:
@@ -295,7 +293,6 @@ class _Builder:
         shade = QGuiApplication.palette().color(QPalette.ColorRole.AlternateBase)
         fmt = QTextBlockFormat()
         fmt.setBackground(shade)
-        fmt.setNonBreakableLines(False)
         char = _mono()
         for line in code.split("\n"):
             self._block(QTextBlockFormat(fmt)).insertText(line, char)

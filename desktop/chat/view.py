@@ -89,7 +89,7 @@ class ChatView(QListView):
         self.activity = ActivityIndicator(self)
         self.setViewportMargins(0, 0, 0, activity.HEIGHT)
         self.find_bar = FindBar(self)
-        self.find_bar.search.connect(self.find)
+        self.find_bar.search.connect(self.find_text)
         self.find_bar.step.connect(self.step_match)
         self.find_bar.closed.connect(self.close_find)
         self._following = True
@@ -411,7 +411,7 @@ class ChatView(QListView):
         self.viewport().update()
         self.setFocus()
 
-    def find(self, text: str) -> None:
+    def find_text(self, text: str) -> None:
         width = content_width(self.viewport().width())
         self._matches = find_matches(self.chat_model().items(), text, width)
         self._match = 0

@@ -82,5 +82,9 @@ class ShortcutsDialog(QDialog):
 
     def rows(self) -> list[tuple[str, str]]:
         table = self.table
-        return [(table.item(r, 0).text(), table.item(r, 1).text())
-                for r in range(table.rowCount())]
+
+        def text(row: int, column: int) -> str:
+            item = table.item(row, column)
+            return item.text() if item is not None else ""
+
+        return [(text(r, 0), text(r, 1)) for r in range(table.rowCount())]

@@ -128,14 +128,10 @@ class DetailsPane(QWidget):
         self.open_button.clicked.connect(self._open)
         self.copy_output = QPushButton("Copy output")
         self.copy_output.setAccessibleName("Copy output")
-        self.copy_output.clicked.connect(
-            lambda: QGuiApplication.clipboard().setText(self.model_text.toPlainText())
-        )
+        self.copy_output.clicked.connect(self._copy_output)
         self.copy_arguments = QPushButton("Copy arguments")
         self.copy_arguments.setAccessibleName("Copy arguments")
-        self.copy_arguments.clicked.connect(
-            lambda: QGuiApplication.clipboard().setText(self.arguments.toPlainText())
-        )
+        self.copy_arguments.clicked.connect(self._copy_arguments)
         for button in (self.stop_button, self.open_button, self.copy_output,
                        self.copy_arguments):
             actions.addWidget(button)
@@ -282,6 +278,12 @@ class DetailsPane(QWidget):
         model_text = visible(record.preview)
         if self.model_text.toPlainText() != model_text:
             self.model_text.setPlainText(model_text)
+
+    def _copy_output(self) -> None:
+        QGuiApplication.clipboard().setText(self.model_text.toPlainText())
+
+    def _copy_arguments(self) -> None:
+        QGuiApplication.clipboard().setText(self.arguments.toPlainText())
 
     def _stop(self) -> None:
         if self._record is not None and self._record.status.stoppable:

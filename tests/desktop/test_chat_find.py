@@ -57,11 +57,11 @@ def test_find_sees_the_text_as_shown_not_the_markdown(qtbot: QtBot) -> None:
     view = make_view(qtbot, rows=0)
     view.chat_model().add_message(Role.ASSISTANT,
                                   "a **bold** word and `code`\n\n```sh\nls -la\n```")
-    view.find("bold word")
+    view.find_text("bold word")
     assert len(view.matches()) == 1
-    view.find("**bold**")
+    view.find_text("**bold**")
     assert view.matches() == []
-    view.find("ls -la")
+    view.find_text("ls -la")
     assert [m.piece for m in view.matches()] == [1]
 
 
