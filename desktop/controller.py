@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -106,6 +106,9 @@ class AppController(QObject):
         """Whether a system keyring can hold the key (known once it has been looked up)."""
         self.base_url = ""
         self.model = ""
+        """settings.json's model (what new sessions get, when set)."""
+        self.default_model = ""
+        """The model new sessions get, as the kernel says (KernelReady, ModelList)."""
         self.sandbox = ("none", "")
         self._opening: str | None = None
         self._pending_prompt: str | None = None
@@ -152,6 +155,7 @@ class AppController(QObject):
         w.prompt.stop.connect(self.cancel_run)
         w.banner.action.connect(self._banner_action)
         w.mode_changed.connect(self._set_mode)
+        w.model_picker.chosen.connect(self._choose_model)
         w.settings_requested.connect(self.open_settings)
         w.grants_requested.connect(self.open_grants)
         w.closing.connect(self.shutdown)
@@ -338,13 +342,14 @@ class AppController(QObject):
         if self.api_key:
             self.client.send(p.SetApiKey(self.api_key))
         self.client.send(p.Configure(self.model, self.base_url))
+        self.client.send(p.ListModels())
 
     # ---- kernel lifecycle ------------------------------------------------------------------
 
     def on_ready(self, ready: p.KernelReady) -> None:
         self.sandbox = (ready.sandbox, ready.sandbox_reason)
         self.window.set_sandbox(ready.sandbox, ready.sandbox_reason)
-        self.window.set_model(self.model or ready.model)
+        self.default_model = ready.model
         self.window.set_kernel_state("")
         self._configure_kernel()
         self.client.send(p.ListSessions(self.window.sessions.search.text()))
@@ -396,8 +401,18 @@ class AppController(QObject):
         elif isinstance(event, RunFinished):
             view.count(event)
             self._refresh_status()
-        elif isinstance(event, SessionStarted) and event.session_id == self.current:
-            self.window.set_model(event.model)
+        elif isinstance(event, SessionStarted) and event.model:
+            view.info = replace(view.info, model=event.model)
+            self._refresh_status()
+
+    def _on_model_list(self, message: p.ModelList) -> None:
+        self.default_model = message.default or self.default_model
+        self.window.model_picker.set_models(message.models, message.error)
+        self._refresh_status()
+
+    def _choose_model(self, model: str) -> None:
+        if self.current is not None:
+            self.client.send(p.SetSessionModel(self.current, model))
 
     def _on_grant_list(self, message: p.GrantList) -> None:
         self.grants[message.session_id] = message.grants
@@ -600,10 +615,10 @@ class AppController(QObject):
                                       else None))
         if view is not None:
             w.set_usage(view.input_tokens, view.output_tokens, view.cost)
-            if view.info.model and not self.model:
-                w.set_model(view.info.model)
+            w.set_model(view.info.model or self.default_model, session=True)
         else:
             w.set_usage(0, 0, 0.0)
+            w.set_model(self.model or self.default_model, session=False)
 
     def _refresh_page(self) -> None:
         view = self._view()

@@ -29,6 +29,7 @@ from desktop.chat.model import ChatModel
 from desktop.chat.prompt import PromptBox
 from desktop.chat.view import ChatView
 from desktop.help.menus import install_menus
+from desktop.model_picker import ModelPicker
 from desktop.sessions.panel import SessionsPanel
 from desktop.welcome import WelcomePanel
 from kernel.modes import MODES
@@ -139,8 +140,7 @@ class MainWindow(QMainWindow):
     def _build_status_bar(self) -> None:
         bar = self.statusBar()
         bar.setAccessibleName("Status bar")
-        self.model_label = QLabel("Model: —", self)
-        self.model_label.setAccessibleName("Model")
+        self.model_picker = ModelPicker(self)
         self.mode_combo = QComboBox(self)
         self.mode_combo.setAccessibleName("Mode of this session")
         self.mode_combo.setToolTip("What this session may do without asking")
@@ -167,7 +167,7 @@ class MainWindow(QMainWindow):
         self.grants_button.setFlat(True)
         self.grants_button.hide()
         self.grants_button.clicked.connect(self.grants_requested)
-        for widget in (self.kernel_label, self.approvals_button, self.model_label,
+        for widget in (self.kernel_label, self.approvals_button, self.model_picker,
                        self.mode_combo, self.grants_button, self.sandbox_label):
             bar.addWidget(widget)
         bar.addPermanentWidget(self.usage_label)
@@ -250,8 +250,9 @@ class MainWindow(QMainWindow):
         self.mode_combo.setToolTip("What this session may do without asking" if mode else
                                    "The mode new sessions start in (Settings → Default mode)")
 
-    def set_model(self, model: str) -> None:
-        self.model_label.setText(f"Model: {model or '—'}")
+    def set_model(self, model: str, *, session: bool) -> None:
+        """The model the current session sends to (`session`), else new sessions' model."""
+        self.model_picker.show_model(model, session=session)
 
     def set_sandbox(self, kind: str, reason: str) -> None:
         text = "Sandbox: bwrap" if kind == "bwrap" else f"Sandbox: none — {reason}"

@@ -193,6 +193,24 @@ class SetMode(Message):
 
 @_message
 @dataclass(frozen=True)
+class SetSessionModel(Message):
+    """The model this session's next runs send to (a run in progress keeps its model)."""
+
+    kind: ClassVar[str] = "set_session_model"
+    session_id: str
+    model: str
+
+
+@_message
+@dataclass(frozen=True)
+class ListModels(Message):
+    """Ask for the models the endpoint offers (answered with ModelList)."""
+
+    kind: ClassVar[str] = "list_models"
+
+
+@_message
+@dataclass(frozen=True)
 class StartRun(Message):
     kind: ClassVar[str] = "start_run"
     session_id: str
@@ -343,6 +361,18 @@ class SessionLoaded(Message):
     interrupted: bool = False
     created: bool = False
     """The answer to this UI's NewSession: the new session, to be selected and shown."""
+
+
+@_message
+@dataclass(frozen=True)
+class ModelList(Message):
+    """The endpoint's models (`GET /v1/models`) and the model new sessions get; `error`: why
+    the endpoint listed none (the app then takes a typed name)."""
+
+    kind: ClassVar[str] = "model_list"
+    models: tuple[str, ...] = ()
+    default: str = ""
+    error: str = ""
 
 
 @_message

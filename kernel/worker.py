@@ -351,6 +351,27 @@ class Kernel:
         self.store.delete_session(message.session_id)
         self.send(p.SessionDeleted(message.session_id))
 
+    def _set_session_model(self, message: p.SetSessionModel) -> None:
+        model = message.model.strip()
+        if not model or any(c.isspace() or not c.isprintable() for c in model):
+            raise ValueError(f"{message.model!r} is not a model name")
+        self.store.set_session_model(message.session_id, model)
+        self._list_sessions(p.ListSessions())
+
+    def _list_models(self, _message: p.ListModels) -> None:
+        self._spawn(self._send_models())
+
+    async def _send_models(self) -> None:
+        from kernel.agent.provider import ProviderConfig, resolve_api_key, resolve_base_url
+        from kernel.model_list import ModelListError, endpoint_models
+
+        base_url = resolve_base_url(ProviderConfig(model=self.model, base_url=self.base_url))
+        key = (await asyncio.to_thread(resolve_api_key, self.api_key)).key
+        try:
+            self.send(p.ModelList(await endpoint_models(key, base_url), self.model))
+        except ModelListError as exc:
+            self.send(p.ModelList((), self.model, str(exc)))
+
     def _set_mode(self, message: p.SetMode) -> None:
         mode = Mode(message.mode)
         self.store.set_session_mode(message.session_id, mode.value)
@@ -555,6 +576,8 @@ _HANDLERS: dict[type[p.Message], Callable[[Kernel, Any], None]] = {
     p.RenameSession: Kernel._rename_session,
     p.DeleteSession: Kernel._delete_session,
     p.SetMode: Kernel._set_mode,
+    p.SetSessionModel: Kernel._set_session_model,
+    p.ListModels: Kernel._list_models,
     p.StartRun: Kernel._start_run,
     p.ResumeRun: Kernel._resume_run,
     p.CompactSession: Kernel._compact_session,

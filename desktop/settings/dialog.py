@@ -157,7 +157,7 @@ class SettingsDialog(QDialog):
         form.addRow("API &key:", key_row)
         form.addRow("", self.key_status)
         form.addRow("&Base URL:", self.base_url_edit)
-        form.addRow("M&odel:", self.model_edit)
+        form.addRow("M&odel (new sessions):", self.model_edit)
         form.addRow("Default &mode:", self.mode_combo)
         self.base_url_edit.textChanged.connect(self._validate)
         return tab
