@@ -74,6 +74,21 @@ def apply_event(model: ChatModel, event: ev.Event, at: float | None = None) -> N
         model.update_tool_card(event.call_id, status, detail, preview=event.preview,
                                output_path=event.externalized_path)
         model.refresh_activity(now)
+    elif isinstance(event, ev.ModelWaiting):
+        model.set_activity("Waiting for the model", now - event.waited_s)
+    elif isinstance(event, ev.ModelRetry):
+        if event.discarded:
+            model.close_stream()
+            model.add_message(Role.NOTICE, f"The answer above broke off ({event.reason}); "
+                              "the model answers again.", at)
+        model.set_activity(f"Retrying in {format_duration(event.delay_s)}: {event.reason} "
+                           f"(attempt {event.attempt + 1} of {event.of})", now)
+    elif isinstance(event, ev.ContextCompacted):
+        sizes = (f" (about {event.tokens_before:,} → {event.tokens_after:,} tokens)"
+                 if event.tokens_before and event.tokens_after else "")
+        model.add_message(Role.NOTICE, "Older turns were summarized to fit the context "
+                          f"window{sizes}; the full history is kept.", at)
+        model.set_activity("Thinking", now)
     elif isinstance(event, ev.RunFinished):
         model.finish_streaming()
         note = _FINISH_NOTES.get(event.stop_reason, f"Run stopped: {event.stop_reason}.")

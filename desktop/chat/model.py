@@ -203,7 +203,7 @@ class ChatModel(QAbstractListModel):
         self.endInsertRows()
 
     def add_message(self, role: Role, text: str, at: float | None = None) -> None:
-        self._close_stream()
+        self.close_stream()
         self._append(MessageItem(role, text, at=at))
 
     def append_delta(self, text: str, at: float | None = None) -> None:
@@ -237,14 +237,15 @@ class ChatModel(QAbstractListModel):
             item.segments, item.tail, item.cached_height = [], [], None
         self._changed(row, grew=True)
 
-    def _close_stream(self) -> None:
+    def close_stream(self) -> None:
+        """Finish the streamed message as it stands (what was shown stays shown)."""
         if self._streaming is not None:
             self.finish_text(self._streaming.text)
 
     def finish_streaming(self) -> None:
         """The run ended or stopped: close an unfinished streamed message, and nothing is
         being worked on any more."""
-        self._close_stream()
+        self.close_stream()
         self.set_activity(None)
 
     def set_activity(self, label: str | None, since: float = 0.0) -> None:
@@ -259,7 +260,7 @@ class ChatModel(QAbstractListModel):
 
     def add_tool_card(self, call_id: str, name: str, summary: str, status: str, *,
                       arguments: object = None, at: float | None = None) -> None:
-        self._close_stream()
+        self.close_stream()
         row = self._cards.get(call_id)
         if row is not None:
             card = self._items[row]

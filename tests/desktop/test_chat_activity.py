@@ -115,3 +115,30 @@ def test_a_streaming_message_shows_a_cursor_after_its_text(qtbot: QtBot, text: s
     model.finish_text(text)
     view.viewport().repaint()
     assert _dark_pixels(view.viewport().grab().toImage(), caret) == 0
+
+
+def test_waiting_retrying_and_compacting_are_shown(qtbot: QtBot) -> None:
+    view = make_view(qtbot)
+    model = view.chat_model()
+    now = time.time()
+    apply_event(model, ev.UserMessage(S, "go"), at=now)
+    apply_event(model, ev.ModelWaiting(S, waited_s=12.0, timeout_s=60.0), at=now)
+    assert view.activity.text().startswith("Waiting for the model · 12.")
+    apply_event(model, ev.AssistantDelta(S, "Half an ans"), at=now)
+    apply_event(model, ev.ModelRetry(S, attempt=1, of=4, delay_s=2.0, reason="overloaded",
+                                     discarded=True), at=now)
+    assert view.activity.text().startswith(
+        "Retrying in 2.0 s: overloaded (attempt 2 of 4) · ")
+    streamed, notice = model.item(1), model.item(2)
+    assert isinstance(streamed, MessageItem) and not streamed.streaming
+    assert isinstance(notice, MessageItem) and notice.text == (
+        "The answer above broke off (overloaded); the model answers again.")
+    apply_event(model, ev.ModelRetry(S, attempt=2, of=4, delay_s=4.0, reason="rate limited"),
+                at=now)
+    assert model.rowCount() == 3, "a retry before any text adds no notice"
+    apply_event(model, ev.ContextCompacted(S, "summary", 4, 180_000, 40_000, "auto"), at=now)
+    last = model.item(3)
+    assert isinstance(last, MessageItem) and last.text == (
+        "Older turns were summarized to fit the context window (about 180,000 → 40,000 "
+        "tokens); the full history is kept.")
+    assert view.activity.text().startswith("Thinking · ")
