@@ -169,6 +169,9 @@ class _Sandbox:
         self.output_fd = self.script_fd = -1
         if self.handshake is not None:
             self.handshake.close()
+            if self.handshake.cgroup is not None:  # joined while it waited
+                with contextlib.suppress(CgroupError):
+                    remove_when_empty(self.handshake.cgroup)
 
 
 class _Ahead:
@@ -397,6 +400,8 @@ class CommandExecutor:
             os.close(write_fd)
         if handshake is not None:
             handshake.started()
+            if script is None:  # made ahead: its cgroup is joined while it waits
+                handshake.confine_early(asyncio.get_running_loop(), request.limits.processes)
         if script is not None:
             os.close(script_fd)
             sandbox.script_fd = -1

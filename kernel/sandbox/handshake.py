@@ -76,6 +76,15 @@ class Handshake:
         self._block_read, self._block_write = os.pipe()
         self._info = bytearray()
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._pid: int | None = None
+        """The sandbox init's pid, once bwrap has reported it."""
+        self._failure = ""
+        """Why the sandbox cannot be let go (found before the command came)."""
+        self._processes: int | None = None
+        """Set by `confine_early`: the process limit of the cgroup joined on bwrap's report."""
+        self._waiting: tuple[ResourceLimits, Callable[[str], None],
+                             Callable[[], None] | None] | None = None
+        """What `watch` was given, until the command can be let go."""
 
     @property
     def child_fds(self) -> tuple[int, int]:
@@ -105,6 +114,14 @@ class Handshake:
         self._confine(limits)
         self._go()
 
+    def confine_early(self, loop: asyncio.AbstractEventLoop, processes: int) -> None:
+        """For a sandbox made ahead: take bwrap's report as soon as it comes and move the
+        sandbox into its pids cgroup then (a cgroup move costs milliseconds), so that when
+        the command comes only its rlimits are left to set. A failure is kept and reported
+        by `watch`, which never lets the command start."""
+        self._processes = processes
+        self._read_from(loop)
+
     def watch(
         self,
         loop: asyncio.AbstractEventLoop,
@@ -118,6 +135,13 @@ class Handshake:
         closed, so the command never starts without its limits. `on_started` is called once
         the command has been let go.
         """
+        self._waiting = (limits, on_failure, on_started)
+        if self._pid is not None or self._failure:
+            self._proceed(loop)
+        elif self._loop is None:
+            self._read_from(loop)
+
+    def _read_from(self, loop: asyncio.AbstractEventLoop) -> None:
         os.set_blocking(self._info_read, False)
 
         def readable() -> None:
@@ -128,26 +152,45 @@ class Handshake:
                 return
             except OSError as exc:
                 self._stop_watching()
-                on_failure(f"bubblewrap's report could not be read ({exc})")
-                self.close()
-                return
-            self._stop_watching()
-            try:
-                pid = self._confine(limits)
-            except HandshakeError as exc:
-                on_failure(str(exc))
-                self.close()
-                return
-            if self.network is None:
-                self._go()
-                if on_started is not None:
-                    on_started()
+                self._failure = f"bubblewrap's report could not be read ({exc})"
             else:
-                self._attaching = loop.create_task(
-                    self._attach_then_go(self.network, pid, on_failure, on_started))
+                self._stop_watching()
+                try:
+                    self._pid = child_pid(bytes(self._info))
+                    if self._processes is not None:
+                        self._join_cgroup(self._pid, self._processes)
+                except HandshakeError as exc:
+                    self._failure = str(exc)
+            if self._waiting is not None:
+                self._proceed(loop)
 
         self._loop = loop
         loop.add_reader(self._info_read, readable)
+
+    def _proceed(self, loop: asyncio.AbstractEventLoop) -> None:
+        """bwrap has reported and the command is known: set the limits, then let it go."""
+        assert self._waiting is not None
+        limits, on_failure, on_started = self._waiting
+        self._waiting = None
+        try:
+            if self._failure:
+                raise HandshakeError(self._failure)
+            assert self._pid is not None
+            pid = self._pid
+            set_limits(pid, limits)
+            if self.cgroup is None:
+                self._join_cgroup(pid, limits.processes)
+        except HandshakeError as exc:
+            on_failure(str(exc))
+            self.close()
+            return
+        if self.network is None:
+            self._go()
+            if on_started is not None:
+                on_started()
+        else:
+            self._attaching = loop.create_task(
+                self._attach_then_go(self.network, pid, on_failure, on_started))
 
     async def _attach_then_go(self, network: Pasta, pid: int, on_failure: Callable[[str], None],
                               on_started: Callable[[], None] | None) -> None:
@@ -171,11 +214,15 @@ class Handshake:
         """Set the limits on the sandbox (rlimits, and a pids cgroup where needed); its pid."""
         pid = child_pid(bytes(self._info))
         set_limits(pid, limits)
+        self._join_cgroup(pid, limits.processes)
+        return pid
+
+    def _join_cgroup(self, pid: int, processes: int) -> None:
+        """Move the sandbox into a pids cgroup of its own where RLIMIT_NPROC cannot hold."""
         try:
-            self.cgroup = confine(pid, limits.processes)
+            self.cgroup = confine(pid, processes)
         except CgroupError as exc:
             raise HandshakeError(str(exc)) from exc
-        return pid
 
     def _go(self) -> None:
         with contextlib.suppress(OSError):  # bwrap gone already: it runs nothing

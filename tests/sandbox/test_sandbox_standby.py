@@ -241,3 +241,29 @@ def test_a_command_reaches_the_shell_exactly_as_written(
     assert tricky.exit_code == 3
     assert tricky.spool_path.read_text() == "/bin/sh|0|it's|a\\b|42|\n"
     assert long.exit_code == 0 and long.spool_path.read_text().strip() == "100001"
+
+
+def test_a_sandbox_made_ahead_holds_the_process_limit_and_leaves_no_cgroup(
+        reins_home, workspace: Path, sandbox_status) -> None:
+    """Where the process limit is a pids cgroup (root), a sandbox made ahead joins it while it
+    waits; the limit holds for its command, and every cgroup is gone with the executor."""
+    from kernel.sandbox.limits import ResourceLimits
+    from kernel.sandbox.pids import usable_hierarchy
+
+    hierarchy = usable_hierarchy() if sandbox_status.process_limit == "cgroup" else None
+    if hierarchy is None:
+        pytest.skip("the process limit here is RLIMIT_NPROC (tests/sandbox/test_sandbox_limits.py)")
+    executor = CommandExecutor(reins_home, ExecSettings(
+        limits=ResourceLimits(processes=16), grace_s=0.5))
+    outputs = OutputStore.for_session(reins_home, "s")
+    storm = "for i in $(seq 40); do sleep 5 & done; wait; echo all-started"
+    try:
+        one, two, text = two_commands(executor, workspace, outputs, "true", storm)
+    finally:
+        executor.shutdown()
+    assert two.made_ahead, two
+    assert two.stopped == "stopped: process limit 16 reached", two
+    assert "all-started" not in text
+    mine = [e.name for e in hierarchy.root.iterdir()
+            if e.is_dir() and e.name.startswith(f"{os.getpid()}-")]
+    assert mine == []
