@@ -16,6 +16,7 @@ one that escapes the character it names.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING
@@ -425,6 +426,23 @@ def _mono(fmt: QTextCharFormat | None = None) -> QTextCharFormat:
     shade.setAlpha(50)
     out.setBackground(shade)
     return out
+
+
+_OPENING = re.compile(r"(`{3,}|~{3,})([^\n]*)\n")
+
+
+def open_fence(text: str) -> tuple[str, str] | None:
+    """For text that is one fenced code block still being written (fence at the start, no
+    closing fence yet): its info string and the code so far. Otherwise None."""
+    opening = _OPENING.match(text)
+    if opening is None or (opening.group(1)[0] == "`" and "`" in opening.group(2)):
+        return None
+    fence = opening.group(1)
+    closing = re.compile(rf"^ {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$", re.M)
+    code = text[opening.end():]
+    if closing.search(code):
+        return None
+    return opening.group(2), code.removesuffix("\n")
 
 
 def split_stable(text: str) -> int:

@@ -20,10 +20,11 @@ from PySide6.QtCore import (
     QTimer,
     Signal,
 )
+from PySide6.QtGui import QTextCursor
 
 from desktop.chat.card import card_document
-from desktop.chat.documents import SafeDocument, plain_document
-from desktop.chat.markdown import render_markdown, split_stable
+from desktop.chat.documents import CodeDocument, SafeDocument, plain_document
+from desktop.chat.markdown import open_fence, render_markdown, split_stable
 from kernel.visible import one_line, visible
 
 ITEM_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -48,6 +49,8 @@ class MessageItem:
     segments: list[SafeDocument] = field(default_factory=list)
     rendered_upto: int = 0
     tail: list[SafeDocument] = field(default_factory=list)
+    tail_text: str = ""
+    """The text the tail was rendered from."""
     width: float = -1.0
     renders: int = 0
     """How many times a piece of this message was (re)built; tests read it."""
@@ -87,9 +90,29 @@ class MessageItem:
             self.rendered_upto = cut
             self.renders += 1
         rest = self.text[self.rendered_upto:]
-        self.tail = render_markdown(rest, width, highlight=final) if rest else []
-        self.renders += 1
+        if final or not self._grow_code_tail(rest):
+            self.tail = render_markdown(rest, width, highlight=final) if rest else []
+            self.renders += 1
+        self.tail_text = rest
         self.cached_height = None
+
+    def _grow_code_tail(self, rest: str) -> bool:
+        """A code block still being written only grows: append the new code to its
+        document instead of rebuilding it (a long block would cost more each time)."""
+        if len(self.tail) != 1 or not rest.startswith(self.tail_text):
+            return False
+        doc = self.tail[0]
+        opened = open_fence(rest)
+        if not isinstance(doc, CodeDocument) or opened is None:
+            return False
+        info, code = opened
+        shown, new = doc.code(), visible(code)
+        if one_line(info.strip()) != doc.language or not new.startswith(shown):
+            return False
+        cursor = QTextCursor(doc)
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor.insertText(new[len(shown):])
+        return True
 
     def seal(self) -> None:
         """The stream ended: render what is left of the tail once, keep every segment."""

@@ -1,0 +1,74 @@
+"""Streaming stays cheap with rich rendering: finished parts are frozen, a code block being
+written grows in place (never rebuilt per delta), and is coloured once it is finished."""
+
+from __future__ import annotations
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from desktop.chat.documents import CodeDocument
+from desktop.chat.markdown import open_fence
+from desktop.chat.model import RENDER_INTERVAL_MS, ChatModel, MessageItem
+from desktop.chat.view import ChatView
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("```py\nx = 1\n", ("py", "x = 1")),
+    ("```py\nx = 1\ny", ("py", "x = 1\ny")),
+    ("~~~\nls", ("", "ls")),
+    ("````md\n```\ninner\n", ("md", "```\ninner")),
+    ("```py\nx\n```\n", None),
+    ("```py\nx\n   ```\n", None),
+    ("~~~\nx\n~~~~", None),
+    ("``` a`b\nx\n", None),
+    ("text\n```py\nx\n", None),
+    ("```py", None),
+])
+def test_open_fence(text: str, expected: tuple[str, str] | None) -> None:
+    assert open_fence(text) == expected
+
+
+def test_a_long_code_block_grows_in_place_while_it_streams(qtbot: QtBot) -> None:
+    view = ChatView()
+    model = ChatModel(view)
+    view.setModel(model)
+    view.resize(600, 400)
+    qtbot.addWidget(view)
+    view.show()
+    qtbot.waitExposed(view)
+    model.append_delta("Here it is:\n\n```python\n")
+    qtbot.wait(RENDER_INTERVAL_MS * 3)
+    item = model.item(0)
+    assert isinstance(item, MessageItem)
+    [block] = item.tail
+    assert isinstance(block, CodeDocument)
+    renders = item.renders
+    for i in range(300):
+        model.append_delta(f"value_{i} = {i}  # \x1b[2K\n")
+        if i % 50 == 0:
+            qtbot.wait(RENDER_INTERVAL_MS * 2)
+    qtbot.wait(RENDER_INTERVAL_MS * 3)
+    assert item.tail == [block], "the same document, grown"
+    assert item.renders == renders, "no rebuild while the block grows"
+    assert block.code().split("\n")[-1] == "value_299 = 299  # \\x1b[2K"
+    assert len({f.foreground().color().name() for f in _formats(block)}) == 1, (
+        "plain while streaming")
+    model.append_delta("```\n\nDone.")
+    model.finish_text(item.text)
+    code = [d for d in item.documents() if isinstance(d, CodeDocument)]
+    assert len(code) == 1 and code[0].code().count("\n") == 299
+    assert len({f.foreground().color().name() for f in _formats(code[0])}) >= 3, (
+        "coloured once finished")
+    assert item.documents()[-1].toPlainText() == "Done."
+
+
+def _formats(doc: CodeDocument) -> list:  # type: ignore[type-arg]
+    out = []
+    block = doc.begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            out.append(it.fragment().charFormat())
+            it += 1
+        block = block.next()
+    return out
