@@ -318,6 +318,39 @@ class McpServerAction(Message):
     action: str
 
 
+@_message
+@dataclass(frozen=True)
+class McpFormAnswer(Message):
+    """The user's answer to an McpFormRequest: accept (with `content`, the fields as an
+    object that fits the form's schema), decline or cancel."""
+
+    kind: ClassVar[str] = "mcp_form_answer"
+    request_id: str
+    action: str
+    content: Any = None
+
+
+@_message
+@dataclass(frozen=True)
+class ListMcpPrompts(Message):
+    """Ask for the ready servers' prompts (answered with McpPromptList), for `/`."""
+
+    kind: ClassVar[str] = "list_mcp_prompts"
+
+
+@_message
+@dataclass(frozen=True)
+class GetMcpPrompt(Message):
+    """Fetch one server prompt with its arguments (answered with McpPromptText, or
+    CommandFailed saying what is missing)."""
+
+    kind: ClassVar[str] = "get_mcp_prompt"
+    server: str
+    name: str
+    arguments: Any = None
+    """An object of argument name → text."""
+
+
 # ---- replies: kernel → UI -------------------------------------------------------------------
 
 
@@ -420,6 +453,50 @@ class McpServerStates(Message):
     kind: ClassVar[str] = "mcp_server_states"
     servers: tuple[McpServerInfo, ...] = ()
     error: str = ""
+
+
+@_message
+@dataclass(frozen=True)
+class McpFormRequest(Message):
+    """An MCP server asks the user to fill in a form (elicitation), shown like an approval;
+    answered with McpFormAnswer (no answer within 10 minutes cancels it). `fields` are
+    name/type/title/description/required/default per field, `schema` the requested JSON
+    Schema; a `url` form asks the user to open that page instead."""
+
+    kind: ClassVar[str] = "mcp_form_request"
+    request_id: str
+    server: str
+    message: str
+    fields: Any = None
+    schema: Any = None
+    url: str = ""
+
+
+@dataclass(frozen=True)
+class McpPromptInfo:
+    server: str
+    name: str
+    description: str = ""
+    arguments: tuple[str, ...] = ()
+    required: tuple[str, ...] = ()
+
+
+@_message
+@dataclass(frozen=True)
+class McpPromptList(Message):
+    kind: ClassVar[str] = "mcp_prompt_list"
+    prompts: tuple[McpPromptInfo, ...] = ()
+
+
+@_message
+@dataclass(frozen=True)
+class McpPromptText(Message):
+    """A fetched server prompt: the text for the prompt box."""
+
+    kind: ClassVar[str] = "mcp_prompt_text"
+    server: str
+    name: str
+    text: str
 
 
 MESSAGE_KINDS: Mapping[str, type[Message]] = _KINDS

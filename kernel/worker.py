@@ -47,6 +47,8 @@ from kernel.workspace import broad_workspace_reason
 if TYPE_CHECKING:
     from kernel.agent.loop import Agent, GateContext
     from kernel.agent.runtime import Kernel as Runtime
+    from kernel.mcp.app import ElicitationChannel
+    from kernel.mcp.asks import ServerAsks
 
 # The UI process imports this module for `start_worker`; the agent loop, the provider and
 # the runtime (which pull in the anthropic SDK, seconds to import) are imported only in the
@@ -120,6 +122,8 @@ class Kernel:
         self.settings = Settings()
         self.settings_error = ""
         self.mcp_error = ""
+        self.forms: ElicitationChannel | None = None
+        """Servers' forms waiting for the user (kernel.mcp.app), once servers start."""
 
     # ---- lifecycle ------------------------------------------------------------------------
 
@@ -164,6 +168,8 @@ class Kernel:
             else:
                 run.agent.cancel(session_id)
         self.channel.close("Reins is closing")
+        if self.forms is not None:
+            self.forms.close()
         tasks = [run.task for run in self.runs.values()]
         if tasks:
             _, pending = await asyncio.wait(tasks, timeout=SHUTDOWN_GRACE_S)
@@ -188,7 +194,8 @@ class Kernel:
             if self.runtime.mcp is not None:
                 await self.runtime.mcp.apply(parse_mcp_servers(servers))
             elif servers:
-                await self.runtime.start_mcp(servers, on_state=lambda _s: self._send_mcp())
+                await self.runtime.start_mcp(servers, on_state=lambda _s: self._send_mcp(),
+                                             asks=self._mcp_asks())
             self.mcp_error = ""
         except McpConfigError as exc:
             log.warning("MCP servers not started: %s", exc)
@@ -505,6 +512,55 @@ class Kernel:
             self.send(p.CommandFailed(message.kind, str(exc.args[0] if exc.args else exc)))
         self._send_mcp()
 
+    def _mcp_asks(self) -> ServerAsks:
+        """Servers' forms go to the UI as McpFormRequest; sampling is declined (the app has
+        no sampling approval yet); roots follow the running sessions (`_set_roots`)."""
+        from kernel.mcp.app import ElicitationChannel
+        from kernel.mcp.asks import ServerAsks
+
+        self.forms = ElicitationChannel(self.send)
+        return ServerAsks(elicit=self.forms.ask)
+
+    async def _set_roots(self) -> None:
+        if self.runtime.mcp is not None:
+            await self.runtime.mcp.set_roots(
+                [Path(self.store.get_session(s).workspace) for s in list(self.runs)])
+
+    def _mcp_form_answer(self, message: p.McpFormAnswer) -> None:
+        if self.forms is None:
+            raise ValueError(f"no form {message.request_id!r} is waiting for an answer")
+        self.forms.answer(message.request_id, message.action, message.content)
+
+    def _list_mcp_prompts(self, _message: p.ListMcpPrompts) -> None:
+        self._spawn(self._send_prompts())
+
+    async def _send_prompts(self) -> None:
+        from kernel.mcp.app import list_prompts
+
+        mcp = self.runtime.mcp
+        self.send(p.McpPromptList(await list_prompts(mcp) if mcp is not None else ()))
+
+    def _get_mcp_prompt(self, message: p.GetMcpPrompt) -> None:
+        arguments = message.arguments if message.arguments is not None else {}
+        if not isinstance(arguments, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in arguments.items()):
+            raise ValueError("the prompt's arguments must be an object of name → text")
+        self._spawn(self._send_prompt(message, arguments))
+
+    async def _send_prompt(self, message: p.GetMcpPrompt, arguments: dict[str, str]) -> None:
+        from kernel.mcp.prompts import get_prompt
+        from kernel.tools.spec import ToolError
+
+        mcp = self.runtime.mcp
+        try:
+            if mcp is None:
+                raise ValueError("no MCP servers are configured")
+            text = await get_prompt(mcp, message.server, message.name, arguments)
+        except (ValueError, ToolError) as exc:
+            self.send(p.CommandFailed(message.kind, str(exc)))
+            return
+        self.send(p.McpPromptText(message.server, message.name, text))
+
     # ---- runs ---------------------------------------------------------------------------------
 
     def _launch(self, session_id: str,
@@ -515,6 +571,7 @@ class Kernel:
         agent = self.agent(self.store.get_session(session_id).model or self.model)
         task = asyncio.get_running_loop().create_task(self._run(session_id, agent, start))
         self.runs[session_id] = _Run(task, agent)
+        self._spawn(self._set_roots())
         self.send(p.RunStatus(session_id, "running"))
 
     async def _run(self, session_id: str, agent: Agent,
@@ -589,6 +646,9 @@ _HANDLERS: dict[type[p.Message], Callable[[Kernel, Any], None]] = {
     p.RevokeGrant: Kernel._revoke_grant,
     p.ListMcpServers: Kernel._list_mcp_servers,
     p.McpServerAction: Kernel._mcp_server_action,
+    p.McpFormAnswer: Kernel._mcp_form_answer,
+    p.ListMcpPrompts: Kernel._list_mcp_prompts,
+    p.GetMcpPrompt: Kernel._get_mcp_prompt,
 }
 
 
