@@ -18,7 +18,7 @@ from kernel import protocol as p
 from kernel.fakemodel import FakeAnthropicServer, ToolUse, reply
 from kernel.mcp.app import ElicitationChannel, check_answer
 from kernel.paths import AppPaths
-from tests.mcp.conftest import edge
+from tests.mcp.conftest import edge, worker_with
 from tests.security.test_workspace_broad import Worker
 
 SCHEMA = {"type": "object", "properties": {"color": {"type": "string"},
@@ -94,22 +94,12 @@ def test_the_channel_waits_for_a_fitting_answer_and_cancels_otherwise() -> None:
 
 @pytest.fixture
 def served(reins_home: AppPaths, monkeypatch: pytest.MonkeyPatch,
-           everything: dict[str, Any]) -> Iterator[tuple[FakeAnthropicServer, Worker]]:
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
-    with FakeAnthropicServer(api_key="test-key") as server:
-        reins_home.settings_file.parent.mkdir(parents=True, exist_ok=True)
-        reins_home.settings_file.write_text(json.dumps({
-            "base_url": server.base_url,
-            "permissions": {"allow": ["mcp__edge__ask_form", "mcp__edge__roots"]},
-            "mcpServers": {"edge": edge(), "every": everything}}))
-        worker = Worker()
-        try:
-            worker.send(p.SetApiKey("test-key"))
-            yield server, worker
-        finally:
-            worker.close()
+           everything: dict[str, Any]
+           ) -> Iterator[tuple[FakeAnthropicServer, Worker]]:
+    with worker_with(reins_home, monkeypatch, {
+        "permissions": {"allow": ["mcp__edge__ask_form", "mcp__edge__roots"]},
+        "mcpServers": {"edge": edge(), "every": everything}}) as both:
+        yield both
 
 
 def _ready(worker: Worker, count: int) -> None:

@@ -3,7 +3,6 @@ real kernel worker process), and the chat shows a failed server as a notice."""
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +16,7 @@ from kernel.fakemodel import FakeAnthropicServer, reply
 from kernel.mcp.manager import ServerState, ServerStatus
 from kernel.mcp.report import unseen_outcomes
 from kernel.paths import AppPaths
-from tests.mcp.conftest import edge
+from tests.mcp.conftest import edge, worker_with
 from tests.security.test_workspace_broad import Worker
 
 READY = ServerState("a", ServerStatus.READY, "a", tools=("t",))
@@ -55,20 +54,9 @@ def test_the_chat_shows_a_failed_server_as_a_notice(qtbot: object) -> None:
 @pytest.fixture
 def served(reins_home: AppPaths, monkeypatch: pytest.MonkeyPatch
            ) -> Iterator[tuple[FakeAnthropicServer, Worker]]:
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
-    with FakeAnthropicServer(api_key="test-key") as server:
-        reins_home.settings_file.parent.mkdir(parents=True, exist_ok=True)
-        reins_home.settings_file.write_text(json.dumps({
-            "base_url": server.base_url,
-            "mcpServers": {"edge": edge(), "dies": edge("--die-at-start")}}))
-        worker = Worker()
-        try:
-            worker.send(p.SetApiKey("test-key"))
-            yield server, worker
-        finally:
-            worker.close()
+    servers = {"edge": edge(), "dies": edge("--die-at-start")}
+    with worker_with(reins_home, monkeypatch, {"mcpServers": servers}) as both:
+        yield both
 
 
 def test_a_run_in_the_app_records_each_new_outcome_once(
