@@ -89,7 +89,7 @@ def comparison_text(comparison: Comparison, before: str, after: str) -> str:
 
 def progress_bar(done: int, total: int, result: TaskResult) -> str:
     """One progress line for a terminal (rewritten in place with CR)."""
-    filled = BAR_WIDTH * done // max(1, total)
+    filled = min(BAR_WIDTH, BAR_WIDTH * done // max(1, total))
     state = "ok" if result.passed else f"FAILED {result.failure_cause}"
     return (f"\r[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {done}/{total} "
             f"{one_line(result.name)[:40]} {state}\x1b[K")

@@ -224,3 +224,18 @@ def test_against_an_endpoint_with_the_users_model_settings(
     assert causes == {"none-greeting": None, "lookup-read-file": "no_tool"}
     assert models == {"settings-model"} and len(server.requests) == 2
     assert not list((home / "data").glob("**/*.sqlite3"))  # the user's own data untouched
+
+
+def test_keep_leaves_each_run_s_workspace_and_home(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    keep = tmp_path / "kept"
+    task = ROOT / "eval" / "tasks" / "multi-edit-config"
+    code, _, err = reins(capsys, "eval", "--scripted", "--tasks", str(task), "--keep",
+                         str(keep), "--set", "tool_search_threshold=7")
+    assert code == 0, err
+    (run,) = keep.iterdir()
+    assert "port = 9090" in (run / "workspace" / "config.ini").read_text()
+    assert "port = 8080" in (task / "workspace" / "config.ini").read_text()  # fixture intact
+    assert json.loads((run / "home" / "config" / "settings.json").read_text()) == {
+        "tool_search_threshold": 7}
+    assert (run / "home" / "data" / "reins.sqlite3").is_file()
