@@ -15,6 +15,7 @@ from PySide6.QtGui import (
     QFontDatabase,
     QFontMetricsF,
     QGuiApplication,
+    QTextCursor,
     QTextDocument,
     QTextOption,
 )
@@ -55,6 +56,23 @@ class SafeDocument(QTextDocument):
     def fit(self, width: float) -> None:
         """Lay out for a message this wide."""
         self.setTextWidth(width)
+
+    def join(self, *, above: bool = False, below: bool = False) -> None:
+        """No space at the seam with the piece above or below: a paragraph cut in two while
+        it streamed reads as one."""
+        if not (above or below):
+            return
+        frame = self.rootFrame().frameFormat()
+        if above:
+            frame.setTopMargin(0)
+        if below:
+            frame.setBottomMargin(0)
+            cursor = QTextCursor(self)
+            cursor.movePosition(QTextCursor.MoveOperation.End)
+            block = cursor.blockFormat()
+            block.setBottomMargin(0)
+            cursor.setBlockFormat(block)
+        self.rootFrame().setFrameFormat(frame)
 
     def extent(self, width: float) -> float:
         """The height this piece takes in a message `width` wide."""

@@ -445,17 +445,43 @@ def open_fence(text: str) -> tuple[str, str] | None:
     return opening.group(2), code.removesuffix("\n")
 
 
+LONG_PARAGRAPH = 100
+"""Lines after which a paragraph still being written may be cut at a line break, so its
+rendering stays small however long it grows (a 2,000-line answer without blank lines)."""
+_NOT_PLAIN = re.compile(r"[\s>#|=*+\-`~]|\d+[.)]")
+_SPANS = ("`", "**", "~~")
+
+
+def _plain(line: str) -> bool:
+    """A line that can only continue a paragraph: no block syntax starts it, no table."""
+    return bool(line.strip()) and not _NOT_PLAIN.match(line) and "|" not in line
+
+
 def split_stable(text: str) -> int:
     """Where the finished part of streaming Markdown ends: after the last blank line that
-    is outside a code fence. Everything before it will not change as more text arrives."""
+    is outside a code fence, or inside a long paragraph after a line that plain lines
+    surround and that closes every code and emphasis span it opened. Everything before it
+    will not change as more text arrives."""
     cut = 0
     in_fence = False
     offset = 0
-    for line in text.splitlines(keepends=True):
+    run = 0
+    lines = text.splitlines(keepends=True)
+    for index, line in enumerate(lines):
         stripped = line.strip()
+        end = offset + len(line)
         if stripped.startswith(("```", "~~~")):
             in_fence = not in_fence
+            run = 0
         elif not stripped and not in_fence and line.endswith("\n"):
-            cut = offset + len(line)
-        offset += len(line)
+            cut, run = end, 0
+        elif not in_fence and _plain(line):
+            run += 1
+            following = lines[index + 1] if index + 1 < len(lines) else ""
+            if (run >= LONG_PARAGRAPH and following.endswith("\n") and _plain(following)
+                    and all(text.count(span, cut, end) % 2 == 0 for span in _SPANS)):
+                cut, run = end, 0
+        else:
+            run = 0
+        offset = end
     return cut

@@ -86,12 +86,17 @@ class MessageItem:
         width = max(self.width, 50.0)
         cut = split_stable(self.text)
         if cut > self.rendered_upto:
-            self.segments.extend(render_markdown(self.text[self.rendered_upto:cut], width))
+            frozen = render_markdown(self.text[self.rendered_upto:cut], width)
+            frozen[0].join(above=_line_cut(self.text, self.rendered_upto))
+            frozen[-1].join(below=_line_cut(self.text, cut))
+            self.segments.extend(frozen)
             self.rendered_upto = cut
             self.renders += 1
         rest = self.text[self.rendered_upto:]
         if final or not self._grow_code_tail(rest):
             self.tail = render_markdown(rest, width, highlight=final) if rest else []
+            if self.tail:
+                self.tail[0].join(above=_line_cut(self.text, self.rendered_upto))
             self.renders += 1
         self.tail_text = rest
         self.cached_height = None
@@ -152,6 +157,12 @@ class ToolCardItem:
             self.body = card_document(self.arguments, self.preview, self.output_path)
         self.body.fit(width)
         return self.body
+
+
+def _line_cut(text: str, cut: int) -> bool:
+    """Whether streaming cut `text` at `cut` inside a paragraph (not at a blank line)."""
+    return cut > 0 and bool(text[:cut].rstrip("\n").rsplit("\n", 1)[-1].strip()) and \
+        not text[:cut].endswith("\n\n")
 
 
 ChatItem = MessageItem | ToolCardItem

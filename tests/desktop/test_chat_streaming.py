@@ -8,7 +8,7 @@ from pytestqt.qtbot import QtBot
 
 from desktop.chat.documents import CodeDocument
 from desktop.chat.markdown import open_fence
-from desktop.chat.model import RENDER_INTERVAL_MS, ChatModel, MessageItem
+from desktop.chat.model import RENDER_INTERVAL_MS, ChatModel, MessageItem, Role
 from desktop.chat.view import ChatView
 
 
@@ -72,3 +72,65 @@ def _formats(doc: CodeDocument) -> list:  # type: ignore[type-arg]
             it += 1
         block = block.next()
     return out
+
+
+def _lines(n: int, fmt: str = "line {i} of the log") -> str:
+    return "".join(fmt.format(i=i) + "\n" for i in range(n))
+
+
+@pytest.mark.parametrize("text, cut_after_line", [
+    (_lines(250), 200),
+    (_lines(99), 0),
+    (_lines(150, "- item {i}"), 0),
+    (_lines(150, "| {i} | x |"), 0),
+    (_lines(150, "    indented {i}"), 0),
+    (_lines(150, "> quoted {i}"), 0),
+    (_lines(150, "{i}. step"), 0),
+    ("`open code span\n" + _lines(150), 0),
+    ("**bold starts\n" + _lines(150) + "ends**\n", 0),
+    ("para\n\n" + _lines(150), 101),
+])
+def test_long_paragraphs_are_cut_only_where_nothing_can_change(
+        text: str, cut_after_line: int) -> None:
+    from desktop.chat.markdown import LONG_PARAGRAPH, split_stable
+
+    cut = split_stable(text)
+    assert text[:cut].count("\n") == (cut_after_line // LONG_PARAGRAPH * LONG_PARAGRAPH
+                                      if cut_after_line != 101 else 2 + LONG_PARAGRAPH)
+    assert split_stable(text + "more\n") >= cut, "a cut never moves back"
+
+
+def test_a_two_thousand_line_paragraph_streams_in_small_pieces(qtbot: QtBot) -> None:
+    view = ChatView()
+    model = ChatModel(view)
+    view.setModel(model)
+    view.resize(600, 400)
+    qtbot.addWidget(view)
+    view.show()
+    qtbot.waitExposed(view)
+    lines = [f"line {i} with **bold** and `code`" for i in range(2000)]
+    for i, line in enumerate(lines):
+        model.append_delta(line + "\n")
+        if i % 200 == 0:
+            qtbot.wait(RENDER_INTERVAL_MS * 2)
+    qtbot.wait(RENDER_INTERVAL_MS * 3)
+    item = model.item(0)
+    assert isinstance(item, MessageItem)
+    assert len(item.segments) >= 8
+    assert all(doc.toPlainText().count("\n") < 300 for doc in item.documents())
+    seams = [(a.rootFrame().frameFormat().bottomMargin(), b.rootFrame().frameFormat().topMargin())
+             for a, b in zip(item.segments, item.segments[1:], strict=False)]
+    assert seams and all(seam == (0, 0) for seam in seams), "the cut paragraph reads as one"
+    model.finish_text(item.text)
+    shown = "\n".join(doc.toPlainText() for doc in item.documents())
+    assert shown.split("\n") == [line.replace("**", "").replace("`", "") for line in lines]
+
+
+
+def test_pieces_cut_at_blank_lines_keep_their_space(qtbot: QtBot) -> None:
+    item = MessageItem(Role.ASSISTANT, "first paragraph\n\nsecond\n\nthird", streaming=True)
+    item.layout(400)
+    assert len(item.segments) == 1 and len(item.tail) == 1
+    margins = [(d.rootFrame().frameFormat().topMargin(), d.rootFrame().frameFormat()
+                .bottomMargin()) for d in item.documents()]
+    assert margins == [(2, 2)] * 2
