@@ -165,6 +165,10 @@ class ApprovalDialog(QDialog):
         for button in (self.allow_once, self.allow_session, self.allow_always):
             buttons.addWidget(button)
         buttons.addStretch(1)
+        self.keys_hint = QLabel("Ctrl+Enter: allow once · Esc: decide later", self)
+        self.keys_hint.setAccessibleName("Keys of this dialog")
+        self.keys_hint.setEnabled(False)  # drawn muted
+        buttons.addWidget(self.keys_hint)
         buttons.addWidget(self.deny)
         layout = QVBoxLayout(self)
         layout.addLayout(header)
