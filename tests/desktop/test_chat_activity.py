@@ -16,18 +16,13 @@ from desktop.chat.geometry import message_pieces, row_box
 from desktop.chat.model import RENDER_INTERVAL_MS, ChatModel, MessageItem
 from desktop.chat.view import ChatView
 from kernel import events as ev
+from tests.desktop.chat_views import shown_view
 
 S = "s1"
 
 
 def make_view(qtbot: QtBot) -> ChatView:
-    view = ChatView()
-    view.setModel(ChatModel(view))
-    view.resize(600, 400)
-    qtbot.addWidget(view)
-    view.show()
-    qtbot.waitExposed(view)
-    return view
+    return shown_view(qtbot)
 
 
 RUN: list[tuple[ev.Event, str | None]] = [

@@ -14,18 +14,13 @@ from desktop.chat.model import ChatModel, ToolCardItem
 from desktop.chat.view import ChatView
 from desktop.words import format_duration
 from kernel import events as ev
+from tests.desktop.chat_views import shown_view
 
 S = "s1"
 
 
 def make_view(qtbot: QtBot) -> ChatView:
-    view = ChatView()
-    view.setModel(ChatModel(view))
-    view.resize(640, 500)
-    qtbot.addWidget(view)
-    view.show()
-    qtbot.waitExposed(view)
-    return view
+    return shown_view(qtbot, 640, 500)
 
 
 def run_call(model: ChatModel, *, output: str | None = None) -> None:

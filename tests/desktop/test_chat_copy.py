@@ -11,19 +11,14 @@ from pytestqt.qtbot import QtBot
 
 from desktop.chat.documents import CodeDocument
 from desktop.chat.geometry import message_pieces
-from desktop.chat.model import ChatModel, MessageItem, Role, message_text
+from desktop.chat.model import MessageItem, Role, message_text
 from desktop.chat.view import ChatView
+from tests.desktop.chat_views import shown_view
 
 
 def make_view(qtbot: QtBot, *messages: tuple[Role, str]) -> ChatView:
-    view = ChatView()
-    view.open_links_in_browser = False
-    model = ChatModel(view)
-    view.setModel(model)
-    view.resize(640, 600)
-    qtbot.addWidget(view)
-    view.show()
-    qtbot.waitExposed(view)
+    view = shown_view(qtbot, 640, 600)
+    model = view.chat_model()
     for role, text in messages:
         model.add_message(role, text)
     qtbot.waitUntil(lambda: view.visualRect(model.index(model.rowCount() - 1)).height() > 30)

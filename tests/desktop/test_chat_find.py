@@ -11,16 +11,12 @@ from desktop.chat.feed import apply_event
 from desktop.chat.model import ChatModel, Role, timestamp_text
 from desktop.chat.view import ChatView
 from kernel import events as ev
+from tests.desktop.chat_views import shown_view
 
 
 def make_view(qtbot: QtBot, rows: int = 60) -> ChatView:
-    view = ChatView()
-    model = ChatModel(view)
-    view.setModel(model)
-    view.resize(600, 400)
-    qtbot.addWidget(view)
-    view.show()
-    qtbot.waitExposed(view)
+    view = shown_view(qtbot)
+    model = view.chat_model()
     for i in range(rows):
         model.add_message(Role.USER if i % 2 else Role.ASSISTANT,
                           f"message {i}\n\n" + ("the **Needle** is here" if i in (3, 41, 57)

@@ -8,8 +8,8 @@ from pytestqt.qtbot import QtBot
 
 from desktop.chat.documents import CodeDocument
 from desktop.chat.markdown import open_fence
-from desktop.chat.model import RENDER_INTERVAL_MS, ChatModel, MessageItem, Role
-from desktop.chat.view import ChatView
+from desktop.chat.model import RENDER_INTERVAL_MS, MessageItem, Role
+from tests.desktop.chat_views import shown_view
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -29,13 +29,8 @@ def test_open_fence(text: str, expected: tuple[str, str] | None) -> None:
 
 
 def test_a_long_code_block_grows_in_place_while_it_streams(qtbot: QtBot) -> None:
-    view = ChatView()
-    model = ChatModel(view)
-    view.setModel(model)
-    view.resize(600, 400)
-    qtbot.addWidget(view)
-    view.show()
-    qtbot.waitExposed(view)
+    view = shown_view(qtbot)
+    model = view.chat_model()
     model.append_delta("Here it is:\n\n```python\n")
     qtbot.wait(RENDER_INTERVAL_MS * 3)
     item = model.item(0)
@@ -101,13 +96,8 @@ def test_long_paragraphs_are_cut_only_where_nothing_can_change(
 
 
 def test_a_two_thousand_line_paragraph_streams_in_small_pieces(qtbot: QtBot) -> None:
-    view = ChatView()
-    model = ChatModel(view)
-    view.setModel(model)
-    view.resize(600, 400)
-    qtbot.addWidget(view)
-    view.show()
-    qtbot.waitExposed(view)
+    view = shown_view(qtbot)
+    model = view.chat_model()
     lines = [f"line {i} with **bold** and `code`" for i in range(2000)]
     for i, line in enumerate(lines):
         model.append_delta(line + "\n")

@@ -13,17 +13,11 @@ from desktop.chat.markdown import render_markdown, split_stable
 from desktop.chat.model import RENDER_INTERVAL_MS, ChatModel, MessageItem, Role, ToolCardItem
 from desktop.chat.prompt import PromptBox
 from desktop.chat.view import ChatView
+from tests.desktop.chat_views import shown_view
 
 
 def make_view(qtbot: QtBot) -> ChatView:
-    view = ChatView()
-    view.open_links_in_browser = False
-    view.setModel(ChatModel(view))
-    view.resize(600, 400)
-    qtbot.addWidget(view)
-    view.show()
-    qtbot.waitExposed(view)
-    return view
+    return shown_view(qtbot)
 
 
 def test_raw_html_is_shown_as_text_and_images_are_not_loaded(qtbot: QtBot, tmp_path: Path) -> None:
