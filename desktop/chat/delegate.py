@@ -60,14 +60,22 @@ class RowState(Protocol):
     def copied(self, doc: SafeDocument) -> bool: ...
 
 
+_SHADES: dict[tuple[int, float], QColor] = {}
+
+
 def shade(palette: QPalette, amount: float) -> QColor:
     """The base colour moved `amount` towards the text colour (code and header shades that
-    work in light and dark mode)."""
-    base = palette.color(QPalette.ColorRole.Base)
-    text = palette.color(QPalette.ColorRole.Text)
-    return QColor.fromRgbF(base.redF() + (text.redF() - base.redF()) * amount,
-                           base.greenF() + (text.greenF() - base.greenF()) * amount,
-                           base.blueF() + (text.blueF() - base.blueF()) * amount)
+    work in light and dark mode); computed once per palette."""
+    key = (palette.cacheKey(), amount)
+    colour = _SHADES.get(key)
+    if colour is None:
+        base = palette.color(QPalette.ColorRole.Base)
+        text = palette.color(QPalette.ColorRole.Text)
+        colour = _SHADES[key] = QColor.fromRgbF(
+            base.redF() + (text.redF() - base.redF()) * amount,
+            base.greenF() + (text.greenF() - base.greenF()) * amount,
+            base.blueF() + (text.blueF() - base.blueF()) * amount)
+    return colour
 
 
 def label(item: MessageItem) -> str:
