@@ -95,10 +95,17 @@ def test_keyboard_operable_by_chords_only(qtbot: QtBot) -> None:
     assert not future.done()
     qtbot.keyClick(dialog.preview, Qt.Key.Key_Space)
     assert not future.done()
+    # The chords work once the user has brought the dialog up (it never takes the focus).
+    queue.show_current(activate=True)
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is dialog)
     qtbot.keyClick(dialog, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
     assert future.result(0).decision == "allow_once"
+    _, queue = make_queue(qtbot)
     future = queue.submit(request("c2"))
+    dialog = queue.dialog
     armed(qtbot, dialog)
+    queue.show_current(activate=True)
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is dialog)
     qtbot.keyClick(dialog, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier
                    | Qt.KeyboardModifier.ShiftModifier)
     assert future.result(0).decision == "allow_session"
