@@ -4,7 +4,9 @@
 builds the environment (`kernel.mcp.environment.server_env`, with the login PATH asked at
 the first start), finds the command on that PATH, and picks the folder; a server whose
 entry says `"sandbox": true` is wrapped in bubblewrap (`kernel.sandbox.server`) with its own
-state folder for caches, and fails to start, saying why, when no sandbox is available here.
+state folder for caches and the internet through pasta (`kernel.sandbox.server_network`; the
+host's network only with the user's `exec.local_network`), and fails to start, saying why,
+when no sandbox (or no pasta) is available here.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ from kernel.mcp.environment import login_path, real_home, real_roots, server_env
 from kernel.mcp.naming import sanitize
 from kernel.paths import AppPaths
 from kernel.sandbox.detect import detect_sandbox
+from kernel.sandbox.network import FIX_PASTA, find_pasta, resolv_conf
 from kernel.sandbox.server import server_bwrap_argv
+from kernel.sandbox.server_network import ServerNetwork
 from kernel.sandbox.settings import ExecSettings
 
 
@@ -32,6 +36,8 @@ class ServerLaunch:
     argv: tuple[str, ...]
     env: Mapping[str, str]
     cwd: str
+    network: ServerNetwork | None = None
+    """A sandboxed server's internet (pasta), attached once its process is started."""
 
 
 LaunchBuilder = Callable[[McpServerConfig], Awaitable[ServerLaunch]]
@@ -71,18 +77,22 @@ def sandboxed_env(env: Mapping[str, str], state: Path) -> dict[str, str]:
 
 
 def sandboxed_launch(config: McpServerConfig, env: Mapping[str, str], *, paths: AppPaths,
-                     bwrap: str, disable_userns: bool) -> ServerLaunch:
-    """A server under bubblewrap: network on, its `cwd` as its workspace, its state folder
+                     bwrap: str, disable_userns: bool, pasta: str | None) -> ServerLaunch:
+    """A server under bubblewrap: the internet through `pasta` (None: the host's network,
+    the user's own `exec.local_network`), its `cwd` as its workspace, its state folder
     writable, the home read-only with its secret locations hidden."""
     state = mcp_state_dir(paths, config.name)
     state.mkdir(parents=True, exist_ok=True)
     inner = sandboxed_env(env, state)
     program = (resolve_command(config.command, env.get("PATH", "")), *config.args)
     workspace = Path(config.cwd) if config.cwd else None
+    network = ServerNetwork(pasta) if pasta is not None else None
     argv = server_bwrap_argv(bwrap, program=program, state=state, workspace=workspace,
                              real_home=Path(env["HOME"]), paths=paths,
-                             disable_userns=disable_userns)
-    return ServerLaunch(tuple(argv), inner, config.cwd or str(state))
+                             disable_userns=disable_userns,
+                             handshake_fds=network.child_fds if network else None,
+                             resolv_conf=resolv_conf(paths.data / "sandbox-net"))
+    return ServerLaunch(tuple(argv), inner, config.cwd or str(state), network)
 
 
 def launch_builder(paths: AppPaths, exec_settings: ExecSettings | None = None,
@@ -102,7 +112,11 @@ def launch_builder(paths: AppPaths, exec_settings: ExecSettings | None = None,
         if not status.available:
             raise SandboxUnavailable(f"the entry asks for a sandbox and none is available "
                                      f"here: {status.reason} ({status.fix})")
+        pasta = None if settings.local_network else find_pasta(settings.pasta)
+        if pasta is None and not settings.local_network:
+            raise SandboxUnavailable(f"the entry asks for a sandbox, whose network needs pasta, "
+                                     f"which is not installed ({FIX_PASTA})")
         return sandboxed_launch(config, env, paths=paths, bwrap=status.bwrap_path,
-                                disable_userns=status.nested_userns_blocked)
+                                disable_userns=status.nested_userns_blocked, pasta=pasta)
 
     return launch_for

@@ -23,6 +23,8 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.os.posix.utilities import terminate_posix_process_tree
 from mcp.shared.message import SessionMessage
 
+from kernel.sandbox.server_network import ServerNetwork
+
 EXIT_GRACE_S = 2.0
 """How long a server may take to exit by itself once its stdin is closed."""
 KILL_GRACE_S = 2.0
@@ -84,15 +86,27 @@ async def open_stdio(
     cwd: Path | str | None,
     stderr: IO[Any],
     on_message: Callable[[SessionMessage], None] | None = None,
+    network: ServerNetwork | None = None,
 ) -> AsyncIterator[StdioChannel]:
     """Start `command` and speak newline-delimited JSON-RPC with it until the block ends;
-    `on_message` sees every message the moment it is read, in order.
+    `on_message` sees every message the moment it is read, in order. A sandboxed server's
+    `network` is attached before it runs, and ended with it.
 
-    Raises OSError when the program cannot be started.
+    Raises OSError when the program cannot be started, NetworkUnavailable when its network
+    cannot be set up (it is ended first: it never ran).
     """
     process = await anyio.open_process(
-        [command, *args], env=dict(env), cwd=cwd, stderr=stderr, start_new_session=True
-    )
+        [command, *args], env=dict(env), cwd=cwd, stderr=stderr, start_new_session=True,
+        pass_fds=network.child_fds if network is not None else ())
+    if network is not None:
+        network.started()
+        try:
+            await network.connect()
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await stop_process(process, 0)
+                await network.aclose()
+            raise
     read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](0)
     closed = anyio.Event()
@@ -157,6 +171,8 @@ async def open_stdio(
                 await write_send.aclose()
                 await stop_process(process, channel.exit_grace_s)
                 await read_recv.aclose()
+                if network is not None:
+                    await network.aclose()
             tg.cancel_scope.cancel()
 
 

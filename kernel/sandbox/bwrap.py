@@ -57,6 +57,12 @@ def base_mounts() -> list[str]:
     return ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
 
 
+def resolv_mounts(resolv_conf: Path) -> list[str]:
+    """`resolv_conf` (kernel.sandbox.network) shown as the system's resolv.conf."""
+    target = os.path.realpath("/etc/resolv.conf")
+    return ["--ro-bind", str(resolv_conf), target] if os.path.isfile(target) else []
+
+
 @functools.cache
 def _session_sockets() -> tuple[str, ...]:
     """The session socket paths with symlinks resolved (/var/run is often /run)."""
@@ -152,9 +158,7 @@ def bwrap_argv(
         argv.append("--unshare-net")
     argv += base_mounts()
     if resolv_conf is not None:
-        target = os.path.realpath("/etc/resolv.conf")
-        if os.path.isfile(target):
-            argv += ["--ro-bind", str(resolv_conf), target]
+        argv += resolv_mounts(resolv_conf)
     read_only_later: list[str] = []
     shown = [ws]  # bound over hidden folders: what lies under or above them shows again
     home_hidden = home != "/" and os.path.isdir(home) and not _inside(home, ws)

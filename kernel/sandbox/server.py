@@ -3,8 +3,11 @@
 A server is not a command: it lives as long as the kernel, speaks over stdin and stdout,
 needs the network (APIs, fetchers, package downloads) and a place for its caches. So it gets
 the same namespaces as a command (`NAMESPACE_FLAGS`: its own user namespace with no
-capability, pid, ipc, uts; no nested user namespace where bubblewrap can forbid it) except
-the network one, and these mounts, in order (later ones lie on top of earlier ones):
+capability, pid, ipc, uts; no nested user namespace where bubblewrap can forbid it) and,
+given `handshake_fds`, a network namespace of its own that kernel.sandbox.server_network
+gives the internet through pasta (not this machine's loopback services or abstract
+sockets); without them it shares the host's network. Its mounts, in order (later ones lie
+on top of earlier ones):
 1. the root read-only, the user's home with it (git identity and the user's tools are
    read, nothing in the home can be changed), a minimal /dev, a fresh /proc, a private /tmp;
 2. the secret locations of kernel.pathrules in the home hidden, and the sockets of the
@@ -35,6 +38,7 @@ from kernel.sandbox.bwrap import (
     base_mounts,
     home_secrets,
     mark_mounts,
+    resolv_mounts,
 )
 from kernel.sandbox.workspace_index import WorkspaceIndex
 
@@ -52,6 +56,8 @@ def server_bwrap_argv(
     real_home: Path,
     paths: AppPaths,
     disable_userns: bool = True,
+    handshake_fds: tuple[int, int] | None = None,
+    resolv_conf: Path | None = None,
 ) -> list[str]:
     """`bwrap … -- PROGRAM` for one server (see the module docstring); it starts in its
     workspace, else in its state folder. Raises UnsafeServerSandbox for a workspace that is
@@ -62,8 +68,13 @@ def server_bwrap_argv(
         raise UnsafeServerSandbox(
             f"the workspace {ws} of a sandboxed server may not be the home folder, a folder "
             f"above it, or inside Reins' own folders: it would show what the sandbox hides")
-    argv = [bwrap, *NAMESPACE_FLAGS, *(NO_NESTED_USERNS if disable_userns else ()),
-            *base_mounts()]
+    argv = [bwrap, *NAMESPACE_FLAGS, *(NO_NESTED_USERNS if disable_userns else ())]
+    if handshake_fds is not None:
+        info_fd, block_fd = handshake_fds
+        argv += ["--unshare-net", "--info-fd", str(info_fd), "--block-fd", str(block_fd)]
+    argv += base_mounts()
+    if handshake_fds is not None and resolv_conf is not None:
+        argv += resolv_mounts(resolv_conf)
     for secret in home_secrets(home):
         argv += _hide(secret)
     for socket in _session_sockets():

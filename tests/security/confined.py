@@ -47,7 +47,7 @@ async def _run_all(executor: CommandExecutor, workspace: Path, outputs: OutputSt
     return results
 
 
-def _children_named(name: str) -> list[int]:
+def children_named(name: str) -> list[int]:
     """Live processes called `name` started by the executor (pasta daemonizes, so it is not
     a child: it is found by its pid file's folder, `reins-pasta-…`, on its command line)."""
     found = []
@@ -88,7 +88,7 @@ def main(who: str, folder: Path, spec: dict[str, object]) -> None:
                 bool(spec.get("network", False))))
         finally:
             executor.shutdown()
-        report["pastas_left"] = _children_named("pasta")
+        report["pastas_left"] = children_named("pasta")
         hierarchy = usable_hierarchy() if status.process_limit == "cgroup" else None
         report["cgroups_left"] = [] if hierarchy is None else [
             entry.name for entry in hierarchy.root.iterdir()

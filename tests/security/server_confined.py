@@ -1,12 +1,16 @@
 """Runs a probe in the sandbox of a `"sandbox": true` MCP server as a chosen user; prints JSON.
 
-`python server_confined.py AS FOLDER` where AS is `current` or `nobody` (see confined.py) and
-FOLDER holds `home/` (the user's home), `workspace/` and Reins' folders. The probe reports
-capabilities and what it could read and write, one `name=value` line each.
+`python server_confined.py AS FOLDER [COMMANDS]` where AS is `current` or `nobody` (see
+confined.py) and FOLDER holds `home/` (the user's home), `workspace/` and Reins' folders.
+Without COMMANDS the probe reports capabilities and what it could read and write, one
+`name=value` line each. With COMMANDS (a JSON list of shell commands) each runs as a server
+with the internet through pasta (kernel.sandbox.server_network); their outputs are reported,
+and the pastas left running after.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -14,9 +18,12 @@ import sys
 from pathlib import Path
 
 from kernel.paths import AppPaths
-from kernel.sandbox.detect import detect_sandbox
+from kernel.sandbox.detect import SandboxStatus, detect_sandbox
+from kernel.sandbox.network import find_pasta, resolv_conf
 from kernel.sandbox.server import server_bwrap_argv
+from kernel.sandbox.server_network import ServerNetwork
 from tests.sandbox.unprivileged_run import become_nobody
+from tests.security.confined import children_named
 
 PROBE = """
 grep -E '^Cap(Eff|Bnd)' /proc/self/status | tr -d '\\t' | sed 's/:/=/'
@@ -32,12 +39,42 @@ echo "own=$(ls "$D" 2>/dev/null | wc -l)"
 """
 
 
-def main(who: str, folder: Path) -> None:
+async def _served(status: SandboxStatus, folder: Path, command: str) -> str:
+    """`command` run as a sandboxed server with the internet; its output."""
+    paths = AppPaths(data=folder / "data", config=folder / "config")
+    state = folder / "data" / "mcp-state" / "net"
+    state.mkdir(parents=True, exist_ok=True)
+    pasta = find_pasta()
+    assert pasta is not None
+    network = ServerNetwork(pasta)
+    argv = server_bwrap_argv(status.bwrap_path, program=("/bin/sh", "-c", command),
+                             state=state, workspace=None, real_home=folder / "home",
+                             paths=paths, disable_userns=status.nested_userns_blocked,
+                             handshake_fds=network.child_fds,
+                             resolv_conf=resolv_conf(folder / "data" / "net"))
+    proc = await asyncio.create_subprocess_exec(
+        *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        pass_fds=network.child_fds, env={"PATH": "/usr/bin:/bin"})
+    network.started()
+    try:
+        await network.connect()
+        out, _ = await asyncio.wait_for(proc.communicate(), 60)
+    finally:
+        await network.aclose()
+    return out.decode("utf-8", "replace")
+
+
+def main(who: str, folder: Path, commands: list[str] | None) -> None:
     if who == "nobody" and os.geteuid() == 0:
         become_nobody()
     status = detect_sandbox()
     if not status.available:
         sys.stdout.write(json.dumps({"unavailable": status.reason}) + "\n")
+        return
+    if commands is not None:
+        outputs = [asyncio.run(_served(status, folder, c)) for c in commands]
+        sys.stdout.write(json.dumps({"outputs": outputs,
+                                     "pastas_left": children_named("pasta")}) + "\n")
         return
     paths = AppPaths(data=folder / "data", config=folder / "config")
     state, workspace, home = folder / "data" / "mcp-state" / "boxed", folder / "workspace", \
@@ -54,4 +91,4 @@ def main(who: str, folder: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], Path(sys.argv[2]))
+    main(sys.argv[1], Path(sys.argv[2]), json.loads(sys.argv[3]) if len(sys.argv) > 3 else None)

@@ -79,3 +79,28 @@ def test_a_sandboxed_server_works_and_is_confined(
     assert out["workspace"][0] and (workspace / "out.txt").exists()
     assert not out["hook"][0] and not (workspace / ".git" / "hooks" / "pre-commit").exists()
     assert not (reins_home.sandbox_home / "x.pth").exists()
+
+
+def test_a_sandboxed_server_without_pasta_is_not_started(
+        tmp_path: Path, reins_home: AppPaths) -> None:
+    """Its network would be the host's (loopback services, X11 and D-Bus sockets): fail
+    closed, saying what to install, unless the user's own exec.local_network says so."""
+    if not detect_sandbox().available:
+        pytest.skip(detect_sandbox().reason)
+    from kernel.sandbox.settings import ExecSettings
+
+    async def state(settings: ExecSettings) -> tuple[str, str]:
+        manager = await start_mcp_servers(ToolRegistry(), reins_home, {"boxed": {
+            "command": sys.executable, "args": [str(EDGE)], "sandbox": True,
+            "cwd": str(tmp_path)}}, exec_settings=settings)
+        try:
+            [s] = await manager.wait_settled(60)
+            return s.summary, s.error
+        finally:
+            await manager.aclose()
+
+    summary, error = asyncio.run(state(ExecSettings(pasta="/nonexistent/pasta")))
+    assert not summary.startswith("ready") and "apt-get install passt" in error, (summary, error)
+    summary, _ = asyncio.run(state(ExecSettings(pasta="/nonexistent/pasta",
+                                                local_network=True)))
+    assert summary.startswith("ready"), summary

@@ -11,15 +11,22 @@ own setting) shares the host's network, and without pasta the command is refused
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import shutil
 import socket
 import subprocess
+import sys
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from kernel.sandbox.network import find_pasta
-from tests.security.conftest import Confined
+from tests.security.conftest import ROOT, Confined
+
+SERVER_CONFINED = Path(__file__).with_name("server_confined.py")
 
 OUTSIDE = "198.51.100.7"
 """A documentation address on a dummy interface: stands in for a host on the internet."""
@@ -189,4 +196,38 @@ def test_no_pasta_outlives_its_command(confined: Confined) -> None:
     _needs_pasta()
     report = confined(["sleep 0.2", "true"], network=True)
     assert all(o["exit_code"] == 0 for o in report["outcomes"]), report
+    assert report["pastas_left"] == [], report
+
+
+def test_a_sandboxed_mcp_server_gets_the_internet_not_this_machine(
+    confined: Confined, host_services: dict[str, socket.socket],
+    outside_host: socket.socket | None,
+) -> None:
+    """A `"sandbox": true` server's bubblewrap with its network through pasta
+    (kernel.sandbox.server_network): the same spellings as for a command."""
+    _needs_pasta()
+    commands = _spellings(host_services)
+    if outside_host is not None:
+        commands.append(CONNECT.format(host=OUTSIDE, port=outside_host.getsockname()[1]))
+    folder = Path(tempfile.mkdtemp(prefix="reins-srvnet-", dir="/var/tmp"))
+    folder.chmod(0o777)
+    try:
+        (folder / "home").mkdir()
+        if confined.who == "nobody":
+            subprocess.run(["chown", "-R", "65534:65534", str(folder)], check=True)
+        done = subprocess.run(
+            [sys.executable, str(SERVER_CONFINED), confined.who, str(folder),
+             json.dumps(commands)],
+            capture_output=True, text=True, timeout=300, check=False,
+            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    outputs = report["outputs"]
+    local = outputs[:-1] if outside_host is not None else outputs
+    for command, output in zip(commands, local, strict=False):
+        assert "exit=" in output and "REACHED" not in output.splitlines(), (command, output)
+    if outside_host is not None:
+        assert "REACHED" in outputs[-1].splitlines(), outputs[-1]
     assert report["pastas_left"] == [], report
