@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kernel.events import (
-    ApprovalDecision,
     AssistantText,
     ErrorEvent,
     EventDecodeError,
@@ -59,8 +58,6 @@ class Outcome:
     cost_usd: float = 0.0
     errors: tuple[str, ...] = ()
     """The codes of the run's error events, in order."""
-    denied: int = 0
-    """Approval requests answered deny (or left unanswered)."""
     exit_code: int = 0
     seconds: float = 0.0
     files: Mapping[str, str | None] = field(default_factory=dict)
@@ -81,7 +78,6 @@ def outcome_from_lines(lines: Iterable[str], *, exit_code: int, seconds: float,
     order: list[str] = []
     texts: list[str] = []
     errors: list[str] = []
-    denied = 0
     finished: RunFinished | None = None
     problem = ""
     for line in lines:
@@ -106,8 +102,6 @@ def outcome_from_lines(lines: Iterable[str], *, exit_code: int, seconds: float,
             texts.append(event.text)
         elif isinstance(event, ErrorEvent):
             errors.append(event.code)
-        elif isinstance(event, ApprovalDecision):
-            denied += event.decision in ("deny", "unavailable")
         elif isinstance(event, RunFinished):
             finished = event
     if finished is None and not problem:
@@ -119,6 +113,6 @@ def outcome_from_lines(lines: Iterable[str], *, exit_code: int, seconds: float,
         rounds=finished.rounds if finished else 0,
         tokens=sum(int(v) for v in finished.usage.values()) if finished else 0,
         cost_usd=finished.cost_usd if finished else 0.0,
-        errors=tuple(errors), denied=denied, exit_code=exit_code, seconds=seconds,
+        errors=tuple(errors), exit_code=exit_code, seconds=seconds,
         files=dict(files or {}), requests=requests, problem=problem,
     )

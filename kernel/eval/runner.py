@@ -19,6 +19,7 @@ import multiprocessing
 import os
 import shutil
 import signal
+import stat
 import sys
 import tempfile
 import threading
@@ -39,6 +40,7 @@ from kernel.fakemodel import Failure, FakeAnthropicServer, Reply, Text, ToolUse
 
 SCRIPTED_KEY = "reins-eval-scripted"
 PR_SET_PDEATHSIG = 1
+MAX_CHECKED_BYTES = 10 * 1024 * 1024
 CONNECTION_KEYS = ("model", "base_url", "models")
 """The settings that say which model is reached and how (kernel.policy.settings)."""
 NULL_KEYRING = {"PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"}
@@ -81,7 +83,7 @@ class ScriptPlayer:
             return Failure(turn.error, _error_type(turn.error), f"scripted HTTP {turn.error}")
         blocks: list[Text | ToolUse] = [Text(turn.text)] if turn.text else []
         blocks += [ToolUse(c.name, c.input, c.id) for c in turn.calls]
-        return Reply(tuple(blocks), delay_s=turn.delay_s)
+        return Reply(tuple(blocks))
 
 
 def _error_type(status: int) -> str:
@@ -168,7 +170,6 @@ def run_exec(argv: Sequence[str], env: Mapping[str, str | None]) -> tuple[int, s
 
 @dataclass(frozen=True)
 class Prepared:
-    root: Path
     workspace: Path
     home: Path
 
@@ -189,17 +190,29 @@ def prepare(task: Task, root: Path, options: RunOptions) -> Prepared:
     config.mkdir(parents=True)
     if settings:
         (config / "settings.json").write_text(json.dumps(settings, indent=2), encoding="utf-8")
-    return Prepared(root, workspace.resolve(), home)
+    return Prepared(workspace.resolve(), home)
 
 
 def read_checked_files(task: Task, workspace: Path) -> dict[str, str | None]:
+    """The text of each checked file (its first MAX_CHECKED_BYTES); None when it is missing
+    or not a regular file: a symlink is not followed, a FIFO or a device is never opened
+    for reading (the run could have put anything there)."""
     files: dict[str, str | None] = {}
     for check in task.expect.files:
+        path = workspace / check.path
         try:
-            files[check.path] = (workspace / check.path).read_text(encoding="utf-8",
-                                                                    errors="replace")
-        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
             files[check.path] = None
+            continue
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                files[check.path] = None
+                continue
+            with os.fdopen(os.dup(fd), "rb") as file:
+                files[check.path] = file.read(MAX_CHECKED_BYTES).decode("utf-8", "replace")
+        finally:
+            os.close(fd)
     return files
 
 
@@ -213,7 +226,6 @@ def _model_for(task: Task, options: RunOptions) -> Iterator[
         env: dict[str, str | None] = {k: None for k in os.environ if k.startswith("ANTHROPIC_")}
         env.update({"ANTHROPIC_API_KEY": SCRIPTED_KEY, "ANTHROPIC_BASE_URL": server.base_url})
         yield env, server
-        server.release()
 
 
 def run_task(task: Task, options: RunOptions, pool: ProcessPoolExecutor,

@@ -89,7 +89,6 @@ class ScriptedTurn:
     unless_offered: str = ""
     """Skip this turn when the request already offers this tool (a `find_tools` turn that
     is needed only when the tool is hidden)."""
-    delay_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -119,7 +118,7 @@ _EXPECT = {"tools", "ordered", "forbidden", "no_tools", "args", "files", "answer
            "answer_excludes", "errors", "offered", "stop_reason", "max_rounds"}
 _ARGS = {"tool", "equals", "schema"}
 _FILES = {"path", "exists", "contains", "excludes"}
-_TURN = {"text", "tools", "error", "unless_offered", "delay_s"}
+_TURN = {"text", "tools", "error", "unless_offered"}
 _CALL = {"name", "input", "id"}
 
 
@@ -222,8 +221,7 @@ def _turn(data: Mapping[str, Any], p: str) -> ScriptedTurn:
     if error is not None and (not isinstance(error, int) or not 400 <= error <= 599):
         raise TaskError(f"{p}error: must be an HTTP error status (400-599)")
     turn = ScriptedTurn(text=_str(data, "text", p, ""), calls=tuple(calls), error=error,
-                        unless_offered=_str(data, "unless_offered", p, ""),
-                        delay_s=float(data.get("delay_s", 0.0)))
+                        unless_offered=_str(data, "unless_offered", p, ""))
     if error is None and not turn.text and not turn.calls:
         raise TaskError(f"{p}: a turn needs text, tools or error")
     return turn

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kernel.eval.outcome import CallRecord, outcome_from_lines
-from kernel.eval.runner import ScriptPlayer, expand, offered_names
+from kernel.eval.runner import ScriptPlayer, expand, offered_names, read_checked_files
 from kernel.eval.task import (
     ArgCheck,
     ScriptedCall,
@@ -213,7 +214,7 @@ def test_an_outcome_from_exec_events() -> None:
     assert outcome.answer == "Denied.\nDone."
     assert (outcome.stop_reason, outcome.rounds, outcome.tokens, outcome.cost_usd) == (
         "end_turn", 3, 400, 0.5)
-    assert outcome.denied == 1 and outcome.problem == "" and outcome.files == {"b": None}
+    assert outcome.problem == "" and outcome.files == {"b": None}
 
 
 @pytest.mark.parametrize(("lines", "problem"), [
@@ -271,3 +272,22 @@ def test_offered_names_and_placeholders() -> None:
                 "flag": True}
     assert expand(settings, {"python": "/py", "task": "/t"}) == {
         "mcpServers": {"s": {"command": "/py", "args": ["/t/x.py", 3]}}, "flag": True}
+
+
+def test_checked_files_are_read_without_following_or_blocking(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("secret")
+    ws = tmp_path / "ws"
+    (ws / "sub").mkdir(parents=True)
+    (ws / "plain.txt").write_text("port = 9090\n")
+    (ws / "sub" / "bad.txt").write_bytes(b"caf\xff")
+    (ws / "link.txt").symlink_to(outside)
+    (ws / "dir").mkdir()
+    os.mkfifo(ws / "fifo")
+    paths = ["plain.txt", "sub/bad.txt", "link.txt", "dir", "fifo", "missing.txt",
+             "plain.txt/below"]
+    task = parse_task({"prompt": "x", "expect": {"files": [{"path": p} for p in paths]}},
+                      tmp_path / "t")
+    assert read_checked_files(task, ws) == {
+        "plain.txt": "port = 9090\n", "sub/bad.txt": "caf\ufffd", "link.txt": None,
+        "dir": None, "fifo": None, "missing.txt": None, "plain.txt/below": None}
