@@ -60,6 +60,8 @@ class SessionView:
     input_tokens: int = 0
     output_tokens: int = 0
     cost: float = 0.0
+    context: tuple[int, int] = (0, 0)
+    """The last request's tokens and the model's context window."""
 
     def note_error(self, event: Event) -> None:
         """Keep track of whether the last run ended with a retryable error."""
@@ -75,6 +77,8 @@ class SessionView:
             usage.get("cache_creation_input_tokens", 0))
         self.output_tokens += int(usage.get("output_tokens", 0))
         self.cost += float(event.cost_usd or 0.0)
+        if event.context_window:
+            self.context = (event.context_tokens, event.context_window)
 
 
 def unanswered_requests(events: list[Event]) -> list[ApprovalRequest]:
@@ -614,7 +618,7 @@ class AppController(QObject):
         w.setWindowTitle(window_title((view.info.title or "Untitled session") if view
                                       else None))
         if view is not None:
-            w.set_usage(view.input_tokens, view.output_tokens, view.cost)
+            w.set_usage(view.input_tokens, view.output_tokens, view.cost, view.context)
             w.set_model(view.info.model or self.default_model, session=True)
         else:
             w.set_usage(0, 0, 0.0)

@@ -32,6 +32,7 @@ from desktop.help.menus import install_menus
 from desktop.model_picker import ModelPicker
 from desktop.sessions.panel import SessionsPanel
 from desktop.welcome import WelcomePanel
+from desktop.words import context_use
 from kernel.modes import MODES
 
 if TYPE_CHECKING:
@@ -259,12 +260,17 @@ class MainWindow(QMainWindow):
         self.sandbox_label.setText(text if len(text) <= 60 else text[:59] + "…")
         self.sandbox_label.setToolTip(reason)
 
-    def set_usage(self, input_tokens: int, output_tokens: int, cost: float) -> None:
+    def set_usage(self, input_tokens: int, output_tokens: int, cost: float,
+                  context: tuple[int, int] = (0, 0)) -> None:
+        """Tokens and cost of the session, and how full the context window was at the
+        last request (`context`: its tokens and the window)."""
         if not (input_tokens or output_tokens):
             self.usage_label.setText("")
             return
+        used = context_use(*context)
         self.usage_label.setText(
-            f"Tokens: {input_tokens:,} in / {output_tokens:,} out · ${cost:.4f}")
+            f"Tokens: {input_tokens:,} in / {output_tokens:,} out · ${cost:.4f}"
+            + (f" · {used}" if used else ""))
 
     def set_pending_approvals(self, count: int) -> None:
         self.approvals_button.setText(

@@ -77,3 +77,18 @@ def execution_seconds(duration_ms: float, waited_s: float) -> float:
     """How long a call ran: the kernel's duration counts from the call's start, so time spent
     waiting for the user's approval is taken out (and shown on its own)."""
     return max(0.0, duration_ms / 1000 - waited_s)
+
+
+def _thousands(n: int) -> str:
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:g}M"
+    return f"{n / 1000:.0f}k" if n >= 1000 else str(n)
+
+
+def context_use(tokens: int, window: int) -> str:
+    """How full the context window was at the last request: `context 21% of 200k`."""
+    if window <= 0:
+        return ""
+    share = tokens / window * 100
+    percent = "<1%" if 0 < share < 1 else f"{min(share, 999):.0f}%"
+    return f"context {percent} of {_thousands(window)}"

@@ -207,6 +207,10 @@ class RunFinished(Event):
     cost_usd: float = 0.0
     empty_answer: bool = False
     """The run ended (end_turn) with a final answer that has no text."""
+    context_tokens: int = 0
+    """What the run's last model request held (input tokens, cache reads and writes)."""
+    context_window: int = 0
+    """The model's context window, in tokens (0: not known)."""
 
 
 @_event

@@ -139,6 +139,12 @@ CONTINUE_PROMPT = ("Your previous answer was cut off by the output token limit. 
                    "exactly where it stopped, without repeating what you already wrote.")
 
 
+def request_tokens(usage: Mapping[str, Any]) -> int:
+    """The tokens one request sent: its input, cache reads and cache writes."""
+    return sum(int(usage.get(key, 0) or 0) for key in
+               ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"))
+
+
 class Provider(Protocol):
     """What the loop needs from a model provider (AnthropicProvider implements it)."""
 
@@ -447,6 +453,8 @@ class _Run:
         self._suspend_requested = False
         self._awaiting_approval: set[str] = set()
         self.empty_answer = False
+        self.context_tokens = 0
+        """What the last request held (reported with the run's end, for the context bar)."""
         past = [e for _, e in self.store.events(session_id)]
         self.compaction = next((e for e in reversed(past) if isinstance(e, ContextCompacted)
                                 and 0 < e.first_kept < len(self.history)
@@ -587,7 +595,9 @@ class _Run:
             f"before is kept; resume the session to go on."))
         finished = RunFinished(self.session_id, stop_reason=StopReason.ERROR.value,
                                rounds=self.state.rounds, usage=dict(self.state.usage),
-                               cost_usd=round(cost or 0.0, 6))
+                               cost_usd=round(cost or 0.0, 6),
+                               context_tokens=self.context_tokens,
+                               context_window=self.agent.provider.context_window)
         if self.reporter.healthy:
             self._track(self.store.submit_run_state(
                 self.session_id, RunState.INTERRUPTED,
@@ -640,6 +650,7 @@ class _Run:
         self.state.rounds += 1
         for key, value in turn.usage.items():
             self.state.usage[key] = self.state.usage.get(key, 0) + int(value)
+        self.context_tokens = request_tokens(turn.usage)
         trace: dict[str, Any] = {
             "round": round_index, "request_id": turn.request_id,
             "stop_reason": turn.stop_reason, "usage": dict(turn.usage),
@@ -992,7 +1003,9 @@ class _Run:
         finished = RunFinished(self.session_id, stop_reason=reason.value,
                                rounds=self.state.rounds, usage=dict(self.state.usage),
                                cost_usd=round(cost or 0.0, 6),
-                               empty_answer=reason is StopReason.END_TURN and self.empty_answer)
+                               empty_answer=reason is StopReason.END_TURN and self.empty_answer,
+                               context_tokens=self.context_tokens,
+                               context_window=self.agent.provider.context_window)
         self._track(self.store.submit_run_state(self.session_id, RunState.FINISHED,
                                                 self.state.to_info(cost, self._elapsed(),
                                                                    reason.value)))
