@@ -74,9 +74,10 @@ class ApprovalNotifier(QObject):
         self.last_message = (title, text)
         self.tray.showMessage(title, text, QSystemTrayIcon.MessageIcon.Warning, 30_000)
 
-    def _reins_active(self) -> bool:
-        active = QApplication.activeWindow()
-        return active is not None and (active is self.window or active is self.queue.dialog)
+    @staticmethod
+    def _reins_active() -> bool:
+        """One of Reins' windows (main window, a dialog) has the focus."""
+        return QApplication.activeWindow() is not None
 
     def _tray_activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
         if reason in (QSystemTrayIcon.ActivationReason.Trigger,
