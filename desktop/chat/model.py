@@ -2,7 +2,9 @@
 
 Each message owns its documents; a streaming message is a list of finished segments plus
 an unfinished tail, and only the tail is re-rendered — at most ~30 times a second, however
-fast deltas arrive.
+fast deltas arrive. A code block being written grows in place instead, and a long paragraph
+is frozen in pieces (`split_stable`), so a render stays small however long the answer. The
+model also says what the run is doing (`Activity`) for the chat's activity line.
 """
 
 from __future__ import annotations
