@@ -74,10 +74,14 @@ class ApprovalNotifier(QObject):
         self.last_message = (title, text)
         self.tray.showMessage(title, text, QSystemTrayIcon.MessageIcon.Warning, 30_000)
 
-    @staticmethod
-    def _reins_active() -> bool:
-        """One of Reins' windows (main window, a dialog) has the focus."""
-        return QApplication.activeWindow() is not None
+    def _reins_active(self) -> bool:
+        """The main window or one of its dialogs (approval, settings…) has the focus."""
+        widget = QApplication.activeWindow()
+        while widget is not None:
+            if widget is self.window:
+                return True
+            widget = widget.parentWidget()
+        return False
 
     def _tray_activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
         if reason in (QSystemTrayIcon.ActivationReason.Trigger,
