@@ -15,6 +15,7 @@ from pathlib import Path
 from desktop.evaluations.charts import MetricRow
 from kernel.eval.checks import CAUSES
 from kernel.eval.scoring import METRIC_NAMES, Metrics, TaskResult, metrics, results_from_dict
+from kernel.visible import one_line
 
 RATES = ("tool_selection_accuracy", "argument_validity", "completion_rate")
 LABELS = {
@@ -30,6 +31,7 @@ PROGRESS = re.compile(r"^\[(\d+)/(\d+)\] (.+) (passed|failed \S+)$")
 class SavedRun:
     path: Path
     label: str
+    model: str
     results: tuple[TaskResult, ...]
     metrics: Metrics
 
@@ -41,8 +43,9 @@ def load_run(path: Path) -> SavedRun:
     except (OSError, ValueError) as exc:
         raise ValueError(f"{path}: {exc}") from None
     results = tuple(results_from_dict(data))
-    label = f"{path.stem} · {data.get('model', '?')} · {data.get('suite', '?')}"
-    return SavedRun(path, label, results, metrics(results))
+    model = one_line(str(data.get("model", "?")))
+    label = f"{path.stem} · {model} · {one_line(str(data.get('suite', '?')))}"
+    return SavedRun(path, label, model, results, metrics(results))
 
 
 def progress_of(line: str) -> tuple[int, int, str, bool] | None:

@@ -67,6 +67,15 @@ def _fill(table: QTableWidget, headers: list[str], rows: list[list[str]]) -> Non
     table.resizeRowsToContents()
 
 
+def _run_title(file: Path) -> str:
+    """A saved run in the list: when, which model, how many passed."""
+    try:
+        run = load_run(file)
+    except ValueError:
+        return f"{file.stem} (unreadable)"
+    return f"{file.stem} · {run.model} · {run.metrics.passed}/{run.metrics.tasks} passed"
+
+
 def _page(summary: QLabel, table: QTableWidget, chart: MetricChart) -> QWidget:
     """A tab: the summary line, then the table above the (scrollable) chart."""
     area = QScrollArea()
@@ -169,7 +178,7 @@ class EvaluationsWindow(QWidget):
         files = sorted(self.runs_dir.glob("*.json"), reverse=True) \
             if self.runs_dir.is_dir() else []
         for file in files:
-            item = QListWidgetItem(file.stem)
+            item = QListWidgetItem(_run_title(file))
             item.setData(PATH_ROLE, str(file))
             self.runs_list.addItem(item)
             if select is not None and file == select:

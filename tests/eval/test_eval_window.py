@@ -143,7 +143,8 @@ def test_two_saved_runs_are_compared(qtbot: QtBot, tmp_path: Path) -> None:
         TaskResult("t2", True, rounds=3, selection_ok=True)])
     window = EvaluationsWindow(runs)
     qtbot.addWidget(window)
-    assert [window.runs_list.item(i).text() for i in range(2)] == [b.stem, a.stem]
+    assert [window.runs_list.item(i).text() for i in range(2)] == [
+        f"{b.stem} · m · 2/2 passed", f"{a.stem} · m · 1/2 passed"]
     window.runs_list.item(0).setSelected(True)
     window.runs_list.item(1).setSelected(True)
     assert window.tabs.currentIndex() == 1
@@ -159,6 +160,7 @@ def test_two_saved_runs_are_compared(qtbot: QtBot, tmp_path: Path) -> None:
     (broken := runs / "20260103-000000.json").write_text("{not json")
     window.reload_runs(select=broken)
     assert "20260103-000000.json" in window.status.text()
+    assert window.runs_list.item(0).text() == "20260103-000000 (unreadable)"
 
 
 def test_a_run_that_cannot_start_says_why(qtbot: QtBot, tmp_path: Path) -> None:
