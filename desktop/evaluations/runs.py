@@ -44,7 +44,9 @@ def load_run(path: Path) -> SavedRun:
         raise ValueError(f"{path}: {exc}") from None
     results = tuple(results_from_dict(data))
     model = one_line(str(data.get("model", "?")))
-    label = f"{path.stem} · {model} · {one_line(str(data.get('suite', '?')))}"
+    overrides = data.get("settings") if isinstance(data.get("settings"), dict) else {}
+    shown = "".join(f" · {k}={json.dumps(v)}" for k, v in overrides.items())
+    label = one_line(f"{path.stem} · {model} · {data.get('suite', '?')}{shown}")
     return SavedRun(path, label, model, results, metrics(results))
 
 

@@ -100,7 +100,7 @@ def eval_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.json is not None:
         info = {"suite": ", ".join(args.tasks or ["built-in"]), "scripted": args.scripted,
                 "model": args.model or ("scripted" if args.scripted else "default"),
-                "repeat": args.repeat, "started": started,
+                "repeat": args.repeat, "settings": dict(args.overrides), "started": started,
                 "seconds": round(time.time() - started, 2)}
         args.json.write_text(json_text(results_dict(results, info)) + "\n", encoding="utf-8")
     return 0 if all(r.passed for r in results) else 1

@@ -58,8 +58,8 @@ def no_api_env(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name)
 
 
-def save(path: Path, results: list[TaskResult]) -> Path:
-    path.write_text(json.dumps(results_dict(results, {"model": "m", "suite": "s"})))
+def save(path: Path, results: list[TaskResult], **info: object) -> Path:
+    path.write_text(json.dumps(results_dict(results, {"model": "m", "suite": "s", **info})))
     return path
 
 
@@ -137,7 +137,8 @@ def test_two_saved_runs_are_compared(qtbot: QtBot, tmp_path: Path) -> None:
     runs.mkdir()
     a = save(runs / "20260101-000000.json", [
         TaskResult("t1", True, rounds=2, selection_ok=True),
-        TaskResult("t2", False, "wrong_tool", rounds=5, selection_ok=False)])
+        TaskResult("t2", False, "wrong_tool", rounds=5, selection_ok=False)],
+        settings={"tool_search_threshold": 1000})
     b = save(runs / "20260102-000000.json", [
         TaskResult("t1", True, rounds=2, selection_ok=True),
         TaskResult("t2", True, rounds=3, selection_ok=True)])
@@ -155,6 +156,7 @@ def test_two_saved_runs_are_compared(qtbot: QtBot, tmp_path: Path) -> None:
     text = window.compare_summary.text()
     assert "1 of 2 tasks changed" in text and "completion_rate 50% → 100%" in text
     assert "wrong_tool 1→0" in text
+    assert "before (blue bars): 20260101-000000 · m · s · tool_search_threshold=1000" in text
     completion = next(r for r in window.compare_chart.rows if r.label == "completion")
     assert completion.values == (0.5, 1.0)  # before, after: two bars
     (broken := runs / "20260103-000000.json").write_text("{not json")
