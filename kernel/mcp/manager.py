@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import enum
 import logging
+import os
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -46,6 +47,9 @@ from kernel.mcp.launch import LaunchBuilder, ServerLaunch
 from kernel.mcp.naming import check_collision, describe_origin, sanitize
 from kernel.mcp.stdio import EXIT_GRACE_S, KILL_GRACE_S, tail_lines
 from kernel.mcp.tools import McpCall, origin_of, to_spec
+from kernel.sandbox.guard import WorkspaceGuards
+from kernel.sandbox.refusal import CommandRefused
+from kernel.sandbox.revert import describe
 from kernel.tools.registry import RegistrationError, ToolRegistry
 from kernel.tools.spec import ErrorCode, ToolError, ToolSpec
 
@@ -165,8 +169,12 @@ class McpManager:
         on_state: StateListener | None = None,
         ping_interval_s: float = PING_INTERVAL_S,
         asks: ServerAsks | None = None,
+        guards: WorkspaceGuards | None = None,
     ) -> None:
         self.registry = registry
+        self.guards = guards
+        """Undo, after each call of a sandboxed server with a workspace (`cwd`), what it made
+        there that git, a shell or an editor would run (kernel.sandbox.guard)."""
         self.ping_interval_s = ping_interval_s
         self.launch_for = launch_for
         self.logs_dir = logs_dir
@@ -262,6 +270,8 @@ class McpManager:
         server gets at most `grace_s` to exit by itself before its group is terminated."""
         await asyncio.gather(*(self._stop_slot(s, unregister=True, grace_s=grace_s)
                                for s in self._slots.values()))
+        if self.guards is not None:
+            self.guards.close()
 
     # -- supervision -------------------------------------------------------------------------
 
@@ -442,11 +452,17 @@ class McpManager:
                                 hint="Call it again if it is still wanted: the user is asked "
                                      "about the tool as it is now.")
 
-        return await self._request(
-            slot, repr(tool),
-            lambda connection, timeout_s: connection.call(tool, arguments, progress,
-                                                          timeout_s=timeout_s),
-            approved_as_it_is)
+        def request() -> Awaitable[mcp_types.CallToolResult]:
+            return self._request(
+                slot, repr(tool),
+                lambda connection, timeout_s: connection.call(tool, arguments, progress,
+                                                              timeout_s=timeout_s),
+                approved_as_it_is)
+
+        if self.guards is None or not slot.config.sandbox or not slot.config.cwd:
+            return await request()
+        return await _guarded(self.guards, Path(os.path.realpath(slot.config.cwd)),
+                              f"mcp-{sanitize(server)}", request)
 
     async def request(self, server: str, what: str,
                       send: Callable[[McpConnection, float], Awaitable[T]]) -> T:
@@ -554,3 +570,23 @@ class McpManager:
                 log.exception("MCP state listener failed")
         changed, self._changed = self._changed, asyncio.Event()
         changed.set()
+
+
+async def _guarded(guards: WorkspaceGuards, workspace: Path, label: str,
+                   request: Callable[[], Awaitable[mcp_types.CallToolResult]]
+                   ) -> mcp_types.CallToolResult:
+    """`request()`, then what it made anew among the workspace's protected entries undone
+    (also when the call fails); the result says what was undone."""
+    try:
+        before = await guards.marks(workspace)
+    except CommandRefused as exc:
+        raise ToolError(exc.message, hint=exc.hint, code=ErrorCode.PERMISSION_DENIED) from exc
+    try:
+        result = await request()
+    finally:
+        reverted = await asyncio.shield(guards.undo(workspace, before, label))
+    lines = describe(reverted, "the server")
+    if not lines:
+        return result
+    note = mcp_types.TextContent(type="text", text="\n".join(lines))
+    return result.model_copy(update={"content": [*result.content, note]})

@@ -21,6 +21,7 @@ from kernel.mcp.launch import launch_builder
 from kernel.mcp.manager import Backoff, McpManager, StateListener
 from kernel.mcp.resources import make_resources_tool
 from kernel.paths import AppPaths
+from kernel.sandbox.guard import WorkspaceGuards
 from kernel.sandbox.settings import ExecSettings
 from kernel.tools.registry import ToolRegistry
 
@@ -48,7 +49,7 @@ async def start_mcp_servers(
     configs = parse_mcp_servers(mcp_servers)
     manager = McpManager(registry, launch_for=launch_builder(paths, exec_settings),
                          logs_dir=mcp_logs_dir(paths), backoff=backoff, on_state=on_state,
-                         asks=asks)
+                         asks=asks, guards=WorkspaceGuards(paths))
     manager.resources_tool = make_resources_tool(manager)
     await manager.start(configs)
     return manager

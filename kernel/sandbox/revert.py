@@ -27,6 +27,8 @@ from kernel.sandbox.marks import Mark, inert_git_config, inert_hooks
 from kernel.sandbox.workspace_index import list_folder
 
 MAX_CONFIG_BYTES = 64 << 10
+SHOWN = 12
+"""Undone entries named one by one in a result; the rest are counted."""
 
 
 @dataclass(frozen=True)
@@ -116,3 +118,22 @@ def _removed(source: Path, cause: OSError) -> str:
         return f"could not be moved ({cause}) nor removed ({exc}): remove it by hand"
     return f"removed: it could not be moved ({cause})"
 
+
+
+def _short(path: str, limit: int = 160) -> str:
+    return path if len(path) <= limit else "…" + path[-(limit - 1):]
+
+
+def describe(reverted: tuple[Reverted, ...], what: str) -> list[str]:
+    """Lines for the model and the user: what `what` ("the command") made that was undone."""
+    if not reverted:
+        return []
+    lines = [f"undone by Reins: {what} made files that git, a shell or an editor would run "
+             "outside the sandbox (write such files with write_file or edit_file, which ask "
+             "the user):"]
+    lines += [f"  {_short(r.path)} ({r.rule}): "
+              + (f"moved to {_short(r.moved_to)}" if r.moved_to else r.error)
+              for r in reverted[:SHOWN]]
+    if len(reverted) > SHOWN:
+        lines.append(f"  … and {len(reverted) - SHOWN} more")
+    return lines

@@ -60,7 +60,10 @@ def test_a_sandboxed_server_works_and_is_confined(
                 "workspace": ("touch", {"path": str(workspace / "out.txt")}),
                 "hook": ("touch", {"path": str(workspace / ".git" / "hooks" / "pre-commit")}),
                 "sandbox_home": ("touch", {"path": str(reins_home.sandbox_home / "x.pth")}),
+                "envrc": ("touch", {"path": str(workspace / "deep" / ".envrc")}),
+                "editor": ("touch", {"path": str(workspace / ".vscode")}),
             }
+            (workspace / "deep").mkdir()
             out = {}
             for key, (tool, args) in calls.items():
                 r = await d.dispatch(ToolCall(f"c-{key}", f"mcp__boxed__{tool}", args))
@@ -79,6 +82,10 @@ def test_a_sandboxed_server_works_and_is_confined(
     assert out["workspace"][0] and (workspace / "out.txt").exists()
     assert not out["hook"][0] and not (workspace / ".git" / "hooks" / "pre-commit").exists()
     assert not (reins_home.sandbox_home / "x.pth").exists()
+    for key, made in (("envrc", workspace / "deep" / ".envrc"), ("editor", workspace / ".vscode")):
+        ok, text = out[key]
+        assert ok and "undone by Reins: the server made" in text, (key, text)
+        assert not made.exists() and "moved to " in text
 
 
 def test_a_sandboxed_server_without_pasta_is_not_started(

@@ -13,6 +13,7 @@ from typing import Any
 
 from kernel.sandbox.executor import CommandExecutor, CommandOutcome
 from kernel.sandbox.refusal import CommandRefused, RefusalKind
+from kernel.sandbox.revert import describe
 from kernel.sandbox.settings import DEFAULT_GRACE_S
 from kernel.shell.parse import ShellParseError, read
 from kernel.tools.spec import (
@@ -28,7 +29,6 @@ from kernel.tools.spec import (
 DEFAULT_TIMEOUT_S = 120
 MAX_TIMEOUT_S = 600
 HEADER_BUDGET = 2_000
-REVERTED_SHOWN = 12
 """Characters of the output limit kept for the result's header lines."""
 
 DESCRIPTION = """\
@@ -102,21 +102,8 @@ def _header(outcome: CommandOutcome) -> list[str]:
         )
     if outcome.write_error:
         lines.append(f"output incomplete: {outcome.write_error}")
-    if outcome.reverted:
-        lines.append(
-            "undone by Reins: the command made files that git, a shell or an editor would "
-            "run outside the sandbox (write such files with write_file or edit_file, which "
-            "ask the user):")
-        lines += [f"  {_short(r.path)} ({r.rule}): "
-                  + (f"moved to {_short(r.moved_to)}" if r.moved_to else r.error)
-                  for r in outcome.reverted[:REVERTED_SHOWN]]
-        if len(outcome.reverted) > REVERTED_SHOWN:
-            lines.append(f"  … and {len(outcome.reverted) - REVERTED_SHOWN} more")
+    lines += describe(outcome.reverted, "the command")
     return lines
-
-
-def _short(path: str, limit: int = 160) -> str:
-    return path if len(path) <= limit else "…" + path[-(limit - 1):]
 
 
 def _error_code(outcome: CommandOutcome) -> ErrorCode | None:
