@@ -30,7 +30,7 @@ from kernel.agent.limits import LoopLimits
 from kernel.agent.prompt import system_prompt
 from kernel.agent.provider import AnthropicProvider, ProviderConfig
 from kernel.agent.runtime import open_kernel
-from kernel.cli import JsonPrinter, cli_gate_factory
+from kernel.cli_exec import JsonPrinter, cli_gate_factory
 from kernel.fakemodel import FakeAnthropicServer, Reply, ToolUse, reply
 from kernel.paths import AppPaths
 

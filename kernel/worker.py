@@ -223,7 +223,7 @@ class Kernel:
 
     @property
     def model(self) -> str:
-        from kernel.agent.provider import DEFAULT_MODEL
+        from kernel.agent.models import DEFAULT_MODEL
 
         return self.model_override or self.settings.model or DEFAULT_MODEL
 

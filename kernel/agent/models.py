@@ -20,6 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+DEFAULT_MODEL = "claude-sonnet-4-6"
+"""The model of a session when neither the settings nor the command line name one."""
 DEFAULT_CONTEXT_WINDOW = 200_000
 DEFAULT_MAX_TOKENS = 8192
 MIN_THINKING_BUDGET = 1024

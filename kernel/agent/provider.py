@@ -44,13 +44,13 @@ import httpx2
 from kernel.agent.models import (
     DEFAULT_CONTEXT_WINDOW,
     DEFAULT_MAX_TOKENS,
+    DEFAULT_MODEL,
     ModelLimits,
     config_problem,
     model_limits,
 )
 from kernel.keys import ENV_VAR, KEYRING_SERVICE, KEYRING_USER
 
-DEFAULT_MODEL = "claude-sonnet-4-6"
 NO_KEY_PLACEHOLDER = "no-key"
 """Sent to a custom base URL when no key is configured (local servers ignore it)."""
 RETRY_BASE_S = 0.5

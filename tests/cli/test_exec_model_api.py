@@ -87,7 +87,7 @@ def test_a_retry_and_an_empty_answer_are_told_on_stderr(cli: Cli):
 def test_waiting_is_printed_on_stderr_in_human_mode_only():
     import io
 
-    from kernel.cli import HumanPrinter, JsonPrinter
+    from kernel.cli_exec import HumanPrinter, JsonPrinter
     from kernel.events import ModelWaiting
 
     out, err = io.StringIO(), io.StringIO()

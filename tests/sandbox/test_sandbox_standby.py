@@ -258,7 +258,7 @@ def test_a_sandbox_made_ahead_holds_the_process_limit_and_leaves_no_cgroup(
     outputs = OutputStore.for_session(reins_home, "s")
     storm = "for i in $(seq 40); do sleep 5 & done; wait; echo all-started"
     try:
-        one, two, text = two_commands(executor, workspace, outputs, "true", storm)
+        _one, two, text = two_commands(executor, workspace, outputs, "true", storm)
     finally:
         executor.shutdown()
     assert two.made_ahead, two

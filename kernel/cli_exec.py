@@ -1,0 +1,374 @@
+"""`reins exec`: one prompt run headless to its end (see kernel.cli for the options), its
+events printed as they are committed (human text, or `--json` lines), approvals from
+`--approve` or the terminal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import signal
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TextIO
+
+from kernel.agent.limits import LIMIT_REASONS, LoopLimits, StopReason
+from kernel.agent.loop import Agent, GateFactory, RunBusy
+from kernel.agent.models import DEFAULT_MODEL, model_limits
+from kernel.agent.provider import AnthropicProvider, ConfigError, ProviderConfig
+from kernel.agent.runlock import SessionLocked
+from kernel.agent.runtime import Kernel, open_kernel
+from kernel.agent.store import SessionStore, UnknownSession
+from kernel.cli_errors import EXIT_ERROR, EXIT_LIMIT, EXIT_OK, UsageError
+from kernel.events import (
+    ApprovalDecision,
+    ApprovalRequest,
+    AssistantDelta,
+    AssistantText,
+    ContextCompacted,
+    ErrorEvent,
+    Event,
+    McpElicitation,
+    McpSampling,
+    McpServerEvent,
+    ModelRetry,
+    ModelWaiting,
+    RunFinished,
+    SessionStarted,
+    ToolCallStarted,
+    ToolResultEvent,
+    UserMessage,
+    json_text,
+)
+from kernel.mcp.config import McpConfigError
+from kernel.mcp.headless import exec_asks, report_settled, server_prompt
+from kernel.mcp.manager import McpManager
+from kernel.mcp.prompts import PromptRefError, parse_prompt_args, parse_prompt_ref
+from kernel.mcp.report import server_line
+from kernel.paths import AppPaths
+from kernel.policy.approvals import gate_factory
+from kernel.policy.channels import ApprovalChannel, Choice, FixedChannel, TerminalChannel
+from kernel.policy.settings import Settings, load_settings
+from kernel.tools.spec import ToolError
+from kernel.visible import one_line, visible
+from kernel.workspace import broad_workspace_reason
+
+
+def exit_code(finished: RunFinished | None) -> int:
+    if finished is None or finished.stop_reason == StopReason.END_TURN:
+        return EXIT_OK
+    if finished.stop_reason in LIMIT_REASONS:
+        return EXIT_LIMIT
+    return EXIT_ERROR
+
+
+def exec_command(args: argparse.Namespace) -> int:
+    paths = AppPaths.from_env()
+    settings = load_settings(paths)
+    if args.prompt is None and args.session is None and args.mcp_prompt is None:
+        raise UsageError("give a PROMPT (or --mcp-prompt SERVER/NAME), or --session ID to "
+                         "resume a session")
+    if args.mcp_prompt is not None:
+        try:
+            parse_prompt_ref(args.mcp_prompt)
+            parse_prompt_args(args.mcp_prompt_arg)
+        except PromptRefError as exc:
+            raise UsageError(str(exc)) from None
+    if args.compact and args.session is None:
+        raise UsageError("--compact works on a stored session: give --session ID")
+    if args.prompt is not None and not args.prompt.strip():
+        raise UsageError("the prompt is empty")
+    kernel = open_kernel(paths, settings.exec,
+                         tool_search_threshold=settings.tool_search_threshold)
+    try:
+        session_id = _prepare_session(kernel.store, args, settings)
+        printer = OncePerRequest(
+            JsonPrinter(sys.stdout) if args.json else HumanPrinter(sys.stdout, sys.stderr))
+        if args.session:
+            for _, event in kernel.store.events(session_id):
+                printer(event)
+        return asyncio.run(_exec(kernel, args, settings, session_id, printer))
+    finally:
+        kernel.close()
+
+
+def _prepare_session(store: SessionStore, args: argparse.Namespace, settings: Settings) -> str:
+    if args.session:
+        try:
+            info = store.get_session(args.session)
+        except UnknownSession as exc:
+            raise UsageError(str(exc)) from None
+        if args.workspace is not None and args.workspace.resolve() != Path(info.workspace):
+            raise UsageError(f"session {info.session_id} works in {info.workspace}; "
+                             f"--workspace cannot move it")
+        if args.mode and args.mode != info.mode:
+            store.set_session_mode(info.session_id, args.mode)
+        if args.model and args.model != info.model:
+            store.set_session_model(info.session_id, args.model)
+        return info.session_id
+    workspace = (args.workspace or Path.cwd()).expanduser().resolve()
+    if not workspace.is_dir():
+        raise UsageError(f"the workspace {workspace} is not a folder")
+    broad = broad_workspace_reason(workspace)
+    if broad is not None and not args.allow_broad_workspace:
+        raise UsageError(f"refusing the workspace: {broad}. Run in a project folder (or give "
+                         f"--workspace DIR), or pass --allow-broad-workspace to confirm it")
+    model = args.model or settings.model or DEFAULT_MODEL
+    mode = args.mode or settings.default_mode.value
+    return store.create_session(workspace, model, mode)
+
+
+async def _exec(kernel: Kernel, args: argparse.Namespace, settings: Settings, session_id: str,
+                printer: Callable[[Event], None]) -> int:
+    info = kernel.store.get_session(session_id)
+    config = ProviderConfig.for_model(info.model, settings.models, max_tokens=args.max_tokens,
+                                      tool_choice=args.tool_choice, base_url=settings.base_url,
+                                      thinking_budget=args.thinking_budget)
+    limits = LoopLimits(max_rounds=args.max_rounds, max_tokens=args.max_tokens_budget,
+                        max_cost_usd=args.cost_budget, max_seconds=args.time_budget,
+                        rate_limits=dict(args.rate_limit))
+    try:
+        provider = AnthropicProvider(config)
+    except ConfigError as exc:
+        error = ErrorEvent(session_id, "config_error", str(exc))
+        kernel.store.append_event(error)
+        printer(error)
+        return EXIT_ERROR
+    try:
+        agent = kernel.agent(provider, limits=limits,
+                             gate_factory=cli_gate_factory(kernel, args.approve))
+        try:
+            agent.check_can_run()
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        if args.compact:
+            try:
+                await agent.compact(session_id, printer)
+            except (RunBusy, SessionLocked) as exc:
+                busy = ErrorEvent(session_id, "session_busy", str(exc))
+                kernel.store.append_event(busy)
+                printer(busy)
+                return EXIT_ERROR
+        manager = await _start_mcp(kernel, settings, session_id, Path(info.workspace),
+                                   args.approve, printer, provider, limits.max_tokens)
+        prompt = args.prompt
+        if args.mcp_prompt is not None:
+            try:
+                prompt = await server_prompt(manager, args.mcp_prompt, args.mcp_prompt_arg,
+                                             args.prompt)
+            except (PromptRefError, ToolError) as exc:
+                error = ErrorEvent(session_id, "mcp_prompt", str(exc))
+                kernel.store.append_event(error)
+                printer(error)
+                return EXIT_ERROR
+        try:
+            finished = await _run_with_signals(agent, session_id, prompt, printer)
+        except (RunBusy, SessionLocked) as exc:
+            busy = ErrorEvent(session_id, "session_busy", str(exc))
+            kernel.store.append_event(busy)
+            printer(busy)
+            return EXIT_ERROR
+    finally:
+        await kernel.stop_mcp()
+        await provider.close()
+    return exit_code(finished)
+
+
+async def _start_mcp(kernel: Kernel, settings: Settings, session_id: str, workspace: Path,
+                     approve: str | None, printer: Callable[[Event], None],
+                     model: AnthropicProvider, token_budget: int | None
+                     ) -> McpManager | None:
+    """Start the configured MCP servers and, headless, wait until each is ready or failed
+    (each has its own start-up timeout), so the first request already offers their tools;
+    each outcome is an `mcp_server` event. The servers' roots are the workspace; their
+    forms and sampling requests are answered by `--approve` (kernel.mcp.headless)."""
+    if not settings.mcp_servers:
+        return None
+
+    def record(event: Event) -> None:
+        kernel.store.append_event(event)
+        printer(event)
+
+    try:
+        manager = await kernel.start_mcp(
+            settings.mcp_servers,
+            asks=exec_asks(session_id, workspace, approve, record, model, token_budget))
+    except McpConfigError as exc:
+        raise UsageError(str(exc)) from None
+    await report_settled(manager, session_id, record)
+    return manager
+
+
+async def _run_with_signals(agent: Agent, session_id: str, prompt: str | None,
+                            printer: Callable[[Event], None]) -> RunFinished | None:
+    """Run (or resume); SIGINT/SIGTERM cancel the run (a second SIGINT interrupts)."""
+    loop = asyncio.get_running_loop()
+
+    def cancel(sig: signal.Signals) -> None:
+        agent.cancel(session_id)
+        loop.remove_signal_handler(sig)
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, cancel, sig)
+    try:
+        if prompt is None:
+            return await agent.resume(session_id, printer)
+        return await agent.run(session_id, prompt, printer)
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(sig)
+
+
+def cli_gate_factory(kernel: Kernel, approve: str | None) -> GateFactory:
+    """The permission gate of a `reins exec` run, asking on the CLI's channel.
+
+    `--approve allow|deny` answers every request; without it a terminal is asked
+    interactively (on stderr, so `--json` stdout stays clean); with neither, requests
+    cannot be answered and such calls end as `approval_unavailable` (never run)."""
+    channel: ApprovalChannel | None
+    if approve is not None:
+        channel = FixedChannel(Choice.ALLOW_ONCE if approve == "allow" else Choice.DENY)
+    elif sys.stdin.isatty():
+        channel = TerminalChannel(sys.stdin, sys.stderr)
+    else:
+        channel = None
+    return gate_factory(app_paths=kernel.paths, sandbox=kernel.sandbox_facts, channel=channel)
+
+
+class OncePerRequest:
+    """Prints each approval request once: on resume the stored history is printed first, and
+    the gate then reports the same pending request again when it asks for it."""
+
+    def __init__(self, printer: Callable[[Event], None]) -> None:
+        self._printer = printer
+        self._requests: set[str] = set()
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, ApprovalRequest):
+            if event.call_id in self._requests:
+                return
+            self._requests.add(event.call_id)
+        self._printer(event)
+
+
+class JsonPrinter:
+    """`--json`: one event per line, exactly `event.to_dict()`; deltas are not printed.
+
+    Each line is `kernel.events.json_text`: no character in it splits a line for any
+    reader (U+2028, U+2029, U+0085 are escaped), and lone surrogates are escaped too."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, AssistantDelta):
+            return
+        self.out.write(json_text(event.to_dict()) + "\n")
+        self.out.flush()
+
+
+class HumanPrinter:
+    """The same run, readable: streamed text as it comes, tools one line each.
+
+    Everything that came from the model or a tool goes through `kernel.visible`: a control
+    character or a bidirectional override is printed as a visible escape, never sent to the
+    terminal (one-line fields such as a tool's summary also escape newlines)."""
+
+    def __init__(self, out: TextIO, err: TextIO) -> None:
+        self.out, self.err = out, err
+        self._streamed = False
+        self._names: dict[str, str] = {}
+
+    def __call__(self, event: Event) -> None:
+        line = self._line(event)
+        if line is not None:
+            stream = self.err if isinstance(event, _TO_STDERR) else self.out
+            stream.write(line + "\n")
+        (self.err if isinstance(event, _TO_STDERR) else self.out).flush()
+        if isinstance(event, RunFinished) and event.empty_answer:
+            self.err.write("warning: the model ended the run with an empty answer\n")
+            self.err.flush()
+
+    def _line(self, event: Event) -> str | None:
+        if isinstance(event, AssistantDelta):
+            self.out.write(visible(event.text))
+            self._streamed = True
+            return None
+        if isinstance(event, AssistantText):
+            streamed, self._streamed = self._streamed, False
+            return "" if streamed else visible(event.text)
+        if isinstance(event, SessionStarted):
+            return one_line(f"── session {event.session_id} · {event.workspace} · "
+                            f"{event.model} · mode {event.mode} · sandbox {event.sandbox}")
+        if isinstance(event, UserMessage):
+            return f"\n> {visible(event.text)}\n"
+        if isinstance(event, ToolCallStarted):
+            self._names[event.call_id] = event.name
+            return f"→ {one_line(event.name)} {one_line(event.summary or _short(event.input))}"
+        if isinstance(event, ToolResultEvent):
+            status = f"error {event.error_code}" if event.is_error else "ok"
+            where = f" · full output: {event.externalized_path}" if event.externalized_path else ""
+            text = one_line(f"← {event.name} {status} ({event.duration_ms:.0f} ms, "
+                            f"{event.output_bytes} B){where}")
+            if event.is_error:
+                text += "\n  " + visible(event.preview[:400]).replace("\n", "\n  ")
+            return text
+        if isinstance(event, ApprovalRequest):
+            return one_line(f"? {event.name} needs approval ({event.risk}): {event.reason}")
+        if isinstance(event, ApprovalDecision):
+            if event.decided_by == "policy" and event.decision != "deny":
+                return None
+            name = self._names.get(event.call_id, event.call_id)
+            return one_line(f"  {name}: {event.decision} (by {event.decided_by})")
+        if isinstance(event, RunFinished):
+            usage = event.usage
+            tokens = sum(int(v) for v in usage.values())
+            return (f"── {event.stop_reason} · {event.rounds} rounds · {tokens} tokens "
+                    f"(cache read {usage.get('cache_read_input_tokens', 0)}) · "
+                    f"${event.cost_usd:.4f}")
+        if isinstance(event, ErrorEvent):
+            return f"error [{one_line(event.code)}]: {visible(event.message)}"
+        if isinstance(event, McpServerEvent):
+            if event.state == "ready":
+                return server_line(event)
+            self.err.write(server_line(event) + "\n")
+            self.err.flush()
+            return None
+        if isinstance(event, McpSampling):
+            return one_line(f"? MCP server {event.server!r} asks the model: {event.prompt} → "
+                            f"{event.action} (by {event.decided_by}: {event.reason})")
+        if isinstance(event, McpElicitation):
+            return one_line(f"? MCP server {event.server!r} asks: {event.message} → "
+                            f"{event.action} (by {event.decided_by}: {event.reason})")
+        if isinstance(event, ModelRetry):
+            void = "; the text shown so far is void" if event.discarded else ""
+            return one_line(f"… the model request failed ({event.reason}), attempt "
+                            f"{event.attempt} of {event.of}; retrying in {event.delay_s:.1f} s"
+                            f"{void}")
+        if isinstance(event, ContextCompacted):
+            return one_line(f"── earlier turns summarized for the next requests ("
+                            f"{event.reason}, about {event.tokens_before} → "
+                            f"{event.tokens_after} tokens; the full history is kept)")
+        if isinstance(event, ModelWaiting):
+            return (f"… waiting for the model: no answer yet after {event.waited_s:.0f} s "
+                    f"(gives up at {event.timeout_s:.0f} s)")
+        return None
+
+
+_TO_STDERR = (ErrorEvent, ModelRetry, ModelWaiting)
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def model_line(model: str, settings: Settings) -> str:
+    limits = model_limits(model, settings.models)
+    return (f"{model} (context window {limits.context_window}, max_tokens {limits.max_tokens}"
+            f": {limits.source})")

@@ -1,0 +1,65 @@
+"""`reins export SESSION` (the session's trace as JSON lines) and `reins doctor` (the
+sandbox, the model connection and the data folders)."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from kernel.agent.models import DEFAULT_MODEL
+from kernel.agent.provider import ProviderConfig, resolve_api_key, resolve_base_url
+from kernel.agent.runlock import session_lock
+from kernel.agent.store import SessionStore, UnknownSession
+from kernel.cli_errors import EXIT_ERROR, EXIT_OK, UsageError
+from kernel.cli_exec import model_line
+from kernel.events import json_text
+from kernel.paths import AppPaths
+from kernel.policy.settings import Settings, SettingsError, load_settings
+from kernel.sandbox.detect import detect_sandbox
+from kernel.sandbox.doctor import report as sandbox_report
+
+
+def export_command(session_id: str, out: TextIO) -> int:
+    paths = AppPaths.from_env()
+    if not paths.database.exists():
+        raise UsageError(f"no session {session_id!r} (no database at {paths.database})")
+    with SessionStore(paths.database) as store:
+        store.settle_dead_runs(lambda sid: session_lock(paths, sid), [session_id])
+        try:
+            info = store.get_session(session_id)
+        except UnknownSession as exc:
+            raise UsageError(str(exc)) from None
+        header = {"type": "session", "session_id": info.session_id, "title": info.title,
+                  "workspace": info.workspace, "model": info.model, "mode": info.mode,
+                  "created": info.created, "updated": info.updated,
+                  "run_state": info.run_state.value, "run": dict(info.run_info)}
+        out.write(json_text(header) + "\n")
+        for record in store.trace(session_id):
+            out.write(json_text({"type": "round", **record}) + "\n")
+    return EXIT_OK
+
+
+def doctor_command(out: TextIO) -> int:
+    """The sandbox report, then the model connection and the data folders; exit 0 when a
+    sandbox and an API key are there and the settings load."""
+    paths = AppPaths.from_env()
+    status = detect_sandbox()
+    key = resolve_api_key()
+    settings_problem = ""
+    try:
+        settings = load_settings(paths)
+    except SettingsError as exc:
+        settings, settings_problem = Settings(), str(exc)
+    base_url = resolve_base_url(ProviderConfig(base_url=settings.base_url))
+    lines = [
+        sandbox_report(),
+        f"API key: {'found in the ' + key.source if key.key else 'missing'}"
+        + ("" if key.key else " — store it in Settings (keyring) or set ANTHROPIC_API_KEY"),
+        f"base URL: {base_url or 'https://api.anthropic.com (default)'}",
+        f"model: {model_line(settings.model or DEFAULT_MODEL, settings)}",
+        f"data: {paths.data}",
+        f"database: {paths.database}",
+        f"settings: {paths.settings_file}"
+        + (f" — INVALID: {settings_problem}" if settings_problem else ""),
+    ]
+    out.write("\n".join(lines) + "\n")
+    return EXIT_OK if status.available and key.key and not settings_problem else EXIT_ERROR
