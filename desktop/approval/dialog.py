@@ -166,6 +166,7 @@ class ApprovalDialog(QDialog):
             buttons.addWidget(button)
         buttons.addStretch(1)
         self.keys_hint = QLabel("Ctrl+Enter: allow once · Esc: decide later", self)
+        self.keys_hint.setTextFormat(Qt.TextFormat.PlainText)
         self.keys_hint.setAccessibleName("Keys of this dialog")
         self.keys_hint.setEnabled(False)  # drawn muted
         buttons.addWidget(self.keys_hint)
