@@ -25,6 +25,7 @@ from pathlib import Path
 
 import qasync
 from PySide6.QtCore import QMessageLogContext, QtMsgType, qFormatLogMessage, qInstallMessageHandler
+from PySide6.QtWidgets import QDialogButtonBox
 
 from desktop.app import make_application, show_first_window
 from desktop.chat.model import MessageItem, Role
@@ -154,7 +155,11 @@ async def round_trip(paths: AppPaths, workspace: Path, window: MainWindow) -> in
         window.prompt.edit.setPlainText(PROMPT)
         if not window.prompt.send_button.isEnabled():
             raise SelfTestFailed("the Send button is disabled although a key is configured")
-        window.prompt.send_button.click()
+        window.prompt.send_button.click()  # no session yet: the new-session dialog asks
+        dialog = window.sessions.new_dialog
+        if dialog is None or not dialog.isVisible():
+            raise SelfTestFailed("sending with no session open did not ask for a workspace")
+        dialog.buttons.button(QDialogButtonBox.StandardButton.Ok).click()
         await within(finished, "the run did not finish (no run_finished event)")
         check_alive(deaths)
         check_reply(events)
