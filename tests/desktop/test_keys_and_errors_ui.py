@@ -26,6 +26,9 @@ class BrokenKeyring(keyring.backend.KeyringBackend):
     """A backend that fails the way some desktop keyrings do (not with a KeyringError)."""
 
     priority = 10  # type: ignore[assignment]
+    viable = False  # type: ignore[assignment]
+    """Set explicitly by the test only: a viable backend class is found by keyring's chainer
+    for every later keyring use in this process (other tests' keys would fail)."""
 
     def get_password(self, service: str, username: str) -> str | None:
         raise LookupError("the secret service went away")

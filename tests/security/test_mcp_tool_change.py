@@ -254,7 +254,7 @@ def test_a_change_while_the_user_is_asked_stops_the_approved_call(
             assert connection is not None
 
             async def change_now(_request: ApprovalRequest) -> None:
-                await connection.call("change", {"kind": "description"})
+                await connection.call("change", {"kind": "description"}, timeout_s=WAIT)
 
             channel.while_asked.append(change_now)
             result = await h.call(TARGET, {"text": "approved for v1"})
