@@ -163,6 +163,9 @@ class Provider(Protocol):
     @property
     def read_timeout_s(self) -> float: ...
 
+    @property
+    def forced_tool(self) -> str | None: ...
+
     def request_params(self, *, system: Any, tools: Sequence[Mapping[str, Any]],
                        messages: Sequence[Mapping[str, Any]],
                        first_round: bool = True) -> dict[str, Any]: ...
@@ -962,7 +965,8 @@ class _Run:
         registry = self.agent.registry
         specs = [s for n in registry.names() if (s := registry.get(n)) is not None]
         shown = tools_on_offer(specs, offered_tools(specs, Mode(self.session.mode)),
-                               self.history, self.agent.tool_search_threshold)
+                               self.history, self.agent.tool_search_threshold,
+                               forced=provider.forced_tool)
         tools = cached_tools(registry.schemas(shown))
         system = cached_system(system_prompt(self.workspace, self.agent.system_extra))
         fixed = estimate_tokens(tools) + estimate_tokens(system)

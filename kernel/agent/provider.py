@@ -429,6 +429,12 @@ class AnthropicProvider:
     async def close(self) -> None:
         await self.client.close()
 
+    @property
+    def forced_tool(self) -> str | None:
+        """The tool `tool_choice` names (`--tool-choice TOOL`), else None."""
+        name = self._tool_choice.get("name") if self._tool_choice["type"] == "tool" else None
+        return str(name) if name is not None else None
+
     def request_params(self, *, system: Any, tools: Sequence[Mapping[str, Any]],
                        messages: Sequence[Mapping[str, Any]],
                        first_round: bool = True) -> dict[str, Any]:

@@ -140,13 +140,15 @@ def _listed(content: Any) -> set[str]:
 
 
 def tools_on_offer(specs: Sequence[ToolSpec], allowed: Collection[str] | None,
-                  history: Sequence[Mapping[str, Any]], threshold: int) -> list[str]:
+                  history: Sequence[Mapping[str, Any]], threshold: int,
+                  forced: str | None = None) -> list[str]:
     """The names to offer this round. `allowed` is the mode's narrowing (None: every tool);
-    `history` the session's messages. Pure."""
+    `history` the session's messages; `forced` the tool the request's tool_choice names (it
+    is always offered: the API refuses a tool_choice naming a tool not in the request). Pure."""
     names = [s.name for s in specs if allowed is None or s.name in allowed]
     others = [n for n in names if n != FIND_TOOLS]
     if len(others) <= threshold or FIND_TOOLS not in names:
         return others
     used, found = _found(history)
     builtin = {s.name for s in specs if s.origin == "builtin"}
-    return [n for n in names if n in builtin or n in used or n in found]
+    return [n for n in names if n in builtin or n in used or n in found or n == forced]

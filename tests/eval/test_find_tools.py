@@ -147,6 +147,17 @@ OFFER_TABLE: list[tuple[list[ToolSpec], list[str] | None, list[dict[str, Any]], 
     # without find_tools registered nothing is hidden
     ([*BUILTINS, *MANY], None, [], 10, {s.name for s in [*BUILTINS, *MANY]}),
 ]
+FORCED_TABLE: list[tuple[str | None, set[str]]] = [
+    (None, BASE),
+    ("mcp__s__t42", BASE | {"mcp__s__t42"}),  # --tool-choice names a hidden tool
+    ("read_file", BASE),
+    ("mcp__gone__x", BASE),
+]
+
+
+@pytest.mark.parametrize(("forced", "expected"), FORCED_TABLE)
+def test_a_forced_tool_is_always_offered(forced: str | None, expected: set[str]) -> None:
+    assert set(tools_on_offer([*BUILTINS, FIND, *MANY], None, [], 40, forced=forced)) == expected
 
 
 @pytest.mark.parametrize(("specs", "allowed", "history", "threshold", "expected"), OFFER_TABLE)
