@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: run test lint bench system-deps screenshots clean package icons
+.PHONY: run test test-fast lint bench system-deps screenshots clean package icons
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -27,6 +27,11 @@ lint: $(STAMP)
 
 test: $(STAMP) system-deps lint
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -p no:cacheprovider
+
+# The quick subset while working: pure functions, widgets, the loop against the fake model,
+# sandboxed commands; no whole app, bundle, real MCP server or attack suite (make test runs all).
+test-fast: $(STAMP) system-deps lint
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -p no:cacheprovider -m "not slow"
 
 bench: $(STAMP) system-deps
 	QT_QPA_PLATFORM=offscreen $(PY) -m bench
