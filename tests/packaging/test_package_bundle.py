@@ -26,7 +26,9 @@ from kernel.sandbox.limits import ResourceLimits
 ROOT = Path(__file__).resolve().parents[2]
 BUILD_TIMEOUT_S = 1800
 RUN_TIMEOUT_S = 120
-SIZE_GOAL_BYTES = 150_000_000
+SIZE_GOAL_BYTES = 155_000_000
+"""150 MB before Pillow (issue 18: images are downscaled, not lost), which adds 6 MB with only
+the formats the API takes (JPEG, PNG, GIF, WebP) bundled."""
 
 pytestmark = [
     pytest.mark.timeout(BUILD_TIMEOUT_S + 300),
@@ -89,7 +91,7 @@ def test_archive_holds_the_app_its_menu_entry_and_icons(archive: Path) -> None:
 
 def test_bundle_size_within_goal(bundle: Path) -> None:
     size = sum(p.stat().st_size for p in bundle.rglob("*") if p.is_file() and not p.is_symlink())
-    assert size <= SIZE_GOAL_BYTES, f"bundle is {size / 1e6:.1f} MB unpacked (goal ≤ 150 MB)"
+    assert size <= SIZE_GOAL_BYTES, f"bundle is {size / 1e6:.1f} MB unpacked (goal ≤ 155 MB)"
 
 
 def test_only_the_qt_parts_reins_uses_are_bundled(bundle: Path) -> None:
@@ -210,3 +212,16 @@ def test_the_bundle_is_not_a_general_python(bundle: Path, tmp_path: Path,
     done = run([str(bundle / "reins"), "-I", "-S", str(stray)], app_env, tmp_path)
     assert not marker.exists()
     assert done.returncode == 2, "not a bundled script: the CLI must refuse it as bad usage"
+
+
+def test_the_bundle_carries_the_builtin_eval_suite(bundle: Path, app_env: dict[str, str],
+                                                    tmp_path: Path) -> None:
+    """`reins eval` of the packaged app runs its own tasks (scripted: no key, no network)."""
+    tasks = bundle / "_internal" / "eval" / "tasks"
+    assert len(list(tasks.glob("*/task.toml"))) >= 30
+    done = run([str(bundle / "reins"), "eval", "--scripted", "--tasks",
+                str(tasks / "lookup-read-file"), "--json", str(tmp_path / "r.json")],
+               app_env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    results = json.loads((tmp_path / "r.json").read_text())
+    assert [t["passed"] for t in results["tasks"]] == [True], results
