@@ -188,7 +188,7 @@ def test_a_run_stopped_midway_leaves_no_process(qtbot: QtBot, tmp_path: Path,
     with qtbot.waitSignal(process.failed, timeout=60_000) as blocker:
         process.stop()
     assert blocker.args == ["stopped"] and not process.running
-    _, alive = psutil.wait_procs(tree, timeout=10)
+    _, alive = psutil.wait_procs(tree, timeout=30)  # a loaded machine: the runs cancel first
     assert alive == []
     assert not (tmp_path / "out.json").exists()
 
