@@ -216,6 +216,8 @@ class CommandExecutor:
         self._ahead.closed = not ahead
         self._guards = WorkspaceGuards(paths)
         self._tasks: set[asyncio.Task[None]] = set()
+        self._emptying: dict[int, CommandCgroup] = {}
+        """Cgroups of ended commands being removed (in the background)."""
         weakref.finalize(self, self._ahead.close)
         weakref.finalize(self, self._guards.close)
         make_non_dumpable()
@@ -554,12 +556,27 @@ class CommandExecutor:
 
     async def _release(self, live: _Live) -> None:
         """Once the command ended: wait for what was signalled, end its pasta, then remove
-        its cgroup."""
+        its cgroup (in the background: its last process may take a moment to be reaped,
+        and an empty cgroup holds nothing; `shutdown` removes what is left)."""
         await self._wait_gone(live)
         if live.handshake is not None and live.handshake.network is not None:
             await live.handshake.network.aclose()
         if live.cgroup is not None:
-            await _remove_cgroup(live.cgroup)
+            cgroup = live.cgroup
+            self._emptying[id(cgroup)] = cgroup
+            task = asyncio.get_running_loop().create_task(self._empty(cgroup))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _empty(self, cgroup: CommandCgroup) -> None:
+        """Remove an ended command's cgroup; when the loop ends first, at once (bounded)."""
+        try:
+            await _remove_cgroup(cgroup)
+            self._emptying.pop(id(cgroup), None)
+        finally:
+            if self._emptying.pop(id(cgroup), None) is not None:  # cancelled
+                with contextlib.suppress(CgroupError):
+                    remove_when_empty(cgroup)
 
     async def _wait_gone(self, live: _Live) -> None:
         """After a stop, wait (bounded) until every process we signalled has died."""
@@ -596,6 +613,10 @@ class CommandExecutor:
             if live.cgroup is not None:
                 with contextlib.suppress(CgroupError):
                     remove_when_empty(live.cgroup)
+        for cgroup in list(self._emptying.values()):
+            with contextlib.suppress(CgroupError):
+                remove_when_empty(cgroup)
+        self._emptying.clear()
 
     @property
     def running(self) -> int:
@@ -627,8 +648,9 @@ async def _remove_cgroup(cgroup: CommandCgroup) -> None:
     """Remove the command's pids cgroup once the last of its processes is reaped (bounded:
     one left busy is removed when a later kernel starts)."""
     deadline = time.monotonic() + REAP_WAIT_S
-    with contextlib.suppress(CgroupError):
-        while not cgroup.remove() and time.monotonic() < deadline:
+    with contextlib.suppress(CgroupError):  # in a thread: a cgroup's rmdir may wait for the
+        while not await asyncio.to_thread(cgroup.remove) and (  # kernel (RCU), tens of ms
+                time.monotonic() < deadline):
             await asyncio.sleep(POLL_S)
 
 
