@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import socket
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -47,3 +48,15 @@ def leftovers(marker: str) -> list[str]:
         if marker in cmdline:
             found.append(f"{proc.pid}: {cmdline}")
     return found
+
+
+def accepted(server: socket.socket) -> int:
+    """How many connections a non-blocking listening socket has waiting (each is closed)."""
+    count = 0
+    while True:
+        try:
+            conn, _ = server.accept()
+        except BlockingIOError:
+            return count
+        conn.close()
+        count += 1

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from kernel.paths import AppPaths
-from tests.sandbox.sandbox_helpers import MISSING
+from tests.sandbox.sandbox_helpers import MISSING, accepted
 
 
 def test_writes_outside_the_workspace_fail(run_cmd, workspace: Path, tmp_path: Path) -> None:
@@ -119,17 +119,6 @@ def _server() -> socket.socket:
     return server
 
 
-def _connections(server: socket.socket) -> int:
-    count = 0
-    while True:
-        try:
-            conn, _ = server.accept()
-        except BlockingIOError:
-            return count
-        conn.close()
-        count += 1
-
-
 CONNECT = (
     "python3 -c 'import socket,sys; socket.create_connection((\"127.0.0.1\", {port}), "
     "timeout=10); print(\"connected\")'"
@@ -143,7 +132,7 @@ def test_no_network_by_default(run_cmd) -> None:
         port = server.getsockname()[1]
         outcome, text = run_cmd(CONNECT.format(port=port))
         assert outcome.exit_code != 0 and "connected" not in text
-        assert _connections(server) == 0
+        assert accepted(server) == 0
         assert outcome.network_scope == "none"
     finally:
         server.close()

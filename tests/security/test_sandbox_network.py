@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from kernel.sandbox.network import find_pasta
+from tests.sandbox.sandbox_helpers import accepted
 from tests.security.conftest import ROOT, Confined
 
 SERVER_CONFINED = Path(__file__).with_name("server_confined.py")
@@ -51,17 +52,6 @@ def _tcp(host: str, family: socket.AddressFamily = socket.AF_INET) -> socket.soc
     server.listen(16)
     server.setblocking(False)
     return server
-
-
-def _accepted(server: socket.socket) -> int:
-    count = 0
-    while True:
-        try:
-            conn, _ = server.accept()
-        except BlockingIOError:
-            return count
-        conn.close()
-        count += 1
 
 
 @pytest.fixture
@@ -167,10 +157,10 @@ def test_the_network_reaches_outside_but_not_this_machine(
         assert not _reached(outcome), (confined.who, outcome)
     for name, server in host_services.items():
         if server.type == socket.SOCK_STREAM and server.family != socket.AF_UNIX:
-            assert _accepted(server) == 0, name
+            assert accepted(server) == 0, name
     if outside_host is not None:
         assert _reached(outcomes[-1]), outcomes[-1]
-        assert _accepted(outside_host) == 1
+        assert accepted(outside_host) == 1
 
 
 def test_local_network_is_only_the_users_own_setting(
