@@ -63,8 +63,10 @@ class StdioChannel:
 
     @property
     def exited(self) -> bool:
-        """The process has ended, even if the event loop has not noticed yet (a zombie
-        counts: `waitid` with WNOWAIT looks without reaping it)."""
+        """The process has ended, even if the event loop has not noticed yet: a zombie
+        counts (`waitid` with WNOWAIT looks without reaping it), and so does one that is
+        dying (killed, its main thread a zombie while its other threads end: not waitable
+        yet for a few ms)."""
         if self.process.returncode is not None:
             return True
         try:
@@ -74,7 +76,17 @@ class StdioChannel:
             return True
         except OSError:
             return False
-        return info is not None
+        return info is not None or _dying(self.process.pid)
+
+
+def _dying(pid: int) -> bool:
+    """/proc says the process is a zombie or dead (Linux; elsewhere: no)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return False
+    # "pid (comm) S ...": comm may hold spaces and parentheses, the state follows the last ")"
+    return stat[stat.rfind(b")") + 2:][:1] in (b"Z", b"X")
 
 
 @asynccontextmanager

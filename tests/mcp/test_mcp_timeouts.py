@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 import math
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,7 @@ import pytest
 
 from kernel.mcp.config import McpConfigError, parse_mcp_servers
 from kernel.mcp.manager import Backoff, ServerStatus, restart_wait
+from kernel.mcp.stdio import _dying
 from kernel.mcp.tools import MAX_CALL_S
 from kernel.tools.spec import ErrorCode, ToolError
 from tests.mcp.conftest import edge, gone, harness
@@ -195,3 +198,24 @@ def test_a_disabled_server_is_not_waited_for(tmp_path: Path) -> None:
             assert "it is disabled in settings" in str(err.value)
 
     asyncio.run(main())
+
+
+def test_a_killed_server_counts_as_ended_while_its_threads_still_end() -> None:
+    # A process with threads, killed: /proc shows its main thread a zombie a moment before
+    # waitid can report it. `_dying` sees that (and a plain zombie); a live one is not.
+    code = "import threading, time; threading.Thread(target=time.sleep, args=(60,)).start(); " \
+           "print('up', flush=True); time.sleep(60)"
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
+    try:
+        assert child.stdout is not None and child.stdout.readline() == b"up\n"
+        assert not _dying(child.pid)
+        os.kill(child.pid, 9)
+        deadline = time.monotonic() + 10
+        while not _dying(child.pid) and time.monotonic() < deadline:
+            time.sleep(0.001)
+        assert _dying(child.pid)
+    finally:
+        child.kill()
+        child.wait()
+    assert not _dying(child.pid)  # reaped: no /proc entry
+    assert not _dying(os.getpid())
