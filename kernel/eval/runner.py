@@ -122,10 +122,16 @@ def exec_argv(task: Task, workspace: Path, options: RunOptions) -> list[str]:
 # ---- the worker side ----------------------------------------------------------------------
 
 
+_eval_pid: list[int] = []
+"""In a worker: the eval that started it (a worker whose eval has ended ends too)."""
+
+
 def _init_worker(base_env: Mapping[str, str], parent: int) -> None:
     """End with the eval (SIGTERM when it dies, so a stopped eval leaves no worker: the
-    run in progress is cancelled as `reins exec` cancels on SIGTERM), set the pool's
-    environment and import the kernel once, before any run is timed."""
+    run in progress is cancelled as `reins exec` cancels on SIGTERM, then `run_exec`
+    ends the worker), set the pool's environment and import the kernel once, before any
+    run is timed."""
+    _eval_pid[:] = [parent]
     if sys.platform == "linux":
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
         if os.getppid() != parent:
@@ -162,6 +168,8 @@ def run_exec(argv: Sequence[str], env: Mapping[str, str | None]) -> tuple[int, s
     finally:
         os.environ.clear()
         os.environ.update(saved)
+        if _eval_pid and os.getppid() != _eval_pid[0]:
+            os._exit(143)  # the eval ended during the run: nobody waits for more work
     return code, out.getvalue(), err.getvalue()
 
 

@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 from kernel.cli import main as cli_main
@@ -239,3 +242,30 @@ def test_keep_leaves_each_run_s_workspace_and_home(tmp_path: Path,
     assert json.loads((run / "home" / "config" / "settings.json").read_text()) == {
         "tool_search_threshold": 7}
     assert (run / "home" / "data" / "reins.sqlite3").is_file()
+
+
+def test_an_eval_stopped_while_every_worker_runs_leaves_no_process(tmp_path: Path) -> None:
+    # Each worker is mid-run (its command, a child of the worker, sleeping) when the eval
+    # gets SIGTERM: the runs cancel, then the workers end instead of waiting for more work.
+    suite = tmp_path / "suite"
+    for name in ("slow-a", "slow-b"):
+        shutil.copytree(ROOT / "eval" / "tasks" / "absorb-timeout", suite / name)
+        toml = suite / name / "task.toml"
+        toml.write_text(toml.read_text().replace("timeout_s = 1", "timeout_s = 60"))
+    process = start(tmp_path / "out.json", "--tasks", str(suite), "--jobs", "2")
+    try:
+        deadline = time.monotonic() + 60
+        busy: list[psutil.Process] = []  # workers running a command (not the tracker)
+        while len(busy) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+            busy = [w for w in psutil.Process(process.pid).children() if w.children()]
+        assert len(busy) == 2, busy
+        tree = psutil.Process(process.pid).children(recursive=True)
+        process.terminate()
+        process.wait(30)
+        _, alive = psutil.wait_procs(tree, timeout=30)
+        assert alive == []
+    finally:
+        process.kill()
+        process.communicate()
+    assert not (tmp_path / "out.json").exists()
