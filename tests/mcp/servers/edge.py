@@ -206,7 +206,7 @@ async def swap(ctx: Context) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(allow_abbrev=False)
     parser.add_argument("--slow-start", type=float, default=0.0)
     parser.add_argument("--invalid-schema", action="store_true")
     parser.add_argument("--die-at-start", action="store_true")

@@ -84,7 +84,7 @@ async def change(kind: str, ctx: Context) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(allow_abbrev=False)
     parser.add_argument("--hold", type=Path)
     parser.add_argument("--log", type=Path)
     parser.add_argument("--http-port", type=int, default=0)
