@@ -72,6 +72,8 @@ class LogView(QAbstractScrollArea):
         self._anchor: int | None = None
         self._caret: int | None = None
         self._follow = False
+        self._jumping = False
+        """A move made by scroll_to_row, not by the user scrolling."""
         self._widest = 0
         self._cache: OrderedDict[int, DisplayLine] = OrderedDict()
         self._layout: list[tuple[int, int, int]] = []
@@ -201,21 +203,29 @@ class LogView(QAbstractScrollArea):
 
     def _scrolled(self, value: int) -> None:
         at_end = value >= self.verticalScrollBar().maximum()
+        if at_end and self._jumping:
+            at_end = self._follow  # a jump (search, go to line) never starts following
         if at_end != self._follow and self._rows:
             self._follow = at_end
             self.follow_changed.emit(at_end)
         self.viewport().update()
 
     def scroll_to_row(self, row: int, *, center: bool = False) -> None:
+        """Bring `row` into view; reaching the end this way does not turn following on
+        (only the user's own scrolling, End or the Follow box do)."""
         bar = self.verticalScrollBar()
         top = bar.value()
         visible = self.visible_rows()
-        if center:
-            bar.setValue(max(0, row - visible // 2))
-        elif row < top:
-            bar.setValue(row)
-        elif row >= top + visible:
-            bar.setValue(row - visible + 1)
+        self._jumping = True
+        try:
+            if center:
+                bar.setValue(max(0, row - visible // 2))
+            elif row < top:
+                bar.setValue(row)
+            elif row >= top + visible:
+                bar.setValue(row - visible + 1)
+        finally:
+            self._jumping = False
         self.viewport().update()
 
     # --- rows ----------------------------------------------------------------------------

@@ -5,13 +5,15 @@
     viewer.search_for(text, regex=False, case=False)
     viewer.find_next(), viewer.find_previous(), viewer.go_to_line(n)   # n is 1-based
     viewer.close_file()             # also done by closeEvent
-    show_output(path, parent)       # a top-level viewer window that deletes itself on close
+    show_output(path, parent, follow=False)  # a top-level viewer window, wholly on screen,
+                                    # closed by Esc / Ctrl+W, deleted on close
 
 The file is indexed in a worker process (`LineIndex`, desktop/viewer/worker.py) and shown
 by `LogView`, which reads only the rows on screen, so opening a 1 GB file costs the same as
 a 1 KB one, memory does not grow with the file, and scanning never holds the UI's GIL. The
 viewer follows the end of a growing file like `tail -f` when scrolled to the bottom
-("Follow"). Search (`SearchScan`, run by the same worker) starts as you type: the count fills
+("Follow"); a search or Go to line that lands on the last rows does not turn Follow on.
+Search (`SearchScan`, run by the same worker) starts as you type: the count fills
 in as the scan proceeds, Enter / Next and Shift+Enter / Previous move between matches
 (a Next pressed before the scan reached the next match jumps when it is found). Controls:
 search text, Regex, Match case, Previous, Next, Go to line, Wrap, Colours (render or strip
@@ -24,7 +26,7 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import QSize, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QCloseEvent, QDesktopServices, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -37,6 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.placement import place_window
 from desktop.viewer.index import LineIndex
 from desktop.viewer.search import PatternError, SearchScan, compile_pattern
 from desktop.viewer.view import LogView
@@ -403,12 +406,19 @@ def _close_all(indexes: list[LineIndex]) -> None:
         indexes.pop().close()
 
 
-def show_output(path: str | Path, parent: QWidget | None = None) -> OutputViewer:
-    """Open `path` in a new top-level viewer window that frees itself when closed."""
+def show_output(path: str | Path, parent: QWidget | None = None, *,
+                follow: bool = False) -> OutputViewer:
+    """Open `path` in a new top-level viewer window that frees itself when closed, wholly
+    on its parent's screen; Esc and Ctrl+W close it. `follow`: start at the end and stay
+    there as the file grows (a command still running)."""
     viewer = OutputViewer(parent)
     viewer.setWindowFlag(Qt.WindowType.Window, True)
     viewer.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, True)
-    viewer.resize(1000, 700)
+    for keys in (QKeySequence(Qt.Key.Key_Escape), QKeySequence("Ctrl+W")):
+        QShortcut(keys, viewer, viewer.close).setContext(Qt.ShortcutContext.WindowShortcut)
+    place_window(viewer, parent, QSize(1000, 700))
     viewer.open(path)
+    if follow:
+        viewer.follow.setChecked(True)
     viewer.show()
     return viewer
