@@ -12,6 +12,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -193,6 +194,7 @@ class AppController(QObject):
         if not splitter.isEmpty():
             timeline.splitter.restoreState(splitter)
         timeline.open_output.connect(self._open_output)
+        timeline.follow_output.connect(partial(self._open_output, follow=True))
         timeline.stop_requested.connect(self.cancel_call)
         timeline.details.output_path_for = lambda call_id: running_output(
             self.paths, self.current, call_id)
@@ -581,11 +583,11 @@ class AppController(QObject):
         if self.current is not None:
             self.approvals.show_call(self.current, call_id)
 
-    def _open_output(self, path: str) -> None:
+    def _open_output(self, path: str, follow: bool = False) -> None:
         from desktop.viewer.window import show_output
 
         if Path(path).is_file():
-            show_output(path, self.window)
+            show_output(path, self.window, follow=follow)
         else:
             self.window.statusBar().showMessage(f"The output file {path} is gone.", 10_000)
 

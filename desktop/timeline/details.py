@@ -3,6 +3,8 @@
     pane = DetailsPane()
     pane.show_record(record)      # a CallRecord, or None to show nothing
     pane.open_output              # Signal(str): "Open full output" clicked (a file path)
+    pane.follow_output            # Signal(str): the same for a call still running: the
+                                  # viewer opens at the end and follows it as it grows
     pane.stop_requested           # Signal(str): "Stop" clicked (a call id)
 
 The call's name and status in words, Stop, Open full output and the Copy buttons stay at
@@ -101,6 +103,7 @@ class DetailsPane(QWidget):
     arguments, approval, timings and the model's exact text scroll below."""
 
     open_output = Signal(str)
+    follow_output = Signal(str)
     stop_requested = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -299,6 +302,8 @@ class DetailsPane(QWidget):
         return path if path is not None and path.is_file() else None
 
     def _open(self) -> None:
-        path = self._output_path(self._record) if self._record is not None else None
-        if path is not None:
-            self.open_output.emit(str(path))
+        record = self._record
+        path = self._output_path(record) if record is not None else None
+        if record is not None and path is not None:
+            running = record.status is Status.RUNNING
+            (self.follow_output if running else self.open_output).emit(str(path))

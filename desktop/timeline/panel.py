@@ -7,6 +7,7 @@
     panel.select_call(call_id)      # jump to a call's row (from a chat card); clears filters
                                     # that hide it; does NOT emit call_selected
     panel.open_output               # Signal(str): the user wants a call's full output (path)
+    panel.follow_output             # Signal(str): ... of a call still running (follow it)
     panel.stop_requested            # Signal(str): the user wants a running call stopped (id)
     panel.call_selected             # Signal(str): the user selected a row (call id)
     panel.call_activated            # Signal(str): the user clicked a row or pressed Enter
@@ -67,6 +68,7 @@ STATUS_CHOICES: list[tuple[str, str, frozenset[Status]]] = [
 
 class TimelinePanel(QWidget):
     open_output = Signal(str)
+    follow_output = Signal(str)
     stop_requested = Signal(str)
     call_selected = Signal(str)
     call_activated = Signal(str)
@@ -153,6 +155,7 @@ class TimelinePanel(QWidget):
 
         self.details = DetailsPane()
         self.details.open_output.connect(self.open_output)
+        self.details.follow_output.connect(self.follow_output)
         self.details.stop_requested.connect(self.stop_requested)
 
         splitter = QSplitter(Qt.Orientation.Vertical)

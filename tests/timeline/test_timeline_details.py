@@ -71,14 +71,15 @@ def test_the_full_output_opens_while_running_and_after(qtbot: QtBot, tmp_path: P
     pane = make_pane(qtbot, spool)
     pane.show_record(play(STARTED, ToolProgress(S, "c1", 8, "partial", 1.0)))
     assert pane.open_button.isEnabled() and pane.stop_button.isEnabled()
-    with qtbot.waitSignal(pane.open_output) as opened:
+    with qtbot.waitSignal(pane.follow_output) as opened:  # still running: follow it
         pane.open_button.click()
     assert opened.args == [str(spool)]
     kept = str(tmp_path / "kept.txt")
     pane.show_record(play(STARTED, ToolResultEvent(S, "c1", "run_command", False, None, 5.0,
                                                    9_000_000, kept, "head…tail")))
     assert not pane.stop_button.isEnabled()
-    with qtbot.waitSignal(pane.open_output) as opened:
+    with qtbot.waitSignal(pane.open_output) as opened, \
+            qtbot.assertNotEmitted(pane.follow_output):
         pane.open_button.click()
     assert opened.args == [kept]
     pane.show_record(play(STARTED, ToolResultEvent(S, "c1", "run_command", False, None, 5.0,
