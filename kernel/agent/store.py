@@ -4,12 +4,18 @@ It holds the sessions (title, workspace, model, mode, run state), the exact mess
 sent to the API, every stored event, the results of executed tool calls (the dispatcher's
 `ResultLog`, so a call executed before a crash is never run twice) and the per-round trace.
 
+Schema: `SCHEMA_VERSION` is read when the store opens; an older database is migrated step
+by step (`MIGRATIONS`, each in one transaction), a newer one is refused with a message that
+says so (StoreOpenError, as is a file that is not a Reins database or cannot be read).
+
 Durability: every write is committed (WAL, `synchronous=FULL`, so fsynced) before the call
-that made it returns. `append_event` therefore returns only once the event is on disk, and
-callers report an event (print it, send it to the UI) only after that. `submit_event` is
-the pipelined form: it returns at once with a Future that completes when the event is on
-disk, so a producer can keep going while the commit happens, and the events it submits
-meanwhile share the next commit (the agent loop reports each event from that Future).
+that made it returns (a call's progress line alone is committed without the fsync, and
+replaces the call's previous one: see `submit_event`). `append_event` therefore returns
+only once the event is on disk, and callers report an event (print it, send it to the UI)
+only after that. `submit_event` is the pipelined form: it returns at once with a Future that
+completes when the event is on disk, so a producer can keep going while the commit
+happens, and the events it submits meanwhile share the next commit (the agent loop reports
+each event from that Future).
 
 Threads: the store is safe to use from any number of threads. All writes go through one
 writer thread that commits whatever is queued at that moment in one transaction (group
@@ -42,16 +48,14 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from kernel.agent.runlock import RunLock, SessionLocked
-from kernel.events import Event, event_from_dict, json_text
+from kernel.events import Event, ToolProgress, event_from_dict, json_text
 from kernel.paths import check_session_id
 from kernel.tools.spec import ErrorCode, ToolResult
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
-
-_SCHEMA = """
+_BASE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS sessions (
     id TEXT PRIMARY KEY,
@@ -97,6 +101,85 @@ CREATE TABLE IF NOT EXISTS trace (
     PRIMARY KEY (session_id, pos)
 );
 """
+"""Schema version 1, as the first released store made it. Never edit it: a change of the
+schema is a new entry of MIGRATIONS."""
+
+MIGRATIONS: tuple[str, ...] = (
+    # 1 -> 2: the call an event belongs to, so a call's progress row is found and replaced
+    # (tool_progress is kept as the latest line per call, not one row per tick).
+    "ALTER TABLE events ADD COLUMN call_id TEXT;"
+    " CREATE INDEX events_by_call ON events(session_id, call_id, type);",
+)
+"""`MIGRATIONS[i]` takes a database from version i + 1 to i + 2 (SQL run in one transaction
+with the version change). Adding a column is one entry: `"ALTER TABLE t ADD COLUMN c ..."`."""
+
+SCHEMA_VERSION = 1 + len(MIGRATIONS)
+
+
+class StoreOpenError(RuntimeError):
+    """The session database cannot be used: unreadable, or made by a newer Reins."""
+
+
+def _schema_version(conn: sqlite3.Connection, path: Path) -> int:
+    """The database's schema version; 0 for a new, empty database (or one whose creation
+    stopped before its version was written: the base schema is made idempotently)."""
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if "meta" not in tables:
+        if tables - {"sqlite_sequence"}:
+            raise StoreOpenError(
+                f"{path} is an SQLite database that Reins did not make (tables: "
+                f"{', '.join(sorted(tables))}). Move it aside to start with an empty one.")
+        return 0
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    if row is None:
+        return 0
+    try:
+        version = int(row[0])
+    except (TypeError, ValueError):
+        version = 0
+    if version < 1:
+        raise StoreOpenError(
+            f"the session database {path} has an unreadable schema version {row[0]!r}; it "
+            f"is damaged. Move it aside to start with an empty one.")
+    return version
+
+
+def migrate(conn: sqlite3.Connection, path: Path) -> int:
+    """Bring the database to SCHEMA_VERSION (creating it when new); the version it had.
+
+    Each step runs in one IMMEDIATE transaction that re-reads the version first, so two
+    processes opening an old database at once migrate it once. A database from a newer
+    Reins is refused (StoreOpenError) and left untouched."""
+    found = _schema_version(conn, path)
+    if found > SCHEMA_VERSION:
+        raise StoreOpenError(
+            f"the session database {path} was made by a newer version of Reins (schema "
+            f"version {found}; this version reads up to {SCHEMA_VERSION}). Update Reins to "
+            f"open it, or move it aside to start with an empty one.")
+    conn.execute("PRAGMA journal_mode=WAL")  # persistent: changes the file, so not before
+    while True:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            version = _schema_version(conn, path)
+            if version >= SCHEMA_VERSION:
+                conn.execute("COMMIT")
+                return found
+            if version == 0:
+                for statement in _BASE_SCHEMA.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                version = 1
+            else:
+                for statement in MIGRATIONS[version - 1].split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                version += 1
+            conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)",
+                         (str(version),))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
 
 
 class UnknownSession(KeyError):
@@ -185,6 +268,11 @@ class _Job:
     fn: Callable[[sqlite3.Connection], Any] | None
     """None: a barrier (writes nothing; completes after every job queued before it)."""
     future: Future[Any]
+    durable: bool = True
+    """False: a batch of only such jobs is committed without an fsync (WAL,
+    synchronous=NORMAL: it survives the process being killed, not a power cut, and the next
+    durable commit fsyncs it too). Used for a call's progress line, which the next one
+    replaces."""
 
 
 def _settle(future: Future[Any], ok: bool, value: Any) -> None:
@@ -205,13 +293,18 @@ class SessionStore:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        writer = self._connect()
-        writer.executescript(_SCHEMA)
-        writer.execute(
-            "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)",
-            (str(SCHEMA_VERSION),),
-        )
-        self._reader = self._connect()
+        try:
+            writer = self._connect(wal=False)
+            try:
+                migrate(writer, self.path)
+            except BaseException:
+                writer.close()
+                raise
+            self._reader = self._connect()
+        except sqlite3.Error as exc:
+            raise StoreOpenError(
+                f"the session database {self.path} cannot be opened: {exc}. Move it aside to "
+                f"start with an empty one.") from exc
         self._read_lock = threading.Lock()
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._closed = False
@@ -220,9 +313,10 @@ class SessionStore:
         )
         self._thread.start()
 
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self, wal: bool = True) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        conn.execute("PRAGMA journal_mode=WAL")
+        if wal:
+            conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=FULL")
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute("PRAGMA busy_timeout=10000")
@@ -266,6 +360,9 @@ class SessionStore:
             for job in batch:
                 _settle(job.future, True, None)
             return
+        light = not any(job.durable for job in batch if job.fn is not None)
+        if light:
+            conn.execute("PRAGMA synchronous=NORMAL")
         try:
             outcomes = cls._run_batch(conn, batch, isolate=False)
         except _JobFailed:
@@ -277,6 +374,9 @@ class SessionStore:
         except Exception as exc:
             cls._fail(batch, exc)
             return
+        finally:
+            if light:
+                conn.execute("PRAGMA synchronous=FULL")
         for job, (ok, value) in zip(batch, outcomes, strict=True):
             _settle(job.future, ok, value)
 
@@ -315,11 +415,12 @@ class SessionStore:
         for job in batch:
             _settle(job.future, False, exc)
 
-    def _submit(self, fn: Callable[[sqlite3.Connection], T] | None) -> Future[T]:
+    def _submit(self, fn: Callable[[sqlite3.Connection], T] | None,
+                durable: bool = True) -> Future[T]:
         if self._closed:
             raise RuntimeError("the session store is closed")
         future: Future[T] = Future()
-        self._jobs.put(_Job(fn, future))
+        self._jobs.put(_Job(fn, future, durable))
         return future
 
     def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
@@ -488,16 +589,14 @@ class SessionStore:
 
     def submit_event(self, event: Event) -> Future[int]:
         """Store one event without waiting: the Future gives its sequence number once it
-        is committed to disk (or the error that kept it from being stored)."""
-        row = (event.session_id, event.type, _dumps(event.to_dict()))
+        is committed to disk (or the error that kept it from being stored).
 
-        def insert(conn: sqlite3.Connection) -> int:
-            cur = conn.execute(
-                "INSERT INTO events(session_id, type, data, created) VALUES (?, ?, ?, ?)",
-                (*row, time.time()))
-            return int(cur.lastrowid or 0)
-
-        return self._submit(insert)
+        A `tool_progress` event replaces the call's previous one (a session keeps the
+        latest progress line of each call, not one row per tick) and alone is committed
+        without an fsync (see `_Job.durable`): it is still on disk before it is reported."""
+        insert = self._insert_events([event])
+        return self._submit(lambda conn: insert(conn)[0],
+                            durable=event.type != ToolProgress.type)
 
     def append_events(self, events: Iterable[Event]) -> list[int]:
         """Store several events in one transaction; their sequence numbers, in order."""
@@ -505,20 +604,28 @@ class SessionStore:
 
     @staticmethod
     def _insert_events(events: Iterable[Event]) -> Callable[[sqlite3.Connection], list[int]]:
-        rows = [(e.session_id, e.type, _dumps(e.to_dict())) for e in events]
+        rows = [(e.session_id, e.type, _dumps(e.to_dict()), _call_id_of(e)) for e in events]
 
         def insert(conn: sqlite3.Connection) -> list[int]:
             now = time.time()
             seqs = []
-            for session_id, type_, data in rows:
+            for session_id, type_, data, call_id in rows:
+                if type_ == ToolProgress.type and call_id is not None:
+                    conn.execute("DELETE FROM events WHERE session_id = ? AND call_id = ?"
+                                 " AND type = ?", (session_id, call_id, type_))
                 cur = conn.execute(
-                    "INSERT INTO events(session_id, type, data, created) VALUES (?, ?, ?, ?)",
-                    (session_id, type_, data, now),
-                )
+                    "INSERT INTO events(session_id, type, data, created, call_id)"
+                    " VALUES (?, ?, ?, ?, ?)", (session_id, type_, data, now, call_id))
                 seqs.append(int(cur.lastrowid or 0))
             return seqs
 
         return insert
+
+    def timed_events(self, session_id: str) -> list[tuple[float, Event]]:
+        """The session's events, oldest first, each with when it was stored (Unix time)."""
+        rows = self._read(
+            "SELECT created, data FROM events WHERE session_id = ? ORDER BY seq", (session_id,))
+        return [(created, event_from_dict(json.loads(data))) for created, data in rows]
 
     def events(self, session_id: str, after_seq: int = 0) -> list[tuple[int, Event]]:
         rows = self._read(
@@ -585,6 +692,31 @@ class SessionStore:
                 raise ValueError(f"session {session_id!r} has no message {index}")
 
         return self._submit(update)
+
+    def submit_branch(self, event: Event, first_index: int,
+                      kept: Mapping[str, Any] | None) -> Future[int]:
+        """Supersede the history from `first_index` on, in one transaction with `event`
+        (which keeps what is superseded): the message at `first_index` becomes `kept`
+        (None: it goes too), every later one goes. The event's sequence number."""
+        session_id = event.session_id
+        insert = self._insert_events([event])
+        first = None if kept is None else (kept["role"], _dumps(kept["content"]))
+
+        def branch(conn: sqlite3.Connection) -> int:
+            (seq,) = insert(conn)
+            if first is None:
+                conn.execute("DELETE FROM messages WHERE session_id = ? AND idx >= ?",
+                             (session_id, first_index))
+            else:
+                conn.execute("DELETE FROM messages WHERE session_id = ? AND idx > ?",
+                             (session_id, first_index))
+                if conn.execute("UPDATE messages SET role = ?, content = ? WHERE session_id"
+                                " = ? AND idx = ?", (*first, session_id, first_index)
+                                ).rowcount == 0:
+                    raise ValueError(f"session {session_id!r} has no message {first_index}")
+            return seq
+
+        return self._submit(branch)
 
     def messages(self, session_id: str) -> list[dict[str, Any]]:
         rows = self._read(
@@ -663,6 +795,11 @@ class SessionStore:
             "SELECT record FROM trace WHERE session_id = ? ORDER BY pos", (session_id,)
         )
         return [json.loads(r[0]) for r in rows]
+
+
+def _call_id_of(event: Event) -> str | None:
+    call_id = getattr(event, "call_id", None)
+    return call_id if isinstance(call_id, str) else None
 
 
 def _interrupt_if_running(session_id: str) -> Callable[[sqlite3.Connection], None]:
