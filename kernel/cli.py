@@ -5,6 +5,7 @@
                [--max-tokens-budget N] [--cost-budget USD] [--time-budget S]
                [--rate-limit TOOL=N ...] [--tool-choice auto|any|none|TOOL]
                [--thinking-budget TOKENS] [--max-tokens N] [--allow-broad-workspace]
+               [--attach PATH ...]
     reins export SESSION
     reins doctor
 
@@ -79,6 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--compact", action="store_true",
                     help="with --session: summarize its oldest turns for the next requests "
                     "first (the stored history keeps them)")
+    ex.add_argument("--attach", action="append", type=Path, default=[], metavar="PATH",
+                    help="attach a file or image to the prompt (text, PNG, JPEG, GIF, WebP, "
+                    "PDF); repeatable")
     ex.add_argument("--json", action="store_true", help="print events as JSON lines")
     ex.add_argument("--mcp-prompt", metavar="SERVER/NAME",
                     help="use this prompt of a configured MCP server (PROMPT, if given, "

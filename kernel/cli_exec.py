@@ -22,6 +22,7 @@ from kernel.agent.provider import AnthropicProvider, ConfigError, ProviderConfig
 from kernel.agent.runlock import SessionLocked
 from kernel.agent.runtime import Kernel, open_kernel
 from kernel.agent.store import SessionStore, UnknownSession
+from kernel.attachments import MAX_ATTACHMENTS, Attachment, AttachmentError, load_attachment
 from kernel.cli_errors import EXIT_ERROR, EXIT_LIMIT, EXIT_OK, UsageError
 from kernel.events import (
     ApprovalDecision,
@@ -81,6 +82,7 @@ def exec_command(args: argparse.Namespace) -> int:
         raise UsageError("--compact works on a stored session: give --session ID")
     if args.prompt is not None and not args.prompt.strip():
         raise UsageError("the prompt is empty")
+    attachments = _attachments(args)
     kernel = open_kernel(paths, settings.exec,
                          tool_search_threshold=settings.tool_search_threshold)
     try:
@@ -90,9 +92,24 @@ def exec_command(args: argparse.Namespace) -> int:
         if args.session:
             for _, event in kernel.store.events(session_id):
                 printer(event)
-        return asyncio.run(_exec(kernel, args, settings, session_id, printer))
+        return asyncio.run(_exec(kernel, args, settings, session_id, printer, attachments))
     finally:
         kernel.close()
+
+
+def _attachments(args: argparse.Namespace) -> list[Attachment]:
+    """The --attach files, each checked (kernel.attachments): a bad one stops the command
+    before anything runs or is stored."""
+    if not args.attach:
+        return []
+    if args.prompt is None:
+        raise UsageError("--attach goes with a PROMPT: say what to do with the files")
+    if len(args.attach) > MAX_ATTACHMENTS:
+        raise UsageError(f"at most {MAX_ATTACHMENTS} files can be attached to one prompt")
+    try:
+        return [load_attachment(path.expanduser()) for path in args.attach]
+    except AttachmentError as exc:
+        raise UsageError(f"--attach: {exc}") from None
 
 
 def _prepare_session(store: SessionStore, args: argparse.Namespace, settings: Settings) -> str:
@@ -122,7 +139,7 @@ def _prepare_session(store: SessionStore, args: argparse.Namespace, settings: Se
 
 
 async def _exec(kernel: Kernel, args: argparse.Namespace, settings: Settings, session_id: str,
-                printer: Callable[[Event], None]) -> int:
+                printer: Callable[[Event], None], attachments: list[Attachment]) -> int:
     info = kernel.store.get_session(session_id)
     config = ProviderConfig.for_model(info.model, settings.models, max_tokens=args.max_tokens,
                                       tool_choice=args.tool_choice, base_url=settings.base_url,
@@ -165,7 +182,8 @@ async def _exec(kernel: Kernel, args: argparse.Namespace, settings: Settings, se
                 printer(error)
                 return EXIT_ERROR
         try:
-            finished = await _run_with_signals(agent, session_id, prompt, printer)
+            finished = await _run_with_signals(agent, session_id, prompt, printer,
+                                               attachments)
         except (RunBusy, SessionLocked) as exc:
             busy = ErrorEvent(session_id, "session_busy", str(exc))
             kernel.store.append_event(busy)
@@ -203,7 +221,8 @@ async def _start_mcp(kernel: Kernel, settings: Settings, session_id: str, worksp
 
 
 async def _run_with_signals(agent: Agent, session_id: str, prompt: str | None,
-                            printer: Callable[[Event], None]) -> RunFinished | None:
+                            printer: Callable[[Event], None],
+                            attachments: list[Attachment]) -> RunFinished | None:
     """Run (or resume); SIGINT/SIGTERM cancel the run (a second SIGINT interrupts)."""
     loop = asyncio.get_running_loop()
 
@@ -217,7 +236,7 @@ async def _run_with_signals(agent: Agent, session_id: str, prompt: str | None,
     try:
         if prompt is None:
             return await agent.resume(session_id, printer)
-        return await agent.run(session_id, prompt, printer)
+        return await agent.run(session_id, prompt, printer, attachments)
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):
@@ -306,7 +325,10 @@ class HumanPrinter:
             return one_line(f"── session {event.session_id} · {event.workspace} · "
                             f"{event.model} · mode {event.mode} · sandbox {event.sandbox}")
         if isinstance(event, UserMessage):
-            return f"\n> {visible(event.text)}\n"
+            attached = "".join("\n  + " + one_line(f"{a.get('name')} ({a.get('kind')}, "
+                                                    f"{a.get('bytes')} B)")
+                               for a in event.attachments)
+            return f"\n> {visible(event.text)}{attached}\n"
         if isinstance(event, ToolCallStarted):
             self._names[event.call_id] = event.name
             return f"→ {one_line(event.name)} {one_line(event.summary or _short(event.input))}"

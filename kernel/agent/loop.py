@@ -63,6 +63,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from kernel.agent.branch import cut, last_prompt, prompt_place
 from kernel.agent.compact import (
     COMPACT_AT,
     budget_after_overflow,
@@ -106,6 +107,7 @@ from kernel.agent.provider import (
 from kernel.agent.runlock import session_lock
 from kernel.agent.store import RunState, SessionInfo, SessionStore
 from kernel.agent.textcall import TOOL_INTERFACE_PROMPT, text_tool_call
+from kernel.attachments import Attachment
 from kernel.events import (
     ApprovalDecision,
     ApprovalRequest,
@@ -114,6 +116,7 @@ from kernel.events import (
     ContextCompacted,
     ErrorEvent,
     Event,
+    MessagesSuperseded,
     ModelRetry,
     ModelWaiting,
     RunFinished,
@@ -215,12 +218,15 @@ class _Reporter:
         """The sink raised: nothing more can be reported."""
         self.last_reported: Event | None = None
 
-    def emit(self, event: Event, *, store: bool = True) -> None:
-        """Store (unless `store` is false or it is a delta), then report, in order."""
+    def emit(self, event: Event, *, store: bool = True,
+             write: Future[Any] | None = None) -> None:
+        """Store (unless `store` is false or it is a delta), then report, in order.
+        `write`: the store write that stores this event (with more), already submitted."""
         if self._error is not None:
             raise StoreFailed(f"the session store or the sink failed: {self._error}")
-        future: Future[Any] = (self._store.submit_event(event) if store and event.stored
-                               else self._store.barrier())
+        future: Future[Any] = write if write is not None else (
+            self._store.submit_event(event) if store and event.stored
+            else self._store.barrier())
         self._pending += 1
         self._idle.clear()
         future.add_done_callback(
@@ -360,10 +366,32 @@ class Agent:
                 f"a cost budget needs the model's price, and no price is known for "
                 f"{self.provider.model!r}; remove the cost budget or use a priced model")
 
-    async def run(self, session_id: str, prompt: str, sink: Sink) -> RunFinished:
-        """Settle anything left from an interrupted run, then run `prompt` to its end."""
+    async def run(self, session_id: str, prompt: str, sink: Sink,
+                  attachments: Sequence[Attachment] = ()) -> RunFinished:
+        """Settle anything left from an interrupted run, then run `prompt` (with its
+        attachments after its text) to its end."""
         async with self._running(session_id, sink) as run:
-            return await run.execute(prompt)
+            return await run.execute(prompt, attachments=attachments)
+
+    async def edit(self, session_id: str, prompt: str, sink: Sink,
+                   attachments: Sequence[Attachment] = (), keep: Sequence[int] = (),
+                   ) -> RunFinished:
+        """Replace the session's last prompt with `prompt` and run it: the old prompt and
+        everything after it are superseded (kept in a `messages_superseded` event, no
+        longer sent). `keep`: the old prompt's attachments (by position) that stay, before
+        the new `attachments`. NothingToChange when there is no prompt to edit."""
+        async with self._running(session_id, sink) as run:
+            run.check_branch()
+            return await run.execute(prompt, attachments=attachments, branch="edit",
+                                     keep=keep)
+
+    async def regenerate(self, session_id: str, sink: Sink) -> RunFinished:
+        """Ask for the last prompt's answer again: what followed the prompt is superseded
+        (kept in a `messages_superseded` event, no longer sent). NothingToChange when the
+        session has no prompt."""
+        async with self._running(session_id, sink) as run:
+            run.check_branch()
+            return await run.execute(None, branch="regenerate")
 
     async def compact(self, session_id: str, sink: Sink) -> ContextCompacted | None:
         """Summarize the session's oldest turns for its next requests now (the app's Compact,
@@ -477,6 +505,7 @@ class _Run:
         )
         self._replay_repeats()
         self._fit_history()
+        self._past_prompts = [e for e in past if isinstance(e, UserMessage)]
 
     def _fit_history(self) -> None:
         """Images and documents of the stored history made sendable, for good (a session
@@ -539,11 +568,65 @@ class _Run:
         last = self.history[-1]
         return last["role"] == "user" or bool(self._pending_calls())
 
-    async def execute(self, prompt: str | None) -> RunFinished:
+    def check_branch(self) -> None:
+        """NothingToChange when there is no last prompt to edit or answer again here."""
+        prompt_place(self.history, last_prompt(self._past_prompts))
+
+    def _branch(self, reason: str, keep: Sequence[int]) -> tuple[list[dict[str, Any]],
+                                                                  list[dict[str, Any]]]:
+        """Supersede the last prompt and its answer (`edit`) or its answer (`regenerate`);
+        for an edit, the kept attachments' summaries and blocks."""
+        prompt = last_prompt(self._past_prompts)
+        place = prompt_place(self.history, prompt)
+        blocks = self.history[place.index]["content"]
+        kept_summaries: list[dict[str, Any]] = []
+        kept_blocks: list[dict[str, Any]] = []
+        start = place.block + 1
+        for position, summary in enumerate(prompt.attachments):
+            count = int(summary.get("blocks", 1))
+            if position in keep and isinstance(blocks, list):
+                kept_summaries.append(dict(summary))
+                kept_blocks += [dict(b) for b in blocks[start:start + count]]
+            start += count
+        change = cut(self.history, place, reason)
+        event = MessagesSuperseded(self.session_id, reason=reason,
+                                   first_index=change.first_index,
+                                   first_block=change.first_block,
+                                   messages=change.superseded)
+        self.reporter.emit(event, write=self.store.submit_branch(event, change.first_index,
+                                                                 change.kept))
+        self.history = change.history
+        if self.compaction is not None and self.compaction.first_kept >= len(self.history):
+            self.compaction = None
+        self.repeats = RepeatDetector(self.agent.limits)
+        self._replay_repeats()
+        return kept_summaries, kept_blocks
+
+    def _prompt_at(self) -> tuple[int, int]:
+        """Where the next prompt's text goes: its history message and block."""
+        if self.history and self.history[-1]["role"] == "user":
+            content = self.history[-1]["content"]
+            return len(self.history) - 1, 1 if isinstance(content, str) else len(content)
+        return len(self.history), 0
+
+    def _add_prompt(self, prompt: str, attachments: Sequence[Attachment],
+                    kept: tuple[list[dict[str, Any]], list[dict[str, Any]]]) -> None:
+        summaries, blocks = list(kept[0]), list(kept[1])
+        for attachment in attachments:
+            fitted, _ = fit_content(attachment.blocks(), keep=self._keep_media)
+            summaries.append(attachment.summary(len(fitted)))
+            blocks += [dict(b) for b in fitted]
+        at_message, at_block = self._prompt_at()
+        self.emit(UserMessage(self.session_id, prompt, attachments=summaries,
+                              at_message=at_message, at_block=at_block))
+        self._add_user_blocks([{"type": "text", "text": prompt}, *blocks])
+
+    async def execute(self, prompt: str | None, *, attachments: Sequence[Attachment] = (),
+                      branch: str | None = None, keep: Sequence[int] = ()) -> RunFinished:
         self._task = asyncio.current_task()
         info = self.session.run_info
         resuming = self.session.run_state in (RunState.RUNNING, RunState.INTERRUPTED)
-        if prompt is None and resuming:
+        if prompt is None and resuming and branch is None:
             self.state = _RunState.from_info(info)
             self.started = self.agent.clock() - self.state.elapsed_s
         try:
@@ -559,8 +642,7 @@ class _Run:
             if prompt is not None:
                 if not self.session.title:
                     self.store.rename_session(self.session_id, _title_from(prompt))
-                self.emit(UserMessage(self.session_id, prompt))
-                self._add_user_blocks([{"type": "text", "text": prompt}])
+                self._add_prompt(prompt, attachments, kept)
             finished = self._finish(await self._loop())
             await self.reporter.flush()
             return finished
@@ -573,6 +655,9 @@ class _Run:
                 raise
             self._after_cancel()
             finished = self._finish(StopReason.CANCELLED)
+            kept: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], [])
+            if branch is not None:
+                kept = self._branch(branch, keep)
             if self._cancel_requested and self._task is not None:
                 self._task.uncancel()
                 try:
