@@ -47,10 +47,18 @@ from kernel.visible import one_line, visible
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
+    from markdown_it.rules_core import StateCore
     from markdown_it.rules_inline import StateInline
     from markdown_it.token import Token
 
 LINK_SCHEMES = ("http:", "https:", "mailto:")
+SCAN_BUDGET = 20_000
+"""Characters the inline parser may scan to match one message's brackets (~20 ms)."""
+SPECIALS_BUDGET = 16_000
+"""Characters that start an inline rule in one message (a 2,000-line answer with bold and
+code on each line has 12,000)."""
+INLINE_SPECIALS = "!&*<>[\\]_`~"
+_BRACKET = re.compile(r"\]\(|[\[\])]")
 HEADING_SCALE = {"h1": 1.5, "h2": 1.3, "h3": 1.15}
 QUOTE_BAR = 3.0
 INDENT = 22.0
@@ -103,8 +111,73 @@ def parser() -> MarkdownIt:
     md.enable(["table", "strikethrough"])
     md.use(tasklists_plugin)
     md.inline.ruler.at("entity", _visible_entity)
+    md.core.ruler.after("block", "flatten_deep_nesting", _flatten_deep_nesting)
+    md.core.ruler.at("inline", _bounded_inline)
     md.validateLink = _link_allowed  # type: ignore[method-assign]
     return md
+
+
+def bracket_scan(content: str) -> int:
+    """How many characters markdown-it scans to match the brackets of one block: each `[`
+    is matched by scanning to its `]`, and a link's `](` to its `)`; one never closed is
+    scanned to the end of the block. It grows with the square of the brackets left open
+    (`[` × 40,000 or `[a](` × 10,000 took seconds); a link costs the length of its text."""
+    scanned = 0
+    opened: list[tuple[str, int]] = []
+    for match in _BRACKET.finditer(content):
+        mark, at = match.group(), match.start()
+        if mark == "[":
+            opened.append(("[", at))
+        elif opened and (mark != ")" or opened[-1][0] == "("):
+            scanned += at - opened.pop()[1]
+            if mark == "](":
+                opened.append(("(", at))
+    return scanned + sum(len(content) - at for _, at in opened)
+
+
+def plain_inline(content: str, spent: tuple[int, int]) -> bool:
+    """Whether a paragraph (or heading, or table cell) is shown as plain text, unparsed:
+    when parsing it would take the message over SCAN_BUDGET characters scanned to match
+    brackets (`bracket_scan`) or over SPECIALS_BUDGET characters that start an inline
+    rule (each costs tens of µs: `<` × 40,000 took 1.5 s); `spent` is what the message's
+    earlier blocks took of both. (Block nesting is cut by `_flatten_deep_nesting`.)"""
+    scanned, specials = spent
+    return (scanned + bracket_scan(content) > SCAN_BUDGET
+            or specials + inline_specials(content) > SPECIALS_BUDGET)
+
+
+def inline_specials(content: str) -> int:
+    return sum(map(content.count, INLINE_SPECIALS))
+
+
+def _flatten_deep_nesting(state: StateCore) -> None:
+    """Quotes and lists nested to the parser's maxNesting: the parser drops everything from
+    there to the end, so the whole text is shown as one plain paragraph instead."""
+    from markdown_it.token import Token
+
+    if not any(token.level >= state.md.options.maxNesting - 1 for token in state.tokens):
+        return
+    whole = Token("inline", "", 0, content=state.src.strip("\n"), meta={"plain": True})
+    state.tokens = [Token("paragraph_open", "p", 1), whole, Token("paragraph_close", "p", -1)]
+
+
+def _bounded_inline(state: StateCore) -> None:
+    """markdown-it's core inline rule, except that blocks `plain_inline` refuses (or that
+    `_flatten_deep_nesting` made) become their text, line breaks kept, unparsed."""
+    from markdown_it.token import Token
+
+    scanned = specials = 0
+    for token in state.tokens:
+        if token.type != "inline":
+            continue
+        if token.meta.get("plain") or plain_inline(token.content, (scanned, specials)):
+            text = token.content.replace("\n", "\u2028")
+            token.children = [Token("text", "", 0, content=text)]
+            continue
+        scanned += bracket_scan(token.content)
+        specials += inline_specials(token.content)
+        token.children = token.children or []
+        state.md.inline.parse(token.content, state.md, state.env, token.children)
 
 
 def render_markdown(text: str, width: float, *, highlight: bool = True) -> list[SafeDocument]:
