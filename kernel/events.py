@@ -80,6 +80,32 @@ class SessionStarted(Event):
 class UserMessage(Event):
     type: ClassVar[str] = "user_message"
     text: str
+    attachments: list[dict[str, Any]] = field(default_factory=list)
+    """What was attached (kernel.attachments.Attachment.summary: name, kind, media type,
+    bytes, and the history blocks it became), in order after the text."""
+    at_message: int = -1
+    """Where the prompt went in the API history: the message's index and the block its text
+    starts at (-1: not recorded, sessions from before edits existed)."""
+    at_block: int = 0
+
+
+@_event
+@dataclass(frozen=True)
+class MessagesSuperseded(Event):
+    """The last prompt was edited (`edit`: it and what followed) or its answer is asked for
+    again (`regenerate`: what followed it): those messages leave the history the model is
+    sent, and are kept here exactly as they were. The events that showed them stay (the
+    timeline, the trace); the chat shows the current branch."""
+
+    type: ClassVar[str] = "messages_superseded"
+    reason: str
+    """edit | regenerate"""
+    first_index: int
+    """The first history message changed: it keeps its blocks before `first_block` (none:
+    it is removed), and every later one is removed."""
+    first_block: int = 0
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    """The superseded part: the first message's blocks from `first_block` on, then the rest."""
 
 
 @_event
@@ -122,32 +148,6 @@ class ApprovalRequest(Event):
     preview: str = ""
     rule: str = ""
     can_always: bool = True
-    attachments: list[dict[str, Any]] = field(default_factory=list)
-    """What was attached (kernel.attachments.Attachment.summary: name, kind, media type,
-    bytes, and the history blocks it became), in order after the text."""
-    at_message: int = -1
-    """Where the prompt went in the API history: the message's index and the block its text
-    starts at (-1: not recorded, sessions from before edits existed)."""
-    at_block: int = 0
-
-
-@_event
-@dataclass(frozen=True)
-class MessagesSuperseded(Event):
-    """The last prompt was edited (`edit`: it and what followed) or its answer is asked for
-    again (`regenerate`: what followed it): those messages leave the history the model is
-    sent, and are kept here exactly as they were. The events that showed them stay (the
-    timeline, the trace); the chat shows the current branch."""
-
-    type: ClassVar[str] = "messages_superseded"
-    reason: str
-    """edit | regenerate"""
-    first_index: int
-    """The first history message changed: it keeps its blocks before `first_block` (none:
-    it is removed), and every later one is removed."""
-    first_block: int = 0
-    messages: list[dict[str, Any]] = field(default_factory=list)
-    """The superseded part: the first message's blocks from `first_block` on, then the rest."""
     always_rules: list[dict[str, str]] = field(default_factory=list)
     """What "always allow" would save, one `{"rule": text, "words": description}` per rule
     (empty when the call cannot be always allowed). Not part of `preview`: each asker shows

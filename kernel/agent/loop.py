@@ -487,6 +487,7 @@ class _Run:
         self.context_tokens = 0
         """What the last request held (reported with the run's end, for the context bar)."""
         past = [e for _, e in self.store.events(session_id)]
+        self._past_prompts = [e for e in past if isinstance(e, UserMessage)]
         self.compaction = next((e for e in reversed(past) if isinstance(e, ContextCompacted)
                                 and 0 < e.first_kept < len(self.history)
                                 and self.history[e.first_kept]["role"] == "assistant"), None)
@@ -505,7 +506,6 @@ class _Run:
         )
         self._replay_repeats()
         self._fit_history()
-        self._past_prompts = [e for e in past if isinstance(e, UserMessage)]
 
     def _fit_history(self) -> None:
         """Images and documents of the stored history made sendable, for good (a session
@@ -638,6 +638,9 @@ class _Run:
             self._track(self.store.submit_run_state(self.session_id, RunState.RUNNING,
                                                     self.state.to_info(self._cost(),
                                                                        self._elapsed())))
+            kept: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], [])
+            if branch is not None:
+                kept = self._branch(branch, keep)
             await self._settle_pending_calls()
             if prompt is not None:
                 if not self.session.title:
@@ -655,9 +658,6 @@ class _Run:
                 raise
             self._after_cancel()
             finished = self._finish(StopReason.CANCELLED)
-            kept: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], [])
-            if branch is not None:
-                kept = self._branch(branch, keep)
             if self._cancel_requested and self._task is not None:
                 self._task.uncancel()
                 try:
