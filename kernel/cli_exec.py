@@ -170,7 +170,7 @@ async def _exec(kernel: Kernel, args: argparse.Namespace, settings: Settings, se
                 printer(busy)
                 return EXIT_ERROR
         manager = await _start_mcp(kernel, settings, session_id, Path(info.workspace),
-                                   args.approve, printer, provider, limits.max_tokens)
+                                   args.approve, printer, agent)
         prompt = args.prompt
         if args.mcp_prompt is not None:
             try:
@@ -196,8 +196,7 @@ async def _exec(kernel: Kernel, args: argparse.Namespace, settings: Settings, se
 
 
 async def _start_mcp(kernel: Kernel, settings: Settings, session_id: str, workspace: Path,
-                     approve: str | None, printer: Callable[[Event], None],
-                     model: AnthropicProvider, token_budget: int | None
+                     approve: str | None, printer: Callable[[Event], None], agent: Agent
                      ) -> McpManager | None:
     """Start the configured MCP servers and, headless, wait until each is ready or failed
     (each has its own start-up timeout), so the first request already offers their tools;
@@ -213,7 +212,7 @@ async def _start_mcp(kernel: Kernel, settings: Settings, session_id: str, worksp
     try:
         manager = await kernel.start_mcp(
             settings.mcp_servers,
-            asks=exec_asks(session_id, workspace, approve, record, model, token_budget))
+            asks=exec_asks(session_id, workspace, approve, record, agent))
     except McpConfigError as exc:
         raise UsageError(str(exc)) from None
     await report_settled(manager, session_id, record)

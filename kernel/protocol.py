@@ -351,6 +351,16 @@ class GetMcpPrompt(Message):
     """An object of argument name → text."""
 
 
+@_message
+@dataclass(frozen=True)
+class McpSamplingAnswer(Message):
+    """The user's answer to an McpSamplingRequest: send it to the model, or decline."""
+
+    kind: ClassVar[str] = "mcp_sampling_answer"
+    request_id: str
+    approve: bool
+
+
 # ---- replies: kernel → UI -------------------------------------------------------------------
 
 
@@ -497,6 +507,31 @@ class McpPromptText(Message):
     server: str
     name: str
     text: str
+
+
+@dataclass(frozen=True)
+class SampledMessage:
+    role: str
+    text: str
+    """The message's text (an image or other content named in brackets)."""
+
+
+@_message
+@dataclass(frozen=True)
+class McpSamplingRequest(Message):
+    """An MCP server asks the session's model for an answer (sampling) during a call of one
+    of its tools in that session's run; shown like an approval with the prompt as it would
+    be sent, answered with McpSamplingAnswer (no answer within 10 minutes declines it). Its
+    tokens and cost count against that run's budgets."""
+
+    kind: ClassVar[str] = "mcp_sampling_request"
+    request_id: str
+    session_id: str
+    server: str
+    model: str
+    max_tokens: int
+    system: str = ""
+    messages: tuple[SampledMessage, ...] = ()
 
 
 MESSAGE_KINDS: Mapping[str, type[Message]] = _KINDS

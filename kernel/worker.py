@@ -34,7 +34,14 @@ from typing import TYPE_CHECKING, Any
 from kernel import protocol as p
 from kernel.agent.store import RunState, SessionStore, UnknownSession
 from kernel.agent.store import SessionInfo as StoredSession
-from kernel.events import ApprovalDecision, ApprovalRequest, Event, GrantRevoked
+from kernel.events import (
+    ApprovalDecision,
+    ApprovalRequest,
+    Event,
+    GrantRevoked,
+    ToolCallStarted,
+    ToolResultEvent,
+)
 from kernel.modes import MODES
 from kernel.paths import AppPaths
 from kernel.policy.approvals import PolicyGate
@@ -47,8 +54,9 @@ from kernel.workspace import broad_workspace_reason
 if TYPE_CHECKING:
     from kernel.agent.loop import Agent, GateContext
     from kernel.agent.runtime import Kernel as Runtime
-    from kernel.mcp.app import ElicitationChannel
+    from kernel.mcp.app import ElicitationChannel, SamplingChannel
     from kernel.mcp.asks import ServerAsks
+    from kernel.mcp.sampling import Target
 
 # The UI process imports this module for `start_worker`; the agent loop, the provider and
 # the runtime (which pull in the anthropic SDK, seconds to import) are imported only in the
@@ -124,6 +132,11 @@ class Kernel:
         self.mcp_error = ""
         self.forms: ElicitationChannel | None = None
         """Servers' forms waiting for the user (kernel.mcp.app), once servers start."""
+        self.sampling: SamplingChannel | None = None
+        """Servers' sampling requests waiting for the user (kernel.mcp.app)."""
+        self.tool_calls: dict[str, dict[str, str]] = {}
+        """Per running session, its tool calls that have no result yet (id → tool name): a
+        server's sampling request is billed to the run calling one of its tools."""
 
     # ---- lifecycle ------------------------------------------------------------------------
 
@@ -170,6 +183,8 @@ class Kernel:
         self.channel.close("Reins is closing")
         if self.forms is not None:
             self.forms.close()
+        if self.sampling is not None:
+            self.sampling.close()
         tasks = [run.task for run in self.runs.values()]
         if tasks:
             _, pending = await asyncio.wait(tasks, timeout=SHUTDOWN_GRACE_S)
@@ -513,13 +528,42 @@ class Kernel:
         self._send_mcp()
 
     def _mcp_asks(self) -> ServerAsks:
-        """Servers' forms go to the UI as McpFormRequest; sampling is declined (the app has
-        no sampling approval yet); roots follow the running sessions (`_set_roots`)."""
-        from kernel.mcp.app import ElicitationChannel
+        """Servers' forms go to the UI as McpFormRequest, their sampling requests as
+        McpSamplingRequest (to the model of the run calling the server, once the user
+        approved); roots follow the running sessions (`_set_roots`)."""
+        from kernel.mcp.app import ElicitationChannel, SamplingChannel
         from kernel.mcp.asks import ServerAsks
+        from kernel.mcp.sampling import sampler
 
         self.forms = ElicitationChannel(self.send)
-        return ServerAsks(elicit=self.forms.ask)
+        self.sampling = SamplingChannel(self.send)
+        return ServerAsks(elicit=self.forms.ask, sample=sampler(
+            self._sampling_target, self.sampling.approve, self._record))
+
+    def _sampling_target(self, server: str) -> Target | None:
+        """The run a server's sampling request is for: the latest started that is calling
+        one of the server's tools (None: no run is)."""
+        from kernel.mcp.naming import server_prefix
+        from kernel.mcp.sampling import RunBudget, Target
+
+        prefix = server_prefix(server)
+        for session_id in reversed(list(self.runs)):
+            if any(name.startswith(prefix)
+                   for name in self.tool_calls.get(session_id, {}).values()):
+                agent = self.runs[session_id].agent
+                return Target(session_id, agent.provider, RunBudget(agent, session_id))
+        return None
+
+    def _record(self, event: Event) -> None:
+        """Store an event of the kernel's own (not of a run's loop) and show it."""
+        self.store.append_event(event)
+        self.send(p.EventMessage(event))
+
+    def _mcp_sampling_answer(self, message: p.McpSamplingAnswer) -> None:
+        if self.sampling is None:
+            raise ValueError(f"no sampling request {message.request_id!r} is waiting for an "
+                             "answer")
+        self.sampling.answer(message.request_id, message.approve)
 
     async def _set_roots(self) -> None:
         if self.runtime.mcp is not None:
@@ -594,6 +638,7 @@ class Kernel:
             self.runs.pop(session_id, None)
             self.gates.pop(session_id, None)
             self.asking.pop(session_id, None)
+            self.tool_calls.pop(session_id, None)
         self.send(p.RunStatus(session_id, state))
 
     def _sink(self, event: Event) -> None:
@@ -601,6 +646,10 @@ class Kernel:
             self.asking.setdefault(event.session_id, set()).add(event.call_id)
         elif isinstance(event, ApprovalDecision):
             self.asking.get(event.session_id, set()).discard(event.call_id)
+        elif isinstance(event, ToolCallStarted):
+            self.tool_calls.setdefault(event.session_id, {})[event.call_id] = event.name
+        elif isinstance(event, ToolResultEvent):
+            self.tool_calls.get(event.session_id, {}).pop(event.call_id, None)
         self.send(p.EventMessage(event))
 
     def _report_mcp(self, session_id: str) -> None:
@@ -647,6 +696,7 @@ _HANDLERS: dict[type[p.Message], Callable[[Kernel, Any], None]] = {
     p.ListMcpServers: Kernel._list_mcp_servers,
     p.McpServerAction: Kernel._mcp_server_action,
     p.McpFormAnswer: Kernel._mcp_form_answer,
+    p.McpSamplingAnswer: Kernel._mcp_sampling_answer,
     p.ListMcpPrompts: Kernel._list_mcp_prompts,
     p.GetMcpPrompt: Kernel._get_mcp_prompt,
 }

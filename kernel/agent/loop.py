@@ -59,7 +59,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -430,6 +430,24 @@ class Agent:
 
     def is_running(self, session_id: str) -> bool:
         return session_id in self._active
+
+    def charge(self, session_id: str, usage: Mapping[str, int]) -> None:
+        """Count tokens used on behalf of the session's active run outside its own requests
+        (an MCP server's sampling request) in its usage: they count against its budgets and
+        are in its run_finished usage and cost."""
+        run = self._active.get(session_id)
+        if run is not None:
+            for key, value in usage.items():
+                run.state.usage[key] = run.state.usage.get(key, 0) + int(value)
+
+    def spent(self, session_id: str) -> StopReason | None:
+        """The token, cost or time budget of the session's active run that is spent."""
+        run = self._active.get(session_id)
+        if run is None:
+            return None
+        return budget_stop(replace(self.limits, max_rounds=run.state.rounds + 1),
+                           rounds=run.state.rounds, usage=run.state.usage, cost=run._cost(),
+                           elapsed_s=run._elapsed())
 
     def _running(self, session_id: str, sink: Sink) -> _RunContext:
         return _RunContext(self, session_id, sink)

@@ -6,6 +6,10 @@ for the prompt box (`/`; a chosen one is fetched with kernel.mcp.prompts.get_pro
 `answer`; no answer in time, or the app closing, cancels it (the server hears `cancel`,
 never an accept). An answer is checked against the requested schema (`check_answer`, pure):
 one that does not fit is refused with a message and the form stays open.
+
+`SamplingChannel.approve` does the same for a sampling request (kernel.mcp.sampling): it is
+shown as it would be sent, with the session whose run it is billed to; no answer in time,
+or the app closing, declines it.
 """
 
 from __future__ import annotations
@@ -13,14 +17,15 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import jsonschema
 import mcp_types
 
 from kernel.mcp.asks import form_fields
 from kernel.mcp.manager import McpManager
-from kernel.protocol import McpFormRequest, McpPromptInfo
+from kernel.mcp.sampling import Target, Verdict, message_text
+from kernel.protocol import McpFormRequest, McpPromptInfo, McpSamplingRequest, SampledMessage
 
 ACTIONS = ("accept", "decline", "cancel")
 ELICITATION_TIMEOUT_S = 600.0
@@ -45,50 +50,114 @@ def check_answer(schema: Mapping[str, Any], action: str, content: Any,
     return mcp_types.ElicitResult(action="accept", content=content)
 
 
+R = TypeVar("R")
+Q = TypeVar("Q")
+
+
+class _Waiting(Generic[Q, R]):
+    """Requests sent to the user and the futures of their answers, by request id."""
+
+    def __init__(self, prefix: str, timeout_s: float) -> None:
+        self.timeout_s = timeout_s
+        self._prefix = prefix
+        self._ids = itertools.count(1)
+        self.pending: dict[str, tuple[Q, asyncio.Future[R]]] = {}
+
+    def next_id(self) -> str:
+        return f"{self._prefix}-{next(self._ids)}"
+
+    async def wait(self, request_id: str, request: Q, send: Callable[[Q], None],
+                   unanswered: R) -> R:
+        """Send `request` and wait for its answer; `unanswered` after `timeout_s`."""
+        future: asyncio.Future[R] = asyncio.get_running_loop().create_future()
+        self.pending[request_id] = (request, future)
+        try:
+            send(request)
+            async with asyncio.timeout(self.timeout_s):
+                return await future
+        except TimeoutError:
+            return unanswered
+        finally:
+            self.pending.pop(request_id, None)
+
+    def waiting(self, request_id: str, what: str) -> tuple[Q, asyncio.Future[R]]:
+        pending = self.pending.get(request_id)
+        if pending is None:
+            raise ValueError(f"no {what} {request_id!r} is waiting for an answer")
+        return pending
+
+    def close(self, answer: R) -> None:
+        for _, future in list(self.pending.values()):
+            if not future.done():
+                future.set_result(answer)
+
+
 class ElicitationChannel:
     """Forms from servers to the user of the app, and the answers back."""
 
     def __init__(self, send: Callable[[McpFormRequest], None],
                  timeout_s: float = ELICITATION_TIMEOUT_S) -> None:
         self.send = send
-        self.timeout_s = timeout_s
-        self._ids = itertools.count(1)
-        self._pending: dict[str, tuple[McpFormRequest,
-                                       asyncio.Future[mcp_types.ElicitResult]]] = {}
+        self._waiting: _Waiting[McpFormRequest, mcp_types.ElicitResult] = _Waiting(
+            "form", timeout_s)
 
     async def ask(self, server: str, params: mcp_types.ElicitRequestParams
                   ) -> mcp_types.ElicitResult:
         schema = getattr(params, "requested_schema", None)
         schema = schema if isinstance(schema, dict) else {}
-        request = McpFormRequest(f"form-{next(self._ids)}", server, params.message,
+        request = McpFormRequest(self._waiting.next_id(), server, params.message,
                                  form_fields(schema), schema, getattr(params, "url", "") or "")
-        future: asyncio.Future[mcp_types.ElicitResult] = (
-            asyncio.get_running_loop().create_future())
-        self._pending[request.request_id] = (request, future)
-        try:
-            self.send(request)
-            async with asyncio.timeout(self.timeout_s):
-                return await future
-        except TimeoutError:
-            return mcp_types.ElicitResult(action="cancel")
-        finally:
-            self._pending.pop(request.request_id, None)
+        return await self._waiting.wait(request.request_id, request, self.send,
+                                        mcp_types.ElicitResult(action="cancel"))
 
     def answer(self, request_id: str, action: str, content: Any) -> None:
         """The user's answer to one form (ValueError: no such form, or it does not fit)."""
-        pending = self._pending.get(request_id)
-        if pending is None:
-            raise ValueError(f"no form {request_id!r} is waiting for an answer")
-        request, future = pending
+        request, future = self._waiting.waiting(request_id, "form")
         result = check_answer(request.schema or {}, action, content, url=bool(request.url))
         if not future.done():
             future.set_result(result)
 
     def close(self) -> None:
         """Cancel every open form (the app is closing)."""
-        for _, future in list(self._pending.values()):
-            if not future.done():
-                future.set_result(mcp_types.ElicitResult(action="cancel"))
+        self._waiting.close(mcp_types.ElicitResult(action="cancel"))
+
+
+UNANSWERED_SAMPLING = "nobody answered the sampling request within 10 minutes"
+CLOSED_SAMPLING = "Reins closed before the sampling request was answered"
+
+
+def sampled_messages(request: Mapping[str, Any]) -> tuple[SampledMessage, ...]:
+    """A Messages API request's messages as the user is shown them (pure)."""
+    return tuple(SampledMessage(str(m["role"]), message_text(m)) for m in request["messages"])
+
+
+class SamplingChannel:
+    """Sampling requests from servers to the user of the app, and the answers back."""
+
+    def __init__(self, send: Callable[[McpSamplingRequest], None],
+                 timeout_s: float = ELICITATION_TIMEOUT_S) -> None:
+        self.send = send
+        self._waiting: _Waiting[McpSamplingRequest, Verdict] = _Waiting("sampling", timeout_s)
+
+    async def approve(self, server: str, target: Target, request: Mapping[str, Any]
+                      ) -> Verdict:
+        """Ask the user (kernel.mcp.sampling.Approve)."""
+        shown = McpSamplingRequest(self._waiting.next_id(), target.session_id, server,
+                                   str(request["model"]), int(request["max_tokens"]),
+                                   str(request.get("system", "")), sampled_messages(request))
+        return await self._waiting.wait(shown.request_id, shown, self.send,
+                                        Verdict(False, "timeout", UNANSWERED_SAMPLING))
+
+    def answer(self, request_id: str, approve: bool) -> None:
+        """The user's answer to one request (ValueError: no such request is waiting)."""
+        _, future = self._waiting.waiting(request_id, "sampling request")
+        if not future.done():
+            future.set_result(Verdict(True, "user", "approved in the app") if approve else
+                              Verdict(False, "user", "the user declined it in the app"))
+
+    def close(self) -> None:
+        """Decline every open request (the app is closing)."""
+        self._waiting.close(Verdict(False, "user", CLOSED_SAMPLING))
 
 
 async def list_prompts(manager: McpManager) -> tuple[McpPromptInfo, ...]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import mcp_types
 
@@ -23,7 +24,10 @@ from kernel.mcp.asks import Elicit, ServerAsks, elicitation_defaults, form_field
 from kernel.mcp.manager import McpManager, ServerStatus
 from kernel.mcp.prompts import PromptRefError, get_prompt, parse_prompt_args, parse_prompt_ref
 from kernel.mcp.report import server_event
-from kernel.mcp.sampling import Model, SamplingLedger, exec_sampler
+from kernel.mcp.sampling import RunBudget, Target, exec_sampler
+
+if TYPE_CHECKING:
+    from kernel.agent.loop import Agent
 
 Record = Callable[[Event], None]
 """Stores an event and shows it (the CLI's printer)."""
@@ -62,11 +66,12 @@ def exec_elicit(session_id: str, approve: str | None, record: Record) -> Elicit:
 
 
 def exec_asks(session_id: str, workspace: Path, approve: str | None, record: Record,
-              model: Model, token_budget: int | None = None) -> ServerAsks:
-    """How `reins exec` answers the servers of one session (sampling goes to `model`)."""
+              agent: Agent) -> ServerAsks:
+    """How `reins exec` answers the servers of one session (sampling goes to the agent's
+    model and is charged to its run of the session)."""
+    target = Target(session_id, agent.provider, RunBudget(agent, session_id))
     return ServerAsks(roots=(workspace,), elicit=exec_elicit(session_id, approve, record),
-                      sample=exec_sampler(session_id, approve, model, record,
-                                          SamplingLedger(token_budget)))
+                      sample=exec_sampler(target, approve, record))
 
 
 async def report_settled(manager: McpManager, session_id: str, record: Record) -> None:

@@ -3,22 +3,30 @@
 Nothing goes to the model unless the user approved that very request, shown as it would be
 sent (`shown_prompt`); `reins exec` approves only with `--approve allow`. The answer is the
 text of the model's reply. A request that asks for tools is refused (Reins does not run a
-second tool loop for a server); so is one beyond the run's token budget. Each request and
-its outcome is an `mcp_sampling` event with the tokens it used.
+second tool loop for a server); so is one made when the run's token, cost or time budget
+is spent. The tokens a request used are charged to that run (`Budget`): they count against
+its budgets and are in its `run_finished` usage and cost. Each request and its outcome is an
+`mcp_sampling` event with the tokens it used. `sampler` is the one way a request is answered;
+`reins exec` approves by its flag (`exec_sampler`), the app by asking the user
+(kernel.mcp.app.SamplingChannel).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
 
 import mcp_types
 
+from kernel.agent.limits import StopReason
 from kernel.agent.provider import ModelTurn, TurnCallbacks
 from kernel.events import Event, McpSampling
 from kernel.mcp.asks import DECLINED_SAMPLING, Sample
 from kernel.mcp.tools import content_block
+
+if TYPE_CHECKING:
+    from kernel.agent.loop import Agent
 
 _STOP_REASONS = {"end_turn": "endTurn", "max_tokens": "maxTokens",
                  "stop_sequence": "stopSequence"}
@@ -59,66 +67,136 @@ def shown_prompt(request: Mapping[str, Any]) -> str:
     """The request as the user is shown it before approving: the system prompt and each
     message's text, role by role."""
     parts = [f"system: {request['system']}"] if request.get("system") else []
-    for message in request["messages"]:
-        text = " ".join(b["text"] if b["type"] == "text" else f"[{b['type']}]"
-                        for b in message["content"])
-        parts.append(f"{message['role']}: {text}")
+    parts.extend(f"{message['role']}: {message_text(message)}"
+                 for message in request["messages"])
     return "\n".join(parts)
 
 
-@dataclass
-class SamplingLedger:
-    """Tokens sampling used in this run, against the run's token budget (None: none)."""
-
-    budget: int | None = None
-    used: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def spent(self) -> bool:
-        return self.budget is not None and sum(self.used.values()) >= self.budget
-
-    def add(self, usage: Mapping[str, int]) -> None:
-        for key, value in usage.items():
-            self.used[key] = self.used.get(key, 0) + int(value)
+def message_text(message: Mapping[str, Any]) -> str:
+    """One message's text blocks; any other block named in brackets (`[image]`)."""
+    return " ".join(str(b["text"]) if b["type"] == "text" else f"[{b['type']}]"
+                    for b in message["content"])
 
 
-def exec_sampler(session_id: str, approve: str | None, model: Model,
-                 record: Callable[[Event], None], ledger: SamplingLedger) -> Sample:
-    """`reins exec`'s answer to sampling: to the model with `--approve allow`, else declined."""
+class Budget(Protocol):
+    """The run a sampling request is made for: what it has left, and where its tokens go."""
+
+    def refusal(self) -> str | None:
+        """Why the run can spend no more (a budget of it is spent, it ended), else None."""
+
+    def charge(self, usage: Mapping[str, int]) -> None:
+        """Count tokens used on the run's behalf in its usage (and so in its cost)."""
+
+
+@dataclass(frozen=True)
+class RunBudget:
+    """A session's active run as a sampling request's Budget (kernel.agent.loop.Agent)."""
+
+    agent: Agent
+    session_id: str
+
+    def refusal(self) -> str | None:
+        if not self.agent.is_running(self.session_id):
+            return "the run it was made for has ended"
+        stop = self.agent.spent(self.session_id)
+        if stop is None:
+            return None
+        limits = self.agent.limits
+        what = {StopReason.TOKEN_BUDGET: f"token budget ({limits.max_tokens} tokens)",
+                StopReason.COST_BUDGET: f"cost budget (${limits.max_cost_usd})",
+                StopReason.TIME_BUDGET: f"time budget ({limits.max_seconds} s)"}
+        return f"the run's {what.get(stop, stop.value)} is spent"
+
+    def charge(self, usage: Mapping[str, int]) -> None:
+        self.agent.charge(self.session_id, usage)
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a server's sampling request goes: a session's model, billed to its run."""
+
+    session_id: str
+    model: Model
+    budget: Budget
+
+
+@dataclass(frozen=True)
+class Verdict:
+    approved: bool
+    decided_by: str
+    """user | cli"""
+    reason: str = ""
+
+
+Approve = Callable[[str, Target, Mapping[str, Any]], Awaitable[Verdict]]
+"""(server, target, the request as it would be sent) → whether it may be sent, and why."""
+
+
+def sampler(target_of: Callable[[str], Target | None], approve: Approve,
+            record: Callable[[Event], None]) -> Sample:
+    """The answer to servers' sampling requests: each goes to its target's model only when
+    `approve` says so and its run's budgets are not spent; the tokens it used are charged to
+    that run. Each request is an `mcp_sampling` event of that session."""
 
     async def sample(server: str, params: mcp_types.CreateMessageRequestParams
                      ) -> mcp_types.CreateMessageResult | mcp_types.ErrorData:
+        target = target_of(server)
+        if target is None:
+            return mcp_types.ErrorData(
+                code=mcp_types.INVALID_REQUEST,
+                message=f"{DECLINED_SAMPLING}: it came while no run was calling one of this "
+                        f"server's tools, so there is no run to ask and to bill")
+        model = target.model
         request = sampling_request(params, model.model, model.max_tokens)
         shown = shown_prompt(request)
 
-        def refuse(reason: str) -> mcp_types.ErrorData:
-            record(McpSampling(session_id, server, shown, request["max_tokens"], "decline",
-                               "cli", reason))
+        def refuse(reason: str, decided_by: str) -> mcp_types.ErrorData:
+            record(McpSampling(target.session_id, server, shown, request["max_tokens"],
+                               "decline", decided_by, reason))
             return mcp_types.ErrorData(code=mcp_types.INVALID_REQUEST,
                                        message=f"{DECLINED_SAMPLING}: {reason}")
 
         if params.tools:
-            return refuse("a sampling request with tools is not supported")
-        if approve != "allow":
-            return refuse("reins exec sends sampling requests to the model only with "
-                          "--approve allow")
-        if ledger.spent:
-            return refuse(f"the run's token budget ({ledger.budget}) is spent")
+            return refuse("a sampling request with tools is not supported", "policy")
+        spent = target.budget.refusal()
+        if spent is not None:
+            return refuse(spent, "policy")
+        verdict = await approve(server, target, request)
+        if not verdict.approved:
+            return refuse(verdict.reason, verdict.decided_by)
+        spent = target.budget.refusal()  # the run may have ended while the user decided
+        if spent is not None:
+            return refuse(spent, "policy")
         turn = await model.stream_turn(request, TurnCallbacks())
-        ledger.add(turn.usage)
+        target.budget.charge(turn.usage)
         if turn.error is not None:
-            record(McpSampling(session_id, server, shown, request["max_tokens"], "accept",
-                               "cli", f"the model request failed: {turn.error.message}",
+            record(McpSampling(target.session_id, server, shown, request["max_tokens"],
+                               "accept", verdict.decided_by,
+                               f"the model request failed: {turn.error.message}",
                                dict(turn.usage)))
             return mcp_types.ErrorData(code=mcp_types.INTERNAL_ERROR,
                                        message=f"the model request failed: "
                                                f"{turn.error.message}")
         text = "".join(str(b.get("text", "")) for b in turn.content if b.get("type") == "text")
-        record(McpSampling(session_id, server, shown, request["max_tokens"], "accept", "cli",
-                           "--approve allow", dict(turn.usage), text))
+        record(McpSampling(target.session_id, server, shown, request["max_tokens"], "accept",
+                           verdict.decided_by, verdict.reason, dict(turn.usage), text))
         return mcp_types.CreateMessageResult(
             role="assistant", content=mcp_types.TextContent(type="text", text=text),
             model=model.model,
             stop_reason=_STOP_REASONS.get(turn.stop_reason or "", turn.stop_reason))
 
     return sample
+
+
+def exec_sampler(target: Target, approve: str | None, record: Callable[[Event], None]
+                 ) -> Sample:
+    """`reins exec`'s answer to sampling: to the model with `--approve allow`, else declined."""
+
+    async def cli_approve(_server: str, _target: Target, _request: Mapping[str, Any]
+                          ) -> Verdict:
+        if approve == "allow":
+            return Verdict(True, "cli", "--approve allow")
+        return Verdict(False, "cli", "reins exec sends sampling requests to the model only "
+                                     "with --approve allow")
+
+    return sampler(lambda _server: target, cli_approve, record)

@@ -31,7 +31,7 @@ from kernel.mcp.prompts import (
     prompt_text,
 )
 from kernel.mcp.resources import TOOL_NAME
-from kernel.mcp.sampling import SamplingLedger, sampling_request, shown_prompt
+from kernel.mcp.sampling import sampling_request, shown_prompt
 from kernel.tools.spec import ErrorCode
 from tests.cli.conftest import Cli, cli, events
 from tests.mcp.conftest import edge, harness
@@ -165,18 +165,6 @@ def test_sampling_requests_are_bounded_and_shown_as_sent() -> None:
                                      "assistant: What is 2+2? [image]")
     small = sampling_request(_sampling(), "m", 8192)
     assert small["max_tokens"] == 5000 and "system" not in small
-
-
-def test_sampling_ledger() -> None:
-    ledger = SamplingLedger(100)
-    assert not ledger.spent
-    ledger.add({"input_tokens": 60, "output_tokens": 30})
-    assert not ledger.spent
-    ledger.add({"output_tokens": 10})
-    assert ledger.spent and ledger.used == {"input_tokens": 60, "output_tokens": 40}
-    unbounded = SamplingLedger()
-    unbounded.add({"input_tokens": 10**9})
-    assert not unbounded.spent
 
 
 # ---- server-everything and the edge server ----------------------------------------------
