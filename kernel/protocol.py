@@ -215,6 +215,42 @@ class StartRun(Message):
     kind: ClassVar[str] = "start_run"
     session_id: str
     prompt: str
+    attachments: tuple[AttachmentData, ...] = ()
+    """Files and images after the prompt's text (checked by kernel.attachments)."""
+
+
+@dataclass(frozen=True)
+class AttachmentData:
+    """One attached file as the UI read it (or an image pasted from the clipboard)."""
+
+    name: str
+    data: str = field(repr=False)
+    """Its bytes, base64."""
+
+
+@_message
+@dataclass(frozen=True)
+class EditLastMessage(Message):
+    """Replace the session's last prompt and run it: the old prompt and its answer are
+    superseded (kept in a `messages_superseded` event, no longer sent to the model).
+    `keep`: the old prompt's attachments (by position) that stay, before `attachments`.
+    Refused (CommandFailed) while a run is in progress or when there is no prompt."""
+
+    kind: ClassVar[str] = "edit_last_message"
+    session_id: str
+    prompt: str
+    attachments: tuple[AttachmentData, ...] = ()
+    keep: tuple[int, ...] = ()
+
+
+@_message
+@dataclass(frozen=True)
+class RegenerateAnswer(Message):
+    """Ask for the last prompt's answer again (the old answer is superseded, kept in a
+    `messages_superseded` event). Refused while a run is in progress or with no prompt."""
+
+    kind: ClassVar[str] = "regenerate_answer"
+    session_id: str
 
 
 @_message

@@ -54,6 +54,7 @@ from kernel.workspace import broad_workspace_reason
 if TYPE_CHECKING:
     from kernel.agent.loop import Agent, GateContext
     from kernel.agent.runtime import Kernel as Runtime
+    from kernel.attachments import Attachment
     from kernel.mcp.app import ElicitationChannel, SamplingChannel
     from kernel.mcp.asks import ServerAsks
     from kernel.mcp.sampling import Target
@@ -405,8 +406,34 @@ class Kernel:
     def _start_run(self, message: p.StartRun) -> None:
         if not message.prompt.strip():
             raise ValueError("the prompt is empty")
+        attachments = _attachments(message.attachments)
         self._launch(message.session_id, lambda agent, sink: agent.run(
-            message.session_id, message.prompt, sink))
+            message.session_id, message.prompt, sink, attachments))
+
+    def _edit_last_message(self, message: p.EditLastMessage) -> None:
+        if not message.prompt.strip():
+            raise ValueError("the prompt is empty")
+        self._check_branch(message.session_id, "edited")
+        attachments = _attachments(message.attachments)
+        self._launch(message.session_id, lambda agent, sink: agent.edit(
+            message.session_id, message.prompt, sink, attachments, message.keep))
+
+    def _regenerate_answer(self, message: p.RegenerateAnswer) -> None:
+        self._check_branch(message.session_id, "answered again")
+        self._launch(message.session_id, lambda agent, sink: agent.regenerate(
+            message.session_id, sink))
+
+    def _check_branch(self, session_id: str, what: str) -> None:
+        """ValueError (said to the UI) when the last prompt cannot be changed now: a run is
+        in progress, or there is no prompt (kernel.agent.branch.NothingToChange)."""
+        from kernel.agent.branch import last_prompt, prompt_place
+        from kernel.events import UserMessage
+
+        if session_id in self.runs:
+            raise ValueError(f"a run is in progress in this session: stop it before the last "
+                             f"message can be {what}")
+        prompts = [e for _, e in self.store.events(session_id) if isinstance(e, UserMessage)]
+        prompt_place(self.store.messages(session_id), last_prompt(prompts))
 
     def _resume_run(self, message: p.ResumeRun) -> None:
         self._launch(message.session_id,
@@ -685,6 +712,8 @@ _HANDLERS: dict[type[p.Message], Callable[[Kernel, Any], None]] = {
     p.SetSessionModel: Kernel._set_session_model,
     p.ListModels: Kernel._list_models,
     p.StartRun: Kernel._start_run,
+    p.EditLastMessage: Kernel._edit_last_message,
+    p.RegenerateAnswer: Kernel._regenerate_answer,
     p.ResumeRun: Kernel._resume_run,
     p.CompactSession: Kernel._compact_session,
     p.CancelRun: Kernel._cancel_run,
@@ -700,6 +729,26 @@ _HANDLERS: dict[type[p.Message], Callable[[Kernel, Any], None]] = {
     p.ListMcpPrompts: Kernel._list_mcp_prompts,
     p.GetMcpPrompt: Kernel._get_mcp_prompt,
 }
+
+
+def _attachments(sent: tuple[p.AttachmentData, ...]) -> list[Attachment]:
+    """The attachments the UI sent, each checked (kernel.attachments); ValueError naming
+    the first that cannot be attached."""
+    import base64
+    import binascii
+
+    from kernel.attachments import MAX_ATTACHMENTS, read_attachment
+
+    if len(sent) > MAX_ATTACHMENTS:
+        raise ValueError(f"at most {MAX_ATTACHMENTS} files can be attached to one prompt")
+    out = []
+    for item in sent:
+        try:
+            data = base64.b64decode(item.data, validate=True)
+        except (binascii.Error, ValueError):
+            raise ValueError(f"{item.name}: the attachment's data is not base64") from None
+        out.append(read_attachment(item.name, data))
+    return out
 
 
 def _session_words(words: str) -> str:

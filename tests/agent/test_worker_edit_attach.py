@@ -1,0 +1,85 @@
+"""Edit, regenerate and attachments through the real kernel worker process and its pipe,
+against the fake model: what the model is sent, what a reload shows, and the refusals (a
+run in progress, no prompt yet, a file that cannot be attached) as CommandFailed."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kernel import protocol as p
+from kernel.events import MessagesSuperseded, UserMessage
+from kernel.fakemodel import FakeAnthropicServer, Silence, reply
+from kernel.paths import AppPaths
+from tests.security.test_workspace_broad import Worker
+
+
+@pytest.fixture
+def served(reins_home: AppPaths, monkeypatch: pytest.MonkeyPatch
+           ) -> Iterator[tuple[FakeAnthropicServer, Worker]]:
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    with FakeAnthropicServer(api_key="test-key") as server:
+        reins_home.settings_file.parent.mkdir(parents=True, exist_ok=True)
+        reins_home.settings_file.write_text(json.dumps({"base_url": server.base_url}))
+        worker = Worker()
+        try:
+            worker.send(p.SetApiKey("test-key"))
+            yield server, worker
+        finally:
+            server.release()
+            worker.close()
+
+
+def attached(name: str, data: bytes) -> p.AttachmentData:
+    return p.AttachmentData(name, base64.b64encode(data).decode("ascii"))
+
+
+def texts(body: dict) -> list[str]:
+    return [b["text"] for m in body["messages"] for b in m["content"] if b["type"] == "text"]
+
+
+def test_edit_regenerate_and_attachments_through_the_worker(
+        served: tuple[FakeAnthropicServer, Worker], workspace: Path):
+    server, worker = served
+    worker.send(p.NewSession(str(workspace), "auto"))
+    session = worker.wait_for(p.SessionLoaded).info.session_id
+    worker.send(p.RegenerateAnswer(session))
+    assert "no message yet" in worker.wait_for(p.CommandFailed).message
+    worker.send(p.StartRun(session, "look", (attached("prog", b"\x7fELF\x00"),)))
+    failed = worker.wait_for(p.CommandFailed, 2)
+    assert failed.command == "start_run" and "prog is not a text file" in failed.message
+    server.add(reply("a note"), reply("a better note"), reply("the same note"), Silence())
+    worker.send(p.StartRun(session, "read this", (attached("n.txt", b"buy milk"),)))
+    worker.wait_for(p.RunStatus, 2)
+    assert texts(server.requests[0].body) == [
+        "read this", '<attachment name="n.txt">\nbuy milk\n</attachment>']
+    worker.send(p.EditLastMessage(session, "read this, carefully", keep=(0,)))
+    worker.wait_for(p.RunStatus, 4)
+    assert texts(server.requests[1].body) == [
+        "read this, carefully", '<attachment name="n.txt">\nbuy milk\n</attachment>']
+    worker.send(p.RegenerateAnswer(session))
+    worker.wait_for(p.RunStatus, 6)
+    assert texts(server.requests[2].body) == texts(server.requests[1].body)
+    worker.send(p.StartRun(session, "and now?"))
+    worker.wait_for(p.RunStatus, 7)
+    while not server.stalled.is_set():
+        worker.conn.poll(0.02)
+    worker.send(p.EditLastMessage(session, "changed"))
+    worker.send(p.RegenerateAnswer(session))
+    refusals = [worker.wait_for(p.CommandFailed, n).message for n in (3, 4)]
+    assert all("a run is in progress in this session: stop it" in m for m in refusals)
+    worker.send(p.CancelRun(session))
+    worker.wait_for(p.RunStatus, 8)
+    worker.send(p.OpenSession(session))
+    loaded = worker.wait_for(p.SessionLoaded, 2)
+    kinds = [e.reason for e in loaded.events if isinstance(e, MessagesSuperseded)]
+    assert kinds == ["edit", "regenerate"]
+    prompts = [e for e in loaded.events if isinstance(e, UserMessage)]
+    assert [e.text for e in prompts] == ["read this", "read this, carefully", "and now?"]
+    assert [a["name"] for a in prompts[1].attachments] == ["n.txt"]
