@@ -18,13 +18,15 @@ every stored event goes to the UI as an `EventMessage` after it is committed.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import multiprocessing
 import os
+import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from multiprocessing.context import SpawnProcess
@@ -120,6 +122,7 @@ class Kernel:
         self.base_url_override = ""
         self.channel = QueueChannel()
         self.runs: dict[str, _Run] = {}
+        self._commands: asyncio.Queue[p.Message] = asyncio.Queue()
         self.gates: dict[str, PolicyGate] = {}
         self.early_answers: dict[str, Answer] = {}
         self.asking: dict[str, set[str]] = {}
@@ -152,6 +155,7 @@ class Kernel:
             tool_search_threshold=self.settings.tool_search_threshold)
         self._settle_dead_runs()
         self._spawn(self._answer_early_requests())
+        self._spawn(self._serve_commands())
         sandbox = self.runtime.sandbox
         self.send(p.KernelReady(p.PROTOCOL_VERSION, os.getpid(), sandbox.kind, sandbox.reason,
                                 self.api_key is not None, self.model))
@@ -297,17 +301,40 @@ class Kernel:
     # ---- commands ---------------------------------------------------------------------------
 
     def _handle(self, message: p.Message) -> None:
+        """Commands are carried out one at a time, in the order they came (`_serve_commands`);
+        one that waits for the store or reads a whole history waits in a thread, so the loop
+        goes on with the runs meanwhile."""
+        self._commands.put_nowait(message)
+
+    async def _serve_commands(self) -> None:
+        while True:
+            message = await self._commands.get()
+            await self._carry_out(message)
+
+    async def _carry_out(self, message: p.Message) -> None:
+        """Every command the kernel handles gets its effect or a CommandFailed that says why
+        (a failing session database included); none is lost to a traceback."""
         handler = _HANDLERS.get(type(message))
         if handler is None:
             log.warning("dropped a message the kernel does not handle: %s", message.kind)
             return
         session_id = getattr(message, "session_id", "")
         try:
-            handler(self, message)
+            outcome = handler(self, message)
+            if inspect.isawaitable(outcome):
+                await outcome
         except UnknownSession as exc:
             self.send(p.CommandFailed(message.kind, str(exc), session_id))
         except (ValueError, OSError) as exc:  # ConfigError is a ValueError
             self.send(p.CommandFailed(message.kind, str(exc), session_id))
+        except sqlite3.Error as exc:
+            log.exception("%s failed in the session database", message.kind)
+            self.send(p.CommandFailed(message.kind, f"the session database failed: "
+                                      f"{type(exc).__name__}: {exc}", session_id))
+        except Exception as exc:  # a bug must not leave the UI waiting for an answer
+            log.exception("%s failed", message.kind)
+            self.send(p.CommandFailed(message.kind, f"the kernel could not do this: "
+                                      f"{type(exc).__name__}: {exc}", session_id))
 
     def _set_api_key(self, message: p.SetApiKey) -> None:
         self.api_key = message.api_key or None
@@ -324,11 +351,11 @@ class Kernel:
         elif self.settings.mcp_servers != servers:
             self._spawn(self._start_mcp())
 
-    def _list_sessions(self, message: p.ListSessions) -> None:
-        sessions = self.store.list_sessions(message.query or None)
+    async def _list_sessions(self, message: p.ListSessions) -> None:
+        sessions = await asyncio.to_thread(self.store.list_sessions, message.query or None)
         self.send(p.SessionList(tuple(session_info(s) for s in sessions), message.query))
 
-    def _new_session(self, message: p.NewSession) -> None:
+    async def _new_session(self, message: p.NewSession) -> None:
         workspace = Path(message.workspace).expanduser()
         if not workspace.is_dir():
             raise ValueError(f"the workspace {workspace} is not an existing folder")
@@ -338,8 +365,8 @@ class Kernel:
         if broad is not None and not message.confirm_broad_workspace:
             raise ValueError(f"the session was not created: {broad}. Choose a project folder, "
                              f"or confirm this workspace explicitly")
-        session_id = self.store.create_session(workspace.resolve(), self.model, message.mode,
-                                               message.title)
+        session_id = await asyncio.to_thread(self.store.create_session, workspace.resolve(),
+                                             self.model, message.mode, message.title)
         self.send(p.SessionLoaded(session_info(self.store.get_session(session_id)),
                                   created=True))
 
@@ -351,35 +378,60 @@ class Kernel:
         ids = None if session_ids is None else [s for s in session_ids if s not in self.runs]
         self.store.settle_dead_runs(lambda sid: session_lock(self.paths, sid), ids)
 
-    def _open_session(self, message: p.OpenSession) -> None:
+    async def _open_session(self, message: p.OpenSession) -> None:
         if message.session_id not in self.runs:
-            self._settle_dead_runs((message.session_id,))
+            await asyncio.to_thread(self._settle_dead_runs, (message.session_id,))
         stored = self.store.get_session(message.session_id)
-        events = tuple(event for _, event in self.store.events(message.session_id))
+        events = tuple(event for _, event in
+                       await asyncio.to_thread(self.store.events, message.session_id))
         interrupted = (stored.run_state is RunState.INTERRUPTED
                        and message.session_id not in self.runs)
         self.send(p.SessionLoaded(session_info(stored), events, interrupted))
         if message.session_id in self.runs:
             self.send(p.RunStatus(message.session_id, "running"))
 
-    def _rename_session(self, message: p.RenameSession) -> None:
-        self.store.rename_session(message.session_id, message.title.strip())
-        self._list_sessions(p.ListSessions())
+    async def _rename_session(self, message: p.RenameSession) -> None:
+        await asyncio.to_thread(self.store.rename_session, message.session_id,
+                                message.title.strip())
+        await self._list_sessions(p.ListSessions())
 
-    def _delete_session(self, message: p.DeleteSession) -> None:
-        run = self.runs.get(message.session_id)
+    async def _delete_session(self, message: p.DeleteSession) -> None:
+        """A running session's run is cancelled and awaited first (its last events stored
+        while the session exists); then the session, everything stored for it and its
+        files on disk (externalized outputs, kept media) are removed. A session another
+        process runs (`reins exec --session`) is not deleted under it."""
+        from kernel.agent.runlock import SessionLocked, session_lock
+        from kernel.tools.externalize import remove_session_outputs
+
+        session_id = message.session_id
+        self.store.get_session(session_id)  # UnknownSession for a wrong id
+        run = self.runs.get(session_id)
         if run is not None:
-            run.agent.cancel(message.session_id)
-            run.task.cancel()
-        self.store.delete_session(message.session_id)
-        self.send(p.SessionDeleted(message.session_id))
+            if not run.agent.cancel(session_id):
+                run.task.cancel()
+            _, pending = await asyncio.wait({run.task}, timeout=SHUTDOWN_GRACE_S)
+            if pending:
+                run.task.cancel()
+                await asyncio.wait(pending)
+        lock = session_lock(self.paths, session_id)
+        try:
+            await asyncio.to_thread(lock.acquire)
+        except SessionLocked:
+            raise ValueError("the session was not deleted: another Reins process is running "
+                             "it (reins exec); stop that run first") from None
+        try:
+            await asyncio.to_thread(self.store.delete_session, session_id)
+            await asyncio.to_thread(remove_session_outputs, self.paths, session_id)
+        finally:
+            lock.release()
+        self.send(p.SessionDeleted(session_id))
 
-    def _set_session_model(self, message: p.SetSessionModel) -> None:
+    async def _set_session_model(self, message: p.SetSessionModel) -> None:
         model = message.model.strip()
         if not model or any(c.isspace() or not c.isprintable() for c in model):
             raise ValueError(f"{message.model!r} is not a model name")
-        self.store.set_session_model(message.session_id, model)
-        self._list_sessions(p.ListSessions())
+        await asyncio.to_thread(self.store.set_session_model, message.session_id, model)
+        await self._list_sessions(p.ListSessions())
 
     def _list_models(self, _message: p.ListModels) -> None:
         self._spawn(self._send_models())
@@ -395,13 +447,13 @@ class Kernel:
         except ModelListError as exc:
             self.send(p.ModelList((), self.model, str(exc)))
 
-    def _set_mode(self, message: p.SetMode) -> None:
+    async def _set_mode(self, message: p.SetMode) -> None:
         mode = Mode(message.mode)
-        self.store.set_session_mode(message.session_id, mode.value)
+        await asyncio.to_thread(self.store.set_session_mode, message.session_id, mode.value)
         gate = self.gates.get(message.session_id)
         if gate is not None:
             gate.mode = mode
-        self._list_sessions(p.ListSessions())
+        await self._list_sessions(p.ListSessions())
 
     def _start_run(self, message: p.StartRun) -> None:
         if not message.prompt.strip():
@@ -700,7 +752,7 @@ class Kernel:
                 self.channel.answer(request.call_id, answer)
 
 
-_HANDLERS: dict[type[p.Message], Callable[[Kernel, Any], None]] = {
+_HANDLERS: dict[type[p.Message], Callable[[Kernel, Any], Awaitable[None] | None]] = {
     p.SetApiKey: Kernel._set_api_key,
     p.Configure: Kernel._configure,
     p.ListSessions: Kernel._list_sessions,

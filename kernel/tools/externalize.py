@@ -11,6 +11,7 @@ from __future__ import annotations
 import codecs
 import os
 import re
+import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -247,6 +248,18 @@ class OutputStore:
         omitted = max(0, size - head_bytes - tail_bytes)
         body = head + omission_marker(omitted, None, path) + tail
         return Preview(clean_for_model(body), path, size)
+
+
+def remove_session_outputs(paths: AppPaths, session_id: str) -> bool:
+    """Delete what is kept on disk for a session (`<data>/sessions/<session>`: its
+    externalized outputs, spool files, kept media); False when it had nothing there.
+    Symbolic links inside are removed, never followed (shutil.rmtree works on fds)."""
+    folder = paths.session_dir(session_id)
+    try:
+        shutil.rmtree(folder)
+    except FileNotFoundError:
+        return False
+    return True
 
 
 def _decode_head(data: bytes, chars: int) -> str:
