@@ -66,6 +66,11 @@ F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 TAIL_BYTES = 4096
 POLL_S = 0.02
 REAP_WAIT_S = 5.0
+AHEAD_AFTER_S = 0.05
+"""A command that runs this long gets the next command's sandbox made while it runs; a
+quicker one gets it made when it ends. Making a sandbox while another one starts or ends
+slows both (moving a process into its pids cgroup waits for an RCU grace period, which
+holds up every fork and exit meanwhile): a `true` took 12 ms instead of 4.5."""
 DEFAULT_SETTINGS = ExecSettings()
 ProgressCallback = Callable[[int, str, float], None]
 """(bytes so far, last line, elapsed seconds)."""
@@ -323,6 +328,7 @@ class CommandExecutor:
         script = shell_script(command)
         private_tmp: Path | None = None
         sandbox: _Sandbox | None = None
+        ahead_timer: asyncio.TimerHandle | None = None
         try:
             if not launcher.private_tmp:
                 private_tmp = Path(tempfile.mkdtemp(prefix="reins-"))
@@ -333,8 +339,12 @@ class CommandExecutor:
                       else None)
             request = self._request(workspace, cwd, network, limits, before or {})
 
-            def next_ahead() -> None:  # the next command's sandbox, made while this one runs
+            def next_ahead() -> None:
                 self._ahead_later(launcher, replace(request, limits=self.settings.limits), env)
+
+            def started_running() -> None:
+                nonlocal ahead_timer
+                ahead_timer = asyncio.get_running_loop().call_later(AHEAD_AFTER_S, next_ahead)
 
             sandbox = self._take_ahead(launcher, request, env)
             if sandbox is not None:
@@ -349,7 +359,7 @@ class CommandExecutor:
             try:
                 outcome = await self._run(
                     sandbox, started, spool, timeout_s, limits, network, withheld, cancel,
-                    on_progress, progress_interval_s, next_ahead,
+                    on_progress, progress_interval_s, started_running,
                 )  # fmt: skip
             finally:
                 if before is not None:  # also when cancelled: nothing planted stays
@@ -357,6 +367,8 @@ class CommandExecutor:
                         self._guards.undo(workspace, before, spool.path.stem))
             return replace(outcome, reverted=reverted)
         finally:
+            if ahead_timer is not None:
+                ahead_timer.cancel()
             if private_tmp is not None:
                 shutil.rmtree(private_tmp, ignore_errors=True)
             if sandbox is not None and launcher.kernel_sets_limits:

@@ -4,8 +4,9 @@ Building a sandbox (namespaces, a read-only root, a fresh /dev and /proc, the wo
 the hidden home) is most of what a sandboxed command costs to start. bubblewrap builds it
 and then waits on its block fd (kernel.sandbox.handshake) before it starts the shell, and
 the shell reads its command from a file that is filled only when the command is known
-(kernel.sandbox.launcher.SHELL). So after each command the executor starts the sandbox of
-the next one, and a call that finds it ready only checks it, sets the limits, writes the
+(kernel.sandbox.launcher.SHELL). So the executor starts the sandbox of the next command
+when a command ends (or once it has run `AHEAD_AFTER_S`, so a long one's successor is ready
+when it ends), and a call that finds it ready only checks it, sets the limits, writes the
 command and lets it go.
 
 A sandbox made ahead shows the file system as it was when it was made: its mounts hold the

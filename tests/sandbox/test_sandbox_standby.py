@@ -167,7 +167,13 @@ def test_a_sandbox_made_ahead_runs_nothing_and_ends_with_its_executor(
         monkeypatch: pytest.MonkeyPatch) -> None:
     def made_ahead() -> CommandExecutor:
         ex = CommandExecutor(reins_home, ExecSettings(grace_s=0.5))
-        two_commands(ex, workspace, outputs, "true", "true")
+
+        async def one_then_the_models_turn() -> None:
+            with outputs.spool("first") as spool:
+                await ex.run("true", workspace=workspace, spool=spool, timeout_s=30)
+            await asyncio.sleep(IDLE_S)
+
+        asyncio.run(one_then_the_models_turn())
         [waiting] = waiting_sandboxes(workspace)
         below = [p.name() for p in waiting.children(recursive=True)]
         assert below == ["bwrap"]  # its sandbox's init, still waiting: no shell, no command
@@ -187,8 +193,13 @@ def test_a_sandbox_made_ahead_runs_nothing_and_ends_with_its_executor(
     async def idle_too_long() -> None:
         with outputs.spool("first") as spool:
             await ex.run("true", workspace=workspace, spool=spool, timeout_s=30)
-        await asyncio.sleep(0)
-        [waiting] = waiting_sandboxes(workspace)
+        made: list[psutil.Process] = []
+        for _ in range(400):  # made once the quick command has ended: a few turns later
+            made = waiting_sandboxes(workspace)
+            if made:
+                break
+            await asyncio.sleep(0.005)
+        [waiting] = made
         await asyncio.sleep(0.3)
         assert not waiting.is_running()  # ended (and reaped) after its idle time
         assert waiting_sandboxes(workspace) == []
