@@ -278,3 +278,32 @@ def test_a_sandbox_made_ahead_holds_the_process_limit_and_leaves_no_cgroup(
     mine = [e.name for e in hierarchy.root.iterdir()
             if e.is_dir() and e.name.startswith(f"{os.getpid()}-")]
     assert mine == []
+
+
+@pytest.mark.parametrize(("command", "made_while_it_runs"), [
+    ("sleep 0.6", True),       # a long command: its successor's sandbox is ready when it ends
+    ("true", False),           # a quick one: made after it (not while it starts and ends)
+    ("sleep 0.01", False),
+])
+def test_when_the_next_sandbox_is_made(executor: CommandExecutor, workspace: Path,
+                                       outputs: OutputStore, command: str,
+                                       made_while_it_runs: bool) -> None:
+    async def run() -> tuple[int, int]:
+        with outputs.spool("first") as spool:
+            task = asyncio.ensure_future(executor.run(command, workspace=workspace,
+                                                      spool=spool, timeout_s=30))
+            during = 0
+            while not task.done():
+                running = {live.proc.pid for live in executor._live}
+                during = max(during, len([p for p in waiting_sandboxes(workspace)
+                                          if p.pid not in running]))
+                await asyncio.sleep(0.01)
+            assert (await task).exit_code == 0
+        for _ in range(400):
+            if waiting_sandboxes(workspace):
+                break
+            await asyncio.sleep(0.005)
+        return during, len(waiting_sandboxes(workspace))
+
+    during, after = asyncio.run(run())
+    assert (during, after) == (int(made_while_it_runs), 1)
