@@ -7,10 +7,11 @@ its signals into protocol commands.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QDockWidget,
@@ -42,7 +43,36 @@ APP_NAME = "Reins"
 
 
 def window_title(session_title: str | None) -> str:
-    return f"{APP_NAME} — {session_title}" if session_title else APP_NAME
+    """"Fix the build — Reins": the app's name last, once. Qt appends the application's
+    display name to a title that does not end with it, so every title of the app either
+    ends with APP_NAME or leaves it out (tests/desktop/test_titles_and_mnemonics.py)."""
+    return f"{session_title} — {APP_NAME}" if session_title else APP_NAME
+
+
+SIDE_BY_SIDE_MIN = 1160
+"""Below this width the sessions and the timeline are tabs of one dock on the right."""
+FULL_PANELS_MIN = 1400
+"""From this width both panels have their full widths."""
+SESSIONS_WIDTH, TIMELINE_WIDTH = 260, 420
+
+
+@dataclass(frozen=True)
+class PanelLayout:
+    tabbed: bool
+    """The sessions and the timeline share one dock (tabs) instead of one on each side."""
+    sessions: int
+    timeline: int
+    """Widths (the dock's, when tabbed)."""
+
+
+def panel_layout(width: int) -> PanelLayout:
+    """The side panels for a window `width` wide: the chat keeps at least half of it."""
+    if width >= FULL_PANELS_MIN:
+        return PanelLayout(False, SESSIONS_WIDTH, TIMELINE_WIDTH)
+    if width >= SIDE_BY_SIDE_MIN:
+        return PanelLayout(False, SESSIONS_WIDTH, width // 2 - SESSIONS_WIDTH - 20)
+    dock = min(TIMELINE_WIDTH, int(width * 0.45))
+    return PanelLayout(True, dock, dock)
 
 
 class Banner(QFrame):
@@ -98,6 +128,8 @@ class MainWindow(QMainWindow):
         sessions_dock.setWidget(self.sessions)
         sessions_dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable)
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, sessions_dock)
+        self.sessions_dock = sessions_dock
+        self.panels_tabbed = False
 
         self._timeline: TimelinePanel | None = None
         self.timeline_dock = QDockWidget("Timeline", self)
@@ -105,7 +137,7 @@ class MainWindow(QMainWindow):
         self.timeline_dock.setAccessibleName("Tool-call timeline")
         self.timeline_dock.setWidget(QLabel("Loading the timeline…", self.timeline_dock))
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.timeline_dock)
-        self.resizeDocks([sessions_dock, self.timeline_dock], [260, 420],
+        self.resizeDocks([sessions_dock, self.timeline_dock], [SESSIONS_WIDTH, TIMELINE_WIDTH],
                          Qt.Orientation.Horizontal)
 
         self.welcome = WelcomePanel(self)
@@ -285,6 +317,36 @@ class MainWindow(QMainWindow):
     def set_kernel_state(self, text: str) -> None:
         self.kernel_label.setText(text)
 
+    # ---- layout -----------------------------------------------------------------------------
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.fit_panels()
+
+    def fit_panels(self) -> None:
+        """Keep the chat at least half the window wide: below SIDE_BY_SIDE_MIN the side
+        panels become tabs of one dock (the timeline's tab in front), above it they go
+        back to both sides; their widths are set when the chat would get less than half
+        (widths the user chose are kept otherwise)."""
+        layout = panel_layout(self.width())
+        if layout.tabbed != self.panels_tabbed:
+            self.panels_tabbed = layout.tabbed
+            if layout.tabbed:
+                self.tabifyDockWidget(self.timeline_dock, self.sessions_dock)
+                self.timeline_dock.raise_()
+            else:
+                self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.sessions_dock)
+        QTimer.singleShot(0, self._fit_widths)  # once the layout has the new width
+
+    def _fit_widths(self) -> None:
+        layout = panel_layout(self.width())
+        if self.centralWidget().width() * 2 >= self.width() or layout.tabbed != self.panels_tabbed:
+            return
+        docks = [self.timeline_dock] if layout.tabbed else [self.sessions_dock,
+                                                             self.timeline_dock]
+        widths = [layout.timeline] if layout.tabbed else [layout.sessions, layout.timeline]
+        self.resizeDocks(docks, widths, Qt.Orientation.Horizontal)
+
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         """Watches for the first paint only, then stops watching."""
         if watched is self and event.type() == QEvent.Type.Paint:
@@ -305,7 +367,7 @@ class MainWindow(QMainWindow):
     def _ask_before_quitting(self, question: str) -> None:
         if self.quit_box is not None and self.quit_box.isVisible():
             return
-        box = QMessageBox(QMessageBox.Icon.Question, "Quit Reins?", question,
+        box = QMessageBox(QMessageBox.Icon.Question, f"Quit {APP_NAME}", question,
                           QMessageBox.StandardButton.Cancel, self)
         box.setAccessibleName("Confirm quit")
         quit_button = box.addButton("&Quit anyway", QMessageBox.ButtonRole.AcceptRole)

@@ -95,7 +95,7 @@ class ApprovalDialog(QDialog):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Reins — approval needed")
+        self.setWindowTitle("Approval needed — Reins")
         self.setAccessibleName("Approval request")
         self.setModal(False)
         self.setWindowModality(Qt.WindowModality.NonModal)

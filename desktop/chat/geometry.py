@@ -19,15 +19,20 @@ HEADER = 18.0
 CARD_HEIGHT = 30.0
 BUTTON_HEIGHT = 24.0
 COPY_WIDTH = 58.0
+READABLE_WIDTH = 800.0
+"""The widest a message's text gets (about 100 characters): in a wide window the rows are
+a column of this width in the middle."""
 
 
 def row_box(rect: QRectF) -> QRectF:
-    """The rounded box of a row inside its rect."""
-    return rect.adjusted(MARGIN, MARGIN / 2, -MARGIN, -MARGIN / 2)
+    """The rounded box of a row inside its rect: centred, at most READABLE_WIDTH of text."""
+    box = rect.adjusted(MARGIN, MARGIN / 2, -MARGIN, -MARGIN / 2)
+    spare = box.width() - (READABLE_WIDTH + 2 * PAD)
+    return box.adjusted(spare / 2, 0, -spare / 2, 0) if spare > 0 else box
 
 
 def content_width(view_width: float) -> float:
-    return max(60.0, view_width - 2 * (MARGIN + PAD))
+    return max(60.0, min(READABLE_WIDTH, view_width - 2 * (MARGIN + PAD)))
 
 
 @dataclass(frozen=True)

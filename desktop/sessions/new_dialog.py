@@ -66,7 +66,9 @@ class NewSessionDialog(QDialog):
         row.addWidget(self.workspace_edit, 1)
         row.addWidget(browse)
         form = QFormLayout()
-        form.addRow("&Workspace:", row)
+        workspace_label = QLabel("&Workspace:", self)
+        workspace_label.setBuddy(self.workspace_edit)
+        form.addRow(workspace_label, row)
         form.addRow("&Mode:", self.mode_combo)
         self.buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self)

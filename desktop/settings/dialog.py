@@ -92,7 +92,7 @@ class SettingsDialog(QDialog):
         kernel; their buttons emit signals the app turns into protocol commands.
         `memory_key`: the key the app holds in memory (shown when there is no keyring)."""
         super().__init__(parent)
-        self.setWindowTitle("Reins — Settings")
+        self.setWindowTitle("Settings — Reins")
         self.setAccessibleName("Settings")
         self.resize(680, 520)
         self.paths = paths

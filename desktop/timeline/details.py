@@ -7,9 +7,10 @@
                                   # viewer opens at the end and follows it as it grows
     pane.stop_requested           # Signal(str): "Stop" clicked (a call id)
 
-The call's name and status in words, Stop, Open full output and the Copy buttons stay at
-the top; the result takes most of the room under them (for a running command, the last
-lines of its output as they are written, and Open full output follows it while it runs);
+The call's name and status in words, Stop, Open full output and Copy output stay at the
+top (the pane fits a 300 px wide dock); the result takes most of the room under them (for a
+running command, the last lines of its output as they are written, and Open full output
+follows it while it runs);
 the arguments as indented JSON, the approval (risk, reason, decision, who decided, rule,
 scope, message), the timings (the run time, and the wait for the approval on its own) and
 the exact text the model received scroll below. "Copy arguments" and "Copy output" put the
@@ -135,8 +136,7 @@ class DetailsPane(QWidget):
         self.copy_arguments = QPushButton("Copy arguments")
         self.copy_arguments.setAccessibleName("Copy arguments")
         self.copy_arguments.clicked.connect(self._copy_arguments)
-        for button in (self.stop_button, self.open_button, self.copy_output,
-                       self.copy_arguments):
+        for button in (self.stop_button, self.open_button, self.copy_output):
             actions.addWidget(button)
         actions.addStretch(1)
         layout.addLayout(actions)
@@ -158,6 +158,7 @@ class DetailsPane(QWidget):
         args_layout = QVBoxLayout(args_box)
         self.arguments = _text_box("Arguments as JSON", 110)
         args_layout.addWidget(self.arguments)
+        args_layout.addWidget(self.copy_arguments, 0, Qt.AlignmentFlag.AlignLeft)
         more_layout.addWidget(args_box)
 
         approval_box = QGroupBox("Approval")

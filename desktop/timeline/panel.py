@@ -92,6 +92,9 @@ class TimelinePanel(QWidget):
         self.search.textChanged.connect(lambda _t: self._search_delay.start())
         self.status_filter = QComboBox()
         self.status_filter.setAccessibleName("Filter by status")
+        self.status_filter.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.status_filter.setMinimumContentsLength(10)
         for label, key, _ in STATUS_CHOICES:
             self.status_filter.addItem(label, key)
         self.status_filter.currentIndexChanged.connect(self._status_changed)

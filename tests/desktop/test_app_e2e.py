@@ -107,7 +107,7 @@ def test_whole_app_round_trip(qtbot: QtBot, app: AppController, fake: FakeAnthro
     assert not (workspace / "other.txt").exists()
     assert [c.status for c in cards(app)] == ["done", "denied"]
     assert "not that one" in json.dumps(fake.requests[2].body)
-    assert w.windowTitle().startswith("Reins — ")
+    assert w.windowTitle().endswith(" — Reins")
     assert "Tokens:" in w.usage_label.text()
 
     # A run that stalls mid-stream is cancelled with Stop.

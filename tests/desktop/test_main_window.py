@@ -93,7 +93,7 @@ def test_loaded_session_shows_history_title_mode_and_usage(qtbot: QtBot,
          ev.RunFinished("s1", "end_turn", 1, {"input_tokens": 1200, "output_tokens": 30},
                         0.0123))
     w = controller.window
-    assert w.windowTitle() == window_title("Fix the build") == "Reins — Fix the build"
+    assert w.windowTitle() == window_title("Fix the build") == "Fix the build — Reins"
     items = controller.views["s1"].chat.items()
     assert [type(i).__name__ for i in items] == ["MessageItem", "MessageItem", "ToolCardItem"]
     assert isinstance(items[2], ToolCardItem) and items[2].status == "done"
