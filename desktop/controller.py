@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QObject, Qt, QTimer, Signal
 
+from desktop.chat.attach import Chip, for_kernel, kept_chips
 from desktop.chat.feed import apply_event
-from desktop.chat.model import ChatModel, Role
+from desktop.chat.model import ChatModel, MessageItem, Role
 from desktop.errors import RETRYABLE_CODES
 from desktop.kernel_client import KernelClient
 from desktop.main_window import MainWindow, window_title
@@ -157,6 +158,11 @@ class AppController(QObject):
             lambda sid: self.client.send(p.DeleteSession(sid)))
         w.sessions.search.textChanged.connect(self._search)
         w.prompt.send.connect(self.send_prompt)
+        w.prompt.edit_submitted.connect(self.send_edit)
+        w.chat.edit_requested.connect(self.begin_edit)
+        w.chat.regenerate_requested.connect(self.regenerate)
+        w.chat.files_dropped.connect(w.prompt.attach_files)
+        w.chat.image_dropped.connect(w.prompt.tray.add_image)
         w.prompt.stop.connect(self.cancel_run)
         w.banner.action.connect(self._banner_action)
         w.mode_changed.connect(self._set_mode)
@@ -527,14 +533,58 @@ class AppController(QObject):
             return
         if view.running:
             return
-        if not self.client.send(p.StartRun(view.info.session_id, text)):
+        chips = self.window.prompt.take_attachments()
+        files, _ = for_kernel(chips)
+        self._start(view, p.StartRun(view.info.session_id, text, files), text, chips)
+
+    def _start(self, view: SessionView, command: p.Message, text: str = "",
+               chips: list[Chip] | None = None) -> None:
+        """Send a command that starts a run; if the kernel cannot take it, the prompt and
+        its attachments go back in the box."""
+        if not self.client.send(command):
             view.chat.add_message(Role.ERROR, "The kernel is restarting, so the prompt was not "
                                   "sent. Send it again in a moment.")
             self.window.prompt.edit.setPlainText(text)
+            for chip in chips or []:
+                self.window.prompt.tray.restore(chip)
             return
         view.running = True
         view.interrupted = False
         self._refresh_page()
+
+    def begin_edit(self) -> None:
+        """"Edit message": the last message the user sent, in the prompt box to change."""
+        view = self._view()
+        row = view.chat.last_user_row() if view is not None else None
+        if view is None or row is None:
+            return
+        if view.running:
+            self.window.statusBar().showMessage(
+                "Stop the run before editing the last message.", 10_000)
+            return
+        item = view.chat.item(row)
+        assert isinstance(item, MessageItem)
+        self.window.prompt.begin_edit(item.text, kept_chips(item.attachments))
+
+    def send_edit(self, text: str) -> None:
+        view = self._view()
+        chips = self.window.prompt.take_attachments()
+        if view is None or view.running:
+            return
+        files, keep = for_kernel(chips)
+        self._start(view, p.EditLastMessage(view.info.session_id, text, files, keep), text,
+                    chips)
+
+    def regenerate(self) -> None:
+        """"Regenerate answer": the last message's answer asked for again."""
+        view = self._view()
+        if view is None:
+            return
+        if view.running:
+            self.window.statusBar().showMessage(
+                "Stop the run before asking for the answer again.", 10_000)
+            return
+        self._start(view, p.RegenerateAnswer(view.info.session_id))
 
     def _new_session(self, workspace: str, mode: str, confirm_broad: bool) -> None:
         self.client.send(p.NewSession(workspace, mode, confirm_broad_workspace=confirm_broad))

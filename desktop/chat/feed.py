@@ -42,11 +42,13 @@ def apply_event(model: ChatModel, event: ev.Event, at: float | None = None) -> N
     """Show `event`; `at` is when it arrived (None for history loaded from the store)."""
     now = at if at is not None else time.time()
     if isinstance(event, ev.UserMessage):
-        model.add_message(Role.USER, event.text, at)
+        model.add_message(Role.USER, event.text, at, event.attachments)
         model.set_activity("Thinking", now)
     elif isinstance(event, ev.AssistantDelta):
         model.append_delta(event.text, at)
         model.set_activity(None)
+    elif isinstance(event, ev.MessagesSuperseded):
+        model.supersede(event.reason)
     elif isinstance(event, ev.AssistantText):
         model.finish_text(event.text, at)
         model.set_activity("Thinking", now)

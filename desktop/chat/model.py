@@ -12,6 +12,7 @@ from __future__ import annotations
 import enum
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from PySide6.QtCore import (
     QAbstractListModel,
@@ -24,6 +25,7 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QTextCursor
 
+from desktop.chat.attach import summary_text
 from desktop.chat.card import card_document
 from desktop.chat.documents import CodeDocument, SafeDocument, plain_document
 from desktop.chat.markdown import open_fence, render_markdown, split_stable
@@ -47,7 +49,9 @@ class MessageItem:
     text: str = ""
     streaming: bool = False
     at: float | None = None
-    """When the UI received it (Unix time); None for history loaded from the store."""
+    """When it was sent or received (Unix time; for stored history, when it was stored)."""
+    attachments: list[dict[str, Any]] = field(default_factory=list)
+    """A user message's attachments (their user_message summaries), named under its text."""
     segments: list[SafeDocument] = field(default_factory=list)
     rendered_upto: int = 0
     tail: list[SafeDocument] = field(default_factory=list)
@@ -77,6 +81,9 @@ class MessageItem:
         width = max(self.width, 50.0)
         self.segments = ([plain_document(self.text, width)] if self.role is Role.USER
                          else render_markdown(self.text, width))
+        if self.attachments:
+            self.segments.append(plain_document(
+                "   ".join(summary_text(a) for a in self.attachments), width))
         self.rendered_upto = len(self.text)
         self.tail = []
         self.renders += 1
@@ -238,9 +245,34 @@ class ChatModel(QAbstractListModel):
         self._items.append(item)
         self.endInsertRows()
 
-    def add_message(self, role: Role, text: str, at: float | None = None) -> None:
+    def add_message(self, role: Role, text: str, at: float | None = None,
+                    attachments: list[dict[str, Any]] | None = None) -> None:
         self.close_stream()
-        self._append(MessageItem(role, text, at=at))
+        self._append(MessageItem(role, text, at=at, attachments=list(attachments or [])))
+
+    def last_user_row(self) -> int | None:
+        """The row of the last message the user sent (the one that can be edited)."""
+        for row in range(len(self._items) - 1, -1, -1):
+            item = self._items[row]
+            if isinstance(item, MessageItem) and item.role is Role.USER:
+                return row
+        return None
+
+    def supersede(self, reason: str) -> None:
+        """The last prompt was edited (`edit`: it and what followed go) or its answer is
+        asked for again (`regenerate`: what followed it goes): the chat shows the current
+        branch (the timeline and the store keep the rest)."""
+        row = self.last_user_row()
+        if row is None:
+            return
+        first = row if reason == "edit" else row + 1
+        self.close_stream()
+        if first >= len(self._items):
+            return
+        self.beginRemoveRows(QModelIndex(), first, len(self._items) - 1)
+        del self._items[first:]
+        self._cards = {call: r for call, r in self._cards.items() if r < first}
+        self.endRemoveRows()
 
     def append_delta(self, text: str, at: float | None = None) -> None:
         """Streamed assistant text; rendering is throttled to the render interval."""

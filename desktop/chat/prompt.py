@@ -1,16 +1,31 @@
-"""The prompt box: Enter sends, Shift+Enter adds a line, Esc stops the run, dropped files
-are mentioned by path."""
+"""The prompt box: Enter sends, Shift+Enter adds a line, Esc stops the run (or leaves the
+editing of the last message); files dropped or pasted (and a pasted image) are attached as
+chips above it (desktop.chat.attach), a dropped folder is mentioned by path."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import QMimeData, Qt, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QKeyEvent
-from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.chat.attach import AttachmentTray, Chip, Kept, image_bytes, local_files
 
 
 class PromptEdit(QPlainTextEdit):
     submitted = Signal()
     cancel_requested = Signal()
+    files_given = Signal(list)
+    """Local files dropped or pasted: to attach."""
+    image_given = Signal(bytes)
+    """An image pasted from the clipboard (PNG bytes): to attach."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -34,23 +49,30 @@ class PromptEdit(QPlainTextEdit):
         super().keyPressEvent(event)
 
     def canInsertFromMimeData(self, source: QMimeData) -> bool:
-        return source.hasUrls() or super().canInsertFromMimeData(source)
+        return source.hasUrls() or source.hasImage() or super().canInsertFromMimeData(source)
 
     def insertFromMimeData(self, source: QMimeData) -> None:
-        paths = [url.toLocalFile() for url in source.urls() if url.isLocalFile()]
+        paths = local_files(source)
         if paths:
-            self.insertPlainText(" ".join(_quote(p) for p in paths))
+            self.files_given.emit(paths)
+            return
+        if source.hasImage():
+            self.image_given.emit(image_bytes(source.imageData()))
             return
         super().insertFromMimeData(source)
 
+    def mention(self, paths: list[str]) -> None:
+        """Name these paths in the prompt (folders: they are not attached)."""
+        self.insertPlainText(" ".join(_quote(p) for p in paths))
+
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        if event.mimeData().hasUrls():
+        if event.mimeData().hasUrls() or event.mimeData().hasImage():
             event.acceptProposedAction()
             return
         super().dragEnterEvent(event)
 
     def dropEvent(self, event: QDropEvent) -> None:
-        if event.mimeData().hasUrls():
+        if event.mimeData().hasUrls() or event.mimeData().hasImage():
             self.insertFromMimeData(event.mimeData())
             event.acceptProposedAction()
             return
@@ -62,10 +84,13 @@ def _quote(path: str) -> str:
 
 
 class PromptBox(QWidget):
-    """The prompt editor with Send and Stop buttons."""
+    """The prompt editor with Send, Stop and Attach buttons, and the attachments' chips.
+    `send` (a new prompt) or `edit_submitted` (the last message, edited) carry the text; the
+    attachments are taken with `take_attachments`."""
 
     send = Signal(str)
     stop = Signal()
+    edit_submitted = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -76,13 +101,31 @@ class PromptBox(QWidget):
         self.stop_button = QPushButton("S&top", self)
         self.stop_button.setAccessibleName("Stop the run")
         self.stop_button.setToolTip("Stop the run (Esc)")
+        self.attach_button = QPushButton("Attach…", self)
+        self.attach_button.setAccessibleName("Attach files or images")
+        self.attach_button.setToolTip("Attach files or images (or drop them here, or paste)")
+        self.attach_button.clicked.connect(self.choose_files)
+        self.tray = AttachmentTray(self)
+        self.editing_label = QLabel("Editing your last message — Esc leaves it as it was", self)
+        self.editing_label.setAccessibleName("Editing the last message")
+        self.editing_label.hide()
+        self.editing = False
+        self._saved: tuple[str, list[Chip]] = ("", [])
         buttons = QVBoxLayout()
         buttons.addWidget(self.send_button)
         buttons.addWidget(self.stop_button)
+        buttons.addWidget(self.attach_button)
+        column = QVBoxLayout()
+        column.setSpacing(2)
+        column.addWidget(self.editing_label)
+        column.addWidget(self.tray)
+        column.addWidget(self.edit, 1)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(8, 4, 8, 8)
-        layout.addWidget(self.edit, 1)
+        layout.addLayout(column, 1)
         layout.addLayout(buttons)
+        self.edit.files_given.connect(self.attach_files)
+        self.edit.image_given.connect(self.tray.add_image)
         self.edit.submitted.connect(self._submit)
         self.edit.cancel_requested.connect(self._stop)
         self.send_button.clicked.connect(self._submit)
@@ -104,8 +147,52 @@ class PromptBox(QWidget):
         if not text or not self.send_button.isEnabled():
             return
         self.edit.clear()
-        self.send.emit(text)
+        if self.editing:
+            self._leave_editing()
+            self.edit_submitted.emit(text)
+        else:
+            self.send.emit(text)
 
     def _stop(self) -> None:
         if self.stop_button.isEnabled():
             self.stop.emit()
+        elif self.editing:
+            self.cancel_edit()
+
+    # -- attachments and editing ------------------------------------------------------------
+    def choose_files(self) -> None:
+        paths, _ = QFileDialog.getOpenFileNames(self, "Attach files or images")
+        if paths:
+            self.attach_files(paths)
+
+    def attach_files(self, paths: list[str]) -> None:
+        """Attach these files (folders are mentioned by path in the prompt instead)."""
+        folders = self.tray.add_files(paths)
+        if folders:
+            self.edit.mention(folders)
+
+    def take_attachments(self) -> list[Chip]:
+        return self.tray.take()
+
+    def begin_edit(self, text: str, kept: list[Kept]) -> None:
+        """Edit the last message: its text in the box and its attachments as chips; sending
+        emits `edit_submitted`, Esc leaves everything as it was."""
+        self._saved = (self.edit.toPlainText(), self.tray.take())
+        self.editing = True
+        self.editing_label.show()
+        self.edit.setPlainText(text)
+        self.tray.set_kept(kept)
+        self.edit.setFocus()
+        self.edit.moveCursor(self.edit.textCursor().MoveOperation.End)
+
+    def cancel_edit(self) -> None:
+        text, chips = self._saved
+        self._leave_editing()
+        self.edit.setPlainText(text)
+        self.tray.set_kept([])
+        for chip in chips:
+            self.tray.restore(chip)
+
+    def _leave_editing(self) -> None:
+        self.editing = False
+        self.editing_label.hide()

@@ -14,6 +14,9 @@ import time
 from PySide6.QtCore import QModelIndex, QPoint, QPointF, QRectF, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QDesktopServices,
+    QDragEnterEvent,
+    QDragMoveEvent,
+    QDropEvent,
     QGuiApplication,
     QKeyEvent,
     QKeySequence,
@@ -26,6 +29,7 @@ from PySide6.QtWidgets import QAbstractItemView, QListView, QMenu, QWidget
 
 from desktop.chat import activity
 from desktop.chat.activity import ActivityIndicator
+from desktop.chat.attach import image_bytes, local_files
 from desktop.chat.delegate import ChatDelegate
 from desktop.chat.documents import CodeDocument, SafeDocument
 from desktop.chat.find import FindBar, Match, find_matches
@@ -37,7 +41,14 @@ from desktop.chat.geometry import (
     piece_at,
     scroll_for,
 )
-from desktop.chat.model import ChatItem, ChatModel, MessageItem, ToolCardItem, message_text
+from desktop.chat.model import (
+    ChatItem,
+    ChatModel,
+    MessageItem,
+    Role,
+    ToolCardItem,
+    message_text,
+)
 from desktop.chat.selection import TextSelection, point_at, selected_text, word_at
 
 RELAYOUT_INTERVAL_MS = 100
@@ -57,6 +68,13 @@ class ChatView(QListView):
     tool_card_activated = Signal(str)
     open_output = Signal(str)
     """A tool card's "Open full output": the path of the output kept on disk."""
+    edit_requested = Signal()
+    """"Edit message" on the last message the user sent."""
+    regenerate_requested = Signal()
+    """"Regenerate answer" on the answer to the last message."""
+    files_dropped = Signal(list)
+    """Local files dropped on the chat: to attach to the prompt."""
+    image_dropped = Signal(bytes)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -72,6 +90,7 @@ class ChatView(QListView):
         self.setWordWrap(True)
         self.setMouseTracking(True)
         self.setFrameShape(QListView.Shape.NoFrame)
+        self.setAcceptDrops(True)
         QPixmapCache.setCacheLimit(max(QPixmapCache.cacheLimit(), PIXMAP_CACHE_KB))
         self._selection: TextSelection | None = None
         self._selecting = False
@@ -360,6 +379,26 @@ class ChatView(QListView):
         self.viewport().update()
         QTimer.singleShot(COPIED_MS + 50, self.viewport().update)
 
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if event.mimeData().hasUrls() or event.mimeData().hasImage():
+            event.acceptProposedAction()
+
+    def dragMoveEvent(self, event: QDragMoveEvent) -> None:
+        if event.mimeData().hasUrls() or event.mimeData().hasImage():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        """Files (or an image) dropped on the chat are attached to the prompt."""
+        data = event.mimeData()
+        paths = local_files(data)
+        if paths:
+            self.files_dropped.emit(paths)
+        elif data.hasImage():
+            self.image_dropped.emit(image_bytes(data.imageData()))
+        else:
+            return
+        event.acceptProposedAction()
+
     def _open_link(self, url: QUrl) -> None:
         if self.open_links_in_browser and url.scheme().lower() in OPENABLE_SCHEMES:
             QDesktopServices.openUrl(url)
@@ -382,6 +421,13 @@ class ChatView(QListView):
         if piece is not None and isinstance(piece.doc, CodeDocument):
             doc = piece.doc
             menu.addAction("Copy code").triggered.connect(lambda: self.copy_code(doc))
+        last_user = self.chat_model().last_user_row()
+        if isinstance(item, MessageItem) and last_user is not None:
+            if row == last_user:
+                menu.addAction("Edit message…").triggered.connect(self.edit_requested)
+            elif row > last_user and item.role is Role.ASSISTANT:
+                menu.addAction("Regenerate answer").triggered.connect(
+                    self.regenerate_requested)
         if isinstance(item, ToolCardItem):
             menu.addAction("Fold details" if item.expanded else "Show details").triggered \
                 .connect(lambda: self.chat_model().toggle_card(row))

@@ -149,16 +149,20 @@ def test_prompt_enter_sends_shift_enter_newlines_esc_stops(qtbot: QtBot) -> None
     assert sent == ["line one\nline two"], "no second run while one is running"
 
 
-def test_dropping_a_file_mentions_its_path(qtbot: QtBot, tmp_path: Path) -> None:
+def test_dropping_a_folder_mentions_its_path_and_a_file_is_attached(
+        qtbot: QtBot, tmp_path: Path) -> None:
     box = PromptBox()
     qtbot.addWidget(box)
-    target = tmp_path / "my file.txt"
-    target.write_text("x")
+    target = tmp_path / "my folder"
+    target.mkdir()
+    (tmp_path / "my file.txt").write_text("x")
     data = QMimeData()
-    data.setUrls([QUrl.fromLocalFile(str(target))])
+    data.setUrls([QUrl.fromLocalFile(str(target)),
+                  QUrl.fromLocalFile(str(tmp_path / "my file.txt"))])
     assert box.edit.canInsertFromMimeData(data)
     box.edit.insertFromMimeData(data)
     assert box.edit.toPlainText() == f'"{target}"'
+    assert [chip.name for chip in box.tray.chips()] == ["my file.txt"]
 
 
 def test_switching_models_leaves_the_hidden_one_streaming(qtbot: QtBot) -> None:

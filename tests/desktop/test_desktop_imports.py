@@ -12,11 +12,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 ALLOWED = {
     "kernel.protocol", "kernel.events", "kernel.visible", "kernel.paths", "kernel.modes",
-    "kernel.keys", "kernel.workspace",
+    "kernel.keys", "kernel.workspace", "kernel.attachments",
 }
 """The protocol and the events it carries; pure helpers with no kernel state: how text is
 shown (visible), where files are (paths), the mode names, the key names, which folders are
-broad (workspace)."""
+broad (workspace), what a file is as an attachment (attachments)."""
 ENTRY_POINTS = {
     "desktop/entry.py": {"kernel.cli"},  # `reins exec …` is the kernel's own command line
     "desktop/kernel_client.py": {"kernel.worker"},  # the process it starts
