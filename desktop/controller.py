@@ -22,7 +22,8 @@ from desktop.chat.attach import Chip, for_kernel, kept_chips
 from desktop.chat.feed import apply_event
 from desktop.chat.model import ChatModel, MessageItem, Role
 from desktop.errors import RETRYABLE_CODES
-from desktop.kernel_client import KernelClient
+from desktop.handlers import Handlers
+from desktop.kernel_client import KernelClient, KernelFailure
 from desktop.main_window import MainWindow, window_title
 from desktop.settings import keystore
 from desktop.window_state import WindowState, load_state, save_state
@@ -34,15 +35,18 @@ from kernel.events import (
     ErrorEvent,
     Event,
     GrantRevoked,
+    GrantScope,
     RunFinished,
     SessionStarted,
     UserMessage,
 )
+from kernel.modes import Mode
 from kernel.paths import AppPaths
 
 if TYPE_CHECKING:
     from desktop.approval.dialog import ApprovalQueue
     from desktop.approval.notify import ApprovalNotifier
+    from desktop.mcp_requests.queue import McpRequests
     from desktop.settings.dialog import SavedSettings, SettingsDialog
     from desktop.timeline.panel import TimelinePanel
 
@@ -103,6 +107,7 @@ class AppController(QObject):
         self.window = window or MainWindow()
         self.client = client or KernelClient(self)
         self._approvals: ApprovalQueue | None = None
+        self._mcp_requests: McpRequests | None = None
         self.notifier: ApprovalNotifier | None = None
         self.views: dict[str, SessionView] = {}
         self.current: str | None = None
@@ -110,9 +115,8 @@ class AppController(QObject):
         self.key_pending = read_keyring
         self.keyring_available = True
         """Whether a system keyring can hold the key (known once it has been looked up)."""
-        self.base_url = ""
-        self.model = ""
-        """settings.json's model (what new sessions get, when set)."""
+        self.settings = p.SettingsSnapshot("")
+        """settings.json as the kernel last reported it (the kernel owns the file)."""
         self.default_model = ""
         """The model new sessions get, as the kernel says (KernelReady, ModelList)."""
         self.sandbox = ("none", "")
@@ -131,24 +135,13 @@ class AppController(QObject):
 
     # ---- setup ------------------------------------------------------------------------------
 
-    def _read_settings(self) -> None:
-        from kernel.policy.settings import SettingsError, load_settings  # (jsonschema: slow)
-
-        try:
-            settings = load_settings(self.paths)
-        except SettingsError as exc:
-            self.window.banner.show_notice(f"settings.json cannot be used: {exc}",
-                                           "Open &Settings")
-            return
-        self.base_url = settings.base_url or ""
-        self.model = settings.model or ""
-        self.window.sessions.default_mode = str(settings.default_mode)
-
     def _connect(self) -> None:
         w = self.window
+        self.handlers = self._handlers()
         self.client.batch.connect(self.on_batch)
         self.client.ready.connect(self.on_ready)
         self.client.died.connect(self.on_died)
+        self.client.failed.connect(self.on_kernel_failed)
         w.sessions.session_activated.connect(self.open_session)
         w.sessions.new_requested.connect(self._new_session)
         w.sessions.new_cancelled.connect(self._forget_pending_prompt)
@@ -169,6 +162,7 @@ class AppController(QObject):
         w.model_picker.chosen.connect(self._choose_model)
         w.settings_requested.connect(self.open_settings)
         w.grants_requested.connect(self.open_grants)
+        w.compact_requested.connect(self.compact_session)
         w.closing.connect(self.shutdown)
         w.quit_question = self._quit_question
         w.approvals_button.clicked.connect(lambda: self.approvals.show_current(activate=True))
@@ -190,6 +184,24 @@ class AppController(QObject):
 
             self.notifier = ApprovalNotifier(self.window, self._approvals)
         return self._approvals
+
+    @property
+    def mcp_requests(self) -> McpRequests:
+        """Servers' forms and sampling requests waiting for the user, built on first use."""
+        if self._mcp_requests is None:
+            from desktop.mcp_requests.queue import McpRequests
+
+            self._mcp_requests = McpRequests(self.window, session_title=self._title_of)
+            self._mcp_requests.answer.connect(self.client.send)
+            self._mcp_requests.note.connect(self._mcp_note)
+        return self._mcp_requests
+
+    def _mcp_note(self, text: str) -> None:
+        view = self._view()
+        if view is not None:
+            view.chat.add_message(Role.NOTICE, text)
+        else:
+            self.window.statusBar().showMessage(text, 15_000)
 
     def _connect_timeline(self, timeline: TimelinePanel) -> None:
         from desktop.timeline.tail import running_output
@@ -249,7 +261,6 @@ class AppController(QObject):
         self._kernel_started = True
         _ = self.window.timeline  # built now that the window is on screen
         _ = self.approvals
-        self._read_settings()
         self._refresh_page()
         self.client.start()
 
@@ -264,6 +275,8 @@ class AppController(QObject):
                 self.client.send(p.CancelRun(session_id))  # (one waiting is suspended)
         if self._approvals is not None:
             self._approvals.dialog.hide()
+        if self._mcp_requests is not None:
+            self._mcp_requests.clear()
         self.client.stop(2.0)
 
     def _quit_question(self) -> str:
@@ -303,40 +316,53 @@ class AppController(QObject):
 
     @property
     def can_run(self) -> bool:
-        return bool(self.api_key or self.base_url or self.key_pending)
+        """Whether the prompt is unlocked: the kernel says a run can start (a key, a base URL
+        in settings.json or ANTHROPIC_BASE_URL), or a key is here or still being looked up."""
+        return bool(self.settings.can_run or self.api_key or self.key_pending)
 
     def open_settings(self) -> SettingsDialog:
         from desktop.settings.dialog import SettingsDialog
 
         dialog = SettingsDialog(self.paths, self.window, memory_key=None
-                                if self.keyring_available else self.api_key)
+                                if self.keyring_available else self.api_key,
+                                settings=self.settings)
         dialog.saved.connect(self._settings_saved)
+        dialog.command.connect(self._settings_command)
         dialog.grants_panel.revoke_requested.connect(self._revoke_grant)
         dialog.mcp_panel.action_requested.connect(
             lambda name, action: self.client.send(p.McpServerAction(name, action)))
-        dialog.mcp_panel.imported.connect(self._configure_kernel)
         dialog.mcp_panel.set_states(self.mcp_states.servers, self.mcp_states.error)
         self.settings_dialog = dialog
-        view = self._view()
-        dialog.grants_panel.set_session(
-            (view.info.title or "Untitled session") if view is not None else None)
-        if view is not None:
-            self._request_grants(view.info.session_id)
-        self.client.send(p.ListMcpServers())
+        for message in (p.GetSettings(), p.GetDiagnostics(), p.ListAllGrants(),
+                        p.ListMcpServers()):
+            self.client.send(message)
         dialog.open()
         return dialog
+
+    def _settings_command(self, message: p.Message) -> None:
+        """The settings dialog's commands; one the kernel cannot get now is said there."""
+        if not self.client.send(message) and self.settings_dialog is not None:
+            why = "The kernel is restarting: nothing was sent. Try again in a moment."
+            if isinstance(message, p.UpdateSettings) and message.request_id.startswith("mcp"):
+                self.settings_dialog.mcp_panel.not_sent(why)
+            else:
+                self.settings_dialog.not_sent(why)
 
     def open_grants(self) -> None:
         """The status bar's grants button: settings, on the current session's grants."""
         dialog = self.open_settings()
         dialog.show_tab(dialog.grants_panel)
 
-    def _revoke_grant(self, rule: str, scope: str) -> None:
-        if self.current is not None:
-            self.client.send(p.RevokeGrant(self.current, rule, scope))
+    def _revoke_grant(self, session_id: str, rule: str, scope: GrantScope) -> None:
+        """Revoke now (the Grants page says it acts at once), then list them all again."""
+        self.client.send(p.RevokeGrant(session_id, rule, scope))
+        if session_id:
+            self.client.send(p.ListAllGrants())
 
     def _request_grants(self, session_id: str) -> None:
         self.client.send(p.ListGrants(session_id))
+        if self.settings_dialog is not None and self.settings_dialog.isVisible():
+            self.client.send(p.ListAllGrants())
 
     def _settings_saved(self, saved: SavedSettings) -> None:
         if saved.api_key:
@@ -345,16 +371,27 @@ class AppController(QObject):
             self.window.statusBar().showMessage(
                 "This system has no keyring: the API key is kept in memory for this run of "
                 "Reins only.", 30_000)
-        self.model, self.base_url = saved.model, saved.base_url
-        self._configure_kernel()
+        self._send_key()
         self.window.banner.hide()
         self._refresh_page()
 
-    def _configure_kernel(self) -> None:
+    def _send_key(self) -> None:
+        """The key to the kernel, then the endpoint's models (they depend on key and URL)."""
         if self.api_key:
             self.client.send(p.SetApiKey(self.api_key))
-        self.client.send(p.Configure(self.model, self.base_url))
         self.client.send(p.ListModels())
+
+    def _on_settings(self, message: p.SettingsSnapshot) -> None:
+        """settings.json as the kernel reads it: the default mode, the model new sessions
+        get, whether a run can start, and the settings dialog's contents."""
+        self.settings = message
+        self.window.sessions.default_mode = message.default_mode
+        if message.error:
+            self.window.banner.show_notice(f"settings.json cannot be used: {message.error}",
+                                           "Open &Settings")
+        if self.settings_dialog is not None:
+            self.settings_dialog.show_settings(message)
+        self._refresh_page()
 
     # ---- kernel lifecycle ------------------------------------------------------------------
 
@@ -363,32 +400,63 @@ class AppController(QObject):
         self.window.set_sandbox(ready.sandbox, ready.sandbox_reason)
         self.default_model = ready.model
         self.window.set_kernel_state("")
-        self._configure_kernel()
+        self._send_key()
         self.client.send(p.ListSessions(self.window.sessions.search.text()))
         if self.current is not None:
             self.client.send(p.OpenSession(self.current))
 
-    def on_died(self, reason: str) -> None:
-        self.window.set_kernel_state("Kernel restarting…")
+    def on_died(self, reason: str, restarting: bool = True) -> None:
+        self.window.set_kernel_state("Kernel restarting…" if restarting else "Kernel stopped")
         for session_id, view in self.views.items():
             view.chat.finish_streaming()
             if view.running:
                 view.running = False
                 view.interrupted = True
             self.approvals.discard(session_id)
-        view = self._view()
-        if view is not None:
-            view.chat.add_message(Role.ERROR, f"{reason} A new kernel is starting; this "
-                                  "session is being reloaded from the store.")
+        if self._mcp_requests is not None:
+            self._mcp_requests.clear()
+        shown = self._view()
+        if shown is not None:
+            shown.chat.add_message(Role.ERROR, f"{reason} A new kernel is starting; this "
+                                  "session is being reloaded from the store." if restarting
+                                  else f"{reason} No new kernel was started: see the "
+                                  "window that says why.")
         self._refresh_page()
+
+    def on_kernel_failed(self, failure: KernelFailure) -> None:
+        """The kernel stays down: say why and offer to move the database aside."""
+        from desktop.kernel_failure import KernelFailureDialog
+
+        self.on_died(failure.reason, restarting=False)
+        self.failure_dialog = KernelFailureDialog(failure, self.paths.database,
+                                                  self.client.restart_now, self.window)
+        self.failure_dialog.moved.connect(
+            lambda path: self.window.set_kernel_state(f"Database moved to {path}; restarting…"))
+        self.failure_dialog.open()
 
     # ---- messages from the kernel ----------------------------------------------------------
 
     def on_batch(self, messages: list[p.Message]) -> None:
         for message in messages:
-            handler = getattr(self, f"_on_{message.kind}", None)
-            if handler is not None:
-                handler(message)
+            self.handlers.handle(message)
+
+    def _handlers(self) -> Handlers:
+        """What each message from the kernel does (KernelReady: the client's `ready`)."""
+        return (Handlers()
+                .on(p.EventMessage, self._on_event)
+                .on(p.SettingsSnapshot, self._on_settings)
+                .on(p.ModelList, self._on_model_list)
+                .on(p.GrantList, self._on_grant_list)
+                .on(p.Diagnostics, self._on_diagnostics)
+                .on(p.McpImportPlan, self._on_mcp_import_plan)
+                .on(p.McpServerStates, self._on_mcp_server_states)
+                .on(p.McpFormRequest, self._on_mcp_form_request)
+                .on(p.McpSamplingRequest, self._on_mcp_sampling_request)
+                .on(p.SessionList, self._on_session_list)
+                .on(p.SessionLoaded, self._on_session_loaded)
+                .on(p.SessionDeleted, self._on_session_deleted)
+                .on(p.RunStatus, self._on_run_status)
+                .on(p.CommandFailed, self._on_command_failed))
 
     def _on_event(self, message: p.EventMessage) -> None:
         event = message.event
@@ -427,17 +495,32 @@ class AppController(QObject):
             self.client.send(p.SetSessionModel(self.current, model))
 
     def _on_grant_list(self, message: p.GrantList) -> None:
-        self.grants[message.session_id] = message.grants
-        if message.session_id != self.current:
+        if not message.session_id:  # every session's (ListAllGrants)
+            if self.settings_dialog is not None:
+                self.settings_dialog.grants_panel.show_all(message.grants, self.current)
             return
-        self.window.set_grants(len(message.grants))
+        self.grants[message.session_id] = message.grants
+        if message.session_id == self.current:
+            self.window.set_grants(len(message.grants))
+
+    def _on_diagnostics(self, message: p.Diagnostics) -> None:
         if self.settings_dialog is not None:
-            self.settings_dialog.grants_panel.show_grants(message.grants)
+            self.settings_dialog.show_diagnostics(message.text)
+
+    def _on_mcp_import_plan(self, message: p.McpImportPlan) -> None:
+        if self.settings_dialog is not None:
+            self.settings_dialog.mcp_panel.show_plan(message)
 
     def _on_mcp_server_states(self, message: p.McpServerStates) -> None:
         self.mcp_states = message
         if self.settings_dialog is not None:
             self.settings_dialog.mcp_panel.set_states(message.servers, message.error)
+
+    def _on_mcp_form_request(self, message: p.McpFormRequest) -> None:
+        self.mcp_requests.submit_form(message)
+
+    def _on_mcp_sampling_request(self, message: p.McpSamplingRequest) -> None:
+        self.mcp_requests.submit_sampling(message)
 
     def _on_session_list(self, message: p.SessionList) -> None:
         self.window.sessions.model.set_sessions(list(message.sessions))
@@ -502,6 +585,8 @@ class AppController(QObject):
         if not view.running:
             view.chat.finish_streaming()
             self.approvals.discard(message.session_id)
+            if self._mcp_requests is not None:
+                self._mcp_requests.forget_session(message.session_id)
             self.client.send(p.ListSessions(self.window.sessions.search.text()))
         self._refresh_page()
 
@@ -587,10 +672,21 @@ class AppController(QObject):
         self._start(view, p.RegenerateAnswer(view.info.session_id))
 
     def _new_session(self, workspace: str, mode: str, confirm_broad: bool) -> None:
-        self.client.send(p.NewSession(workspace, mode, confirm_broad_workspace=confirm_broad))
+        self.client.send(p.NewSession(workspace, Mode(mode),
+                                      confirm_broad_workspace=confirm_broad))
 
     def _forget_pending_prompt(self) -> None:
         self._pending_prompt = None
+
+    def compact_session(self) -> None:
+        """Compact conversation: the kernel summarizes the current session's older turns
+        for its next requests (a `context_compacted` notice, or an error saying why not)."""
+        view = self._view()
+        if view is None or view.running:
+            return
+        if self.client.send(p.CompactSession(view.info.session_id)):
+            view.running = True
+            self._refresh_page()
 
     def cancel_run(self) -> None:
         view = self._view()
@@ -617,7 +713,7 @@ class AppController(QObject):
 
     def _set_mode(self, mode: str) -> None:
         if self.current is not None:
-            self.client.send(p.SetMode(self.current, mode))
+            self.client.send(p.SetMode(self.current, Mode(mode)))
 
     def _search(self, text: str) -> None:
         self.client.send(p.ListSessions(text))
@@ -674,7 +770,7 @@ class AppController(QObject):
             w.set_model(view.info.model or self.default_model, session=True)
         else:
             w.set_usage(0, 0, 0.0)
-            w.set_model(self.model or self.default_model, session=False)
+            w.set_model(self.settings.model or self.default_model, session=False)
 
     def _refresh_page(self) -> None:
         view = self._view()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from kernel.agent.models import DEFAULT_MODEL
-from kernel.agent.provider import ProviderConfig, resolve_api_key, resolve_base_url
+from kernel.agent.provider import KeySource, ProviderConfig, resolve_api_key, resolve_base_url
 from kernel.agent.runlock import session_lock
 from kernel.agent.store import SessionStore, UnknownSession
 from kernel.cli_errors import EXIT_ERROR, EXIT_OK, UsageError
@@ -41,9 +41,15 @@ def export_command(session_id: str, out: TextIO) -> int:
 def doctor_command(out: TextIO) -> int:
     """The sandbox report, then the model connection and the data folders; exit 0 when a
     sandbox and an API key are there and the settings load."""
-    paths = AppPaths.from_env()
+    text, healthy = doctor_report(AppPaths.from_env(), resolve_api_key())
+    out.write(text)
+    return EXIT_OK if healthy else EXIT_ERROR
+
+
+def doctor_report(paths: AppPaths, key: KeySource) -> tuple[str, bool]:
+    """`reins doctor`'s text (also the app's Sandbox page, from the kernel) and whether a
+    sandbox and an API key are there and the settings load."""
     status = detect_sandbox()
-    key = resolve_api_key()
     settings_problem = ""
     try:
         settings = load_settings(paths)
@@ -61,5 +67,4 @@ def doctor_command(out: TextIO) -> int:
         f"settings: {paths.settings_file}"
         + (f" — INVALID: {settings_problem}" if settings_problem else ""),
     ]
-    out.write("\n".join(lines) + "\n")
-    return EXIT_OK if status.available and key.key and not settings_problem else EXIT_ERROR
+    return "\n".join(lines) + "\n", bool(status.available and key.key and not settings_problem)

@@ -17,22 +17,40 @@ removing an existing field bumps PROTOCOL_VERSION.
 from __future__ import annotations
 
 import dataclasses
-import functools
+import enum
 import json
 import logging
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal, TypeVar
 
-from kernel.events import Event, EventDecodeError, event_from_dict, json_text
+from kernel.events import (
+    CHOICES,
+    Choice,
+    Event,
+    EventDecodeError,
+    FormAction,
+    GrantScope,
+    event_from_dict,
+    field_types,
+    json_text,
+)
+from kernel.modes import Mode
 
 PROTOCOL_VERSION = 1
+_T = TypeVar("_T")
 log = logging.getLogger(__name__)
+EXIT_STORE_UNUSABLE = 3
+"""The kernel worker's exit code when the session database cannot be used (damaged, not
+Reins', or from a newer Reins; its stderr says which): restarting cannot help."""
 
-DECISIONS = ("allow_once", "allow_session", "allow_always", "deny")
-GRANT_SCOPES = ("session", "always")
-MCP_ACTIONS = ("enable", "disable", "restart")
+DECISIONS: tuple[Choice, ...] = CHOICES
+"""What the UI can answer to an approval request."""
+McpAction = Literal["enable", "disable", "restart"]
+RunState = Literal["running", "idle", "interrupted"]
+GRANT_SCOPES: tuple[GrantScope, ...] = typing.get_args(GrantScope)
+MCP_ACTIONS: tuple[McpAction, ...] = typing.get_args(McpAction)
 
 
 class ProtocolError(ValueError):
@@ -68,7 +86,7 @@ class SessionInfo:
     session_id: str
     title: str
     workspace: str
-    mode: str = "ask"
+    mode: Mode = Mode.ASK
     model: str = ""
     updated_at: float = 0.0
 
@@ -80,9 +98,12 @@ class GrantInfo:
     rule: str
     words: str
     """The rule said in words (kernel.policy.grants.describe)."""
-    scope: str
+    scope: GrantScope
     """session (this session only, until revoked) | always (an allow rule in settings.json)"""
     network: bool = False
+    session_id: str = ""
+    """The session a `session` grant belongs to (ListAllGrants lists every session's)."""
+    session_title: str = ""
 
 
 @dataclass(frozen=True)
@@ -131,12 +152,66 @@ class SetApiKey(Message):
     api_key: str = field(repr=False)
 
 
+@dataclass(frozen=True)
+class SettingChange:
+    """One change of settings.json: the key's path (("model",), ("permissions", "allow"),
+    ("mcpServers", "git")) and its new value, or `remove` to drop the key."""
+
+    path: tuple[str, ...]
+    value: Any = None
+    remove: bool = False
+
+
+@dataclass(frozen=True)
+class SettingsProblem:
+    """Why settings.json, or a change to it, cannot be used: the key and what is wrong."""
+
+    path: tuple[str, ...]
+    message: str
+    line: int = 0
+    """The line in settings.json as it is on disk; 0 for a change that was not written."""
+
+
 @_message
 @dataclass(frozen=True)
-class Configure(Message):
-    kind: ClassVar[str] = "configure"
-    model: str = ""
-    base_url: str = ""
+class GetSettings(Message):
+    """Read settings.json again (a hand edit applies from here on) and answer with
+    SettingsSnapshot. The kernel owns the file: the UI never reads or writes it."""
+
+    kind: ClassVar[str] = "get_settings"
+
+
+@_message
+@dataclass(frozen=True)
+class UpdateSettings(Message):
+    """Change these keys of settings.json (the kernel validates, then writes atomically,
+    keeping every other key); answered with SettingsSnapshot carrying `request_id` and,
+    when nothing was written, every problem. `check_only`: validate, never write."""
+
+    kind: ClassVar[str] = "update_settings"
+    changes: tuple[SettingChange, ...]
+    request_id: str = ""
+    check_only: bool = False
+
+
+@_message
+@dataclass(frozen=True)
+class GetDiagnostics(Message):
+    """Ask for `reins doctor`'s facts (answered with Diagnostics; it starts bubblewrap)."""
+
+    kind: ClassVar[str] = "get_diagnostics"
+
+
+@_message
+@dataclass(frozen=True)
+class ImportMcpServers(Message):
+    """Import the `mcpServers` of a Claude Desktop configuration file: with `write` false
+    only say what would be added (McpImportPlan); with `write` add the servers not already
+    configured (an existing entry is never overwritten)."""
+
+    kind: ClassVar[str] = "import_mcp_servers"
+    path: str
+    write: bool = False
 
 
 @_message
@@ -151,7 +226,7 @@ class ListSessions(Message):
 class NewSession(Message):
     kind: ClassVar[str] = "new_session"
     workspace: str
-    mode: str = "ask"
+    mode: Mode = Mode.ASK
     title: str = ""
     confirm_broad_workspace: bool = False
     """The user confirmed a workspace that `kernel.workspace.broad_workspace_reason` calls
@@ -188,7 +263,7 @@ class DeleteSession(Message):
 class SetMode(Message):
     kind: ClassVar[str] = "set_mode"
     session_id: str
-    mode: str
+    mode: Mode
 
 
 @_message
@@ -298,8 +373,7 @@ class ApprovalAnswer(Message):
     kind: ClassVar[str] = "approval_answer"
     session_id: str
     call_id: str
-    decision: str
-    """allow_once | allow_session | allow_always | deny"""
+    decision: Choice
     message: str = ""
     """For a denial: an optional message passed to the model."""
     confirmed: bool = False
@@ -324,6 +398,15 @@ class ListGrants(Message):
 
 @_message
 @dataclass(frozen=True)
+class ListAllGrants(Message):
+    """Ask for every session's grants and the always-allow rules (answered with a GrantList
+    whose `session_id` is empty, each grant naming its session)."""
+
+    kind: ClassVar[str] = "list_all_grants"
+
+
+@_message
+@dataclass(frozen=True)
 class RevokeGrant(Message):
     """Take back a session grant (scope `session`) or remove an always-allow rule from
     settings.json (scope `always`); recorded as a `grant_revoked` event of the session."""
@@ -331,8 +414,7 @@ class RevokeGrant(Message):
     kind: ClassVar[str] = "revoke_grant"
     session_id: str
     rule: str
-    scope: str
-    """session | always"""
+    scope: GrantScope
 
 
 @_message
@@ -351,7 +433,7 @@ class McpServerAction(Message):
 
     kind: ClassVar[str] = "mcp_server_action"
     name: str
-    action: str
+    action: McpAction
 
 
 @_message
@@ -362,7 +444,7 @@ class McpFormAnswer(Message):
 
     kind: ClassVar[str] = "mcp_form_answer"
     request_id: str
-    action: str
+    action: FormAction
     content: Any = None
 
 
@@ -463,12 +545,68 @@ class SessionDeleted(Message):
 
 @_message
 @dataclass(frozen=True)
+class SettingsSnapshot(Message):
+    """settings.json as the kernel reads it: sent after KernelReady, after every change,
+    after SetApiKey, when a run finds the file changed, and on GetSettings."""
+
+    kind: ClassVar[str] = "settings"
+    path: str
+    values: Any = None
+    """The file's JSON object ({} when it is missing or cannot be used)."""
+    error: str = ""
+    """Why the file cannot be used, naming the line; nothing runs until it is fixed."""
+    line: int = 0
+    model: str = ""
+    """The model new sessions get."""
+    default_mode: Mode = Mode.ASK
+    can_run: bool = False
+    """A run can start: the settings load and there is an API key or a base URL
+    (settings.json's `base_url` or ANTHROPIC_BASE_URL)."""
+    cannot_run: str = ""
+    """Why not, in words."""
+    claude_config: str = ""
+    """Claude Desktop's configuration file on this machine ("" when there is none)."""
+    request_id: str = ""
+    """The UpdateSettings this answers ("" for any other reason)."""
+    problems: tuple[SettingsProblem, ...] = ()
+    """Why that update was not written (empty: it was written, or passed its check)."""
+
+
+@_message
+@dataclass(frozen=True)
+class Diagnostics(Message):
+    """`reins doctor`'s report, as the kernel sees it."""
+
+    kind: ClassVar[str] = "diagnostics"
+    text: str
+
+
+@_message
+@dataclass(frozen=True)
+class McpImportPlan(Message):
+    """What importing a Claude Desktop file adds (`runs`: each added server's command line
+    or URL), what is already there identically, and the names already used by a different
+    definition (those keep the user's). `error`: why the file cannot be imported (bad JSON
+    names the line). `written`: the added servers are in settings.json now."""
+
+    kind: ClassVar[str] = "mcp_import_plan"
+    path: str
+    added: tuple[str, ...] = ()
+    runs: tuple[str, ...] = ()
+    unchanged: tuple[str, ...] = ()
+    conflicts: tuple[str, ...] = ()
+    error: str = ""
+    written: bool = False
+
+
+@_message
+@dataclass(frozen=True)
 class RunStatus(Message):
     """running | idle | interrupted (a run was cut short and can be resumed)."""
 
     kind: ClassVar[str] = "run_status"
     session_id: str
-    state: str
+    state: RunState
 
 
 @_message
@@ -572,6 +710,23 @@ class McpSamplingRequest(Message):
 
 MESSAGE_KINDS: Mapping[str, type[Message]] = _KINDS
 
+Command = (
+    SetApiKey | GetSettings | UpdateSettings | GetDiagnostics | ImportMcpServers | ListSessions
+    | NewSession | OpenSession | RenameSession | DeleteSession | SetMode | SetSessionModel
+    | ListModels | StartRun | EditLastMessage | RegenerateAnswer | ResumeRun | CompactSession
+    | CancelRun | CancelCall | ApprovalAnswer | Shutdown | ListGrants | ListAllGrants
+    | RevokeGrant | ListMcpServers | McpServerAction | McpFormAnswer | ListMcpPrompts
+    | GetMcpPrompt | McpSamplingAnswer)
+"""Every message the UI sends the kernel: a closed union (a test checks that each registered
+kind is a Command or a Reply, and that the worker handles every Command)."""
+Reply = (
+    KernelReady | EventMessage | SessionList | SessionLoaded | ModelList | SessionDeleted
+    | SettingsSnapshot | Diagnostics | McpImportPlan | RunStatus | CommandFailed | GrantList
+    | McpServerStates | McpFormRequest | McpPromptList | McpPromptText | McpSamplingRequest)
+"""Every message the kernel sends the UI (a test checks the UI handles each)."""
+COMMANDS: frozenset[type[Message]] = frozenset(typing.get_args(Command))
+REPLIES: frozenset[type[Message]] = frozenset(typing.get_args(Reply))
+
 
 # ---- encoding --------------------------------------------------------------------------------
 
@@ -605,7 +760,7 @@ def message_from_dict(data: Any) -> Message:
     cls = _KINDS.get(kind) if isinstance(kind, str) else None
     if cls is None:
         raise ProtocolError(f"unknown message kind {kind!r}")
-    return _build(cls, data, kind)
+    return _build(cls, data, cls.kind)
 
 
 def decode(raw: bytes | str) -> Message | None:
@@ -623,20 +778,18 @@ def _short(exc: BaseException) -> str:
     return text if len(text) <= 300 else text[:299] + "…"
 
 
-@functools.cache
-def _type_hints(cls: type) -> dict[str, Any]:
-    """A message class's resolved field types (resolving costs ~100 µs; decoding happens
-    for every message, thousands a second while a run streams)."""
-    return typing.get_type_hints(cls)
+_FIELDS: dict[type[Any], tuple[dataclasses.Field[Any], ...]] = {}
 
 
-@functools.cache
-def _fields(cls: type) -> tuple[dataclasses.Field[Any], ...]:
-    return dataclasses.fields(cls)
+def _fields(cls: type[Any]) -> tuple[dataclasses.Field[Any], ...]:
+    fields = _FIELDS.get(cls)
+    if fields is None:
+        fields = _FIELDS[cls] = dataclasses.fields(cls)
+    return fields
 
 
-def _build(cls: type, data: Mapping[str, Any], tag: str) -> Any:
-    hints = _type_hints(cls)
+def _build(cls: type[_T], data: Mapping[str, Any], tag: str) -> _T:
+    hints = field_types(cls)
     kwargs: dict[str, Any] = {}
     for f in _fields(cls):
         if f.name in data:
@@ -661,7 +814,17 @@ def _convert(hint: Any, value: Any, where: str) -> Any:
         if not isinstance(value, list):
             raise ProtocolError(f"{where}: expected a list, got {type(value).__name__}")
         return tuple(_convert(item, v, f"{where}[{i}]") for i, v in enumerate(value))
-    if dataclasses.is_dataclass(hint):
+    if origin is Literal:
+        words = typing.get_args(hint)
+        if isinstance(value, str) and value in words:
+            return value
+        raise ProtocolError(f"{where}: expected one of {', '.join(words)}, got {_value(value)}")
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        if isinstance(value, str) and value in hint._value2member_map_:
+            return hint(value)
+        raise ProtocolError(f"{where}: expected one of {', '.join(m.value for m in hint)}, "
+                            f"got {_value(value)}")
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         if not isinstance(value, Mapping):
             raise ProtocolError(f"{where}: expected an object, got {type(value).__name__}")
         return _build(hint, value, where)
@@ -669,6 +832,11 @@ def _convert(hint: Any, value: Any, where: str) -> Any:
         return float(value) if hint is float else value
     raise ProtocolError(f"{where}: expected {getattr(hint, '__name__', hint)}, "
                         f"got {type(value).__name__}")
+
+
+def _value(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:59] + "…"
 
 
 def _scalar_ok(hint: Any, value: Any) -> bool:

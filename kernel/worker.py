@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kernel import protocol as p
-from kernel.agent.store import RunState, SessionStore, UnknownSession
+from kernel.agent.store import RunState, SessionStore, StoreOpenError, UnknownSession
 from kernel.agent.store import SessionInfo as StoredSession
 from kernel.events import (
     ApprovalDecision,
@@ -44,10 +44,9 @@ from kernel.events import (
     ToolCallStarted,
     ToolResultEvent,
 )
-from kernel.modes import MODES
 from kernel.paths import AppPaths
-from kernel.policy.approvals import PolicyGate
-from kernel.policy.channels import Answer, Choice, QueueChannel
+from kernel.policy.approvals import PolicyGate, gate_factory
+from kernel.policy.channels import Answer, QueueChannel
 from kernel.policy.decide import Mode
 from kernel.policy.settings import Settings, SettingsError, load_settings
 from kernel.sandbox.hardening import make_non_dumpable
@@ -74,30 +73,41 @@ def spawn_context() -> multiprocessing.context.SpawnContext:
     return multiprocessing.get_context("spawn")
 
 
-def start_worker() -> tuple[SpawnProcess, Connection]:
-    """Start a kernel worker; returns the process and the UI's end of the pipe."""
+def start_worker(stderr: Connection | None = None) -> tuple[SpawnProcess, Connection]:
+    """Start a kernel worker; returns the process and the UI's end of the pipe. With
+    `stderr` (the writing end of a one-way pipe) the worker's stderr goes there, so the UI
+    can say why a kernel died."""
     ctx = spawn_context()
     ui_end, kernel_end = ctx.Pipe(duplex=True)
-    process = ctx.Process(target=worker_main, args=(kernel_end,), name="reins-kernel",
+    process = ctx.Process(target=worker_main, args=(kernel_end, stderr), name="reins-kernel",
                           daemon=True)
     process.start()
     kernel_end.close()
     return process, ui_end
 
 
-def worker_main(conn: Connection) -> None:
-    """The worker process's entry point."""
+def worker_main(conn: Connection, stderr: Connection | None = None) -> None:
+    """The worker process's entry point. A session database that cannot be used ends it
+    with one line on stderr and `EXIT_STORE_UNUSABLE`, which the UI does not retry."""
+    if stderr is not None:
+        os.dup2(stderr.fileno(), 2)
+        stderr.close()
     logging.basicConfig(level=os.environ.get("REINS_LOG_LEVEL", "WARNING"),
                         format="kernel %(levelname)s %(name)s: %(message)s")
     make_non_dumpable()  # before the key arrives; a no-op off Linux
-    asyncio.run(Kernel(conn, AppPaths.from_env()).serve())
+    code = 0
+    try:
+        asyncio.run(Kernel(conn, AppPaths.from_env()).serve())
+    except StoreOpenError as exc:
+        log.error("%s", exc)
+        code = p.EXIT_STORE_UNUSABLE
     # Everything is closed explicitly above (runs, tool processes, store, pipe). Tearing
     # down the interpreter's modules (the SDK, pydantic) would take another second or so,
     # which the 2 s shutdown budget cannot spare: leave now.
     logging.shutdown()
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(0)
+    os._exit(code)
 
 
 @dataclass
@@ -107,7 +117,7 @@ class _Run:
 
 
 def session_info(stored: StoredSession) -> p.SessionInfo:
-    return p.SessionInfo(stored.session_id, stored.title, stored.workspace, stored.mode,
+    return p.SessionInfo(stored.session_id, stored.title, stored.workspace, Mode(stored.mode),
                          stored.model, stored.updated)
 
 
@@ -118,8 +128,6 @@ class Kernel:
         self.conn = conn
         self.paths = paths
         self.api_key: str | None = None
-        self.model_override = ""
-        self.base_url_override = ""
         self.channel = QueueChannel()
         self.runs: dict[str, _Run] = {}
         self._commands: asyncio.Queue[p.Message] = asyncio.Queue()
@@ -133,6 +141,10 @@ class Kernel:
         self.runtime: Runtime
         self.settings = Settings()
         self.settings_error = ""
+        self.settings_line = 0
+        self._settings_read = False
+        self._mcp_started = False
+        self._gate_for: Callable[[GateContext], PolicyGate] | None = None
         self.mcp_error = ""
         self.forms: ElicitationChannel | None = None
         """Servers' forms waiting for the user (kernel.mcp.app), once servers start."""
@@ -149,16 +161,19 @@ class Kernel:
         from kernel.agent.runtime import open_kernel
 
         self.paths.data.mkdir(parents=True, exist_ok=True)
-        self._load_settings()
+        self._reload_settings()
         self.runtime = await asyncio.to_thread(
             open_kernel, self.paths, self.settings.exec,
             tool_search_threshold=self.settings.tool_search_threshold)
+        self._gate_for = gate_factory(app_paths=self.paths, sandbox=self.runtime.sandbox_facts,
+                                      channel=self.channel, settings=lambda: self.settings)
         self._settle_dead_runs()
         self._spawn(self._answer_early_requests())
         self._spawn(self._serve_commands())
         sandbox = self.runtime.sandbox
         self.send(p.KernelReady(p.PROTOCOL_VERSION, os.getpid(), sandbox.kind, sandbox.reason,
                                 self.api_key is not None, self.model))
+        self.send(self._snapshot())
         threading.Thread(target=self._read_loop, args=(loop,), name="kernel-reader",
                          daemon=True).start()
         self._spawn(self._start_mcp())
@@ -209,6 +224,7 @@ class Kernel:
         Every change of a server's state goes to the UI as McpServerStates."""
         from kernel.mcp.config import McpConfigError, parse_mcp_servers
 
+        self._mcp_started = True
         servers = self.settings.mcp_servers
         try:
             if self.runtime.mcp is not None:
@@ -245,19 +261,62 @@ class Kernel:
     def model(self) -> str:
         from kernel.agent.models import DEFAULT_MODEL
 
-        return self.model_override or self.settings.model or DEFAULT_MODEL
+        return self.settings.model or DEFAULT_MODEL
 
     @property
     def base_url(self) -> str | None:
-        return self.base_url_override or self.settings.base_url or None
+        return self.settings.base_url or None
 
-    def _load_settings(self) -> None:
+    def _reload_settings(self) -> bool:
+        """THE place the kernel reads settings.json (at start, before each run, on
+        GetSettings and after each change), so a hand edit applies from the next run. When
+        it changed, later runs get new agents (model, base URL, model limits) and the MCP
+        servers follow it; a file that does not load stops runs (the servers are kept as
+        they were). True when anything changed."""
+        before = (dict(self.settings.raw), self.settings_error)
+        servers = self.settings.mcp_servers
         try:
             self.settings = load_settings(self.paths)
-            self.settings_error = ""
+            self.settings_error, self.settings_line = "", 0
         except SettingsError as exc:
             self.settings = Settings()
-            self.settings_error = str(exc)
+            self.settings_error, self.settings_line = str(exc), exc.line or 0
+        if self._settings_read and (dict(self.settings.raw), self.settings_error) == before:
+            return False
+        self._settings_read = True
+        self._forget_agents()
+        if self._mcp_started and not self.settings_error and self.settings.mcp_servers != servers:
+            self._spawn(self._start_mcp())
+        return True
+
+    def _refresh_settings(self) -> None:
+        """Read settings.json again; when it changed (a hand edit), tell the UI."""
+        if self._reload_settings():
+            self.send(self._snapshot())
+
+    def _snapshot(self, request_id: str = "",
+                  problems: tuple[p.SettingsProblem, ...] = ()) -> p.SettingsSnapshot:
+        """settings.json as this kernel reads it, and whether a run can start."""
+        from kernel.keys import ENV_VAR
+        from kernel.mcp.config import find_claude_desktop_config
+
+        if self.settings_error:
+            cannot = (f"settings.json cannot be used, so nothing runs until it is fixed: "
+                      f"{self.settings_error}")
+        elif self.api_key or os.environ.get(ENV_VAR) or self.base_url or os.environ.get(
+                "ANTHROPIC_BASE_URL"):
+            cannot = ""
+        else:
+            cannot = ("There is no API key: enter one in Settings (kept in the system "
+                      "keyring) or set ANTHROPIC_API_KEY; a local server needs a base URL "
+                      "(Settings, or ANTHROPIC_BASE_URL).")
+        claude = find_claude_desktop_config()
+        return p.SettingsSnapshot(
+            path=str(self.paths.settings_file), values=dict(self.settings.raw),
+            error=self.settings_error, line=self.settings_line, model=self.model,
+            default_mode=self.settings.default_mode, can_run=not cannot,
+            cannot_run=cannot, claude_config=str(claude) if claude else "",
+            request_id=request_id, problems=problems)
 
     @property
     def store(self) -> SessionStore:
@@ -287,14 +346,10 @@ class Kernel:
                 self._spawn(agent.provider.close())
 
     def _gate(self, ctx: GateContext) -> PolicyGate:
-        # The settings as they are now on disk: an "always" rule saved or revoked since the
-        # last run applies to this one (a file that no longer loads stops the run).
-        self.settings = load_settings(self.paths)
-        gate = PolicyGate(session_id=ctx.session.session_id, mode=Mode(ctx.session.mode),
-                          path_policy=ctx.path_policy, settings=self.settings,
-                          sandbox=self.runtime.sandbox_facts, channel=self.channel,
-                          emit=ctx.emit, report=ctx.report, app_paths=self.paths,
-                          history=ctx.history)
+        """The run's gate (kernel.policy.approvals.gate_factory) with the settings read just
+        before the run started (`_launch`), kept to revoke grants while it runs."""
+        assert self._gate_for is not None  # made in serve(), before any command
+        gate = self._gate_for(ctx)
         self.gates[ctx.session.session_id] = gate
         return gate
 
@@ -339,17 +394,78 @@ class Kernel:
     def _set_api_key(self, message: p.SetApiKey) -> None:
         self.api_key = message.api_key or None
         self._forget_agents()
+        self.send(self._snapshot())
 
-    def _configure(self, message: p.Configure) -> None:
-        servers = self.settings.mcp_servers
-        self.model_override = message.model
-        self.base_url_override = message.base_url
-        self._load_settings()
-        self._forget_agents()
-        if self.settings_error:
-            self.send(p.CommandFailed(message.kind, self.settings_error))
-        elif self.settings.mcp_servers != servers:
-            self._spawn(self._start_mcp())
+    # ---- settings ---------------------------------------------------------------------------
+
+    def _get_settings(self, _message: p.GetSettings) -> None:
+        self._reload_settings()
+        self.send(self._snapshot())
+
+    def _update_settings(self, message: p.UpdateSettings) -> None:
+        """Validate the changes with the settings' own checks and write them (or only
+        check); every problem goes back in the snapshot, nothing is written with any."""
+        from kernel.policy.settings import change_settings
+
+        found = change_settings(self.paths, message.changes, write=not message.check_only)
+        self._reload_settings()
+        self.send(self._snapshot(message.request_id, tuple(
+            p.SettingsProblem(problem.path, problem.message, problem.line or 0)
+            for problem in found)))
+
+    def _get_diagnostics(self, _message: p.GetDiagnostics) -> None:
+        self._spawn(self._send_diagnostics())
+
+    async def _send_diagnostics(self) -> None:
+        from kernel.agent.provider import KeySource, resolve_api_key
+        from kernel.cli_inspect import doctor_report
+
+        key = KeySource(self.api_key, "app") if self.api_key else None
+
+        def report() -> str:
+            return doctor_report(self.paths, key or resolve_api_key())[0]
+
+        try:
+            text = await asyncio.to_thread(report)
+        except Exception as exc:  # the report must say why it failed, not lose the kernel
+            log.exception("reins doctor failed")
+            text = f"The check failed: {type(exc).__name__}: {exc}"
+        self.send(p.Diagnostics(text))
+
+    def _import_mcp_servers(self, message: p.ImportMcpServers) -> None:
+        """Plan (and with `write`, make) an import of a Claude Desktop file's servers; the
+        plan is made again from both files as they are at that moment."""
+        from kernel.mcp.config import (
+            McpConfigError,
+            parse_server,
+            plan_import,
+            read_claude_desktop_servers,
+        )
+        from kernel.policy.settings import change_settings
+
+        self._reload_settings()
+        try:
+            if self.settings_error:
+                raise McpConfigError(f"settings.json cannot be used: {self.settings_error}")
+            imported = read_claude_desktop_servers(Path(message.path).expanduser())
+            plan = plan_import(self.settings.mcp_servers, imported)
+        except McpConfigError as exc:
+            self.send(p.McpImportPlan(message.path, error=str(exc)))
+            return
+        runs = tuple(parse_server(name, imported[name]).describe() for name in plan.added)
+        written = False
+        if message.write and plan.added:
+            found = change_settings(self.paths, [p.SettingChange(("mcpServers", name),
+                                                                 imported[name])
+                                                 for name in plan.added])
+            if found:
+                self.send(p.McpImportPlan(message.path, plan.added, runs, plan.unchanged,
+                                          plan.conflicts, "; ".join(f.message for f in found)))
+                return
+            written = self._reload_settings()
+            self.send(self._snapshot())
+        self.send(p.McpImportPlan(message.path, plan.added, runs, plan.unchanged,
+                                  plan.conflicts, written=written))
 
     async def _list_sessions(self, message: p.ListSessions) -> None:
         sessions = await asyncio.to_thread(self.store.list_sessions, message.query or None)
@@ -359,12 +475,11 @@ class Kernel:
         workspace = Path(message.workspace).expanduser()
         if not workspace.is_dir():
             raise ValueError(f"the workspace {workspace} is not an existing folder")
-        if message.mode not in MODES:
-            raise ValueError(f"unknown mode {message.mode!r}; modes are {', '.join(MODES)}")
         broad = broad_workspace_reason(workspace)
         if broad is not None and not message.confirm_broad_workspace:
             raise ValueError(f"the session was not created: {broad}. Choose a project folder, "
                              f"or confirm this workspace explicitly")
+        self._refresh_settings()  # its model is settings.json's as it is now
         session_id = await asyncio.to_thread(self.store.create_session, workspace.resolve(),
                                              self.model, message.mode, message.title)
         self.send(p.SessionLoaded(session_info(self.store.get_session(session_id)),
@@ -448,7 +563,7 @@ class Kernel:
             self.send(p.ModelList((), self.model, str(exc)))
 
     async def _set_mode(self, message: p.SetMode) -> None:
-        mode = Mode(message.mode)
+        mode = message.mode
         await asyncio.to_thread(self.store.set_session_mode, message.session_id, mode.value)
         gate = self.gates.get(message.session_id)
         if gate is not None:
@@ -507,9 +622,7 @@ class Kernel:
                      message.session_id)
 
     def _approval_answer(self, message: p.ApprovalAnswer) -> None:
-        if message.decision not in p.DECISIONS:
-            raise ValueError(f"unknown decision {message.decision!r}")
-        answer = Answer(Choice(message.decision), message.message, message.confirmed)
+        answer = Answer(message.decision, message.message, message.confirmed)
         if self.channel.answer(message.call_id, answer):
             return
         # Nobody is waiting for it: the request is from before a restart. Keep the answer
@@ -524,23 +637,36 @@ class Kernel:
     # ---- grants ------------------------------------------------------------------------------
 
     def _list_grants(self, message: p.ListGrants) -> None:
-        self.send(p.GrantList(message.session_id, self._grants_of(message.session_id)))
+        self.send(p.GrantList(message.session_id, self._session_grants(message.session_id)
+                              + self._always_rules()))
 
-    def _grants_of(self, session_id: str) -> tuple[p.GrantInfo, ...]:
+    def _list_all_grants(self, _message: p.ListAllGrants) -> None:
+        grants: list[p.GrantInfo] = []
+        for stored in self.store.list_sessions(None):
+            grants += self._session_grants(stored.session_id, stored.title)
+        self.send(p.GrantList("", (*grants, *self._always_rules())))
+
+    def _session_grants(self, session_id: str, title: str = "") -> tuple[p.GrantInfo, ...]:
         """The session's grants in force (from its gate while it runs, else from its stored
-        events), then the always-allow rules of settings.json."""
+        events)."""
         from kernel.policy.grants import describe, session_grants
 
         self.store.get_session(session_id)  # UnknownSession for a wrong id
         gate = self.gates.get(session_id)
         grants = gate.grants if gate is not None else session_grants(
             event for _, event in self.store.events(session_id))
-        out = [p.GrantInfo(g.rule.text, _session_words(describe(g.rule)), "session",
-                           g.network) for g in grants]
-        settings = load_settings(self.paths)  # SettingsError (a ValueError): reported
-        out += [p.GrantInfo(r.text, describe(r), "always")
-                for r in settings.permissions.allow.rules]
-        return tuple(out)
+        return tuple(p.GrantInfo(g.rule.text, _session_words(describe(g.rule)), "session",
+                                 g.network, session_id, title) for g in grants)
+
+    def _always_rules(self) -> tuple[p.GrantInfo, ...]:
+        """The always-allow rules of settings.json as it is now."""
+        from kernel.policy.grants import describe
+
+        self._reload_settings()
+        if self.settings_error:
+            raise ValueError(f"settings.json cannot be used: {self.settings_error}")
+        return tuple(p.GrantInfo(r.text, describe(r), "always")
+                     for r in self.settings.permissions.allow.rules)
 
     def _revoke_grant(self, message: p.RevokeGrant) -> None:
         """Revoke through the session's gate while it runs (it records GrantRevoked and
@@ -548,9 +674,14 @@ class Kernel:
         from kernel.policy.grants import session_grants
         from kernel.policy.settings import remove_rule
 
-        if message.scope not in p.GRANT_SCOPES:
-            raise ValueError(f"unknown grant scope {message.scope!r}")
         session_id = message.session_id
+        if not session_id and message.scope == "always":
+            try:  # no session named: only the rule goes (running gates re-read the file)
+                remove_rule(self.paths, "allow", message.rule)
+            except KeyError as exc:
+                raise ValueError(f"nothing to revoke: {exc.args[0]}") from None
+            self._list_all_grants(p.ListAllGrants())
+            return
         self.store.get_session(session_id)
         gate = self.gates.get(session_id)
         try:
@@ -580,9 +711,6 @@ class Kernel:
         self._send_mcp()
 
     def _mcp_server_action(self, message: p.McpServerAction) -> None:
-        if message.action not in p.MCP_ACTIONS:
-            raise ValueError(f"unknown MCP server action {message.action!r}; actions are "
-                             f"{', '.join(p.MCP_ACTIONS)}")
         mcp = self.runtime.mcp
         if mcp is None or all(s.name != message.name for s in mcp.states()):
             raise ValueError(f"no MCP server named {message.name!r} is configured")
@@ -691,6 +819,7 @@ class Kernel:
                 ) -> None:
         if session_id in self.runs:
             raise ValueError("this session already has a run in progress; stop it first")
+        self._refresh_settings()
         agent = self.agent(self.store.get_session(session_id).model or self.model)
         task = asyncio.get_running_loop().create_task(self._run(session_id, agent, start))
         self.runs[session_id] = _Run(task, agent)
@@ -700,7 +829,7 @@ class Kernel:
     async def _run(self, session_id: str, agent: Agent,
                    start: Callable[[Agent, Callable[[Event], None]],
                                    Coroutine[Any, Any, Any]]) -> None:
-        state = "idle"
+        state: p.RunState = "idle"
         self._report_mcp(session_id)
         try:
             await start(agent, self._sink)
@@ -754,7 +883,11 @@ class Kernel:
 
 _HANDLERS: dict[type[p.Message], Callable[[Kernel, Any], Awaitable[None] | None]] = {
     p.SetApiKey: Kernel._set_api_key,
-    p.Configure: Kernel._configure,
+    p.GetSettings: Kernel._get_settings,
+    p.UpdateSettings: Kernel._update_settings,
+    p.GetDiagnostics: Kernel._get_diagnostics,
+    p.ImportMcpServers: Kernel._import_mcp_servers,
+    p.ListAllGrants: Kernel._list_all_grants,
     p.ListSessions: Kernel._list_sessions,
     p.NewSession: Kernel._new_session,
     p.OpenSession: Kernel._open_session,

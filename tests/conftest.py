@@ -16,9 +16,11 @@ SLOW = (
     "packaging/", "security/", "mcp/", "cli/", "eval/test_eval_suite.py",
     "eval/test_eval_window.py", "desktop/test_app_", "desktop/test_kernel_client.py",
     "desktop/test_worker_grants.py", "desktop/test_stop_one_call.py",
+    "agent/test_worker_store_commands.py",
     "desktop/test_mcp", "policy/test_exec_approvals.py", "policy/test_restart.py",
     "sandbox/test_sandbox_limits.py", "sandbox/test_sandbox_output.py",
-    "sandbox/test_sandbox_lifetime.py",
+    "sandbox/test_sandbox_lifetime.py", "kernel/test_settings_owner.py",
+    "desktop/test_settings_app.py",
 )
 """Test files (relative to tests/) that start whole apps, bundles, real MCP servers, `reins
 exec` processes or many sandboxes: `make test-fast` (`-m "not slow"`) leaves them out."""

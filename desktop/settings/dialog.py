@@ -1,20 +1,21 @@
-"""The settings dialog: API key, base URL, model, default mode, rules, the current session's
+"""The settings dialog: API key, base URL, model, default mode, rules, every session's
 grants, MCP servers, sandbox, data folder.
 
-Rules are validated as you type with the policy's own rule parser; the file is written by
-the policy's own settings writer (validated, locked, replaced atomically), so the dialog
-cannot save anything the kernel would refuse to load.
+settings.json is the kernel's: the dialog shows the kernel's reading of it (SettingsSnapshot)
+and sends only the keys the user changed (UpdateSettings). As you type, the kernel checks
+the changes (`check_only`) with the settings' own validation and names every bad rule by
+its line; Save waits for the kernel's answer and closes only when the file was written.
+The API key is the UI's: it goes to the system keyring (keystore), never to the file.
 """
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
+import itertools
+from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtCore import Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QFontDatabase
 from PySide6.QtWidgets import (
     QComboBox,
@@ -34,79 +35,97 @@ from PySide6.QtWidgets import (
 from desktop.settings import keystore
 from desktop.settings.grants import GrantsPanel
 from desktop.settings.mcp import McpPanel
-from kernel.mcp.config import find_claude_desktop_config
 from kernel.modes import MODES
 from kernel.paths import AppPaths
-from kernel.policy.rules import RuleError, parse_rule
-from kernel.policy.settings import (
-    RULE_LISTS,
-    Settings,
-    SettingsError,
-    load_settings,
-    update_settings,
+from kernel.protocol import (
+    GetDiagnostics,
+    SettingChange,
+    SettingsProblem,
+    SettingsSnapshot,
+    UpdateSettings,
 )
+
+RULE_LISTS = ("allow", "ask", "deny")
+"""settings.json's `permissions` lists, as the Permissions page shows them."""
+CHECK_DELAY_MS = 250
+"""How long typing pauses before the kernel checks the changes."""
+_REQUESTS = itertools.count(1)
 
 
 @dataclass(frozen=True)
 class SavedSettings:
-    """What the app passes on to the kernel after a save."""
+    """What the app passes on after a save (settings.json itself is the kernel's)."""
 
     api_key: str | None
-    model: str
-    base_url: str
     key_in_memory: bool = False
     """There is no keyring: the key is held in memory for this run only."""
 
 
-def rule_problems(text: str) -> list[str]:
-    """Every line of a rule list that does not parse, as 'line N: problem'."""
-    problems = []
+def rule_lines(text: str) -> tuple[list[str], list[int]]:
+    """A rule list as typed: the rules (one per non-blank line, trimmed) and the line each
+    came from (1-based), to say which line the kernel found wrong."""
+    rules, lines = [], []
     for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            parse_rule(line.strip())
-        except RuleError as exc:
-            problems.append(f"line {number}: {exc}")
-    return problems
+        if line.strip():
+            rules.append(line.strip())
+            lines.append(number)
+    return rules, lines
 
 
-def sandbox_report() -> str:
-    """The same diagnostics as `reins doctor`."""
-    from kernel.sandbox.doctor import report
-
-    return report()
+def sort_problems(problems: tuple[SettingsProblem, ...], lines: Mapping[str, list[int]],
+                  ) -> tuple[dict[str, list[str]], list[str]]:
+    """The kernel's problems per rule list ('line N: …', N the line in that list's box) and
+    the others, each as 'where: what'."""
+    by_list: dict[str, list[str]] = {name: [] for name in lines}
+    other: list[str] = []
+    for problem in problems:
+        path = problem.path
+        if len(path) == 3 and path[0] == "permissions" and path[1] in by_list \
+                and path[2].isdigit() and int(path[2]) < len(lines[path[1]]):
+            by_list[path[1]].append(f"line {lines[path[1]][int(path[2])]}: {problem.message}")
+        else:
+            other.append(problem.message)
+    return by_list, other
 
 
 class SettingsDialog(QDialog):
     saved = Signal(object)
-    """A SavedSettings, after settings.json (and the keyring) were written."""
-    _diagnosed = Signal(str)
+    """A SavedSettings, after the kernel wrote settings.json (and the key was kept)."""
+    command = Signal(object)
+    """A protocol command for the kernel (UpdateSettings, GetDiagnostics, ImportMcpServers)."""
 
     def __init__(self, paths: AppPaths, parent: QWidget | None = None,
-                 diagnostics: Callable[[], str] = sandbox_report,
-                 find_mcp_config: Callable[[], Path | None] = find_claude_desktop_config,
-                 memory_key: str | None = None) -> None:
-        """`find_mcp_config`: where a Claude Desktop configuration is (default: the usual
-        place of this OS). The Grants and MCP pages show what the app feeds them from the
+                 memory_key: str | None = None,
+                 settings: SettingsSnapshot | None = None) -> None:
+        """`settings`: the kernel's last snapshot (a newer one comes through
+        `show_settings`). The Grants and MCP pages show what the app feeds them from the
         kernel; their buttons emit signals the app turns into protocol commands.
         `memory_key`: the key the app holds in memory (shown when there is no keyring)."""
         super().__init__(parent)
         self.setWindowTitle("Settings — Reins")
         self.setAccessibleName("Settings")
-        self.resize(680, 520)
+        self.resize(720, 560)
         self.paths = paths
         self._memory_key = memory_key
         self._keyring = True
-        self._diagnostics = diagnostics
-        self._diagnosed.connect(self.sandbox_text_ready, Qt.ConnectionType.QueuedConnection)
+        self._filled = False
+        self._loaded: dict[str, Any] = {}
+        self._rule_lines: dict[str, list[int]] = {}
+        self._check_id = ""
+        self._save_id = ""
+        self._problems: tuple[SettingsProblem, ...] = ()
+        self._check_timer = QTimer(self)
+        self._check_timer.setSingleShot(True)
+        self._check_timer.setInterval(CHECK_DELAY_MS)
+        self._check_timer.timeout.connect(self.check)
         self.tabs = QTabWidget(self)
         self.tabs.setAccessibleName("Settings sections")
         self.tabs.addTab(self._model_tab(), "&Model")
         self.tabs.addTab(self._rules_tab(), "&Permissions")
         self.grants_panel = GrantsPanel(self)
         self.tabs.addTab(self.grants_panel, "&Grants")
-        self.mcp_panel = McpPanel(paths, self, find_config=find_mcp_config)
+        self.mcp_panel = McpPanel(self)
+        self.mcp_panel.command.connect(self.command)
         self.tabs.addTab(self.mcp_panel, "MC&P servers")
         self.tabs.addTab(self._sandbox_tab(), "Sa&ndbox")
         self.tabs.addTab(self._data_tab(), "&Data")
@@ -125,7 +144,13 @@ class SettingsDialog(QDialog):
         layout.addWidget(self.tabs, 1)
         layout.addWidget(self.error_label)
         layout.addWidget(self.buttons)
-        self.load()
+        self._load_key()
+        self._settings_widgets: list[QWidget] = [
+            self.base_url_edit, self.model_edit, self.mode_combo, *self.rule_edits.values()]
+        for widget in self._settings_widgets:
+            widget.setEnabled(False)  # until the kernel's reading of settings.json arrives
+        if settings is not None and settings.path:
+            self.show_settings(settings)
 
     # -- tabs ----------------------------------------------------------------------------
     def _model_tab(self) -> QWidget:
@@ -161,7 +186,9 @@ class SettingsDialog(QDialog):
         form.addRow("&Base URL:", self.base_url_edit)
         form.addRow("M&odel (new sessions):", self.model_edit)
         form.addRow("Default &mode:", self.mode_combo)
-        self.base_url_edit.textChanged.connect(self._validate)
+        for edit in (self.base_url_edit, self.model_edit):
+            edit.textChanged.connect(self._edited)
+        self.mode_combo.currentIndexChanged.connect(self._edited)
         return tab
 
     def _rules_tab(self) -> QWidget:
@@ -186,7 +213,7 @@ class SettingsDialog(QDialog):
             error.setWordWrap(True)
             error.setTextFormat(Qt.TextFormat.PlainText)
             error.setStyleSheet("color: #cf222e;")
-            edit.textChanged.connect(self._validate)
+            edit.textChanged.connect(self._edited)
             layout.addWidget(label)
             layout.addWidget(edit, 1)
             layout.addWidget(error)
@@ -203,6 +230,7 @@ class SettingsDialog(QDialog):
         refresh = QPushButton("&Check again", tab)
         refresh.setAccessibleName("Check the sandbox again")
         refresh.clicked.connect(self.refresh_diagnostics)
+        self.sandbox_text.setPlainText("Checking the sandbox…")
         layout = QVBoxLayout(tab)
         layout.addWidget(self.sandbox_text, 1)
         layout.addWidget(refresh, 0, Qt.AlignmentFlag.AlignRight)
@@ -214,7 +242,7 @@ class SettingsDialog(QDialog):
         self.data_label = QLabel(str(self.paths.data), tab)
         self.data_label.setAccessibleName("Data folder")
         self.data_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.config_label = QLabel(str(self.paths.settings_file), tab)
+        self.config_label = QLabel("", tab)
         self.config_label.setAccessibleName("Settings file")
         self.config_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         open_data = QPushButton("Open data &folder", tab)
@@ -230,92 +258,134 @@ class SettingsDialog(QDialog):
         form.addRow("", note)
         return tab
 
-    # -- load / validate / save ----------------------------------------------------------------
-    def load(self) -> None:
-        try:
-            settings = load_settings(self.paths)
-        except SettingsError as exc:
-            settings = Settings()
-            self.error_label.setText(f"settings.json cannot be used: {exc}")
+    # -- from the kernel ------------------------------------------------------------------
+    def _load_key(self) -> None:
         state = keystore.keyring_state()
         self._keyring = state.available
         self.key_status.setText(state.explanation)
         self.key_edit.setText((keystore.stored_key() if state.available else self._memory_key)
                               or "")
-        self.base_url_edit.setText(settings.base_url or "")
-        self.model_edit.setText(settings.model or "")
-        self.mode_combo.setCurrentText(str(settings.default_mode))
-        permissions = settings.raw.get("permissions", {})
-        self._loaded_rules = {name: list(permissions.get(name, [])) for name in RULE_LISTS}
+
+    def show_settings(self, snapshot: SettingsSnapshot) -> None:
+        """The kernel's reading of settings.json: fills the fields the first time, shows
+        the answer to a check or a save, and feeds the MCP page."""
+        self.config_label.setText(snapshot.path)
+        self.mcp_panel.show_settings(snapshot)
+        if snapshot.request_id and snapshot.request_id == self._save_id:
+            self._saved(snapshot)
+        elif snapshot.request_id and snapshot.request_id == self._check_id:
+            self._show_problems(snapshot.problems)
+        elif not self._filled:
+            self._fill(snapshot)
+        if snapshot.error and not snapshot.request_id:
+            self.error_label.setText(f"settings.json cannot be used: {snapshot.error}")
+
+    def _fill(self, snapshot: SettingsSnapshot) -> None:
+        values = snapshot.values if isinstance(snapshot.values, Mapping) else {}
+        permissions = values.get("permissions")
+        permissions = permissions if isinstance(permissions, Mapping) else {}
+        self._loaded = {
+            "model": str(values.get("model", "")), "base_url": str(values.get("base_url", "")),
+            "default_mode": str(values.get("default_mode", snapshot.default_mode)),
+            **{name: list(permissions.get(name, [])) for name in RULE_LISTS}}
+        widgets = self._settings_widgets
+        for widget in widgets:
+            widget.blockSignals(True)
+        self.base_url_edit.setText(self._loaded["base_url"])
+        self.model_edit.setText(self._loaded["model"])
+        self.mode_combo.setCurrentText(self._loaded["default_mode"])
         for name, edit in self.rule_edits.items():
-            edit.setPlainText("\n".join(permissions.get(name, [])))
-        self.refresh_diagnostics()
-        self._validate()
+            edit.setPlainText("\n".join(self._loaded[name]))
+        for widget in widgets:
+            widget.blockSignals(False)
+            widget.setEnabled(True)
+        self._filled = True
 
-    def refresh_diagnostics(self) -> None:
-        """Run the sandbox check on a thread (it starts bubblewrap; the UI never waits)."""
-        self.sandbox_text.setPlainText("Checking the sandbox…")
-        threading.Thread(target=self._diagnose, name="sandbox-doctor", daemon=True).start()
-
-    def _diagnose(self) -> None:
-        try:
-            text = self._diagnostics()
-        except Exception as exc:  # diagnostics must show why they failed, not crash settings
-            text = f"The sandbox check failed: {type(exc).__name__}: {exc}"
-        try:
-            self._diagnosed.emit(text)
-        except RuntimeError:
-            return  # the dialog was closed and deleted meanwhile
-
-    def sandbox_text_ready(self, text: str) -> None:
+    def show_diagnostics(self, text: str) -> None:
         self.sandbox_text.setPlainText(text)
 
-    def _validate(self) -> bool:
-        ok = True
-        for name, edit in self.rule_edits.items():
-            problems = rule_problems(edit.toPlainText())
-            self.rule_errors[name].setText("\n".join(problems))
-            self.rule_errors[name].setVisible(bool(problems))
-            ok = ok and not problems
-        url = self.base_url_edit.text().strip()
-        url_ok = not url or url.startswith(("http://", "https://"))
-        self.base_url_edit.setToolTip("" if url_ok else "The base URL must start with http(s)://")
-        self.save_button.setEnabled(ok and url_ok)
-        return ok and url_ok
+    def refresh_diagnostics(self) -> None:
+        """Ask the kernel for `reins doctor`'s facts again (it starts bubblewrap)."""
+        self.sandbox_text.setPlainText("Checking the sandbox…")
+        self.command.emit(GetDiagnostics())
 
-    def changes(self) -> dict[str, Any]:
-        rules = {name: [line.strip() for line in edit.toPlainText().splitlines()
-                        if line.strip()] for name, edit in self.rule_edits.items()}
-        return {
-            "model": self.model_edit.text().strip(),
-            "base_url": self.base_url_edit.text().strip(),
-            "default_mode": self.mode_combo.currentText(),
-            "permissions": rules,
-        }
+    def not_sent(self, why: str) -> None:
+        """A command could not reach the kernel (it is restarting)."""
+        self._save_id = self._check_id = ""
+        self.save_button.setEnabled(True)
+        self.error_label.setText(why)
+
+    # -- checking and saving ---------------------------------------------------------------
+    def changes(self) -> tuple[SettingChange, ...]:
+        """The keys the user changed since the kernel's reading: only those are sent, so a
+        rule saved or revoked meanwhile (always allow, the Grants page) is not undone.
+        Nothing before the kernel's reading arrived (the fields are disabled until then)."""
+        out: list[SettingChange] = []
+        if not self._filled:
+            return ()
+        for key, edit in (("model", self.model_edit), ("base_url", self.base_url_edit)):
+            text = edit.text().strip()
+            if text != self._loaded.get(key, ""):
+                out.append(SettingChange((key,), text) if text
+                           else SettingChange((key,), remove=True))
+        mode = self.mode_combo.currentText()
+        if mode != self._loaded.get("default_mode", "ask"):
+            out.append(SettingChange(("default_mode",), mode))
+        for name, box in self.rule_edits.items():
+            rules, self._rule_lines[name] = rule_lines(box.toPlainText())
+            if rules != self._loaded.get(name, []):
+                out.append(SettingChange(("permissions", name), rules))
+        return tuple(out)
+
+    def _edited(self) -> None:
+        if self._filled:
+            self._check_timer.start()
+
+    def check(self) -> None:
+        """Ask the kernel whether the changes would load (nothing is written)."""
+        changes = self.changes()
+        if not changes:
+            self._check_id = ""
+            self._show_problems(())
+            return
+        self._check_id = f"check-{next(_REQUESTS)}"
+        self.command.emit(UpdateSettings(changes, self._check_id, check_only=True))
+
+    def _show_problems(self, problems: tuple[SettingsProblem, ...]) -> None:
+        self._problems = problems
+        by_list, other = sort_problems(problems, self._rule_lines)
+        for name, label in self.rule_errors.items():
+            label.setText("\n".join(by_list.get(name, [])))
+            label.setVisible(bool(by_list.get(name)))
+        url_problems = [p.message for p in problems if p.path[:1] == ("base_url",)]
+        self.base_url_edit.setToolTip("\n".join(url_problems))
+        self.error_label.setText("\n".join(other))
+        self.save_button.setEnabled(not problems)
 
     def save(self) -> None:
-        if not self._validate():
-            return
+        """Send the changes; the dialog closes once the kernel wrote them."""
+        self._check_timer.stop()
         changes = self.changes()
-
-        def apply(data: dict[str, Any]) -> None:
-            for key in ("model", "base_url"):
-                if changes[key]:
-                    data[key] = changes[key]
-                else:
-                    data.pop(key, None)
-            data["default_mode"] = changes["default_mode"]
-            # Only the lists edited here: a rule saved or revoked meanwhile (always allow,
-            # the Grants page) is not undone by saving a copy loaded earlier.
-            for name, rules in changes["permissions"].items():
-                if rules != self._loaded_rules.get(name, []):
-                    data.setdefault("permissions", {})[name] = rules
-
-        try:
-            update_settings(self.paths, apply)
-        except (SettingsError, OSError) as exc:
-            self.error_label.setText(f"Not saved: {exc}")
+        if not changes:
+            self._finish()
             return
+        self._save_id = f"save-{next(_REQUESTS)}"
+        self.save_button.setEnabled(False)
+        self.error_label.setText("Saving…")
+        self.command.emit(UpdateSettings(changes, self._save_id))
+
+    def _saved(self, snapshot: SettingsSnapshot) -> None:
+        self._save_id = ""
+        if snapshot.problems:
+            self._show_problems(snapshot.problems)
+            self.error_label.setText("Not saved: " + (self.error_label.text() or
+                                                      "see the problems shown"))
+            self.save_button.setEnabled(True)  # e.g. once settings.json is fixed by hand
+            return
+        self._finish()
+
+    def _finish(self) -> None:
+        """settings.json is written: keep the key, tell the app, close."""
         key = self.key_edit.text().strip()
         if self._keyring:
             try:
@@ -323,8 +393,7 @@ class SettingsDialog(QDialog):
             except keystore.KeyringUnavailable as exc:
                 self.error_label.setText(f"Settings saved, but the key was not: {exc}")
                 return
-        self.saved.emit(SavedSettings(key or None, changes["model"], changes["base_url"],
-                                      key_in_memory=bool(key) and not self._keyring))
+        self.saved.emit(SavedSettings(key or None, key_in_memory=bool(key) and not self._keyring))
         self.accept()
 
     def show_tab(self, page: QWidget) -> None:

@@ -1,15 +1,19 @@
-"""The MCP servers page: each configured server with its state, enable / disable / restart,
-and an offer to import the servers of a Claude Desktop configuration found on this machine.
+"""The MCP servers page: each configured server with its state, enable / disable / restart;
+add, edit and remove a server in a form; import the servers of a Claude Desktop
+configuration file the user picks.
 
 States come from the kernel (McpServerStates, pushed whenever one changes); the buttons ask
-the kernel (McpServerAction), which saves enabling and disabling in settings.json. An import
-first shows what it would add, and writes only when the user confirms (settings' own writer,
-existing entries never overwritten); the kernel then starts the new servers.
+the kernel (McpServerAction), which saves enabling and disabling in settings.json. The form
+and Remove change settings.json through the kernel (UpdateSettings), which validates the
+entry and starts, restarts or stops the server. An import is first previewed by the kernel
+(ImportMcpServers: what would be added, the names already used), and written only when the
+user confirms; existing entries are never overwritten.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import itertools
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +21,11 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFontDatabase
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QMessageBox,
     QPlainTextEdit,
     QPushButton,
     QTreeWidget,
@@ -28,31 +34,36 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from kernel.mcp.config import (
-    ImportPlan,
-    McpConfigError,
-    find_claude_desktop_config,
-    plan_import,
-    read_claude_desktop_servers,
+from desktop.settings.mcp_form import McpServerForm
+from kernel.protocol import (
+    ImportMcpServers,
+    McpImportPlan,
+    McpServerInfo,
+    SettingChange,
+    SettingsSnapshot,
+    UpdateSettings,
 )
-from kernel.paths import AppPaths
-from kernel.policy.settings import SettingsError, load_settings, set_mcp_servers
-from kernel.protocol import McpServerInfo
 
 STATUS_COLOURS = {"ready": "#2da44e", "starting": "#bf8700", "failed": "#cf222e",
                   "disabled": "#6e7781"}
+_REQUESTS = itertools.count(1)
 
 
-def describe_plan(plan: ImportPlan, source: Path) -> str:
-    """What an import would do, for a person."""
-    lines = [f"From {source}:"]
+def describe_plan(plan: McpImportPlan) -> str:
+    """What an import would do (or did), for a person."""
+    if plan.error:
+        return f"Cannot import: {plan.error}"
+    lines = [f"From {plan.path}:"]
     if plan.added:
-        lines.append(f"would add {len(plan.added)}: {', '.join(plan.added)}")
+        verb = "added" if plan.written else "would add"
+        lines.append(f"{verb} {len(plan.added)}:")
+        lines += [f"  {name} — runs {runs}" for name, runs in zip(plan.added, plan.runs,
+                                                                   strict=False)]
     if plan.unchanged:
         lines.append(f"already here, identical: {', '.join(plan.unchanged)}")
     if plan.conflicts:
-        lines.append(f"already here with a different definition (yours is kept): "
-                     f"{', '.join(plan.conflicts)}")
+        lines.append(f"name already used by a different server (yours is kept, this one is "
+                     f"not imported): {', '.join(plan.conflicts)}")
     if not plan.added:
         lines.append("Nothing new to import.")
     return "\n".join(lines)
@@ -77,15 +88,18 @@ def server_details(info: McpServerInfo) -> str:
 class McpPanel(QWidget):
     action_requested = Signal(str, str)
     """(server name, enable | disable | restart)."""
-    imported = Signal()
-    """settings.json got new servers: the kernel should apply them."""
+    command = Signal(object)
+    """A protocol command for the kernel (UpdateSettings, ImportMcpServers)."""
 
-    def __init__(self, paths: AppPaths, parent: QWidget | None = None,
-                 find_config: Callable[[], Path | None] = find_claude_desktop_config) -> None:
+    def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setAccessibleName("MCP servers")
-        self.paths = paths
         self.servers: dict[str, McpServerInfo] = {}
+        self.entries: dict[str, Any] = {}
+        """settings.json's `mcpServers`, as the kernel last reported it."""
+        self.form: McpServerForm | None = None
+        self._form_request = ""
+        self._remove_request = ""
         self.tree = QTreeWidget(self)
         self.tree.setAccessibleName("Configured MCP servers")
         self.tree.setColumnCount(2)
@@ -102,6 +116,15 @@ class McpPanel(QWidget):
         self.details.setAccessibleName("Server details")
         self.details.setReadOnly(True)
         self.details.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.add_button = QPushButton("&Add…", self)
+        self.add_button.setAccessibleName("Add an MCP server")
+        self.add_button.clicked.connect(lambda: self.open_form(None))
+        self.edit_button = QPushButton("Ed&it…", self)
+        self.edit_button.setAccessibleName("Edit the selected server")
+        self.edit_button.clicked.connect(lambda: self.open_form(self.selected()))
+        self.remove_button = QPushButton("Remo&ve", self)
+        self.remove_button.setAccessibleName("Remove the selected server")
+        self.remove_button.clicked.connect(self.ask_remove)
         self.enable_button = QPushButton("&Enable", self)
         self.enable_button.setAccessibleName("Enable the selected server")
         self.disable_button = QPushButton("D&isable", self)
@@ -113,6 +136,8 @@ class McpPanel(QWidget):
                                (self.restart_button, "restart")):
             button.clicked.connect(lambda _=False, a=action: self._act(a))
         buttons = QHBoxLayout()
+        for button in (self.add_button, self.edit_button, self.remove_button):
+            buttons.addWidget(button)
         buttons.addStretch(1)
         for button in (self.enable_button, self.disable_button, self.restart_button):
             buttons.addWidget(button)
@@ -121,16 +146,17 @@ class McpPanel(QWidget):
         self.import_label.setAccessibleName("Claude Desktop import")
         self.import_label.setWordWrap(True)
         self.import_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.import_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.import_button = QPushButton("Import from &Claude Desktop…", self)
-        self.import_button.setAccessibleName("Preview the Claude Desktop import")
-        self.import_button.clicked.connect(self.preview_import)
+        self.import_button.setAccessibleName("Choose a Claude Desktop configuration to import")
+        self.import_button.clicked.connect(self.choose_import)
         self.confirm_import = QPushButton("&Write to settings", self)
         self.confirm_import.setAccessibleName("Import the servers shown")
         self.confirm_import.clicked.connect(self.write_import)
         import_row = QHBoxLayout()
         import_row.addWidget(self.import_label, 1)
-        import_row.addWidget(self.import_button)
-        import_row.addWidget(self.confirm_import)
+        import_row.addWidget(self.import_button, 0, Qt.AlignmentFlag.AlignTop)
+        import_row.addWidget(self.confirm_import, 0, Qt.AlignmentFlag.AlignTop)
 
         layout = QVBoxLayout(self)
         layout.addWidget(self.state_label)
@@ -139,17 +165,13 @@ class McpPanel(QWidget):
         layout.addWidget(self.details, 1)
         layout.addLayout(import_row)
 
-        self._plan: ImportPlan | None = None
-        self.claude_config = find_config()
-        self.import_button.setVisible(self.claude_config is not None)
-        self.import_label.setVisible(self.claude_config is not None)
+        self.picker: QFileDialog | None = None
+        self.claude_config = ""
+        self._plan: McpImportPlan | None = None
         self.confirm_import.hide()
-        if self.claude_config is not None:
-            self.import_label.setText(f"A Claude Desktop configuration exists at "
-                                      f"{self.claude_config}.")
         self._update_buttons()
 
-    # -- states from the kernel ------------------------------------------------------------
+    # -- from the kernel ---------------------------------------------------------------------
     def set_states(self, servers: tuple[McpServerInfo, ...], error: str = "") -> None:
         chosen = self.selected()
         self.servers = {s.name: s for s in servers}
@@ -166,13 +188,53 @@ class McpPanel(QWidget):
         if error:
             self.state_label.setText(error)
         elif not servers:
-            self.state_label.setText("No MCP servers are configured (settings.json, "
-                                     "\"mcpServers\").")
+            self.state_label.setText("No MCP servers are configured: add one, or import a "
+                                     "Claude Desktop configuration.")
         else:
             self.state_label.setText(f"{len(servers)} server{'s' if len(servers) != 1 else ''}"
                                      " configured.")
         self._selection_changed()
 
+    def show_settings(self, snapshot: SettingsSnapshot) -> None:
+        """settings.json's servers (for the form), where Claude Desktop's file is, and the
+        kernel's answer to the form or to Remove."""
+        values = snapshot.values if isinstance(snapshot.values, Mapping) else {}
+        servers = values.get("mcpServers")
+        self.entries = dict(servers) if isinstance(servers, Mapping) else {}
+        self.claude_config = snapshot.claude_config
+        if not self.import_label.text() and self.claude_config:
+            self.import_label.setText(f"A Claude Desktop configuration exists at "
+                                      f"{self.claude_config}.")
+        problems = [problem.message for problem in snapshot.problems]
+        if snapshot.request_id and snapshot.request_id == self._form_request:
+            self._form_request = ""
+            if self.form is not None:
+                self.form.answer(problems)
+                if not problems:
+                    self.state_label.setText(f"Saved {self.form.name_edit.text()} in "
+                                             "settings.json.")
+        elif snapshot.request_id and snapshot.request_id == self._remove_request:
+            self._remove_request = ""
+            self.state_label.setText("Not removed: " + "; ".join(problems) if problems
+                                     else "Removed from settings.json.")
+        self._update_buttons()
+
+    def show_plan(self, plan: McpImportPlan) -> None:
+        """The kernel's preview of an import (or its result)."""
+        self._plan = None if plan.error or plan.written else plan
+        self.import_label.setText(describe_plan(plan))
+        self.confirm_import.setVisible(self._plan is not None and bool(plan.added))
+        self.confirm_import.setText(f"&Write {len(plan.added)} to settings")
+
+    def not_sent(self, why: str) -> None:
+        """A command could not reach the kernel."""
+        if self.form is not None and self._form_request:
+            self._form_request = ""
+            self.form.not_sent(why)
+        else:
+            self.state_label.setText(why)
+
+    # -- the list ----------------------------------------------------------------------------
     def selected(self) -> str | None:
         item = self.tree.currentItem()
         if item is None or not item.isSelected():
@@ -192,49 +254,83 @@ class McpPanel(QWidget):
         self.enable_button.setEnabled(disabled)
         self.disable_button.setEnabled(info is not None and not disabled)
         self.restart_button.setEnabled(info is not None and not disabled)
+        in_file = name is not None and name in self.entries
+        self.edit_button.setEnabled(in_file)
+        self.remove_button.setEnabled(in_file)
 
     def _act(self, action: str) -> None:
         name = self.selected()
         if name is not None:
             self.action_requested.emit(name, action)
 
-    # -- Claude Desktop import --------------------------------------------------------------
-    def preview_import(self) -> None:
-        """Show what importing would add; nothing is written yet."""
-        if self.claude_config is None:
-            return
-        try:
-            imported = read_claude_desktop_servers(self.claude_config)
-            plan = plan_import(_current_servers(self.paths), imported)
-        except (McpConfigError, SettingsError) as exc:
-            self._plan = None
-            self.import_label.setText(f"Cannot import: {exc}")
-            self.confirm_import.hide()
-            return
-        self._plan = plan
-        self.import_label.setText(describe_plan(plan, self.claude_config))
-        self.confirm_import.setVisible(bool(plan.added))
-        self.confirm_import.setText(f"&Write {len(plan.added)} to settings")
+    # -- add, edit, remove -------------------------------------------------------------------
+    def open_form(self, name: str | None) -> McpServerForm:
+        """The form for a new server (None) or the named one."""
+        entry = self.entries.get(name) if name is not None else None
+        taken = frozenset(self.entries) - ({name} if name is not None else set())
+        form = McpServerForm(self, name or "", entry if isinstance(entry, Mapping) else None,
+                             taken)
+        form.submitted.connect(self._submit)
+        self.form = form
+        form.open()
+        return form
 
-    def write_import(self) -> None:
-        """Write the previewed servers (plan made again from the files as they are now)."""
-        if self._plan is None or self.claude_config is None:
-            return
-        try:
-            imported = read_claude_desktop_servers(self.claude_config)
-            plan = plan_import(_current_servers(self.paths), imported)
-            set_mcp_servers(self.paths, plan.merged)
-        except (McpConfigError, SettingsError, OSError) as exc:
-            self.import_label.setText(f"Not imported: {exc}")
-            self.confirm_import.hide()
-            return
+    def _submit(self, name: str, entry: dict[str, Any]) -> None:
+        assert self.form is not None
+        changes = [SettingChange(("mcpServers", name), entry)]
+        old = self.form.original_name
+        if old and old != name:
+            changes.append(SettingChange(("mcpServers", old), remove=True))
+        self._form_request = f"mcp-form-{next(_REQUESTS)}"
+        self.command.emit(UpdateSettings(tuple(changes), self._form_request))
+
+    def ask_remove(self) -> QMessageBox | None:
+        """Ask before removing the selected server from settings.json."""
+        name = self.selected()
+        if name is None or name not in self.entries:
+            return None
+        box = QMessageBox(QMessageBox.Icon.Question, "Remove MCP server",
+                          f"Remove {name} from settings.json? Its server is stopped and its "
+                          "tools are gone from new requests.",
+                          QMessageBox.StandardButton.Cancel, self)
+        remove = box.addButton("Remove", QMessageBox.ButtonRole.DestructiveRole)
+        remove.setAccessibleName(f"Remove {name}")
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        remove.clicked.connect(lambda: self._remove(name))
+        box.open()
+        return box
+
+    def _remove(self, name: str) -> None:
+        self._remove_request = f"mcp-remove-{next(_REQUESTS)}"
+        self.command.emit(UpdateSettings((SettingChange(("mcpServers", name), remove=True),),
+                                         self._remove_request))
+
+    # -- Claude Desktop import ---------------------------------------------------------------
+    def choose_import(self) -> QFileDialog:
+        """Pick the file to import (Claude Desktop's own, when there is one, is offered
+        first); the kernel then says what it would add."""
+        start = self.claude_config or str(Path.home())
+        picker = QFileDialog(self, "Import MCP servers from a Claude Desktop configuration",
+                             start, "Claude Desktop configuration (*.json);;All files (*)")
+        picker.setFileMode(QFileDialog.FileMode.ExistingFile)
+        picker.setOption(QFileDialog.Option.DontUseNativeDialog, True)
+        if self.claude_config:
+            picker.selectFile(self.claude_config)
+        picker.fileSelected.connect(self.preview_import)
+        self.picker = picker
+        picker.open()
+        return picker
+
+    def preview_import(self, path: str) -> None:
+        """Ask the kernel what importing `path` would add; nothing is written yet."""
         self._plan = None
         self.confirm_import.hide()
-        added = ", ".join(plan.added) or "nothing new"
-        self.import_label.setText(f"Imported {added} into settings.json.")
-        self.imported.emit()
+        self.import_label.setText(f"Reading {path}…")
+        self.command.emit(ImportMcpServers(path))
 
-
-def _current_servers(paths: AppPaths) -> Mapping[str, Any]:
-    return load_settings(paths).mcp_servers
-
+    def write_import(self) -> None:
+        """Write the previewed servers (the kernel plans again from the files as they are)."""
+        if self._plan is None:
+            return
+        self.confirm_import.hide()
+        self.command.emit(ImportMcpServers(self._plan.path, write=True))

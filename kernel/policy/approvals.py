@@ -30,10 +30,19 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kernel.events import ApprovalDecision, ApprovalRequest, Event, GrantRevoked
+from kernel.events import (
+    CHOICES,
+    ApprovalDecision,
+    ApprovalRequest,
+    Choice,
+    DecisionScope,
+    Event,
+    GrantRevoked,
+    allows,
+)
 from kernel.mcp.grants import GrantFingerprints
 from kernel.paths import AppPaths
-from kernel.policy.channels import Answer, ApprovalChannel, ChannelUnavailable, Choice
+from kernel.policy.channels import Answer, ApprovalChannel, ChannelUnavailable
 from kernel.policy.decide import CallFacts, Decision, Grant, Mode, Session, Verdict, decide
 from kernel.policy.facts import SandboxState, call_facts
 from kernel.policy.grants import describe, encode_rules, grant_rules, session_grants
@@ -205,7 +214,8 @@ class PolicyGate:
 
     def _record_policy(self, call: ToolCall, decision: Decision) -> None:
         self._emit(ApprovalDecision(
-            self.session_id, call_id=call.call_id, decision=decision.verdict.value,
+            self.session_id, call_id=call.call_id,
+            decision="allow" if decision.verdict is Verdict.ALLOW else "deny",
             decided_by="policy", scope="call", rule=decision.decided_by,
             message=decision.reason, network=decision.network, decided_at=self.clock()))
 
@@ -251,31 +261,33 @@ class PolicyGate:
     def _record_answer(self, spec: ToolSpec, call: ToolCall, decision: Decision,
                        facts: CallFacts, answer: Answer, destructive: bool) -> ApprovalDecision:
         by = self.channel.name if self.channel is not None else "user"
-        choice, message, scope, rule = answer.choice, answer.message, "once", ""
-        if choice.allows and destructive and not answer.confirmed:
-            choice, message = Choice.DENY, "a destructive call needs a second confirmation"
-        if choice is Choice.ALLOW_SESSION and not decision.can_session:
-            choice, message = Choice.ALLOW_ONCE, "allowed once: this call cannot be granted "\
+        choice: Choice = answer.choice
+        message, rule = answer.message, ""
+        scope: DecisionScope = "once"
+        if allows(choice) and destructive and not answer.confirmed:
+            choice, message = "deny", "a destructive call needs a second confirmation"
+        if choice == "allow_session" and not decision.can_session:
+            choice, message = "allow_once", "allowed once: this call cannot be granted "\
                 "for the session"
-        if choice is Choice.ALLOW_ALWAYS and not decision.can_always:
-            choice, message = Choice.ALLOW_ONCE, "allowed once: this call cannot be always "\
+        if choice == "allow_always" and not decision.can_always:
+            choice, message = "allow_once", "allowed once: this call cannot be always "\
                 "allowed"
-        if choice in (Choice.ALLOW_SESSION, Choice.ALLOW_ALWAYS):
+        if choice in ("allow_session", "allow_always"):
             texts = [r.text for r in grant_rules(spec, facts, self.session())]
             rule = encode_rules(texts)
             self.fingerprints.record(texts, spec)
-            scope = "session" if choice is Choice.ALLOW_SESSION else "always"
-            if choice is Choice.ALLOW_SESSION:
+            scope = "session" if choice == "allow_session" else "always"
+            if choice == "allow_session":
                 for r in grant_rules(spec, facts, self.session()):
                     self._grants[r.text] = Grant(r, network=decision.network)
             else:
                 message = self._save_always(texts)
-        elif choice is Choice.DENY:
+        elif choice == "deny":
             scope = "call"
         event = ApprovalDecision(
-            self.session_id, call_id=call.call_id, decision=choice.value, decided_by=by,
+            self.session_id, call_id=call.call_id, decision=choice, decided_by=by,
             scope=scope, rule=rule, message=message,
-            network=decision.network and choice.allows, decided_at=self.clock())
+            network=decision.network and allows(choice), decided_at=self.clock())
         self._emit(event)
         self._decisions[call.call_id] = event
         return event
@@ -290,7 +302,7 @@ class PolicyGate:
 
     def _outcome(self, spec: ToolSpec, decision: Decision, facts: CallFacts,
                  recorded: ApprovalDecision) -> GateOutcome:
-        if recorded.decision == Choice.DENY.value:
+        if recorded.decision == "deny":
             said = f" The user said: {recorded.message}" if recorded.message else ""
             return GateOutcome(False, ErrorCode.APPROVAL_DENIED, (
                 f"The user denied the call to {spec.name!r} ({decision.reason}); nothing was "
@@ -318,8 +330,6 @@ INTERRUPTED_REASON = (
 RERUN_ASKS = frozenset({Risk.EXECUTE, Risk.DESTRUCTIVE})
 """Tools whose interrupted run may have left partial effects: asked again before rerunning."""
 
-_ALLOWING = frozenset({"allow", *(c.value for c in Choice if c.allows)})
-_ANSWERS = frozenset(c.value for c in Choice)
 
 
 @dataclass(frozen=True)
@@ -347,9 +357,9 @@ def ask_history(events: Iterable[Event]) -> AskHistory:
             decisions.pop(event.call_id, None)
             allowed.discard(event.call_id)
         elif isinstance(event, ApprovalDecision):
-            if event.decided_by != "policy" and event.decision in _ANSWERS:
+            if event.decided_by != "policy" and event.decision in CHOICES:
                 decisions[event.call_id] = event
-            if event.decision in _ALLOWING:
+            if allows(event.decision):
                 allowed.add(event.call_id)
             else:
                 allowed.discard(event.call_id)
@@ -365,16 +375,20 @@ def _stamp(path: Path) -> tuple[int, int, int] | None:
 
 
 def gate_factory(*, app_paths: AppPaths, sandbox: SandboxState,
-                 channel: ApprovalChannel | None) -> Callable[[GateContext], PolicyGate]:
+                 channel: ApprovalChannel | None,
+                 settings: Callable[[], Settings] | None = None,
+                 ) -> Callable[[GateContext], PolicyGate]:
     """What the loop's `Agent(gate_factory=...)` takes: a PolicyGate per run of a session,
     in the session's stored mode, with the settings as they are on disk at that moment
     (an "always" rule saved in one session applies to the next). A settings file that
-    cannot be loaded raises SettingsError: the run does not start."""
+    cannot be loaded raises SettingsError: the run does not start. `settings`: where they
+    come from (default: read the file; the app's kernel passes the settings it owns)."""
+    current = settings or (lambda: load_settings(app_paths))
 
     def build(ctx: GateContext) -> PolicyGate:
         return PolicyGate(
             session_id=ctx.session.session_id, mode=Mode(ctx.session.mode),
-            path_policy=ctx.path_policy, settings=load_settings(app_paths), sandbox=sandbox,
+            path_policy=ctx.path_policy, settings=current(), sandbox=sandbox,
             channel=channel, emit=ctx.emit, report=ctx.report, app_paths=app_paths,
             history=ctx.history)
 

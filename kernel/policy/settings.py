@@ -23,8 +23,9 @@ line and the key or rule. Nothing is skipped. A missing file means the defaults.
 ```
 
 Writes go through `update_settings` (under a file lock: re-read, change, validate, replace
-the file atomically) or its helpers: `add_rule` / `remove_rule` ("always allow" and its
-revocation), `set_mcp_servers` (an import), `set_mcp_server_disabled`.
+the file atomically) or its helpers: `change_settings` (the app's changes, by key path,
+every problem reported before anything is written), `add_rule` / `remove_rule` ("always
+allow" and its revocation), `set_mcp_servers`, `set_mcp_server_disabled`.
 """
 
 from __future__ import annotations
@@ -38,12 +39,12 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import jsonschema
 
 from kernel.agent.models import MODELS_SCHEMA
-from kernel.mcp.config import MCP_SERVERS_SCHEMA
+from kernel.mcp.config import MCP_SERVERS_SCHEMA, McpConfigError, parse_server
 from kernel.paths import AppPaths
 from kernel.policy.decide import Mode
 from kernel.policy.jsonpos import line_of
@@ -114,12 +115,15 @@ _VALIDATOR = jsonschema.Draft202012Validator(SETTINGS_SCHEMA)
 class SettingsError(ValueError):
     """settings.json cannot be used; the message names the file, the line and what is wrong."""
 
-    def __init__(self, source: str, line: int | None, problem: str) -> None:
+    def __init__(self, source: str, line: int | None, problem: str,
+                 path: tuple[str, ...] = ()) -> None:
         where = f"{source}:{line}" if line is not None else source
         super().__init__(f"{where}: {problem}")
         self.source = source
         self.line = line
         self.problem = problem
+        self.path = path
+        """The key the problem is in (("permissions", "allow", "2"): the third allow rule)."""
 
 
 @dataclass(frozen=True)
@@ -175,7 +179,8 @@ def parse_settings(text: str, source: str = "settings.json") -> Settings:
         if first.validator == "additionalProperties" and isinstance(first.instance, dict):
             known = first.schema.get("properties", {})
             path += [k for k in first.instance if k not in known][:1]
-        raise SettingsError(source, line_of(text, path), f"{where}: {first.message}{more}")
+        raise SettingsError(source, line_of(text, path), f"{where}: {first.message}{more}",
+                            tuple(str(p) for p in path))
     perms = data.get("permissions", {})
     lists: dict[str, RuleSet] = {}
     for name in RULE_LISTS:
@@ -185,7 +190,8 @@ def parse_settings(text: str, source: str = "settings.json") -> Settings:
                 rules.append(parse_rule(rule_text))
             except RuleError as exc:
                 raise SettingsError(source, line_of(text, ["permissions", name, i]),
-                                    f"permissions/{name}/{i}: {exc}") from exc
+                                    f"permissions/{name}/{i}: {exc}",
+                                    ("permissions", name, str(i))) from exc
         lists[name] = RuleSet(rules)
     return Settings(
         model=data.get("model"),
@@ -285,6 +291,111 @@ def set_mcp_server_disabled(paths: AppPaths, name: str, disabled: bool) -> Setti
             entry.pop("disabled", None)
 
     return update_settings(paths, change)
+
+
+class SettingChange(Protocol):
+    """One change by key path (kernel.protocol.SettingChange has this shape)."""
+
+    @property
+    def path(self) -> tuple[str, ...]: ...
+    @property
+    def value(self) -> Any: ...
+    @property
+    def remove(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class SettingsProblem:
+    """One thing wrong with settings.json or with a change to it: the key, and what."""
+
+    path: tuple[str, ...]
+    message: str
+    line: int | None = None
+    """The line in settings.json as it is on disk (None for a change not written)."""
+
+
+def apply_changes(data: dict[str, Any], changes: Iterable[SettingChange]) -> None:
+    """Set (or, with `remove`, drop) each key path of the parsed settings, making the
+    objects on the way; every other key stays as it is. ValueError for an empty path or a
+    path through something that is not an object."""
+    for change in changes:
+        if not change.path or not all(isinstance(k, str) and k for k in change.path):
+            raise ValueError(f"a settings change needs a path of key names, got "
+                             f"{list(change.path)!r}")
+        node = data
+        for depth, key in enumerate(change.path[:-1]):
+            child = node.get(key) if change.remove else node.setdefault(key, {})
+            if child is None:
+                break
+            if not isinstance(child, dict):
+                where = "/".join(change.path[:depth + 1])
+                raise ValueError(f"{where} is not an object, so {'/'.join(change.path)} "
+                                 f"cannot be changed")
+            node = child
+        else:
+            if change.remove:
+                node.pop(change.path[-1], None)
+            else:
+                node[change.path[-1]] = change.value
+
+
+def settings_problems(data: Any, source: str = "settings.json") -> list[SettingsProblem]:
+    """Everything wrong with these parsed settings: every rule that does not parse, every
+    MCP server entry that cannot be used (kernel.mcp.config's words), and otherwise the
+    first schema problem. Empty: the settings load."""
+    problems: list[SettingsProblem] = []
+    perms = data.get("permissions") if isinstance(data, dict) else None
+    for name in RULE_LISTS:
+        rules = perms.get(name) if isinstance(perms, dict) else None
+        for i, rule_text in enumerate(rules if isinstance(rules, list) else ()):
+            if isinstance(rule_text, str) and rule_text:
+                try:
+                    parse_rule(rule_text)
+                except RuleError as exc:
+                    problems.append(SettingsProblem(("permissions", name, str(i)), str(exc)))
+    servers = data.get("mcpServers") if isinstance(data, dict) else None
+    for server, entry in (servers.items() if isinstance(servers, dict) else ()):
+        try:
+            parse_server(server, entry)
+        except McpConfigError as exc:
+            problems.append(SettingsProblem(("mcpServers", str(server)), str(exc)))
+    if not problems:
+        try:
+            parse_settings(json.dumps(data, indent=2), source)
+        except SettingsError as exc:
+            problems.append(SettingsProblem(exc.path, exc.problem))
+    return problems
+
+
+class _NotWritten(Exception):
+    pass
+
+
+def change_settings(paths: AppPaths, changes: Iterable[SettingChange], *,
+                    write: bool = True) -> tuple[SettingsProblem, ...]:
+    """Apply `changes` to settings.json (through `update_settings`: locked, atomic, every
+    key not named kept) unless anything is wrong; then nothing is written and every problem
+    is returned. `write=False` only checks. A current file that does not load is the one
+    problem (with its line): it must be fixed first."""
+    found: list[SettingsProblem] = []
+
+    def change(data: dict[str, Any]) -> None:
+        try:
+            apply_changes(data, changes)
+        except ValueError as exc:
+            found.append(SettingsProblem((), str(exc)))
+        else:
+            found.extend(settings_problems(data, str(paths.settings_file)))
+        if found or not write:
+            raise _NotWritten
+
+    try:
+        update_settings(paths, change)
+    except _NotWritten:
+        pass
+    except SettingsError as exc:
+        return (SettingsProblem(exc.path, f"settings.json cannot be used: {exc}", exc.line),)
+    return tuple(found)
 
 
 def update_settings(paths: AppPaths, change: Callable[[dict[str, Any]], None]) -> Settings:

@@ -69,7 +69,8 @@ def test_grant_revoked_in_settings_asks_again_and_mcp_server_disabled(
     assert dialog.tabs.currentWidget() is panel
     qtbot.waitUntil(lambda: panel.tree.topLevelItemCount() == 1, timeout=WAIT_MS)
     row = panel.tree.topLevelItem(0)
-    assert (row.text(0), row.text(1)) == ("run_command(echo granted)", "This session")
+    assert row.text(0) == "run_command(echo granted)"
+    assert row.text(1).endswith("” (open now)"), "the session it holds in, the open one"
     assert "in this session only" in row.text(2)
     qtbot.mouseClick(panel.revoke_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: panel.tree.topLevelItemCount() == 0, timeout=WAIT_MS)

@@ -1,8 +1,8 @@
 """desktop/ talks to the kernel through the protocol: it imports from kernel/ only the
 protocol, the event types it decodes into, and pure leaf modules. The imports that still
-cross the line are listed by file (issue 19 §1 moves settings, rules and MCP config behind
-protocol messages); nothing may be added to that list, and a file that stops crossing must
-leave it."""
+cross the line are listed by file; nothing may be added to that list, and a file that stops
+crossing must leave it. Settings, rules, MCP configuration and `reins doctor` are the
+kernel's, reached through protocol messages only (issue 19 §1)."""
 
 from __future__ import annotations
 
@@ -25,10 +25,6 @@ ENTRY_POINTS = {
     "desktop/evaluations/screenshots.py": {"kernel.eval.task"},
 }
 DEBT = {
-    "desktop/controller.py": {"kernel.policy.settings"},
-    "desktop/settings/dialog.py": {"kernel.mcp.config", "kernel.policy.rules",
-                                   "kernel.policy.settings", "kernel.sandbox.doctor"},
-    "desktop/settings/mcp.py": {"kernel.mcp.config", "kernel.policy.settings"},
     "desktop/timeline/tail.py": {"kernel.tools.externalize"},
     "desktop/evaluations/window.py": {"kernel.eval.scoring"},
     "desktop/evaluations/runs.py": {"kernel.eval.checks", "kernel.eval.scoring"},

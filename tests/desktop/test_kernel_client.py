@@ -4,6 +4,7 @@ kill -9 with the history intact, and a clean shutdown in the middle of a run."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 from collections.abc import Iterator
@@ -124,11 +125,14 @@ def client(qtbot: QtBot, reins_home: AppPaths) -> Iterator[KernelClient]:
 
 
 def start(qtbot: QtBot, client: KernelClient, fake: FakeAnthropicServer) -> Recorder:
+    paths = AppPaths.from_env()  # the test's REINS_HOME: the kernel reads the file itself
+    paths.config.mkdir(parents=True, exist_ok=True)
+    paths.settings_file.write_text(json.dumps({"model": "claude-test",
+                                               "base_url": fake.base_url}))
     rec = Recorder(client)
     client.start()
     qtbot.waitUntil(lambda: len(rec.readies) == 1, timeout=WAIT_MS)
     client.send(p.SetApiKey("sk-test-key"))
-    client.send(p.Configure(model="claude-test", base_url=fake.base_url))
     return rec
 
 
@@ -230,7 +234,6 @@ def test_pending_approval_survives_a_kernel_crash(qtbot: QtBot, client: KernelCl
     os.kill(client.process.pid, signal.SIGKILL)
     qtbot.waitUntil(lambda: len(rec.readies) == 2, timeout=WAIT_MS)
     client.send(p.SetApiKey("sk-test-key"))
-    client.send(p.Configure(model="claude-test", base_url=fake.base_url))
     client.send(p.OpenSession(session_id))
     qtbot.waitUntil(lambda: len(rec.of(p.SessionLoaded)) == 2, timeout=WAIT_MS)
     loaded = rec.of(p.SessionLoaded)[-1]

@@ -120,6 +120,10 @@ def test_with_no_session_the_mode_box_shows_the_default_mode(qtbot: QtBot,
     reins_home.settings_file.write_text('{"default_mode": "auto-edit"}')
     controller, client = make(qtbot, reins_home)
     combo = controller.window.mode_combo
+    assert combo.currentText() == "ask", "the UI never reads settings.json: the kernel does"
+    client.batch.emit([p.SettingsSnapshot(str(reins_home.settings_file),
+                                          {"default_mode": "auto-edit"},
+                                          default_mode="auto-edit")])
     qtbot.waitUntil(lambda: combo.currentText() == "auto-edit", timeout=10_000)
     assert not combo.isEnabled()
     load(controller, client)

@@ -27,6 +27,7 @@ class RecordingClient(QObject):
     batch = Signal(list)
     ready = Signal(object)
     died = Signal(str)
+    failed = Signal(object)
 
     def __init__(self) -> None:
         super().__init__()
@@ -76,7 +77,7 @@ def test_ready_configures_the_kernel_and_shows_sandbox_state(qtbot: QtBot,
                                                               reins_home: AppPaths) -> None:
     controller, client = make(qtbot, reins_home)
     assert client.of(p.SetApiKey) == [p.SetApiKey("sk-x")]
-    assert client.of(p.Configure) and client.of(p.ListSessions)
+    assert client.of(p.ListModels) and client.of(p.ListSessions)
     w = controller.window
     assert "none — bubblewrap is not installed" in w.sandbox_label.text()
     assert w.sandbox_label.toolTip() == "bubblewrap is not installed"
@@ -96,7 +97,7 @@ def test_loaded_session_shows_history_title_mode_and_usage(qtbot: QtBot,
     assert w.windowTitle() == window_title("Fix the build") == "Fix the build — Reins"
     items = controller.views["s1"].chat.items()
     assert [type(i).__name__ for i in items] == ["MessageItem", "MessageItem", "ToolCardItem"]
-    assert isinstance(items[2], ToolCardItem) and items[2].status == "done"
+    assert isinstance(items[2], ToolCardItem) and items[2].status == "ok"
     assert w.mode_combo.currentText() == "ask" and w.mode_combo.isEnabled()
     assert "1,200 in" in w.usage_label.text() and "$0.0123" in w.usage_label.text()
     w.mode_combo.textActivated.emit("auto-edit")

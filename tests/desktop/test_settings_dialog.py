@@ -1,9 +1,10 @@
-"""The settings dialog: rules validated as you type, settings.json written through the
-policy's writer, the key in the keyring — or a clear message when there is no keyring."""
+"""The settings dialog's own parts: the key in the keyring — or a clear message when there is
+no keyring —, the kernel's snapshot shown, only changed keys sent, the kernel's problems
+shown on the right line. Checking and saving through the real kernel worker:
+test_settings_app.py."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -17,10 +18,10 @@ from PySide6.QtWidgets import QLabel, QLineEdit, QPlainTextEdit, QPushButton
 from pytestqt.qtbot import QtBot
 
 from desktop.settings import keystore
-from desktop.settings.dialog import SavedSettings, SettingsDialog, rule_problems
+from desktop.settings.dialog import SavedSettings, SettingsDialog, rule_lines, sort_problems
 from desktop.welcome import WelcomePanel
+from kernel import protocol as p
 from kernel.paths import AppPaths
-from kernel.policy.settings import load_settings
 
 
 class MemoryKeyring(keyring.backend.KeyringBackend):
@@ -51,58 +52,114 @@ def memory_keyring() -> Iterator[MemoryKeyring]:
     keyring.set_keyring(previous)
 
 
-def make_dialog(qtbot: QtBot, paths: AppPaths) -> SettingsDialog:
-    dialog = SettingsDialog(paths, diagnostics=lambda: "bwrap: ok (test)")
+SNAPSHOT = p.SettingsSnapshot(
+    "/c/settings.json", {"model": "claude-file", "base_url": "http://127.0.0.1:8080",
+                         "default_mode": "auto-edit", "exec": {"env": ["JAVA_HOME"]},
+                         "permissions": {"allow": ["run_command(git status)"],
+                                         "deny": ["read_file(~/.ssh/**)"]}},
+    model="claude-file", default_mode="auto-edit", can_run=True)
+
+
+def make_dialog(qtbot: QtBot, paths: AppPaths,
+                settings: p.SettingsSnapshot | None = SNAPSHOT) -> SettingsDialog:
+    dialog = SettingsDialog(paths, settings=settings)
     qtbot.addWidget(dialog)
     dialog.open()
     return dialog
 
 
-def test_rule_problems_name_the_line() -> None:
-    assert rule_problems("run_command(git status)\n\nwrite_file(docs/**)") == []
-    problems = rule_problems("run_command(git status)\nrun_command(\n")
-    assert len(problems) == 1 and problems[0].startswith("line 2:")
+@pytest.mark.parametrize(("text", "rules", "lines"), [
+    ("", [], []),
+    ("run_command(git status)", ["run_command(git status)"], [1]),
+    ("\n  a  \n\n\tb\n", ["a", "b"], [2, 4]),
+    ("a\r\nb\r\n", ["a", "b"], [1, 2]),
+    ("   \n \t ", [], []),
+])
+def test_rule_lines_keep_the_line_each_rule_came_from(text: str, rules: list[str],
+                                                      lines: list[int]) -> None:
+    assert rule_lines(text) == (rules, lines)
 
 
-def test_rules_are_validated_as_you_type(qtbot: QtBot, reins_home: AppPaths,
-                                         memory_keyring: MemoryKeyring) -> None:
+@pytest.mark.parametrize(("problems", "by_list", "other"), [
+    ((), {"allow": [], "deny": []}, []),
+    ((p.SettingsProblem(("permissions", "allow", "1"), "bad"),),
+     {"allow": ["line 4: bad"], "deny": []}, []),
+    ((p.SettingsProblem(("permissions", "deny", "0"), "x"),
+      p.SettingsProblem(("permissions", "allow", "0"), "y")),
+     {"allow": ["line 2: y"], "deny": ["line 1: x"]}, []),
+    ((p.SettingsProblem(("permissions", "allow", "9"), "beyond"),),
+     {"allow": [], "deny": []}, ["beyond"]),
+    ((p.SettingsProblem(("permissions", "ask", "0"), "unknown list"),),
+     {"allow": [], "deny": []}, ["unknown list"]),
+    ((p.SettingsProblem(("base_url",), "no ftp"), p.SettingsProblem((), "whole file", 3)),
+     {"allow": [], "deny": []}, ["no ftp", "whole file"]),
+])
+def test_the_kernels_problems_go_to_the_line_they_name(
+        problems: tuple[p.SettingsProblem, ...], by_list: dict[str, list[str]],
+        other: list[str]) -> None:
+    assert sort_problems(problems, {"allow": [2, 4], "deny": [1]}) == (by_list, other)
+
+
+def test_the_kernels_reading_is_shown_and_only_changed_keys_are_sent(
+        qtbot: QtBot, reins_home: AppPaths, memory_keyring: MemoryKeyring) -> None:
     dialog = make_dialog(qtbot, reins_home)
-    allow = dialog.rule_edits["allow"]
-    qtbot.keyClicks(allow, "run_command(git status")
+    assert (dialog.model_edit.text(), dialog.base_url_edit.text(),
+            dialog.mode_combo.currentText()) == ("claude-file", "http://127.0.0.1:8080",
+                                                 "auto-edit")
+    assert dialog.rule_edits["allow"].toPlainText() == "run_command(git status)"
+    assert dialog.config_label.text() == "/c/settings.json"
+    assert dialog.changes() == ()
+    dialog.model_edit.setText("  claude-typed ")
+    dialog.base_url_edit.clear()
+    dialog.rule_edits["deny"].setPlainText("read_file(~/.ssh/**)\n\n")  # same rules
+    dialog.rule_edits["ask"].setPlainText("\nmcp__git__*")
+    assert dialog.changes() == (
+        p.SettingChange(("model",), "claude-typed"),
+        p.SettingChange(("base_url",), remove=True),
+        p.SettingChange(("permissions", "ask"), ["mcp__git__*"]))
+    sent: list[p.Message] = []
+    dialog.command.connect(sent.append)
+    with qtbot.waitSignal(dialog.command, timeout=5_000):
+        pass  # the check waits for typing to pause
+    check = sent[-1]
+    assert isinstance(check, p.UpdateSettings) and check.check_only
+    assert check.changes == dialog.changes()
+    dialog.show_settings(p.SettingsSnapshot("/c/settings.json", request_id=check.request_id,
+                                            problems=(p.SettingsProblem(
+                                                ("permissions", "ask", "0"), "no such tool"),)))
+    assert dialog.rule_errors["ask"].text() == "line 2: no such tool"
     assert not dialog.save_button.isEnabled()
-    assert "line 1" in dialog.rule_errors["allow"].text()
-    qtbot.keyClicks(allow, ")")
-    assert dialog.save_button.isEnabled()
-    assert dialog.rule_errors["allow"].text() == ""
+    assert dialog.model_edit.text() == "  claude-typed ", "an answer never overwrites typing"
+    # A push (another change, a hand edit) does not overwrite what is being typed either.
+    dialog.show_settings(p.SettingsSnapshot("/c/settings.json", {"model": "pushed"}))
+    assert dialog.model_edit.text() == "  claude-typed "
 
 
-def test_save_writes_settings_and_keyring(qtbot: QtBot, reins_home: AppPaths,
-                                          memory_keyring: MemoryKeyring) -> None:
-    reins_home.config.mkdir(parents=True)
-    reins_home.settings_file.write_text(json.dumps({"exec": {"env": ["JAVA_HOME"]}}))
+def test_save_sends_the_changes_and_closes_only_when_the_kernel_wrote_them(
+        qtbot: QtBot, reins_home: AppPaths, memory_keyring: MemoryKeyring) -> None:
     dialog = make_dialog(qtbot, reins_home)
-    assert "system keyring" in dialog.key_status.text()
     dialog.key_edit.setText("sk-test-123")
     dialog.model_edit.setText("claude-test")
-    dialog.base_url_edit.setText("http://127.0.0.1:9999")
-    dialog.mode_combo.setCurrentText("auto-edit")
-    dialog.rule_edits["deny"].setPlainText("read_file(~/.ssh/**)")
-    with qtbot.waitSignal(dialog.saved) as signal:
+    sent: list[p.Message] = []
+    dialog.command.connect(sent.append)
+    with qtbot.assertNotEmitted(dialog.saved):
         dialog.save_button.click()
-    assert signal.args == [SavedSettings("sk-test-123", "claude-test", "http://127.0.0.1:9999")]
-    settings = load_settings(reins_home)
-    assert settings.model == "claude-test" and str(settings.default_mode) == "auto-edit"
-    assert settings.raw["permissions"]["deny"] == ["read_file(~/.ssh/**)"]
-    assert settings.raw["exec"] == {"env": ["JAVA_HOME"]}, "keys the dialog does not edit stay"
-    assert keystore.stored_key() == "sk-test-123"
-    assert "sk-test-123" not in reins_home.settings_file.read_text()
-
-
-def test_bad_base_url_blocks_save(qtbot: QtBot, reins_home: AppPaths,
-                                  memory_keyring: MemoryKeyring) -> None:
-    dialog = make_dialog(qtbot, reins_home)
-    dialog.base_url_edit.setText("ftp://nope")
-    assert not dialog.save_button.isEnabled()
+    save = sent[-1]
+    assert isinstance(save, p.UpdateSettings) and not save.check_only
+    assert save.changes == (p.SettingChange(("model",), "claude-test"),)
+    assert dialog.isVisible() and not dialog.save_button.isEnabled()
+    assert keystore.stored_key() != "sk-test-123", "nothing is kept before the kernel wrote"
+    dialog.show_settings(p.SettingsSnapshot("/c/settings.json", request_id=save.request_id,
+                                            problems=(p.SettingsProblem(
+                                                (), "settings.json cannot be used: :3: x", 3),)))
+    assert dialog.isVisible() and dialog.save_button.isEnabled()
+    assert dialog.error_label.text().startswith("Not saved: settings.json cannot be used")
+    dialog.save_button.click()
+    with qtbot.waitSignal(dialog.saved) as signal:
+        dialog.show_settings(p.SettingsSnapshot("/c/settings.json",
+                                                request_id=sent[-1].request_id))
+    assert signal.args == [SavedSettings("sk-test-123")]
+    assert keystore.stored_key() == "sk-test-123" and not dialog.isVisible()
 
 
 def test_without_keyring_the_key_is_held_in_memory_and_it_says_so(
@@ -116,9 +173,9 @@ def test_without_keyring_the_key_is_held_in_memory_and_it_says_so(
         keystore.save_key("sk-x")
     qtbot.keyClicks(dialog.key_edit, "sk-mem-1")
     with qtbot.waitSignal(dialog.saved) as signal:
-        dialog.save_button.click()
-    assert signal.args == [SavedSettings("sk-mem-1", "", "", key_in_memory=True)]
-    again = SettingsDialog(reins_home, diagnostics=lambda: "", memory_key="sk-mem-1")
+        dialog.save_button.click()  # no setting changed: nothing to ask the kernel
+    assert signal.args == [SavedSettings("sk-mem-1", key_in_memory=True)]
+    again = SettingsDialog(reins_home, memory_key="sk-mem-1")
     qtbot.addWidget(again)
     assert again.key_edit.text() == "sk-mem-1", "the key held in memory is shown again"
     files = [p for p in reins_home.config.rglob("*") if p.is_file()]
@@ -134,20 +191,15 @@ def test_take_env_key_removes_it_from_the_environment() -> None:
 def test_sandbox_and_data_tabs(qtbot: QtBot, reins_home: AppPaths,
                                memory_keyring: MemoryKeyring) -> None:
     dialog = make_dialog(qtbot, reins_home)
-    qtbot.waitUntil(lambda: dialog.sandbox_text.toPlainText() == "bwrap: ok (test)",
-                    timeout=10_000)
+    assert dialog.sandbox_text.toPlainText() == "Checking the sandbox…"
+    dialog.show_diagnostics("bwrap: ok (test)")
+    assert dialog.sandbox_text.toPlainText() == "bwrap: ok (test)"
+    with qtbot.waitSignal(dialog.command) as asked:
+        [button] = [b for b in dialog.findChildren(QPushButton)
+                    if b.accessibleName() == "Check the sandbox again"]
+        button.click()
+    assert asked.args == [p.GetDiagnostics()]
     assert dialog.data_label.text() == str(reins_home.data)
-
-
-def test_sandbox_tab_shows_the_doctor_report(qtbot: QtBot, reins_home: AppPaths,
-                                            memory_keyring: MemoryKeyring) -> None:
-    from kernel.sandbox.doctor import report
-
-    dialog = SettingsDialog(reins_home)
-    qtbot.addWidget(dialog)
-    qtbot.waitUntil(lambda: dialog.sandbox_text.toPlainText().startswith("sandbox:"),
-                    timeout=30_000)
-    assert dialog.sandbox_text.toPlainText() == report()
 
 
 def test_every_control_has_an_accessible_name(qtbot: QtBot, reins_home: AppPaths,
@@ -159,6 +211,11 @@ def test_every_control_has_an_accessible_name(qtbot: QtBot, reins_home: AppPaths
                 and not w.objectName().startswith("qt_")]
     assert controls
     assert [w for w in controls if not w.accessibleName()] == []
+    form = dialog.mcp_panel.open_form(None)
+    qtbot.addWidget(form)
+    fields = [w for kind in (QLineEdit, QPlainTextEdit, QPushButton)
+              for w in form.findChildren(kind) if not w.objectName().startswith("qt_")]
+    assert len(fields) >= 10 and [w for w in fields if not w.accessibleName()] == []
 
 
 def test_welcome_panel_opens_settings(qtbot: QtBot) -> None:

@@ -1,61 +1,82 @@
-"""The settings pages fed by the kernel: the session's grants (in words, revocable) and the
-MCP servers (state, enable / disable / restart, Claude Desktop import shown before it is
-written). Real widgets, a real settings.json; the kernel side is tested in
-test_worker_grants.py and tests/mcp/test_mcp_worker.py."""
+"""The settings pages fed by the kernel: every session's grants (in words, revocable at
+once), the MCP servers (state, enable / disable / restart, the add/edit form's fields ↔
+entry, the import preview in words). Real widgets; through the real kernel worker:
+test_settings_app.py, tests/kernel/test_settings_owner.py and test_worker_grants.py."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+from typing import Any
 
-import keyring
-import keyring.backends.fail
 import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from desktop.settings.dialog import SettingsDialog
-from desktop.settings.grants import GrantsPanel
-from desktop.settings.mcp import McpPanel
+from desktop.settings.grants import GrantsPanel, granted_in, in_order
+from desktop.settings.mcp import McpPanel, describe_plan
+from desktop.settings.mcp_entry import ServerFields, entry_of, fields_of
 from kernel import protocol as p
-from kernel.paths import AppPaths
-from kernel.policy.settings import add_rule, load_settings, remove_rule
 
 SESSION = p.GrantInfo("run_command(git status)", "run_command: the command `git status` "
-                      "(any spacing or quoting) — in this session only", "session", True)
+                      "(any spacing or quoting) — in this session only", "session", True,
+                      "s1", "Fix the build")
+OTHER = p.GrantInfo("run_command(ls)", "run_command: the command `ls` — in this session only",
+                    "session", False, "s2", "")
 ALWAYS = p.GrantInfo("write_file(docs/**)", "write_file: paths matching docs/** in the "
                      "session's workspace", "always")
 
 
-def test_grants_are_listed_in_words_and_revoked_one_by_one(qtbot: QtBot) -> None:
+@pytest.mark.parametrize(("grant", "current", "words"), [
+    (SESSION, "s1", "“Fix the build” (open now)"),
+    (SESSION, "s2", "“Fix the build”"),
+    (SESSION, None, "“Fix the build”"),
+    (OTHER, None, "“Untitled session”"),
+    (ALWAYS, "s1", "Every session (settings.json)"),
+    (ALWAYS, None, "Every session (settings.json)"),
+])
+def test_where_a_grant_holds_in_words(grant: p.GrantInfo, current: str | None,
+                                      words: str) -> None:
+    assert granted_in(grant, current) == words
+
+
+@pytest.mark.parametrize(("current", "order"), [
+    (None, [OTHER, SESSION, ALWAYS]),
+    ("s1", [SESSION, OTHER, ALWAYS]),
+    ("s2", [OTHER, SESSION, ALWAYS]),
+    ("nope", [OTHER, SESSION, ALWAYS]),
+])
+def test_the_open_sessions_grants_come_first(current: str | None,
+                                             order: list[p.GrantInfo]) -> None:
+    assert in_order((ALWAYS, OTHER, SESSION), current) == order
+
+
+def test_every_sessions_grants_are_listed_in_words_and_revoked_at_once(qtbot: QtBot) -> None:
     panel = GrantsPanel()
     qtbot.addWidget(panel)
-    panel.set_session("Fix the build")
-    assert "loading" in panel.session_label.text()
-    panel.show_grants((SESSION, ALWAYS))
-    assert panel.session_label.text() == "Granted in “Fix the build”"
-    rows = [[panel.tree.topLevelItem(i).text(c) for c in range(3)] for i in range(2)]
+    assert "acts at once" in panel.intro.text() and "Save and Cancel do not undo" in \
+        panel.intro.text()
+    assert panel.revoke_button.text() == "&Revoke now"
+    panel.show_all((ALWAYS, OTHER, SESSION), current="s1")
+    rows = [[panel.tree.topLevelItem(i).text(c) for c in range(3)] for i in range(3)]
     assert rows == [
-        ["run_command(git status)", "This session", SESSION.words + " (with network)"],
-        ["write_file(docs/**)", "Always (settings.json)", ALWAYS.words]]
+        ["run_command(git status)", "“Fix the build” (open now)",
+         SESSION.words + " (with network)"],
+        ["run_command(ls)", "“Untitled session”", OTHER.words],
+        ["write_file(docs/**)", "Every session (settings.json)", ALWAYS.words]]
     assert not panel.empty_label.isVisibleTo(panel)
     panel.tree.setCurrentItem(panel.tree.topLevelItem(1))
     with qtbot.waitSignal(panel.revoke_requested) as signal:
         qtbot.mouseClick(panel.revoke_button, Qt.MouseButton.LeftButton)
-    assert signal.args == ["write_file(docs/**)", "always"]
+    assert signal.args == ["s2", "run_command(ls)", "session"]
     assert not panel.revoke_button.isEnabled()  # until the kernel's new list arrives
-    panel.show_grants((SESSION,))
-    assert panel.tree.topLevelItemCount() == 1 and panel.revoke_button.isEnabled()
-    panel.show_grants(())
+    panel.tree.setCurrentItem(panel.tree.topLevelItem(2))
+    panel.show_all((SESSION, ALWAYS), current="s1")
+    assert panel.selected() == ("", "write_file(docs/**)", "always"), "the choice is kept"
+    with qtbot.waitSignal(panel.revoke_requested) as signal:
+        qtbot.mouseClick(panel.revoke_button, Qt.MouseButton.LeftButton)
+    assert signal.args == ["", "write_file(docs/**)", "always"]
+    panel.show_all(())
     assert panel.empty_label.isVisibleTo(panel) and not panel.revoke_button.isEnabled()
-
-
-def test_no_session_means_nothing_to_revoke(qtbot: QtBot) -> None:
-    panel = GrantsPanel()
-    qtbot.addWidget(panel)
-    panel.set_session(None)
-    assert "Open a session" in panel.session_label.text()
-    assert not panel.tree.isEnabled() and not panel.revoke_button.isEnabled()
+    assert "Nothing is granted" in panel.empty_label.text()
 
 
 READY = p.McpServerInfo("git", "ready", "ready with 2 tools", "uvx mcp-server-git",
@@ -76,11 +97,9 @@ def select(panel: McpPanel, name: str) -> None:
     raise AssertionError(f"{name} is not listed")
 
 
-def test_servers_show_their_state_and_offer_the_fitting_actions(
-        qtbot: QtBot, reins_home: AppPaths) -> None:
-    panel = McpPanel(reins_home, find_config=lambda: None)
+def test_servers_show_their_state_and_offer_the_fitting_actions(qtbot: QtBot) -> None:
+    panel = McpPanel()
     qtbot.addWidget(panel)
-    assert not panel.import_button.isVisibleTo(panel)
     panel.set_states((READY, FAILED, DISABLED))
     states = {panel.tree.topLevelItem(i).text(0): panel.tree.topLevelItem(i).text(1)
               for i in range(3)}
@@ -112,69 +131,126 @@ def test_servers_show_their_state_and_offer_the_fitting_actions(
     assert panel.state_label.text() == "MCP servers not started: mcpServers.x: bad"
 
 
-def test_claude_desktop_import_is_shown_then_written(qtbot: QtBot, reins_home: AppPaths,
-                                                     tmp_path: Path) -> None:
-    reins_home.config.mkdir(parents=True, exist_ok=True)
-    mine = {"command": "my-git", "args": []}
-    reins_home.settings_file.write_text(json.dumps(
-        {"model": "m", "mcpServers": {"git": mine}}))
-    claude = tmp_path / "Claude" / "claude_desktop_config.json"
-    claude.parent.mkdir()
-    claude.write_text(json.dumps({"mcpServers": {
-        "git": {"command": "uvx", "args": ["mcp-server-git"]},
-        "time": {"command": "uvx", "args": ["mcp-server-time"]},
-        "web": {"url": "https://example.com/mcp"}}}))
-    panel = McpPanel(reins_home, find_config=lambda: claude)
+
+
+FULL = {"command": "uvx", "args": ["mcp-server-git", "--repository", "/r"],
+        "env": {"GIT_AUTHOR_NAME": "me", "X": "a=b"}, "cwd": "/w", "sandbox": True,
+        "startup_timeout_s": 90, "tool_timeout_s": 2.5, "disabled": True}
+
+
+@pytest.mark.parametrize("entry", [
+    FULL,
+    {"command": "npx"},
+    {"command": "x", "args": ["a b", "--c=d"]},
+    {"url": "https://example.com/mcp"},
+    {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer t"},
+     "tool_timeout_s": 30, "disabled": True},
+    {"url": "http://127.0.0.1:9/mcp", "type": "streamable-http"},
+    {"command": "x", "type": "stdio"},
+])
+def test_an_entry_survives_the_form_unchanged(entry: dict[str, Any]) -> None:
+    assert entry_of(fields_of("git", entry), entry) == (entry, [])
+
+
+@pytest.mark.parametrize(("fields", "entry", "problems"), [
+    (ServerFields("t", command=" uvx ", args="mcp-server-time\n\n--local-timezone=UTC\n"),
+     {"command": "uvx", "args": ["mcp-server-time", "--local-timezone=UTC"]}, []),
+    (ServerFields("t", command="x", env="A=1\n\nB = two=2\nC=\n"),
+     {"command": "x", "env": {"A": "1", "B": " two=2", "C": ""}}, []),
+    (ServerFields("t", command="x", env="A=1\nnot a pair\n=v"),
+     {"command": "x", "env": {"A": "1"}},
+     ["environment line 2: NAME=value expected, got 'not a pair'",
+      "environment line 3: NAME=value expected, got '=v'"]),
+    (ServerFields("t", command="x", startup_timeout_s="ninety", tool_timeout_s=" 7 "),
+     {"command": "x", "tool_timeout_s": 7},
+     ["the startup timeout must be a number of seconds, got 'ninety'"]),
+    (ServerFields("t", command="x", tool_timeout_s="0.5"), {"command": "x",
+                                                           "tool_timeout_s": 0.5}, []),
+    (ServerFields("t", kind="url", url=" https://e/mcp ", command="ignored", sandbox=True),
+     {"url": "https://e/mcp"}, []),
+    (ServerFields("", command="x"), {"command": "x"}, ["the server needs a name"]),
+    (ServerFields("   ", command="x"), {"command": "x"}, ["the server needs a name"]),
+    (ServerFields(" git", command="x"), {"command": "x"},
+     ["the name must not start or end with spaces"]),
+    (ServerFields("t", command=""), {"command": ""}, []),  # the kernel says what is missing
+    (ServerFields("t", cwd=" /w ", command="x", sandbox=True),
+     {"command": "x", "cwd": "/w", "sandbox": True}, []),
+])
+def test_the_form_makes_the_entry_and_names_shape_problems(
+        fields: ServerFields, entry: dict[str, Any], problems: list[str]) -> None:
+    assert entry_of(fields) == (entry, problems)
+
+
+@pytest.mark.parametrize(("original", "kind", "kept"), [
+    ({"command": "x", "disabled": True, "type": "stdio"}, "command",
+     {"disabled": True, "type": "stdio"}),
+    ({"command": "x", "disabled": True, "type": "stdio"}, "url", {"disabled": True}),
+    ({"url": "https://e", "headers": {"A": "b"}}, "url", {"headers": {"A": "b"}}),
+    ({"url": "https://e", "headers": {"A": "b"}, "type": "http"}, "command", {}),
+])
+def test_keys_the_form_does_not_show_are_kept_where_they_still_apply(
+        original: dict[str, Any], kind: str, kept: dict[str, Any]) -> None:
+    fields = ServerFields("s", kind=kind, command="c", url="https://u")  # type: ignore[arg-type]
+    entry, problems = entry_of(fields, original)
+    assert problems == []
+    assert {k: v for k, v in entry.items() if k in ("disabled", "type", "headers")} == kept
+
+
+@pytest.mark.parametrize(("plan", "lines"), [
+    (p.McpImportPlan("/c.json", ("time", "web"), ("uvx mcp-server-time", "https://e/mcp"),
+                     ("same",), ("git",)),
+     ["From /c.json:", "would add 2:", "  time — runs uvx mcp-server-time",
+      "  web — runs https://e/mcp", "already here, identical: same",
+      "name already used by a different server (yours is kept, this one is not imported): "
+      "git"]),
+    (p.McpImportPlan("/c.json", ("time",), ("uvx t",), written=True),
+     ["From /c.json:", "added 1:", "  time — runs uvx t"]),
+    (p.McpImportPlan("/c.json", (), (), ("a",), ()),
+     ["From /c.json:", "already here, identical: a", "Nothing new to import."]),
+    (p.McpImportPlan("/c.json", error="/c.json is not valid JSON: x at line 4, column 3"),
+     ["Cannot import: /c.json is not valid JSON: x at line 4, column 3"]),
+])
+def test_an_import_plan_in_words(plan: p.McpImportPlan, lines: list[str]) -> None:
+    assert describe_plan(plan).splitlines() == lines
+
+
+def test_the_form_checks_its_shape_then_waits_for_the_kernel(qtbot: QtBot) -> None:
+    panel = McpPanel()
     qtbot.addWidget(panel)
-    assert panel.import_button.isVisibleTo(panel)
-    assert str(claude) in panel.import_label.text()
-    with qtbot.assertNotEmitted(panel.imported):
-        qtbot.mouseClick(panel.import_button, Qt.MouseButton.LeftButton)
-    text = panel.import_label.text()
-    assert "would add 2: time, web" in text
-    assert "different definition (yours is kept): git" in text
-    assert json.loads(reins_home.settings_file.read_text())["mcpServers"] == {"git": mine}
-    assert panel.confirm_import.isVisibleTo(panel)
-    with qtbot.waitSignal(panel.imported):
-        qtbot.mouseClick(panel.confirm_import, Qt.MouseButton.LeftButton)
-    servers = load_settings(reins_home).mcp_servers
-    assert servers == {"git": mine, "time": {"command": "uvx", "args": ["mcp-server-time"]},
-                       "web": {"url": "https://example.com/mcp"}}
-    assert load_settings(reins_home).model == "m"
-    assert "Imported time, web" in panel.import_label.text()
-    assert not panel.confirm_import.isVisibleTo(panel)
-    qtbot.mouseClick(panel.import_button, Qt.MouseButton.LeftButton)
-    assert "Nothing new to import." in panel.import_label.text()
-    assert not panel.confirm_import.isVisibleTo(panel)
-
-
-def test_a_broken_claude_desktop_file_is_explained_not_imported(
-        qtbot: QtBot, reins_home: AppPaths, tmp_path: Path) -> None:
-    claude = tmp_path / "claude_desktop_config.json"
-    claude.write_text('{"mcpServers": {"x": {"args": []}}}')
-    panel = McpPanel(reins_home, find_config=lambda: claude)
-    qtbot.addWidget(panel)
-    qtbot.mouseClick(panel.import_button, Qt.MouseButton.LeftButton)
-    assert panel.import_label.text().startswith("Cannot import: ")
-    assert "mcpServers.x" in panel.import_label.text()
-    assert not panel.confirm_import.isVisibleTo(panel)
-    assert not reins_home.settings_file.exists()
-
-
-def test_saving_settings_keeps_a_rule_revoked_while_the_dialog_was_open(
-        qtbot: QtBot, reins_home: AppPaths, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(keyring, "get_keyring", keyring.backends.fail.Keyring)
-    add_rule(reins_home, "allow", "run_command(git status)")
-    dialog = SettingsDialog(reins_home, diagnostics=lambda: "ok", find_mcp_config=lambda: None)
-    qtbot.addWidget(dialog)
-    assert dialog.tabs.tabText(dialog.tabs.indexOf(dialog.grants_panel)) == "&Grants"
-    assert dialog.tabs.indexOf(dialog.mcp_panel) >= 0
-    remove_rule(reins_home, "allow", "run_command(git status)")  # e.g. from the Grants page
-    add_rule(reins_home, "allow", "read_file(~/notes/**)")  # e.g. an "always allow"
-    dialog.model_edit.setText("claude-other")
-    dialog.rule_edits["deny"].setPlainText("read_file(~/.ssh/**)")
-    dialog.save()
-    settings = load_settings(reins_home)
-    assert settings.model == "claude-other"
-    assert [r.text for r in settings.permissions.allow.rules] == ["read_file(~/notes/**)"]
-    assert [r.text for r in settings.permissions.deny.rules] == ["read_file(~/.ssh/**)"]
+    panel.show_settings(p.SettingsSnapshot("/c/settings.json",
+                                           {"mcpServers": {"git": FULL, "time": {
+                                               "command": "uvx"}}}))
+    panel.set_states((p.McpServerInfo("git", "disabled"), p.McpServerInfo("time", "ready")))
+    select(panel, "git")
+    assert panel.edit_button.isEnabled() and panel.remove_button.isEnabled()
+    form = panel.open_form("git")
+    qtbot.addWidget(form)
+    assert form.args_edit.toPlainText() == "mcp-server-git\n--repository\n/r"
+    assert form.sandbox_check.isChecked() and form.startup_edit.text() == "90"
+    form.name_edit.setText("time")
+    sent: list[p.Message] = []
+    panel.command.connect(sent.append)
+    form.save_button.click()
+    assert "'time' is already configured" in form.problem_label.text() and sent == []
+    form.name_edit.setText("git2")
+    form.env_edit.setPlainText("oops")
+    form.save_button.click()
+    assert "environment line 1" in form.problem_label.text() and sent == []
+    form.env_edit.setPlainText("A=1")
+    form.save_button.click()
+    [update] = sent
+    assert isinstance(update, p.UpdateSettings) and not update.check_only
+    assert update.changes == (
+        p.SettingChange(("mcpServers", "git2"), {**FULL, "env": {"A": "1"}}),
+        p.SettingChange(("mcpServers", "git"), remove=True))
+    assert form.problem_label.text() == "Checking with the kernel…"
+    assert not form.save_button.isEnabled()
+    panel.show_settings(p.SettingsSnapshot("/c/settings.json", request_id=update.request_id,
+                                           problems=(p.SettingsProblem(
+                                               ("mcpServers", "git2"), "mcpServers.git2: bad"),)))
+    assert form.isVisible() and form.problem_label.text() == "Not saved: mcpServers.git2: bad"
+    form.save_button.click()
+    with qtbot.waitSignal(form.finished):
+        panel.show_settings(p.SettingsSnapshot("/c/settings.json", {"mcpServers": {
+            "git2": FULL}}, request_id=sent[-1].request_id))
+    assert "Saved git2" in panel.state_label.text()

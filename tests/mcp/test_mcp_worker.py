@@ -121,6 +121,6 @@ def test_worker_applies_servers_added_to_settings(
     assert _states(messages)[-1].servers == ()
     reins_home.config.mkdir(parents=True, exist_ok=True)
     reins_home.settings_file.write_text(json.dumps({"mcpServers": {"edge": edge()}}))
-    client.send(p.Configure())
+    client.send(p.GetSettings())  # the kernel reads settings.json again
     qtbot.waitUntil(lambda: (_server(messages, "edge") or p.McpServerInfo("", "")).status
                     == "ready", timeout=WAIT_MS)
