@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QApplication
 
+from desktop import theme
 from desktop.resources import ResourceMissing, app_icon
 from desktop.settings import keystore
 
@@ -41,6 +42,7 @@ def make_application(argv: list[str] | None = None) -> QApplication:
     app.setApplicationDisplayName("Reins")
     app.setDesktopFileName("reins")
     app.setQuitOnLastWindowClosed(False)
+    theme.install(app)
     try:
         app.setWindowIcon(app_icon())
     except ResourceMissing as exc:

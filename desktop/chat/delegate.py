@@ -37,6 +37,7 @@ from desktop.chat.geometry import (
 )
 from desktop.chat.model import ITEM_ROLE, ChatItem, ChatModel, MessageItem, Role, ToolCardItem
 from desktop.chat.selection import TextSelection, selection_cursor
+from desktop.theme import border_colour
 from kernel.visible import one_line
 
 STATUS_COLOURS = {
@@ -61,6 +62,12 @@ class RowState(Protocol):
 
 
 _SHADES: dict[tuple[int, float], QColor] = {}
+
+
+def crisp(box: QRectF) -> QRectF:
+    """`box` for a 1 px outline on whole pixels (on the pixel edges it is smeared over two
+    pixels at half strength: a dim border)."""
+    return box.adjusted(0.5, 0.5, -0.5, -0.5)
 
 
 def shade(palette: QPalette, amount: float) -> QColor:
@@ -174,9 +181,9 @@ class ChatDelegate(QStyledItemDelegate):
             Role.ERROR: QColor(207, 34, 46, 40),
             Role.NOTICE: shade(palette, 0.04),
         }.get(item.role, palette.color(QPalette.ColorRole.Base))
-        painter.setPen(shade(palette, 0.3))
+        painter.setPen(border_colour(palette, background, palette.color(QPalette.ColorRole.Base)))
         painter.setBrush(background)
-        painter.drawRoundedRect(box, 6, 6)
+        painter.drawRoundedRect(crisp(box), 6, 6)
         painter.setPen(palette.color(QPalette.ColorRole.PlaceholderText))
         header = QRectF(box.left() + PAD, box.top() + 2, box.width() - 2 * PAD, HEADER)
         font = painter.font()
@@ -235,9 +242,10 @@ class ChatDelegate(QStyledItemDelegate):
                     palette: QPalette) -> None:
         box = row_box(rect)
         geometry = card_box(item, rect)
-        painter.setPen(shade(palette, 0.3))
+        painter.setPen(border_colour(palette, palette.color(QPalette.ColorRole.Button),
+                                     palette.color(QPalette.ColorRole.Base)))
         painter.setBrush(palette.color(QPalette.ColorRole.Button))
-        painter.drawRoundedRect(box, 6, 6)
+        painter.drawRoundedRect(crisp(box), 6, 6)
         header = geometry.header
         colour = QColor(STATUS_COLOURS.get(item.status, "#6e7781"))
         painter.setBrush(colour)

@@ -28,7 +28,8 @@ def row_box(rect: QRectF) -> QRectF:
     """The rounded box of a row inside its rect: centred, at most READABLE_WIDTH of text."""
     box = rect.adjusted(MARGIN, MARGIN / 2, -MARGIN, -MARGIN / 2)
     spare = box.width() - (READABLE_WIDTH + 2 * PAD)
-    return box.adjusted(spare / 2, 0, -spare / 2, 0) if spare > 0 else box
+    left = float(int(spare / 2))  # on a whole pixel, so that its outline is crisp
+    return box.adjusted(left, 0, left - spare, 0) if spare > 0 else box
 
 
 def content_width(view_width: float) -> float:

@@ -1,0 +1,136 @@
+"""Colours that hold in light and dark mode, whatever palette the system gives.
+
+    contrast(a, b) -> float              # WCAG contrast ratio, 1 (same) to 21
+    mix(a, b, t) -> QColor               # a moved t (0..1) towards b
+    disabled_roles(palette)              # the text roles whose Disabled colour looks enabled
+    with_disabled_colours(palette)       # a palette whose Disabled texts look disabled
+    border_colour(palette, *fills)       # a box border visible against every fill
+    install(app)                         # the app's palette fixed now and on each change
+
+Some system palettes (a dark theme from the desktop, qt6ct, kdeglobals without disabled
+colours) give the Disabled group the same colours as the Active one: a disabled button
+then looks like an enabled one. The palette is mended where that is so: a disabled text
+is its enabled colour halfway to its background.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QObject
+from PySide6.QtGui import QColor, QGuiApplication, QPalette
+
+DISABLED_MIX = 0.55
+"""How far a disabled text moves from its enabled colour towards its background."""
+SAME = 1.25
+"""Colours closer than this contrast ratio count as the same (disabled looks enabled)."""
+BORDER_CONTRAST = 3.0
+"""WCAG's minimum for the parts of a control one has to see (1.4.11)."""
+
+_G = QPalette.ColorGroup
+_R = QPalette.ColorRole
+TEXT_ON = {
+    _R.WindowText: _R.Window,
+    _R.Text: _R.Base,
+    _R.ButtonText: _R.Button,
+    _R.PlaceholderText: _R.Base,
+    _R.BrightText: _R.Button,
+}
+"""Each text role and the background it is drawn on."""
+
+
+def _luminance(colour: QColor) -> float:
+    def channel(value: float) -> float:
+        return value / 12.92 if value <= 0.03928 else ((value + 0.055) / 1.055) ** 2.4
+
+    return (0.2126 * channel(colour.redF()) + 0.7152 * channel(colour.greenF())
+            + 0.0722 * channel(colour.blueF()))
+
+
+def contrast(a: QColor, b: QColor) -> float:
+    light, dark = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def mix(a: QColor, b: QColor, t: float) -> QColor:
+    return QColor.fromRgbF(a.redF() + (b.redF() - a.redF()) * t,
+                           a.greenF() + (b.greenF() - a.greenF()) * t,
+                           a.blueF() + (b.blueF() - a.blueF()) * t)
+
+
+def disabled_roles(palette: QPalette) -> frozenset[QPalette.ColorRole]:
+    """The text roles whose Disabled colour looks like the enabled one (within SAME)."""
+    return frozenset(text for text in TEXT_ON if contrast(
+        palette.color(_G.Active, text), palette.color(_G.Disabled, text)) < SAME)
+
+
+def with_disabled_colours(palette: QPalette,
+                          roles: frozenset[QPalette.ColorRole] | None = None) -> QPalette:
+    """`palette` with the Disabled colour of each of `roles` (default: `disabled_roles`)
+    made the enabled colour moved DISABLED_MIX towards its disabled background."""
+    mended = QPalette(palette)
+    for text in disabled_roles(palette) if roles is None else roles:
+        ground = palette.color(_G.Disabled, TEXT_ON[text])
+        mended.setColor(_G.Disabled, text, mix(palette.color(_G.Active, text), ground,
+                                               DISABLED_MIX))
+    return mended
+
+
+_BORDERS: dict[tuple[int, tuple[int, ...]], QColor] = {}
+
+
+def border_colour(palette: QPalette, *fills: QColor) -> QColor:
+    """The Base colour moved towards Text until it stands out by BORDER_CONTRAST from every
+    fill (a translucent one seen over Base), or as far as it goes; computed once per
+    palette and fills (it is asked at every paint)."""
+    key = (palette.cacheKey(), tuple(fill.rgba() for fill in fills))
+    known = _BORDERS.get(key)
+    if known is not None:
+        return known
+    base = palette.color(_R.Base)
+    text = palette.color(_R.Text)
+    seen = [mix(base, fill, fill.alphaF()) for fill in fills] or [base]
+    colour = text
+    for step in range(6, 21):
+        candidate = mix(base, text, step / 20)
+        if all(contrast(candidate, fill) >= BORDER_CONTRAST for fill in seen):
+            colour = candidate
+            break
+    _BORDERS[key] = colour
+    return colour
+
+
+class _Mender(QObject):
+    """Mends the application palette again whenever it changes (a theme switch)."""
+
+    def __init__(self, app: QGuiApplication) -> None:
+        super().__init__(app)
+        self._app = app
+        self._busy = False
+        self._mended: frozenset[QPalette.ColorRole] = frozenset()
+        """Roles set here: Qt keeps them over a new system palette, so they are worked
+        out again from its enabled colours at every change."""
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if (watched is self._app and event.type() == QEvent.Type.ApplicationPaletteChange
+                and not self._busy):
+            self.mend()
+        return False
+
+    def mend(self) -> None:
+        palette = QGuiApplication.palette()
+        self._mended |= disabled_roles(palette)
+        mended = with_disabled_colours(palette, self._mended)
+        if mended != palette:
+            self._busy = True
+            try:
+                QGuiApplication.setPalette(mended)
+            finally:
+                self._busy = False
+
+
+def install(app: QGuiApplication) -> None:
+    """Mend the application's palette now and after every change of it (once per app)."""
+    if app.findChild(_Mender) is not None:
+        return
+    mender = _Mender(app)
+    app.installEventFilter(mender)
+    mender.mend()

@@ -1,0 +1,148 @@
+"""Dark mode: with a dark system palette whose Disabled group is the Active one (so a
+disabled button looked enabled), a disabled button's text is drawn in another colour, and
+the borders of messages and tool cards stand out from their fill and the chat's background."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from PySide6.QtCore import QPoint, QRect
+from PySide6.QtGui import QColor, QGuiApplication, QImage, QPainter, QPalette
+from PySide6.QtWidgets import QApplication, QPushButton, QStyleOptionViewItem
+from pytestqt.qtbot import QtBot
+
+from desktop import theme
+from desktop.chat.delegate import ChatDelegate
+from desktop.chat.model import ChatModel, Role
+from desktop.theme import (
+    BORDER_CONTRAST,
+    border_colour,
+    contrast,
+    disabled_roles,
+    with_disabled_colours,
+)
+from tests.desktop.chat_views import shown_view
+
+G, R = QPalette.ColorGroup, QPalette.ColorRole
+
+
+def flat_palette(window: str, base: str, alternate: str, button: str, text: str) -> QPalette:
+    """A palette as some dark themes give it: the same colours in every group."""
+    palette = QPalette()
+    colours = {R.Window: window, R.Base: base, R.AlternateBase: alternate, R.Button: button,
+               R.WindowText: text, R.Text: text, R.ButtonText: text, R.BrightText: text,
+               R.PlaceholderText: text, R.Highlight: "#3d6fb4", R.HighlightedText: "#ffffff",
+               R.Mid: "#555555", R.Light: "#505050", R.Dark: "#202020", R.Midlight: "#404040",
+               R.Shadow: "#000000"}
+    for group in (G.Active, G.Inactive, G.Disabled):
+        for role, colour in colours.items():
+            palette.setColor(group, role, QColor(colour))
+    return palette
+
+
+DARK = flat_palette("#2b2b2b", "#1e1e1e", "#262626", "#353535", "#e6e6e6")
+LIGHT = flat_palette("#efefef", "#ffffff", "#f7f7f7", "#e8e8e8", "#1f1f1f")
+
+
+@pytest.fixture
+def system_palette(qapp: QApplication) -> Iterator[None]:
+    before = QGuiApplication.palette()
+    yield
+    QGuiApplication.setPalette(before)
+
+
+@pytest.mark.parametrize("palette", [DARK, LIGHT], ids=["dark", "light"])
+def test_disabled_texts_get_their_own_colour(palette: QPalette) -> None:
+    assert disabled_roles(palette) == frozenset(theme.TEXT_ON)
+    mended = with_disabled_colours(palette)
+    assert disabled_roles(mended) == frozenset()
+    for text, background in theme.TEXT_ON.items():
+        enabled = mended.color(G.Active, text)
+        disabled = mended.color(G.Disabled, text)
+        assert contrast(enabled, disabled) >= theme.SAME, text
+        ground = mended.color(G.Disabled, background)
+        assert contrast(disabled, ground) < contrast(enabled, ground), "dimmer, not louder"
+        assert contrast(disabled, ground) >= 1.5, "still readable"
+    assert with_disabled_colours(mended) == mended, "a palette with disabled colours stays"
+
+
+def brightest_text(button: QPushButton) -> QColor:
+    """The colour of the button's text: its pixel that stands out most from the button."""
+    image = button.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
+    ground = button.palette().color(G.Active, R.Button)
+    pixels = (image.pixelColor(x, y) for y in range(4, image.height() - 4)
+              for x in range(6, image.width() - 6))
+    return max(pixels, key=lambda colour: contrast(colour, ground))
+
+
+def test_a_disabled_button_looks_disabled_in_dark_mode(qtbot: QtBot,
+                                                       system_palette: None) -> None:
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    theme.install(app)
+    QGuiApplication.setPalette(DARK)  # the system switches to its dark palette
+    palette = QGuiApplication.palette()
+    assert palette.color(G.Disabled, R.ButtonText) != palette.color(G.Active, R.ButtonText)
+    enabled, disabled = QPushButton("Send prompt"), QPushButton("Send prompt")
+    disabled.setEnabled(False)
+    for button in (enabled, disabled):
+        qtbot.addWidget(button)
+        button.resize(160, 32)
+        button.show()
+    qtbot.waitExposed(disabled)
+    ground = palette.color(G.Active, R.Button)
+    lit, dim = brightest_text(enabled), brightest_text(disabled)
+    assert contrast(lit, ground) > 6, "the enabled text is drawn in its own colour"
+    assert contrast(dim, ground) < contrast(lit, ground) / 1.5, (lit.name(), dim.name())
+    # Back to light: the colours worked out for dark are not kept.
+    QGuiApplication.setPalette(LIGHT)
+    palette = QGuiApplication.palette()
+    assert contrast(palette.color(G.Disabled, R.ButtonText),
+                    palette.color(G.Active, R.ButtonText)) >= theme.SAME
+    assert contrast(palette.color(G.Disabled, R.ButtonText), QColor("#e8e8e8")) < 9
+
+
+@pytest.mark.parametrize("palette", [DARK, LIGHT], ids=["dark", "light"])
+def test_borders_stand_out_from_every_fill(palette: QPalette) -> None:
+    fills = [palette.color(R.Base), palette.color(R.AlternateBase), palette.color(R.Button),
+             QColor(207, 34, 46, 40)]
+    for fill in fills:
+        border = border_colour(palette, fill, palette.color(R.Base))
+        seen = theme.mix(palette.color(R.Base), fill, fill.alphaF())
+        assert contrast(border, seen) >= BORDER_CONTRAST
+        assert contrast(border, palette.color(R.Base)) >= BORDER_CONTRAST
+
+
+def test_message_and_card_borders_are_drawn_visible_in_dark_mode(qtbot: QtBot) -> None:
+    view = shown_view(qtbot, 500, 400)
+    view.setPalette(DARK)
+    model = view.chat_model()
+    assert isinstance(model, ChatModel)
+    model.add_message(Role.USER, "hello")
+    model.add_message(Role.ASSISTANT, "hi there")
+    model.add_tool_card("c1", "run_command", "ls", "ok")
+    delegate = view.itemDelegate()
+    assert isinstance(delegate, ChatDelegate)
+    for row, fill in ((0, DARK.color(R.AlternateBase)), (1, DARK.color(R.Base)),
+                      (2, DARK.color(R.Button))):
+        index = model.index(row, 0)
+        option = QStyleOptionViewItem()
+        option.initFrom(view.viewport())
+        option.palette = DARK
+        size = delegate.sizeHint(option, index)
+        option.rect = QRect(0, 0, size.width(), size.height())
+        image = QImage(size, QImage.Format.Format_RGB32)
+        image.fill(DARK.color(R.Base))
+        painter = QPainter(image)
+        delegate.paint(painter, option, index)
+        painter.end()
+        middle = size.height() // 2
+        edge = next(x for x in range(size.width())
+                    if image.pixelColor(QPoint(x, middle)) != DARK.color(R.Base))
+        border = max((image.pixelColor(QPoint(x, middle)) for x in range(edge, edge + 3)),
+                     key=lambda colour, fill=fill: contrast(colour, fill))
+        inside = image.pixelColor(QPoint(edge + 4, middle))
+        assert inside.rgb() == fill.rgb(), row
+        assert contrast(border, fill) >= BORDER_CONTRAST - 0.05, (row, border.name())
+        assert contrast(border, DARK.color(R.Base)) >= BORDER_CONTRAST - 0.05, row
