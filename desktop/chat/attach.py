@@ -65,12 +65,13 @@ def kept_chips(summaries: list[dict[str, Any]]) -> list[Kept]:
 
 def chip_text(chip: Chip) -> str:
     size = len(chip.data) if isinstance(chip, Attachment) else chip.size
-    return f"📎 {chip.name} · {format_size(size)}"
+    return f"{chip.name} · {format_size(size)}"
 
 
-def summary_text(summary: dict[str, Any]) -> str:
-    """How a stored attachment (a user_message's summary) is named in the chat."""
-    return f"📎 {summary.get('name', '?')} · {format_size(int(summary.get('bytes', 0)))}"
+def attached_line(summaries: list[dict[str, Any]]) -> str:
+    """The line under a user message naming its attachments (user_message summaries)."""
+    return "Attached: " + ", ".join(
+        f"{a.get('name', '?')} ({format_size(int(a.get('bytes', 0)))})" for a in summaries)
 
 
 def image_bytes(image: QImage) -> bytes:

@@ -25,7 +25,7 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QTextCursor
 
-from desktop.chat.attach import summary_text
+from desktop.chat.attach import attached_line
 from desktop.chat.card import card_document
 from desktop.chat.documents import CodeDocument, SafeDocument, plain_document
 from desktop.chat.markdown import open_fence, render_markdown, split_stable
@@ -52,6 +52,8 @@ class MessageItem:
     """When it was sent or received (Unix time; for stored history, when it was stored)."""
     attachments: list[dict[str, Any]] = field(default_factory=list)
     """A user message's attachments (their user_message summaries), named under its text."""
+    edited: bool = False
+    """A user message that replaced the one sent before it (Edit message)."""
     segments: list[SafeDocument] = field(default_factory=list)
     rendered_upto: int = 0
     tail: list[SafeDocument] = field(default_factory=list)
@@ -81,9 +83,11 @@ class MessageItem:
         width = max(self.width, 50.0)
         self.segments = ([plain_document(self.text, width)] if self.role is Role.USER
                          else render_markdown(self.text, width))
-        if self.attachments:
-            self.segments.append(plain_document(
-                "   ".join(summary_text(a) for a in self.attachments), width))
+        below = [attached_line(self.attachments)] if self.attachments else []
+        if self.edited:
+            below.append("edited")
+        if below:
+            self.segments.append(plain_document(" · ".join(below), width))
         self.rendered_upto = len(self.text)
         self.tail = []
         self.renders += 1
@@ -200,6 +204,8 @@ class ChatModel(QAbstractListModel):
         self._streaming: MessageItem | None = None
         self._streaming_row = -1
         self._dirty = False
+        self._edited_next = False
+        """The next user message replaces an edited one."""
         self.activity: Activity | None = None
         self._timer = QTimer(self)
         self._timer.setInterval(RENDER_INTERVAL_MS)
@@ -248,7 +254,11 @@ class ChatModel(QAbstractListModel):
     def add_message(self, role: Role, text: str, at: float | None = None,
                     attachments: list[dict[str, Any]] | None = None) -> None:
         self.close_stream()
-        self._append(MessageItem(role, text, at=at, attachments=list(attachments or [])))
+        edited = role is Role.USER and self._edited_next
+        if role is Role.USER:
+            self._edited_next = False
+        self._append(MessageItem(role, text, at=at, attachments=list(attachments or []),
+                                 edited=edited))
 
     def last_user_row(self) -> int | None:
         """The row of the last message the user sent (the one that can be edited)."""
@@ -266,6 +276,7 @@ class ChatModel(QAbstractListModel):
         if row is None:
             return
         first = row if reason == "edit" else row + 1
+        self._edited_next = reason == "edit"
         self.close_stream()
         if first >= len(self._items):
             return
@@ -439,4 +450,6 @@ def timestamp_text(item: ChatItem) -> str | None:
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(item.at))
     if isinstance(item, ToolCardItem):
         return f"Called at {when}"
-    return f"Sent at {when}" if item.role is Role.USER else f"Received at {when}"
+    if item.role is Role.USER:
+        return f"Sent at {when}" + (" (edited)" if item.edited else "")
+    return f"Received at {when}"

@@ -39,7 +39,7 @@ def box(qtbot: QtBot) -> PromptBox:
 def chip_labels(prompt: PromptBox) -> list[str]:
     return [label.text() for label in prompt.tray.findChildren(QLabel)
             if label is not prompt.tray.problem and not label.isHidden()
-            and label.text().startswith("📎")]
+            and " · " in label.text()]
 
 
 def test_files_become_chips_and_bad_ones_are_refused_with_the_reason(
@@ -55,7 +55,7 @@ def test_files_become_chips_and_bad_ones_are_refused_with_the_reason(
     assert [c.name for c in prompt.tray.chips()] == ["notes.txt", "shot.png"]
     assert [c.kind for c in prompt.tray.chips()] == ["text", "image"]
     assert prompt.tray.isVisible() and len(chip_labels(prompt)) == 2
-    assert chip_labels(prompt)[0] == "📎 notes.txt · 5 bytes"
+    assert chip_labels(prompt)[0] == "notes.txt · 5 bytes"
     problem = prompt.tray.problem.text()
     assert "prog is not a text file" in problem and "text files up to 256 KB" in problem
     assert prompt.edit.toPlainText() == ""
@@ -116,7 +116,7 @@ def test_editing_the_last_message_in_the_prompt_box(qtbot: QtBot) -> None:
         {"name": "b.png", "kind": "image", "bytes": 2048, "blocks": 2}]))
     assert prompt.editing and prompt.editing_label.isVisible()
     assert prompt.edit.toPlainText() == "the old message"
-    assert chip_labels(prompt) == ["📎 a.txt · 10 bytes", "📎 b.png · 2 KB"]
+    assert chip_labels(prompt) == ["a.txt · 10 bytes", "b.png · 2 KB"]
     qtbot.keyClick(prompt.edit, Qt.Key.Key_Escape)
     assert not prompt.editing and prompt.edit.toPlainText() == "a draft"
     assert [c.name for c in prompt.tray.chips()] == ["pasted image.png"], "the draft is back"
@@ -167,12 +167,19 @@ def test_the_chat_shows_the_current_branch_after_an_edit_or_a_regeneration(
     apply_event(model, ev.AssistantText("s", "another answer"))
     apply_event(model, ev.MessagesSuperseded("s", reason="edit", first_index=2))
     assert _shown(model) == ["first", "first answer"]
-    apply_event(model, ev.UserMessage("s", "second, edited"))
+    apply_event(model, ev.UserMessage("s", "second, edited"), at=1_700_000_000.0)
     assert model.last_user_row() == 2
+    edited = model.items()[2]
+    assert isinstance(edited, MessageItem) and edited.edited
+    edited.layout(400)
+    assert edited.documents()[-1].toPlainText() == "edited"
+    assert (timestamp_text(edited) or "").endswith("(edited)")
+    apply_event(model, ev.UserMessage("s", "third"))
+    assert not model.items()[-1].edited, "only the message that replaced one"
     first = model.items()[0]
     assert isinstance(first, MessageItem) and first.attachments[0]["name"] == "n.txt"
     first.layout(400)
-    assert "📎 n.txt · 4 KB" in first.documents()[-1].toPlainText()
+    assert first.documents()[-1].toPlainText() == "Attached: n.txt (4 KB)"
     assert timestamp_text(first) is not None
 
 
