@@ -24,6 +24,7 @@ system-deps:
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 
 test: $(STAMP) system-deps lint
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -p no:cacheprovider

@@ -340,7 +340,9 @@ class MainWindow(QMainWindow):
 
     def _fit_widths(self) -> None:
         layout = panel_layout(self.width())
-        if self.centralWidget().width() * 2 >= self.width() or layout.tabbed != self.panels_tabbed:
+        central = self.centralWidget()
+        assert central is not None  # set in __init__
+        if central.width() * 2 >= self.width() or layout.tabbed != self.panels_tabbed:
             return
         docks = [self.timeline_dock] if layout.tabbed else [self.sessions_dock,
                                                              self.timeline_dock]
@@ -352,7 +354,7 @@ class MainWindow(QMainWindow):
         if watched is self and event.type() == QEvent.Type.Paint:
             self.removeEventFilter(self)
             self.painted = True
-            QTimer.singleShot(0, self.first_painted)
+            QTimer.singleShot(0, self.first_painted.emit)
         return False
 
     def closeEvent(self, event: QCloseEvent) -> None:
@@ -372,7 +374,11 @@ class MainWindow(QMainWindow):
         box.setAccessibleName("Confirm quit")
         quit_button = box.addButton("&Quit anyway", QMessageBox.ButtonRole.AcceptRole)
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)
-        box.buttonClicked.connect(lambda button: button is quit_button and self._quit_now())
+        def clicked(button: object) -> None:
+            if button is quit_button:
+                self._quit_now()
+
+        box.buttonClicked.connect(clicked)
         self.quit_box = box
         box.open()
 

@@ -32,6 +32,7 @@ class ModelPicker(QWidget):
         self._listed_error = ""
         self.combo.textActivated.connect(self._activated)
         line = self.combo.lineEdit()  # (a typed name no item matches is not "activated")
+        assert line is not None  # the combo box is editable
         line.setAccessibleName("Model name")
         line.returnPressed.connect(lambda: self._activated(line.text()))
         self.show_model("", session=False)

@@ -6,9 +6,26 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kernel.events import CallStatus
 
 _EXIT_CODE = re.compile(r"exit code (-?\d+|none)")
+STATUS_WORDS: Mapping[CallStatus, str] = {
+    "queued": "queued",
+    "awaiting_approval": "awaiting approval",
+    "running": "running",
+    "ok": "done",
+    "error": "error",
+    "denied": "denied",
+    "timeout": "timed out",
+    "stopped": "cancelled",
+}
+"""A call's status (the kernel's, `kernel.events.call_status`) as the chat and the timeline
+say it."""
+
 _OUTCOMES = {
     "approval_denied": "denied by you",
     "permission_denied": "not allowed by the rules",

@@ -51,7 +51,7 @@ from kernel.mcp.prompts import PromptRefError, parse_prompt_args, parse_prompt_r
 from kernel.mcp.report import server_line
 from kernel.paths import AppPaths
 from kernel.policy.approvals import gate_factory
-from kernel.policy.channels import ApprovalChannel, Choice, FixedChannel, TerminalChannel
+from kernel.policy.channels import ApprovalChannel, FixedChannel, TerminalChannel
 from kernel.policy.settings import Settings, load_settings
 from kernel.tools.spec import ToolError
 from kernel.visible import one_line, visible
@@ -250,7 +250,7 @@ def cli_gate_factory(kernel: Kernel, approve: str | None) -> GateFactory:
     cannot be answered and such calls end as `approval_unavailable` (never run)."""
     channel: ApprovalChannel | None
     if approve is not None:
-        channel = FixedChannel(Choice.ALLOW_ONCE if approve == "allow" else Choice.DENY)
+        channel = FixedChannel("allow_once" if approve == "allow" else "deny")
     elif sys.stdin.isatty():
         channel = TerminalChannel(sys.stdin, sys.stderr)
     else:

@@ -11,13 +11,16 @@ plain JSON-able dicts. `from_dict` is strict: an unknown type or a bad field rai
 from __future__ import annotations
 
 import dataclasses
-import functools
+import enum
 import json
 import re
+import time
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
+
+from kernel.modes import Mode
 
 
 class EventDecodeError(ValueError):
@@ -45,12 +48,55 @@ def json_text(value: Any, *, compact: bool = False) -> str:
     return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
+CallStatus = Literal[
+    "queued", "awaiting_approval", "running", "ok", "error", "denied", "timeout", "stopped"]
+"""A tool call's status, as every view shows it: announced and not started (queued), waiting
+for a person (awaiting_approval), running, then one of the finished statuses: ok, error,
+denied (by a person or the rules), timeout, stopped (cancelled). Decided by `call_status`
+alone; the tool-call events carry it."""
+CALL_STATUSES: tuple[CallStatus, ...] = typing.get_args(CallStatus)
+FINISHED_STATUSES: frozenset[CallStatus] = frozenset(
+    {"ok", "error", "denied", "timeout", "stopped"})
+
+Choice = Literal["allow_once", "allow_session", "allow_always", "deny"]
+"""What a person can answer to an approval request (the protocol's `approval_answer`, the
+approval channels)."""
+Decided = Literal[Choice, "allow", "unavailable"]
+"""What an `approval_decision` records: a person's answer, the rules' verdict (allow or
+deny, decided_by "policy"), or that no answer could be had (unavailable: never a denial)."""
+CHOICES: tuple[Choice, ...] = typing.get_args(Choice)
+GrantScope = Literal["session", "always"]
+"""A grant's reach: this session until revoked, or an allow rule in settings.json."""
+SamplingAction = Literal["accept", "decline"]
+"""How a person answered an MCP server's request for a model answer (sampling)."""
+FormAction = Literal[SamplingAction, "cancel"]
+"""How a person answered an MCP server's form (elicitation)."""
+FORM_ACTIONS: tuple[FormAction, ...] = typing.get_args(FormAction)
+
+
+def is_form_action(word: str) -> typing.TypeGuard[FormAction]:
+    return word in FORM_ACTIONS
+DecisionScope = Literal["once", "call", GrantScope]
+"""What an approval decision covers: this call (once: allowed; call: denied or decided by the
+rules), or a grant."""
+ServerState = Literal["ready", "failed", "disabled"]
+DECIDED: tuple[Decided, ...] = typing.get_args(Decided)
+
+
+def allows(decision: Decided) -> bool:
+    """The decision lets the call run."""
+    return decision.startswith("allow")
+
+
 @dataclass(frozen=True)
 class Event:
     type: ClassVar[str] = ""
     stored: ClassVar[bool] = True
     """False for what is only shown while it happens (streamed text, waiting progress)."""
     session_id: str
+    at: float = field(default_factory=time.time, compare=False, kw_only=True)
+    """When it happened (Unix time, seconds): set when the event is made, stored with it,
+    so a reloaded session shows when each thing happened."""
 
     def to_dict(self) -> dict[str, Any]:
         data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
@@ -72,7 +118,7 @@ class SessionStarted(Event):
     workspace: str
     model: str
     sandbox: str
-    mode: str = "ask"
+    mode: Mode = Mode.ASK
 
 
 @_event
@@ -125,11 +171,22 @@ class AssistantText(Event):
     text: str
 
 
+@dataclass(frozen=True)
+class CallEvent(Event):
+    """An event about one tool call; `status` is the call's status after it, decided by
+    `call_status` when the event is made (never given: a decoded event decides it anew)."""
+
+    call_id: str
+    status: CallStatus = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "status", call_status(self))
+
+
 @_event
 @dataclass(frozen=True)
-class ToolCallStarted(Event):
+class ToolCallStarted(CallEvent):
     type: ClassVar[str] = "tool_call"
-    call_id: str
     name: str
     input: Any
     summary: str = ""
@@ -138,9 +195,8 @@ class ToolCallStarted(Event):
 
 @_event
 @dataclass(frozen=True)
-class ApprovalRequest(Event):
+class ApprovalRequest(CallEvent):
     type: ClassVar[str] = "approval_request"
-    call_id: str
     name: str
     input: Any
     risk: str
@@ -170,13 +226,11 @@ class ApprovalRequest(Event):
 
 @_event
 @dataclass(frozen=True)
-class ApprovalDecision(Event):
+class ApprovalDecision(CallEvent):
     type: ClassVar[str] = "approval_decision"
-    call_id: str
-    decision: str
-    """allow_once | allow_session | allow_always | deny | unavailable"""
+    decision: Decided
     decided_by: str = "user"
-    scope: str = "once"
+    scope: DecisionScope = "once"
     rule: str = ""
     message: str = ""
     network: bool = False
@@ -192,8 +246,7 @@ class GrantRevoked(Event):
 
     type: ClassVar[str] = "grant_revoked"
     rule: str
-    scope: str
-    """session | always"""
+    scope: GrantScope
     revoked_by: str = "user"
     revoked_at: float = 0.0
     """When (Unix time, seconds)."""
@@ -201,9 +254,8 @@ class GrantRevoked(Event):
 
 @_event
 @dataclass(frozen=True)
-class ToolProgress(Event):
+class ToolProgress(CallEvent):
     type: ClassVar[str] = "tool_progress"
-    call_id: str
     bytes_so_far: int = 0
     last_line: str = ""
     elapsed_s: float = 0.0
@@ -211,9 +263,8 @@ class ToolProgress(Event):
 
 @_event
 @dataclass(frozen=True)
-class ToolResultEvent(Event):
+class ToolResultEvent(CallEvent):
     type: ClassVar[str] = "tool_result"
-    call_id: str
     name: str
     is_error: bool
     error_code: str | None = None
@@ -290,8 +341,7 @@ class McpServerEvent(Event):
 
     type: ClassVar[str] = "mcp_server"
     server: str
-    state: str
-    """ready | failed | disabled"""
+    state: ServerState
     reason: str = ""
     """Why it failed, or its one-line summary ("ready with 3 tools")."""
     tools: int = 0
@@ -312,8 +362,7 @@ class McpElicitation(Event):
     message: str
     fields: list[dict[str, Any]] = field(default_factory=list)
     """The requested form: name, type, title, description, required, default per field."""
-    action: str = "decline"
-    """accept | decline | cancel"""
+    action: FormAction = "decline"
     decided_by: str = "user"
     reason: str = ""
 
@@ -329,8 +378,7 @@ class McpSampling(Event):
     prompt: str
     """The request as shown to the user (system prompt and messages)."""
     max_tokens: int = 0
-    action: str = "decline"
-    """accept | decline"""
+    action: SamplingAction = "decline"
     decided_by: str = "user"
     reason: str = ""
     usage: Mapping[str, int] = field(default_factory=dict)
@@ -345,7 +393,50 @@ class ErrorEvent(Event):
     message: str
 
 
+AnyEvent = (
+    SessionStarted | UserMessage | MessagesSuperseded | AssistantDelta | AssistantText
+    | ToolCallStarted | ApprovalRequest | ApprovalDecision | GrantRevoked | ToolProgress
+    | ToolResultEvent | RunFinished | ModelRetry | ModelWaiting | ContextCompacted
+    | McpServerEvent | McpElicitation | McpSampling | ErrorEvent)
+"""The closed union of the event types (each registered in EVENT_TYPES by its tag; a test
+checks the two agree)."""
+
 EVENT_TYPES: Mapping[str, type[Event]] = _EVENT_TYPES
+
+_RESULT_STATUS: Mapping[str, CallStatus] = {
+    "approval_denied": "denied",
+    "permission_denied": "denied",
+    "timeout": "timeout",
+    "cancelled": "stopped",
+}
+"""A failed result's status by its error code (kernel.tools.errors.ErrorCode); every other
+code is an error."""
+
+
+def call_status(event: CallEvent) -> CallStatus:
+    """The status of the call `event` tells about, once it has happened: the one place a
+    call's status is decided (the chat, the timeline and `--json` show what it says)."""
+    if isinstance(event, ToolCallStarted):
+        return "queued"
+    if isinstance(event, ApprovalRequest):
+        return "awaiting_approval"
+    if isinstance(event, ApprovalDecision):
+        if allows(event.decision):
+            return "running"
+        return "denied" if event.decision == "deny" else "error"
+    if isinstance(event, ToolResultEvent):
+        if not event.is_error:
+            return "ok"
+        return _RESULT_STATUS.get(event.error_code or "", "error")
+    return "running"
+
+
+def next_status(current: CallStatus | None, event: CallEvent) -> CallStatus:
+    """The status a view shows after `event`: the event's, except that a finished call
+    changes only with its result (a late request or progress only adds facts)."""
+    if current in FINISHED_STATUSES and not isinstance(event, ToolResultEvent):
+        return current
+    return event.status
 
 
 def event_from_dict(data: Any) -> Event:
@@ -356,42 +447,64 @@ def event_from_dict(data: Any) -> Event:
     cls = _EVENT_TYPES.get(tag) if isinstance(tag, str) else None
     if cls is None:
         raise EventDecodeError(f"unknown event type {tag!r}")
-    hints = _type_hints(cls)
+    hints = field_types(cls)
     kwargs: dict[str, Any] = {}
     for f in dataclasses.fields(cls):
+        if not f.init:
+            continue
         if f.name in data:
-            value = data[f.name]
-            _check_type(cls.type, f.name, hints[f.name], value)
-            kwargs[f.name] = value
+            kwargs[f.name] = _checked(cls.type, f.name, hints[f.name], data[f.name])
         elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
             raise EventDecodeError(f"{tag}: missing field {f.name!r}")
     return cls(**kwargs)
 
 
-@functools.cache
-def _type_hints(cls: type[Event]) -> dict[str, Any]:
-    """A class's resolved field types (resolving them is ~50 µs; decoding happens per event)."""
-    return typing.get_type_hints(cls)
+_FIELD_TYPES: dict[type[Any], dict[str, Any]] = {}
 
 
-def _check_type(tag: str, name: str, hint: Any, value: Any) -> None:
+def field_types(cls: type[Any]) -> dict[str, Any]:
+    """A dataclass's resolved field types, cached (resolving them costs 50-100 µs, and an
+    event or message is decoded thousands of times a second while a run streams)."""
+    hints = _FIELD_TYPES.get(cls)
+    if hints is None:
+        hints = _FIELD_TYPES[cls] = typing.get_type_hints(cls)
+    return hints
+
+
+def _checked(tag: str, name: str, hint: Any, value: Any) -> Any:
+    """`value` if it fits the field's type (a closed vocabulary's word as its enum member),
+    else EventDecodeError."""
     if hint is Any:
-        return
+        return value
     origin = typing.get_origin(hint)
     options = typing.get_args(hint) if origin in (typing.Union, _UnionType) else (hint,)
     for option in options:
         if option is type(None) and value is None:
-            return
+            return value
         base = typing.get_origin(option) or option
+        if base is Literal:
+            if isinstance(value, str) and value in typing.get_args(option):
+                return value
+            continue
+        if isinstance(base, type) and issubclass(base, enum.Enum):
+            if isinstance(value, str) and value in base._value2member_map_:
+                return base(value)
+            continue
         if base is Mapping:
             base = dict
         if base is float and isinstance(value, int) and not isinstance(value, bool):
-            return
+            return value
         if base in (int, float) and isinstance(value, bool):
             continue
         if isinstance(base, type) and isinstance(value, base):
-            return
-    raise EventDecodeError(f"{tag}: field {name!r} has the wrong type ({type(value).__name__})")
+            return value
+    raise EventDecodeError(f"{tag}: field {name!r} has the wrong type or value "
+                           f"({type(value).__name__} {_shown(value)})")
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:59] + "…"
 
 
 _UnionType = type(int | None)

@@ -6,4 +6,14 @@ without importing one another (the window shows them before anything else is loa
 
 from __future__ import annotations
 
-MODES = ("read-only", "ask", "auto-edit", "auto")
+import enum
+
+
+class Mode(enum.StrEnum):
+    READ_ONLY = "read-only"
+    ASK = "ask"
+    AUTO_EDIT = "auto-edit"
+    AUTO = "auto"
+
+
+MODES: tuple[str, ...] = tuple(mode.value for mode in Mode)

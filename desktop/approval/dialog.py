@@ -49,7 +49,7 @@ from PySide6.QtWidgets import (
 from shiboken6 import isValid
 
 from desktop.approval.deliberate import ARM_DELAY_MS, Arming, DeliberateButton
-from kernel.events import ApprovalRequest
+from kernel.events import ApprovalRequest, Choice
 from kernel.protocol import ApprovalAnswer
 from kernel.visible import one_line, visible
 
@@ -262,7 +262,7 @@ class ApprovalDialog(QDialog):
         for button in (self.allow_once, self.allow_session, self.allow_always):
             self.arming.allow(button, enabled)
 
-    def _decide(self, decision: str) -> None:
+    def _decide(self, decision: Choice) -> None:
         if self.request is None or not self.armed or not self.isVisible():
             return
         allowing = decision != "deny"
@@ -379,7 +379,7 @@ class ApprovalQueue(QObject):
         else:
             self.dialog.update_count(1, len(self._pending))
 
-    def _on_decided(self, decision: str, message: str, confirmed: bool) -> None:
+    def _on_decided(self, decision: Choice, message: str, confirmed: bool) -> None:
         if not self._pending:
             return
         pending = self._pending.popleft()

@@ -3,7 +3,8 @@ bar, the selection, the streaming cursor) or a tool card (folded or expanded).""
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import (
@@ -38,15 +39,19 @@ from desktop.chat.geometry import (
 from desktop.chat.model import ITEM_ROLE, ChatItem, ChatModel, MessageItem, Role, ToolCardItem
 from desktop.chat.selection import TextSelection, selection_cursor
 from desktop.theme import border_colour
+from desktop.words import STATUS_WORDS
 from kernel.visible import one_line
 
-STATUS_COLOURS = {
-    "done": "#2da44e",
+if TYPE_CHECKING:
+    from kernel.events import CallStatus
+
+STATUS_COLOURS: Mapping[CallStatus, str] = {
+    "ok": "#2da44e",
     "error": "#cf222e",
     "denied": "#bf8700",
-    "cancelled": "#6e7781",
-    "timed out": "#cf222e",
-    "awaiting approval": "#bf8700",
+    "stopped": "#6e7781",
+    "timeout": "#cf222e",
+    "awaiting_approval": "#bf8700",
     "running": "#0969da",
     "queued": "#6e7781",
 }
@@ -247,14 +252,15 @@ class ChatDelegate(QStyledItemDelegate):
         painter.setBrush(palette.color(QPalette.ColorRole.Button))
         painter.drawRoundedRect(crisp(box), 6, 6)
         header = geometry.header
-        colour = QColor(STATUS_COLOURS.get(item.status, "#6e7781"))
+        colour = QColor(STATUS_COLOURS[item.status])
         painter.setBrush(colour)
         painter.setPen(Qt.PenStyle.NoPen)
         painter.drawEllipse(QPointF(header.left() + 12, header.center().y()), 4, 4)
         painter.setPen(palette.color(QPalette.ColorRole.ButtonText))
         text_box = header.adjusted(24, 0, -PAD, 0)
-        status = one_line(item.detail if item.status == "done" and item.detail
-                          else item.status + (f" · {item.detail}" if item.detail else ""))
+        words = STATUS_WORDS[item.status]
+        status = one_line(item.detail if item.status == "ok" and item.detail
+                          else words + (f" · {item.detail}" if item.detail else ""))
         arrow = "▾" if item.expanded else "▸"
         text = one_line(f"{item.name}  {item.summary}")
         metrics = painter.fontMetrics()

@@ -10,13 +10,6 @@ from desktop.errors import in_app_words
 from desktop.words import execution_seconds, format_bytes, format_duration, outcome
 from kernel import events as ev
 
-_STATUS = {
-    "cancelled": "cancelled",
-    "timeout": "timed out",
-    "approval_denied": "denied",
-    "permission_denied": "denied",
-}
-"""A failed call's card status (its colour); the words come from `desktop.words.outcome`."""
 _FINISH_NOTES = {
     "end_turn": "",
     "cancelled": "Run stopped.",
@@ -25,17 +18,21 @@ _FINISH_NOTES = {
 }
 
 
-def result_status(event: ev.ToolResultEvent, waited_s: float = 0.0) -> tuple[str, str]:
-    """The card's status and detail for a finished call: what happened in words, how long it
-    ran (an approval's wait not counted), how much it wrote."""
+def result_detail(event: ev.ToolResultEvent, waited_s: float = 0.0) -> str:
+    """A finished call's card detail: what happened in words, how long it ran (an approval's
+    wait not counted), how much it wrote. Its status is the event's."""
     parts = [format_duration(execution_seconds(event.duration_ms, waited_s))]
     if event.output_bytes:
         parts.append(format_bytes(event.output_bytes))
     if not event.is_error:
-        return "done", " · ".join(parts)
-    status = _STATUS.get(event.error_code or "", "error")
-    words = outcome(True, event.error_code, event.preview)
-    return status, " · ".join([words, *parts])
+        return " · ".join(parts)
+    return " · ".join([outcome(True, event.error_code, event.preview), *parts])
+
+
+def _decision_detail(event: ev.ApprovalDecision) -> str:
+    if event.decision == "deny":
+        return "denied by the rules" if event.decided_by == "policy" else "denied by you"
+    return "no answer to the approval" if event.decision == "unavailable" else ""
 
 
 def apply_event(model: ChatModel, event: ev.Event, at: float | None = None) -> None:
@@ -52,28 +49,23 @@ def apply_event(model: ChatModel, event: ev.Event, at: float | None = None) -> N
     elif isinstance(event, ev.AssistantText):
         model.finish_text(event.text, at)
         model.set_activity("Thinking", now)
-    elif isinstance(event, ev.ToolCallStarted):
-        model.add_tool_card(event.call_id, event.name, event.summary, "running",
+    elif isinstance(event, ev.ToolCallStarted | ev.ApprovalRequest):
+        status = ev.next_status(model.card_status(event.call_id), event)
+        summary = event.summary if isinstance(event, ev.ToolCallStarted) else ""
+        model.add_tool_card(event.call_id, event.name, summary, status,
                             arguments=event.input, at=at)
-        model.refresh_activity(now)
-    elif isinstance(event, ev.ApprovalRequest):
-        model.add_tool_card(event.call_id, event.name, "", "awaiting approval",
-                            arguments=event.input, at=at)
-        model.mark_asked(event.call_id, now)
+        if isinstance(event, ev.ApprovalRequest):
+            model.mark_asked(event.call_id, now)
         model.refresh_activity(now)
     elif isinstance(event, ev.ApprovalDecision):
         model.mark_decided(event.call_id, now)
-        if event.decision == "deny":
-            model.update_tool_card(event.call_id, "denied", "denied by you"
-                                   if event.decided_by != "policy" else "denied by the rules")
-        elif event.decision == "unavailable":
-            model.update_tool_card(event.call_id, "error", "no answer to the approval")
-        else:
-            model.update_tool_card(event.call_id, "running")
+        model.update_tool_card(event.call_id,
+                               ev.next_status(model.card_status(event.call_id), event),
+                               _decision_detail(event))
         model.refresh_activity(now)
     elif isinstance(event, ev.ToolResultEvent):
-        status, detail = result_status(event, model.approval_wait(event.call_id))
-        model.update_tool_card(event.call_id, status, detail, preview=event.preview,
+        detail = result_detail(event, model.approval_wait(event.call_id))
+        model.update_tool_card(event.call_id, event.status, detail, preview=event.preview,
                                output_path=event.externalized_path)
         model.refresh_activity(now)
     elif isinstance(event, ev.ModelWaiting):

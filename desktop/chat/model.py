@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import (
     QAbstractListModel,
@@ -29,7 +29,11 @@ from desktop.chat.attach import attached_line
 from desktop.chat.card import card_document
 from desktop.chat.documents import CodeDocument, SafeDocument, plain_document
 from desktop.chat.markdown import open_fence, render_markdown, split_stable
+from desktop.words import STATUS_WORDS
 from kernel.visible import one_line, visible
+
+if TYPE_CHECKING:
+    from kernel.events import CallStatus
 
 ITEM_ROLE = Qt.ItemDataRole.UserRole + 1
 RENDER_INTERVAL_MS = 33
@@ -150,7 +154,8 @@ class ToolCardItem:
     call_id: str
     name: str
     summary: str = ""
-    status: str = "queued"
+    status: CallStatus = "queued"
+    """The kernel's status of the call (its latest event's, `kernel.events.next_status`)."""
     detail: str = ""
     at: float | None = None
     arguments: object = None
@@ -337,7 +342,7 @@ class ChatModel(QAbstractListModel):
             self.activity = activity
             self.activity_changed.emit(activity)
 
-    def add_tool_card(self, call_id: str, name: str, summary: str, status: str, *,
+    def add_tool_card(self, call_id: str, name: str, summary: str, status: CallStatus, *,
                       arguments: object = None, at: float | None = None) -> None:
         self.close_stream()
         row = self._cards.get(call_id)
@@ -352,7 +357,7 @@ class ChatModel(QAbstractListModel):
         self._cards[call_id] = len(self._items)
         self._append(ToolCardItem(call_id, name, summary, status, at=at, arguments=arguments))
 
-    def update_tool_card(self, call_id: str, status: str, detail: str = "", *,
+    def update_tool_card(self, call_id: str, status: CallStatus, detail: str = "", *,
                          preview: str | None = None, output_path: str | None = None) -> None:
         row = self._cards.get(call_id)
         if row is None:
@@ -379,6 +384,10 @@ class ChatModel(QAbstractListModel):
         card = self._items[row] if row is not None else None
         return card if isinstance(card, ToolCardItem) else None
 
+    def card_status(self, call_id: str) -> CallStatus | None:
+        card = self._card(call_id)
+        return card.status if card is not None else None
+
     def mark_asked(self, call_id: str, now: float) -> None:
         card = self._card(call_id)
         if card is not None:
@@ -396,7 +405,7 @@ class ChatModel(QAbstractListModel):
     def refresh_activity(self, now: float) -> None:
         """The activity the cards imply: an approval to answer, tools running, or thinking."""
         cards = [item for item in self._items if isinstance(item, ToolCardItem)]
-        waiting = [c for c in cards if c.status == "awaiting approval"]
+        waiting = [c for c in cards if c.status == "awaiting_approval"]
         running = [c for c in cards if c.status == "running"]
         if waiting:
             self.set_activity("Waiting for your approval", now)
@@ -437,7 +446,7 @@ def message_text(item: ChatItem) -> str:
 def item_text(item: ChatItem) -> str:
     """What a row says as text (accessibility): escaped like the display."""
     if isinstance(item, ToolCardItem):
-        return one_line(f"Tool call {item.name}: {item.summary} — {item.status} "
+        return one_line(f"Tool call {item.name}: {item.summary} — {STATUS_WORDS[item.status]} "
                         f"{item.detail}".strip())
     label = {Role.USER: "You", Role.ASSISTANT: "Assistant"}.get(item.role, item.role.title())
     return f"{label}: {visible(item.text)}"

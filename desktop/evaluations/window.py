@@ -124,9 +124,9 @@ class EvaluationsWindow(QWidget):
                              (self.stop_button, "Stop the run")):
             widget.setAccessibleName(name)
         controls = QHBoxLayout()
-        for widget in (QLabel("Tasks:"), self.tasks_edit, browse, self.scripted_box,
-                       QLabel("Model:"), self.model_edit, self.run_button, self.stop_button):
-            controls.addWidget(widget)
+        for control in (QLabel("Tasks:"), self.tasks_edit, browse, self.scripted_box,
+                        QLabel("Model:"), self.model_edit, self.run_button, self.stop_button):
+            controls.addWidget(control)
 
         self.progress_bar = QProgressBar()
         self.progress_bar.setFormat("%v/%m")

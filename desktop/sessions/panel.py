@@ -239,7 +239,10 @@ class SessionsPanel(QWidget):
         box.setAccessibleName("Confirm delete session")
         delete = box.addButton("Delete", QMessageBox.ButtonRole.DestructiveRole)
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)
-        box.buttonClicked.connect(
-            lambda button: button is delete and self.delete_requested.emit(info.session_id))
+        def clicked(button: object) -> None:
+            if button is delete:
+                self.delete_requested.emit(info.session_id)
+
+        box.buttonClicked.connect(clicked)
         self.confirm = box
         box.open()

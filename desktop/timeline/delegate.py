@@ -48,8 +48,9 @@ ELIDE_CACHE_SIZE = 4096
 _LEFT = Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft
 _RIGHT = Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight
 _CENTRE = Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignHCenter
-_ALIGN = {Column.DURATION: int(_RIGHT), Column.OUTPUT: int(_RIGHT), Column.ACTION: int(_CENTRE)}
-_ELIDE = {Column.TOOL: Qt.TextElideMode.ElideMiddle}
+_ALIGN: dict[int, int] = {Column.DURATION: int(_RIGHT), Column.OUTPUT: int(_RIGHT),
+                          Column.ACTION: int(_CENTRE)}
+_ELIDE: dict[int, Qt.TextElideMode] = {Column.TOOL: Qt.TextElideMode.ElideMiddle}
 """Tool names keep both ends (`mcp__server__tool`: the server and the tool stay readable)."""
 _SELECTED = QStyle.StateFlag.State_Selected
 _DISPLAY = Qt.ItemDataRole.DisplayRole

@@ -137,7 +137,7 @@ class TimelineModel(QAbstractTableModel):
             return
         call_id = event.call_id
         old = self._records.get(call_id)
-        new = advance(old, event, self._clock())
+        new = advance(old, event, event.at)
         if new is None or new == old:
             return
         self._records[call_id] = new

@@ -3,17 +3,11 @@
 `CallRecord` is a frozen snapshot; `advance(record, event, now)` returns the next snapshot for
 one of the five tool-call events of `kernel.events` (ToolCallStarted, ApprovalRequest,
 ApprovalDecision, ToolProgress, ToolResultEvent). Nothing here touches Qt, so the rules for
-statuses are tested without a widget. Times are wall-clock seconds (`time.time()`), taken when
-the UI received the event (events carry no timestamp of their own).
+statuses are tested without a widget. Times are wall-clock seconds (`time.time()`): when each
+event happened (`Event.at`, stored with it), so a reloaded session shows the same times.
 
-Status rules:
-  tool_call                    → queued
-  approval_request             → awaiting approval
-  approval_decision allow_*    → running
-  approval_decision deny/unav. → denied
-  tool_progress                → running (bytes so far, last line, elapsed)
-  tool_result                  → done | error | denied | cancelled | timed out (from its code)
-A finished call never goes back to an earlier status (late events only add facts).
+A call's status is the kernel's (`kernel.events.next_status`: the status each event carries,
+and a finished call changes only with its result); `Status` says it in words.
 """
 
 from __future__ import annotations
@@ -24,14 +18,20 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
-from desktop.words import arguments_json, execution_seconds, outcome
+from desktop.words import STATUS_WORDS, arguments_json, execution_seconds, outcome
 from kernel.events import (
+    CALL_STATUSES,
+    FINISHED_STATUSES,
     ApprovalDecision,
     ApprovalRequest,
+    CallEvent,
+    CallStatus,
     Event,
     ToolCallStarted,
     ToolProgress,
     ToolResultEvent,
+    allows,
+    next_status,
 )
 from kernel.visible import one_line
 
@@ -40,14 +40,24 @@ TOOL_EVENTS = (ToolCallStarted, ApprovalRequest, ApprovalDecision, ToolProgress,
 
 
 class Status(enum.StrEnum):
-    QUEUED = "queued"
-    AWAITING_APPROVAL = "awaiting approval"
-    RUNNING = "running"
-    DONE = "done"
-    ERROR = "error"
-    DENIED = "denied"
-    CANCELLED = "cancelled"
-    TIMED_OUT = "timed out"
+    """The kernel's call status (`kernel.events.CallStatus`) in words."""
+
+    QUEUED = STATUS_WORDS["queued"]
+    AWAITING_APPROVAL = STATUS_WORDS["awaiting_approval"]
+    RUNNING = STATUS_WORDS["running"]
+    DONE = STATUS_WORDS["ok"]
+    ERROR = STATUS_WORDS["error"]
+    DENIED = STATUS_WORDS["denied"]
+    CANCELLED = STATUS_WORDS["stopped"]
+    TIMED_OUT = STATUS_WORDS["timeout"]
+
+    @classmethod
+    def of(cls, status: CallStatus) -> Status:
+        return cls(STATUS_WORDS[status])
+
+    @property
+    def call_status(self) -> CallStatus:
+        return _CALL_STATUS[self]
 
     @property
     def finished(self) -> bool:
@@ -60,15 +70,8 @@ class Status(enum.StrEnum):
         return self is Status.RUNNING or self is Status.AWAITING_APPROVAL
 
 
-_FINISHED = frozenset(
-    {Status.DONE, Status.ERROR, Status.DENIED, Status.CANCELLED, Status.TIMED_OUT}
-)
-_ERROR_STATUS = {
-    "approval_denied": Status.DENIED,
-    "approval_unavailable": Status.ERROR,
-    "cancelled": Status.CANCELLED,
-    "timeout": Status.TIMED_OUT,
-}
+_CALL_STATUS: dict[Status, CallStatus] = {Status.of(s): s for s in CALL_STATUSES}
+_FINISHED = frozenset(Status.of(s) for s in FINISHED_STATUSES)
 
 
 @dataclass(frozen=True)
@@ -218,20 +221,25 @@ def one_line_summary(value: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _next(record: CallRecord, event: CallEvent) -> Status:
+    return Status.of(next_status(record.status.call_status, event))
+
+
 def advance(record: CallRecord | None, event: Event, now: float) -> CallRecord | None:
-    """The record after `event`; None when the event says nothing about a known call."""
+    """The record after `event`, which happened at `now`; None when the event says nothing
+    about a known call."""
     if isinstance(event, ToolCallStarted):
         if record is not None:
             return replace(record, name=event.name, input=event.input,
                            summary=event.summary or one_line_summary(event.input),
-                           risk=event.risk)
+                           risk=event.risk, status=_next(record, event))
         return CallRecord(
             call_id=event.call_id,
             name=event.name,
             input=event.input,
             summary=event.summary or one_line_summary(event.input),
             risk=event.risk,
-            status=Status.QUEUED,
+            status=Status.of(event.status),
             queued_at=now,
         )
     if isinstance(event, ApprovalRequest):
@@ -242,39 +250,27 @@ def advance(record: CallRecord | None, event: Event, now: float) -> CallRecord |
         )
         approval = replace(base.approval, risk=event.risk, reason=event.reason,
                            preview=event.preview, requested_rule=event.rule)
-        status = base.status if base.status.finished else Status.AWAITING_APPROVAL
-        return replace(base, approval=approval, approval_requested_at=now, status=status)
+        return replace(base, approval=approval, approval_requested_at=now,
+                       status=_next(base, event))
     if record is None:
         return None
     if isinstance(event, ApprovalDecision):
         approval = replace(record.approval, decision=event.decision,
                            decided_by=event.decided_by, scope=event.scope, rule=event.rule,
                            message=event.message)
-        allowed = event.decision.startswith("allow")
-        status = record.status
-        if not status.finished and status is not Status.RUNNING:
-            if allowed:
-                status = Status.RUNNING
-            elif event.decision == "deny":
-                status = Status.DENIED
-            else:
-                status = Status.ERROR
+        allowed = allows(event.decision)
         started = record.started_at if record.started_at is not None or not allowed else now
-        return replace(record, approval=approval, decided_at=now, status=status,
+        return replace(record, approval=approval, decided_at=now, status=_next(record, event),
                        started_at=started)
     if isinstance(event, ToolProgress):
         if record.status.finished:
             return record
-        return replace(record, status=Status.RUNNING, bytes_so_far=event.bytes_so_far,
+        return replace(record, status=_next(record, event), bytes_so_far=event.bytes_so_far,
                        last_line=event.last_line, elapsed_s=event.elapsed_s,
                        started_at=record.started_at if record.started_at is not None
                        else now - event.elapsed_s)
     if isinstance(event, ToolResultEvent):
-        if not event.is_error:
-            status = Status.DONE
-        else:
-            status = _ERROR_STATUS.get(event.error_code or "", Status.ERROR)
-        return replace(record, status=status, finished_at=now,
+        return replace(record, status=_next(record, event), finished_at=now,
                        started_at=record.started_at if record.started_at is not None
                        else now - event.duration_ms / 1000,
                        duration_ms=event.duration_ms, output_bytes=event.output_bytes,

@@ -26,6 +26,8 @@ from desktop.viewer.window import OutputViewer
 from kernel.events import (
     ApprovalDecision,
     ApprovalRequest,
+    Choice,
+    DecisionScope,
     Event,
     ToolCallStarted,
     ToolProgress,
@@ -40,7 +42,7 @@ def _policy(call_id: str, rule: str, why: str) -> ApprovalDecision:
     return ApprovalDecision(S, call_id, "allow", "policy", "call", rule, why)
 
 
-def _user(call_id: str, decision: str, scope: str, rule: str = "",
+def _user(call_id: str, decision: Choice, scope: DecisionScope, rule: str = "",
           message: str = "") -> ApprovalDecision:
     """The user's answer in the app's approval dialog (channel `ui`)."""
     return ApprovalDecision(S, call_id, decision, "ui", scope, rule, message)
@@ -189,7 +191,7 @@ def main(argv: list[str]) -> int:
         if splitter is not None:  # every row in view, and the details down to the approval
             splitter.setSizes([352, 648])
         settle(app, 0.3)
-        panel.details.ensureWidgetVisible(panel.details.approval_fields["Rule"], 0, 8)
+        panel.details.more.ensureWidgetVisible(panel.details.approval_fields["Rule"], 0, 8)
         settle(app, 0.3)
         shoot(panel, out / "timeline.png")
 

@@ -437,7 +437,7 @@ class LogView(QAbstractScrollArea):
         bar = self.verticalScrollBar()
         key = event.key()
         page = self.visible_rows()
-        moves = {
+        moves: dict[int, int] = {
             Qt.Key.Key_Up: -1, Qt.Key.Key_Down: 1,
             Qt.Key.Key_PageUp: -page, Qt.Key.Key_PageDown: page,
         }

@@ -128,8 +128,8 @@ class OutputViewer(QWidget):
             search_bar.addWidget(widget)
         search_bar.setStretch(0, 1)
         tools = QHBoxLayout()
-        for widget in (self.line_box, self.go_button, self.wrap, self.colours, self.follow):
-            tools.addWidget(widget)
+        for tool in (self.line_box, self.go_button, self.wrap, self.colours, self.follow):
+            tools.addWidget(tool)
         tools.addStretch(1)
         for widget in (self.copy_button, self.editor_button, self.folder_button):
             tools.addWidget(widget)

@@ -182,6 +182,14 @@ def migrate(conn: sqlite3.Connection, path: Path) -> int:
             raise
 
 
+def _stored_event(data: str, created: float) -> Event:
+    """A stored event; one stored before events carried their time gets the row's."""
+    fields = json.loads(data)
+    if isinstance(fields, dict):
+        fields.setdefault("at", created)
+    return event_from_dict(fields)
+
+
 class UnknownSession(KeyError):
     """No session with this id."""
 
@@ -629,10 +637,10 @@ class SessionStore:
 
     def events(self, session_id: str, after_seq: int = 0) -> list[tuple[int, Event]]:
         rows = self._read(
-            "SELECT seq, data FROM events WHERE session_id = ? AND seq > ? ORDER BY seq",
-            (session_id, after_seq),
+            "SELECT seq, data, created FROM events WHERE session_id = ? AND seq > ?"
+            " ORDER BY seq", (session_id, after_seq),
         )
-        return [(seq, event_from_dict(json.loads(data))) for seq, data in rows]
+        return [(seq, _stored_event(data, created)) for seq, data, created in rows]
 
     # ---- the API message history ------------------------------------------------------
 

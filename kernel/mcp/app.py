@@ -22,20 +22,20 @@ from typing import Any, Generic, TypeVar
 import jsonschema
 import mcp_types
 
+from kernel.events import FORM_ACTIONS, is_form_action
 from kernel.mcp.asks import form_fields
 from kernel.mcp.manager import McpManager
 from kernel.mcp.sampling import Target, Verdict, message_text
 from kernel.protocol import McpFormRequest, McpPromptInfo, McpSamplingRequest, SampledMessage
 
-ACTIONS = ("accept", "decline", "cancel")
 ELICITATION_TIMEOUT_S = 600.0
 
 
 def check_answer(schema: Mapping[str, Any], action: str, content: Any,
                  *, url: bool = False) -> mcp_types.ElicitResult:
     """The user's answer as the server gets it; ValueError when it does not fit (pure)."""
-    if action not in ACTIONS:
-        raise ValueError(f"unknown answer {action!r}; answers are {', '.join(ACTIONS)}")
+    if not is_form_action(action):
+        raise ValueError(f"unknown answer {action!r}; answers are {', '.join(FORM_ACTIONS)}")
     if action != "accept" or url:
         if content is not None:
             raise ValueError(f"a {action!r} answer carries no content")

@@ -55,7 +55,8 @@ def roots_result(roots: Sequence[Path]) -> mcp_types.ListRootsResult:
     seen: dict[str, mcp_types.Root] = {}
     for root in roots:
         uri = root.resolve().as_uri()
-        seen.setdefault(uri, mcp_types.Root(uri=uri, name=root.name or str(root)))
+        seen.setdefault(uri, mcp_types.Root.model_validate(
+            {"uri": uri, "name": root.name or str(root)}))
     return mcp_types.ListRootsResult(roots=list(seen.values()))
 
 
@@ -94,7 +95,8 @@ def form_fields(schema: Mapping[str, Any]) -> list[dict[str, Any]]:
     description, required, default (what a form UI is built from)."""
     properties = schema.get("properties")
     properties = properties if isinstance(properties, Mapping) else {}
-    required = schema.get("required") if isinstance(schema.get("required"), list) else []
+    required = schema.get("required")
+    required = required if isinstance(required, list) else []
     fields = []
     for name, prop in properties.items():
         prop = prop if isinstance(prop, Mapping) else {}

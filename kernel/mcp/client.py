@@ -190,8 +190,9 @@ class McpConnection:
             if self._stop.is_set():
                 return
             raise ServerExited(await self._exit_text("before it was ready"))
+        token, tools = outcome
         self._session = session  # live before its tools are reported: a call waiting
-        await self._report(*outcome, on_tools)  # for "ready" finds the session there
+        await self._report(token, tools, on_tools)  # for "ready" finds the session there
 
     async def _list_after_init(self, session: ClientSession) -> Any:
         try:
@@ -269,10 +270,10 @@ class McpConnection:
             log.warning("MCP server %s sent something that is not MCP: %s", self.config.name,
                         _describe(message))
 
-    async def _list_roots(self, _context: Any) -> mcp_types.ListRootsResult:
+    async def _list_roots(self, context: Any) -> mcp_types.ListRootsResult:
         return roots_result(self.asks.roots)
 
-    async def _elicit(self, _context: Any, params: mcp_types.ElicitRequestParams
+    async def _elicit(self, context: Any, params: mcp_types.ElicitRequestParams
                       ) -> mcp_types.ElicitResult | mcp_types.ErrorData:
         try:
             answer = await self.asks.elicit(self.config.name, params)
@@ -282,7 +283,7 @@ class McpConnection:
                                        message=f"Reins could not ask the user: {exc}")
         return answer
 
-    async def _sample(self, _context: Any, params: mcp_types.CreateMessageRequestParams
+    async def _sample(self, context: Any, params: mcp_types.CreateMessageRequestParams
                       ) -> mcp_types.CreateMessageResult | mcp_types.ErrorData:
         try:
             return await self.asks.sample(self.config.name, params)
@@ -330,11 +331,13 @@ class McpConnection:
         scope = anyio.CancelScope(deadline=anyio.current_time() + timeout_s)
         reported = [0]
 
-        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        passed_on = progress
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             scope.deadline = anyio.current_time() + timeout_s
             reported[0] += 1
-            if progress is not None:
-                await progress(value, total, message)
+            if passed_on is not None:
+                await passed_on(progress, total, message)
 
         try:
             with scope:

@@ -242,7 +242,7 @@ def read_claude_desktop_servers(path: Path) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise McpConfigError(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno}, "
                              f"column {exc.colno}") from exc
-    servers = data.get("mcpServers", {}) if isinstance(data, Mapping) else None
+    servers: Any = data.get("mcpServers", {}) if isinstance(data, Mapping) else None
     parse_mcp_servers(servers, where=f"{path.name}: mcpServers")
     return dict(servers)
 

@@ -117,7 +117,7 @@ class Backoff:
     max_failures: int = 6
 
     def delay(self, failures: int) -> float:
-        return min(self.cap_s, self.base_s * 2 ** max(0, failures - 1))
+        return min(self.cap_s, self.base_s * 2.0 ** max(0, failures - 1))
 
 
 StateListener = Callable[[ServerState], None]

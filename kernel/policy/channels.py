@@ -15,24 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import enum
 import threading
 from dataclasses import dataclass
 from typing import Protocol, TextIO
 
-from kernel.events import ApprovalRequest
+from kernel.events import ApprovalRequest, Choice
 from kernel.visible import one_line, visible
-
-
-class Choice(enum.StrEnum):
-    ALLOW_ONCE = "allow_once"
-    ALLOW_SESSION = "allow_session"
-    ALLOW_ALWAYS = "allow_always"
-    DENY = "deny"
-
-    @property
-    def allows(self) -> bool:
-        return self is not Choice.DENY
 
 
 @dataclass(frozen=True)
@@ -64,21 +52,21 @@ class FixedChannel:
     name = "cli"
 
     def __init__(self, choice: Choice) -> None:
-        if choice not in (Choice.ALLOW_ONCE, Choice.DENY):
+        if choice not in ("allow_once", "deny"):
             raise ValueError("--approve gives allow (once per call) or deny")
         self.choice = choice
 
     async def ask(self, request: ApprovalRequest, *, destructive: bool) -> Answer:
-        if destructive and self.choice is Choice.ALLOW_ONCE:
-            return Answer(Choice.DENY, message=(
+        if destructive and self.choice == "allow_once":
+            return Answer("deny", message=(
                 "destructive calls need a second explicit confirmation, which "
                 "`--approve allow` cannot give; run without --approve on a terminal, or use "
                 "the app"))
         return Answer(self.choice)
 
 
-_KEYS = {"o": Choice.ALLOW_ONCE, "s": Choice.ALLOW_SESSION, "a": Choice.ALLOW_ALWAYS,
-         "d": Choice.DENY}
+_KEYS: dict[str, Choice] = {"o": "allow_once", "s": "allow_session", "a": "allow_always",
+                            "d": "deny"}
 
 
 class TerminalChannel:
@@ -143,12 +131,12 @@ class TerminalChannel:
                 break
             out.write(f"please answer with one of: {', '.join(keys)}\n")
         choice = _KEYS[key]
-        if choice is Choice.DENY:
+        if choice == "deny":
             return Answer(choice, message=message.strip())
         if destructive:
             confirm = self._line("this is destructive; type yes to run it > ").strip().lower()
             if confirm != "yes":
-                return Answer(Choice.DENY, message="not confirmed")
+                return Answer("deny", message="not confirmed")
             return Answer(choice, confirmed=True)
         return Answer(choice)
 

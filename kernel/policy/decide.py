@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import TYPE_CHECKING
 
+from kernel.modes import Mode as Mode
 from kernel.pathrules import describe_secret
 from kernel.policy.rules import COMMAND_TOOLS, WRITES_AS, Rule
 from kernel.policy.ruleset import RuleSet, Target, covering, relative_paths
@@ -47,18 +48,6 @@ if TYPE_CHECKING:
 NAMES_ONLY: frozenset[str] = frozenset({"list_directory", "glob"})
 """Built-in tools that show only the names below a path, never a file's content: a secret
 location passed to them is not a secret fact (its names are listed, each marked secret)."""
-
-OWN_DATA = "reins:"
-"""PathVerdict.protected prefix of Reins' own folders: the path policy never lets tools write
-there, so asking would be pointless; such writes are denied."""
-
-
-class Mode(enum.StrEnum):
-    READ_ONLY = "read-only"
-    ASK = "ask"
-    AUTO_EDIT = "auto-edit"
-    AUTO = "auto"
-
 
 class Verdict(enum.StrEnum):
     ALLOW = "allow"
@@ -161,14 +150,12 @@ def decide(spec: ToolSpec, args: Mapping[str, object], facts: CallFacts, session
                    f"the command cannot be parsed ({command.parse_error}); nothing was run",
                    code=ErrorCode.INVALID_ARGUMENTS)
 
-    own = [str(v.resolved) for v in facts.paths.values()
-           if v.protected is not None and v.protected.startswith(OWN_DATA)]
+    own = [str(v.resolved) for v in facts.paths.values() if v.own_data]
     if own and writes:
         return out(Verdict.DENY, "always deny",
                    f"{', '.join(own)} is inside Reins' own settings or data, which tools never "
                    f"write (change settings in the app or in settings.json yourself)")
-    own_cmd = [p for p, v in cmd_writes.items()
-               if v.protected is not None and v.protected.startswith(OWN_DATA)]
+    own_cmd = [p for p, v in cmd_writes.items() if v.own_data]
     if own_cmd:
         return out(Verdict.DENY, "always deny",
                    f"the command writes {', '.join(own_cmd)}, inside Reins' own settings or "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from json.decoder import scanstring
+from json.decoder import scanstring  # type: ignore[attr-defined]  # public, not in typeshed
 
 _WS = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()

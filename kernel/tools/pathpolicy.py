@@ -116,12 +116,17 @@ class PathVerdict:
         return self.names_allowed
 
     @property
+    def own_data(self) -> bool:
+        """The write would touch Reins' own settings or data: refused whoever approves."""
+        return self.protected is not None and self.protected.startswith(REINS_PROTECTED_PREFIX)
+
+    @property
     def names_allowed(self) -> bool:
         """True when the names below the path may be listed: a secret location's names are
         not secret (list_directory and glob show them), its contents are."""
         if self.protected is None:
             return self.inside_workspace or self.approved
-        return self.approved_exactly and not self.protected.startswith(REINS_PROTECTED_PREFIX)
+        return self.approved_exactly and not self.own_data
 
 
 def _is_link(dir_fd: int, name: str) -> bool:
@@ -279,7 +284,7 @@ class PathPolicy:
         if verdict.allowed:
             return verdict.resolved
         where = f"{raw!r} (resolves to {verdict.resolved})"
-        if verdict.protected is not None and verdict.protected.startswith(REINS_PROTECTED_PREFIX):
+        if verdict.own_data and verdict.protected is not None:
             raise PathRefused(
                 f"Writing {where} is refused: it is inside Reins' own settings or data folder "
                 f"({verdict.protected.removeprefix(REINS_PROTECTED_PREFIX)}), which tools may "

@@ -105,7 +105,7 @@ def test_whole_app_round_trip(qtbot: QtBot, app: AppController, fake: FakeAnthro
                     and not running(app), timeout=WAIT_MS)
     assert (workspace / "note.txt").read_text() == "hello"
     assert not (workspace / "other.txt").exists()
-    assert [c.status for c in cards(app)] == ["done", "denied"]
+    assert [c.status for c in cards(app)] == ["ok", "denied"]
     assert "not that one" in json.dumps(fake.requests[2].body)
     assert w.windowTitle().endswith(" — Reins")
     assert "Tokens:" in w.usage_label.text()
@@ -134,7 +134,7 @@ def test_whole_app_round_trip(qtbot: QtBot, app: AppController, fake: FakeAnthro
                                                                            Role.ASSISTANT),
                     timeout=WAIT_MS)
     assert texts(app, Role.USER) == ["write a note", "take your time"]
-    assert [c.status for c in cards(app)] == ["done", "denied"]
+    assert [c.status for c in cards(app)] == ["ok", "denied"]
 
     # The new kernel runs prompts too.
     fake.add(reply("Back in business."))

@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import QPoint, QRectF, Qt
 from pytestqt.qtbot import QtBot
 
-from desktop.chat.feed import apply_event, result_status
+from desktop.chat.feed import apply_event, result_detail
 from desktop.chat.geometry import card_box
 from desktop.chat.model import ChatModel, ToolCardItem
 from desktop.chat.view import ChatView
@@ -85,23 +85,23 @@ def test_without_a_kept_output_there_is_no_open_button(qtbot: QtBot) -> None:
 
 
 @pytest.mark.parametrize("is_error, code, preview, status, words", [
-    (False, None, "exit code 0 · …", "done", None),
+    (False, None, "exit code 0 · …", "ok", None),
     (True, "execution_error", "exit code 3 · 0.03 s · sandbox: bwrap", "error", "exit code 3"),
     (True, "execution_error", "exit code 137 · 2 s", "error", "exit code 137"),
     (True, "execution_error", "exit code none (never ended) · 2 s", "error", "never ended"),
     (True, "execution_error", "Traceback: boom", "error", "failed"),
     (True, "approval_denied", "", "denied", "denied by you"),
     (True, "permission_denied", "", "denied", "not allowed by the rules"),
-    (True, "cancelled", "", "cancelled", "stopped"),
-    (True, "timeout", "", "timed out", "timed out"),
+    (True, "cancelled", "", "stopped", "stopped"),
+    (True, "timeout", "", "timeout", "timed out"),
     (True, "invalid_arguments", "", "error", "invalid arguments"),
     (True, "unknown_tool", "", "error", "unknown tool"),
 ])
 def test_outcomes_read_in_words(is_error: bool, code: str | None, preview: str, status: str,
                                 words: str | None) -> None:
     event = ev.ToolResultEvent(S, "c", "run_command", is_error, code, 30.0, 2048, None, preview)
-    got_status, detail = result_status(event)
-    assert got_status == status
+    detail = result_detail(event)
+    assert event.status == status
     expected = [words] if words else []
     assert detail.split(" · ") == [*expected, "30 ms", "2.0 KB"]
     assert "_" not in detail, "no error codes"
@@ -115,7 +115,7 @@ def test_the_cards_duration_leaves_out_the_approval_wait(qtbot: QtBot) -> None:
     apply_event(model, ev.ToolResultEvent(S, "c", "run_command", False, None, 8930.0, 10),
                 at=1008.93)
     card = model.item(0)
-    assert isinstance(card, ToolCardItem) and card.status == "done"
+    assert isinstance(card, ToolCardItem) and card.status == "ok"
     assert card.detail == "30 ms · 10 B"
 
 

@@ -90,9 +90,9 @@ def test_tool_cards_update_and_emit_their_call(qtbot: QtBot) -> None:
     view = make_view(qtbot)
     model = view.chat_model()
     model.add_tool_card("call_1", "run_command", "ls -la", "running")
-    model.update_tool_card("call_1", "done", "12 ms")
+    model.update_tool_card("call_1", "ok", "12 ms")
     card = model.items()[0]
-    assert isinstance(card, ToolCardItem) and card.status == "done"
+    assert isinstance(card, ToolCardItem) and card.status == "ok"
     assert "run_command" in model.data(model.index(0), Qt.ItemDataRole.AccessibleTextRole)
     with qtbot.waitSignal(view.tool_card_activated) as signal:
         qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton,

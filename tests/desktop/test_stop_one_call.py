@@ -102,7 +102,7 @@ def test_stop_on_a_running_row_stops_only_that_call(qtbot: QtBot, app: AppContro
     assert p.CancelCall(session_id or "", "cmd1") in sent
     assert not any(isinstance(m, p.CancelRun) for m in sent)
     assert "Run stopped." not in texts(app, Role.NOTICE)
-    assert card_status(app, "cmd1") == "cancelled"
+    assert card_status(app, "cmd1") == "stopped"
     record = timeline.model.record("cmd1")
     assert record is not None and record.status is Status.CANCELLED
     result = next(b for b in fake.requests[1].body["messages"][-1]["content"]
@@ -131,7 +131,7 @@ def test_stopping_a_call_that_waits_for_approval_closes_its_dialog(
     w.timeline.stop_requested.emit("w1")  # what the row, the key and the details' Stop emit
     view = app.views[app.current or ""]
     qtbot.waitUntil(lambda: fake.stalled.is_set() and not dialog.isVisible()
-                    and card_status(app, "w1") == "cancelled", timeout=WAIT_MS)
+                    and card_status(app, "w1") == "stopped", timeout=WAIT_MS)
     assert view.running and len(app.approvals) == 0
     assert not (workspace / "new.txt").exists()
     result = next(b for b in fake.requests[1].body["messages"][-1]["content"]

@@ -86,7 +86,7 @@ class NoSandbox:
 
 def test_swapped_tool_after_a_session_grant_asks_again(
         tmp_path: Path, reins_home: AppPaths) -> None:
-    channel = Scripted(Choice.ALLOW_SESSION, Choice.ALLOW_ONCE, Choice.ALLOW_SESSION)
+    channel = Scripted("allow_session", "allow_once", "allow_session")
     events: list[Any] = []
 
     async def main() -> None:
@@ -127,7 +127,7 @@ def test_swapped_tool_after_a_session_grant_asks_again(
 
 def test_denied_reapproval_keeps_the_swapped_tool_from_running(
         tmp_path: Path, reins_home: AppPaths) -> None:
-    channel = Scripted(Choice.ALLOW_ALWAYS, Choice.ALLOW_ONCE, Choice.DENY)
+    channel = Scripted("allow_always", "allow_once", "deny")
 
     async def main() -> None:
         async with harness(tmp_path, {"edge": edge()}) as h:

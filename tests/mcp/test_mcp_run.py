@@ -131,7 +131,7 @@ def test_fake_model_run_calls_an_mcp_tool_through_approval(
 
     fake.add(reply("Asking the server.", ToolUse("mcp__edge__echo", {"text": "hello"}, id="c1")),
              reply("The server said hello."))
-    seen, finished = _run(fake, reins_home, workspace, Choice.ALLOW_ONCE)
+    seen, finished = _run(fake, reins_home, workspace, "allow_once")
     assert finished.stop_reason == "end_turn"
     assert _types(seen) == ["session_started", "user_message", "assistant_text", "tool_call",
                             "approval_request", "approval_decision", "tool_result",
@@ -160,7 +160,7 @@ def test_a_denied_mcp_call_never_reaches_the_server(
     trace = workspace / "trace"
     fake.add(reply(ToolUse("mcp__edge__touch", {"path": str(trace)}, id="c1")),
              reply("Understood."))
-    seen, finished = _run(fake, reins_home, workspace, Choice.DENY)
+    seen, finished = _run(fake, reins_home, workspace, "deny")
     assert finished.stop_reason == "end_turn"
     assert not trace.exists()
     (result,) = [e for e in seen if e.type == "tool_result"]
@@ -176,7 +176,7 @@ def test_server_hints_change_the_risk_a_person_sees_not_the_decision(
     fake.add(reply(ToolUse("mcp__edge__peek", {}, id="c1"), ToolUse("mcp__edge__wipe", {},
                                                                     id="c2")),
              reply("Done."))
-    seen, finished = _run(fake, reins_home, workspace, Choice.DENY)
+    seen, finished = _run(fake, reins_home, workspace, "deny")
     assert finished.stop_reason == "end_turn"
     calls = {e.call_id: e.risk for e in seen if e.type == "tool_call"}
     requests = {e.call_id: e.risk for e in seen if e.type == "approval_request"}

@@ -16,7 +16,6 @@ from kernel.paths import AppPaths
 from kernel.policy.channels import (
     Answer,
     ChannelUnavailable,
-    Choice,
     FixedChannel,
     QueueChannel,
     TerminalChannel,
@@ -63,7 +62,7 @@ def _cmd(call_id: str, command: str, **extra: Any) -> ToolCall:
 def test_denied_write_leaves_the_disk_untouched(workspace: Path, reins_home: AppPaths) -> None:
     target = workspace / "a.txt"
     target.write_text("old\n")
-    kit = Kit(workspace, reins_home, channel=FixedChannel(Choice.DENY))
+    kit = Kit(workspace, reins_home, channel=FixedChannel("deny"))
     [result] = _run(kit, [ToolCall("w1", "write_file", {"path": "a.txt", "content": "new\n"})])
     assert result.is_error and result.error_code is ErrorCode.APPROVAL_DENIED
     assert target.read_text() == "old\n"
@@ -80,7 +79,7 @@ def test_denied_write_leaves_the_disk_untouched(workspace: Path, reins_home: App
 
 def test_denied_command_never_starts(workspace: Path, reins_home: AppPaths) -> None:
     gatekit.CONTEXTS.clear()
-    kit = Kit(workspace, reins_home, mode=Mode.AUTO, channel=FixedChannel(Choice.DENY),
+    kit = Kit(workspace, reins_home, mode=Mode.AUTO, channel=FixedChannel("deny"),
               sandboxed=False)
     [result] = _run(kit, [_cmd("c1", "touch started")])
     assert result.error_code is ErrorCode.APPROVAL_DENIED
@@ -112,7 +111,7 @@ def test_deny_message_reaches_the_model(workspace: Path, reins_home: AppPaths) -
     channel = QueueChannel()
     kit = Kit(workspace, reins_home, channel=channel)
     [result] = _run(kit, [ToolCall("w", "write_file", {"path": "a", "content": "x"})], channel,
-                    lambda _r: Answer(Choice.DENY, message="write to notes/ instead"))
+                    lambda _r: Answer("deny", message="write to notes/ instead"))
     assert result.error_code is ErrorCode.APPROVAL_DENIED
     assert "write to notes/ instead" in result.text
     [decision] = kit.of_type("approval_decision")
@@ -131,7 +130,7 @@ def test_batch_with_one_denial_keeps_the_other_results(workspace: Path,
         ToolCall("r2", "read_file", {"path": "r.txt"}),
     ]
     results = _run(kit, calls, channel, lambda r: Answer(
-        Choice.DENY if r.call_id == "w1" else Choice.ALLOW_ONCE))
+        "deny" if r.call_id == "w1" else "allow_once"))
     assert [r.call_id for r in results] == ["r1", "w1", "w2", "r2"]
     assert [r.is_error for r in results] == [False, True, False, False]
     assert "readable" in results[0].text and "readable" in results[3].text
@@ -155,7 +154,7 @@ def test_requests_are_asked_one_at_a_time(workspace: Path, reins_home: AppPaths,
 
     def answer(request: ApprovalRequest) -> Answer:
         seen.append(len(channel.pending))
-        return Answer(Choice.ALLOW_ONCE)
+        return Answer("allow_once")
 
     calls = [ToolCall(f"r{n}", "read_file", {"path": str(outside / n)}) for n in "abc"]
     results = _run(kit, calls, channel, answer)
@@ -171,10 +170,10 @@ def test_approved_outside_read_runs_and_only_that_path(workspace: Path, reins_ho
     channel = QueueChannel()
     kit = Kit(workspace, reins_home, channel=channel)
     [ok] = _run(kit, [ToolCall("r", "read_file", {"path": str(secret)})], channel,
-                lambda _r: Answer(Choice.ALLOW_ONCE))
+                lambda _r: Answer("allow_once"))
     assert not ok.is_error and "outside content" in ok.text
     [again] = _run(kit, [ToolCall("r2", "read_file", {"path": str(secret)})], channel,
-                   lambda _r: Answer(Choice.DENY))
+                   lambda _r: Answer("deny"))
     assert again.error_code is ErrorCode.APPROVAL_DENIED
 
 
@@ -184,7 +183,7 @@ def test_protected_write_asks_in_auto_and_cannot_be_granted(workspace: Path,
     channel = QueueChannel()
     kit = Kit(workspace, reins_home, mode=Mode.AUTO, channel=channel)
     call = ToolCall("p", "write_file", {"path": ".git/config", "content": "[core]\n"})
-    [result] = _run(kit, [call], channel, lambda _r: Answer(Choice.ALLOW_ALWAYS))
+    [result] = _run(kit, [call], channel, lambda _r: Answer("allow_always"))
     assert not result.is_error, result.text
     assert (workspace / ".git/config").read_text() == "[core]\n"
     [request] = kit.of_type("approval_request")
@@ -196,7 +195,7 @@ def test_protected_write_asks_in_auto_and_cannot_be_granted(workspace: Path,
     assert "cannot be always allowed" in decision.message
     assert load_settings(reins_home).permissions.allow.rules == ()
     call2 = ToolCall("p2", "write_file", {"path": ".git/config", "content": "[x]\n"})
-    [denied] = _run(kit, [call2], channel, lambda _r: Answer(Choice.DENY))
+    [denied] = _run(kit, [call2], channel, lambda _r: Answer("deny"))
     assert denied.error_code is ErrorCode.APPROVAL_DENIED
     assert (workspace / ".git/config").read_text() == "[core]\n"
 
@@ -205,7 +204,7 @@ def test_session_grant_matches_equivalent_calls_and_can_be_revoked(
         workspace: Path, reins_home: AppPaths) -> None:
     channel = QueueChannel()
     kit = Kit(workspace, reins_home, channel=channel)
-    answers = iter([Answer(Choice.ALLOW_SESSION), Answer(Choice.DENY)])
+    answers = iter([Answer("allow_session"), Answer("deny")])
     results = _run(kit, [_cmd("c1", "echo  hi"), _cmd("c2", "'echo' \"hi\""),
                          _cmd("c3", "echo hi there")], channel, lambda _r: next(answers))
     assert [r.is_error for r in results] == [False, False, True]
@@ -219,7 +218,7 @@ def test_session_grant_matches_equivalent_calls_and_can_be_revoked(
     kit.gate.revoke_session_grant("run_command(echo hi)")
     [revoked] = kit.of_type("grant_revoked")
     assert (revoked.rule, revoked.scope) == ("run_command(echo hi)", "session")
-    [after] = _run(kit, [_cmd("c4", "echo hi")], channel, lambda _r: Answer(Choice.DENY))
+    [after] = _run(kit, [_cmd("c4", "echo hi")], channel, lambda _r: Answer("deny"))
     assert after.error_code is ErrorCode.APPROVAL_DENIED
     with pytest.raises(KeyError):
         kit.gate.revoke_session_grant("run_command(echo hi)")
@@ -230,7 +229,7 @@ def test_always_allow_writes_a_rule_and_can_be_revoked(workspace: Path,
     channel = QueueChannel()
     kit = Kit(workspace, reins_home, channel=channel)
     [first] = _run(kit, [_cmd("c1", "echo  saved")], channel,
-                   lambda _r: Answer(Choice.ALLOW_ALWAYS))
+                   lambda _r: Answer("allow_always"))
     assert not first.is_error
     [request] = kit.of_type("approval_request")
     assert request.preview.startswith("$ echo  saved\n") and "would save" not in request.preview
@@ -238,7 +237,7 @@ def test_always_allow_writes_a_rule_and_can_be_revoked(workspace: Path,
         "run_command: the command `echo saved` (any spacing or quoting), in every session")}]
     assert [r.text for r in load_settings(reins_home).permissions.allow.rules] == [
         "run_command(echo saved)"]
-    other = Kit(workspace, reins_home, channel=FixedChannel(Choice.DENY), session_id="s2")
+    other = Kit(workspace, reins_home, channel=FixedChannel("deny"), session_id="s2")
     [later] = _run(other, [_cmd("c2", "echo saved")])
     assert not later.is_error
     assert other.of_type("approval_request") == []
@@ -255,7 +254,7 @@ def test_destructive_needs_confirmation_and_is_never_granted(workspace: Path,
                                                              reins_home: AppPaths) -> None:
     gatekit.CONTEXTS.clear()
     (workspace / "victim").mkdir()
-    cli = Kit(workspace, reins_home, mode=Mode.AUTO, channel=FixedChannel(Choice.ALLOW_ONCE))
+    cli = Kit(workspace, reins_home, mode=Mode.AUTO, channel=FixedChannel("allow_once"))
     [refused] = _run(cli, [_cmd("d1", "rm -rf *")])
     assert refused.error_code is ErrorCode.APPROVAL_DENIED
     assert "second explicit confirmation" in refused.text
@@ -267,10 +266,10 @@ def test_destructive_needs_confirmation_and_is_never_granted(workspace: Path,
     channel = QueueChannel()
     ui = Kit(workspace, reins_home, mode=Mode.AUTO, channel=channel)
     [unconfirmed] = _run(ui, [_cmd("d2", "rm -rf *")], channel,
-                         lambda _r: Answer(Choice.ALLOW_SESSION))
+                         lambda _r: Answer("allow_session"))
     assert unconfirmed.error_code is ErrorCode.APPROVAL_DENIED
     [ok] = _run(ui, [_cmd("d3", "rm -rf *")], channel,
-                lambda _r: Answer(Choice.ALLOW_ALWAYS, confirmed=True))
+                lambda _r: Answer("allow_always", confirmed=True))
     assert not ok.is_error
     assert not (workspace / "victim").exists()
     decision = ui.of_type("approval_decision")[-1]
@@ -345,7 +344,7 @@ def test_closing_the_queue_channel_while_waiting(workspace: Path, reins_home: Ap
     result = asyncio.run(main())
     assert result.error_code is ErrorCode.APPROVAL_UNAVAILABLE
     assert "the user quit" in result.text
-    assert channel.answer("w", Answer(Choice.ALLOW_ONCE)) is False
+    assert channel.answer("w", Answer("allow_once")) is False
 
 
 def test_network_is_given_only_with_the_users_approval(workspace: Path,
@@ -354,7 +353,7 @@ def test_network_is_given_only_with_the_users_approval(workspace: Path,
     channel = QueueChannel()
     kit = Kit(workspace, reins_home, mode=Mode.AUTO, channel=channel)
     results = _run(kit, [_cmd("n1", "true"), _cmd("n2", "curl --version >/dev/null; true")],
-                   channel, lambda _r: Answer(Choice.ALLOW_SESSION))
+                   channel, lambda _r: Answer("allow_session"))
     assert [r.is_error for r in results] == [False, False]
     assert [(c.call_id, c.network, c.user_approved) for c in gatekit.CONTEXTS] == [
         ("n1", False, False), ("n2", True, True)]
@@ -366,7 +365,7 @@ def test_network_is_given_only_with_the_users_approval(workspace: Path,
 
 def test_read_only_mode_denies_writes_without_asking(workspace: Path,
                                                      reins_home: AppPaths) -> None:
-    kit = Kit(workspace, reins_home, mode=Mode.READ_ONLY, channel=FixedChannel(Choice.ALLOW_ONCE))
+    kit = Kit(workspace, reins_home, mode=Mode.READ_ONLY, channel=FixedChannel("allow_once"))
     [result] = _run(kit, [ToolCall("w", "write_file", {"path": "a", "content": "x"})])
     assert result.error_code is ErrorCode.PERMISSION_DENIED
     assert "read-only" in result.text
@@ -374,7 +373,7 @@ def test_read_only_mode_denies_writes_without_asking(workspace: Path,
 
 
 def test_bad_path_is_invalid_arguments(workspace: Path, reins_home: AppPaths) -> None:
-    kit = Kit(workspace, reins_home, channel=FixedChannel(Choice.ALLOW_ONCE))
+    kit = Kit(workspace, reins_home, channel=FixedChannel("allow_once"))
     [result] = _run(kit, [ToolCall("r", "read_file", {"path": "a\x00b"})])
     assert result.error_code is ErrorCode.INVALID_ARGUMENTS
 
@@ -404,14 +403,14 @@ def test_rules_changed_on_disk_apply_to_running_gates(workspace: Path,
                                                       reins_home: AppPaths) -> None:
     channel = QueueChannel()
     first = Kit(workspace, reins_home, channel=channel, session_id="s1")
-    second = Kit(workspace, reins_home, channel=FixedChannel(Choice.DENY), session_id="s2")
+    second = Kit(workspace, reins_home, channel=FixedChannel("deny"), session_id="s2")
     [saved] = _run(first, [_cmd("a1", "echo shared")], channel,
-                   lambda _r: Answer(Choice.ALLOW_ALWAYS))
+                   lambda _r: Answer("allow_always"))
     assert not saved.is_error
     [allowed] = _run(second, [_cmd("b1", "echo shared")])
     assert not allowed.is_error and second.of_type("approval_request") == []
     second.gate.revoke_always_rule("run_command(echo shared)")
-    [asked] = _run(first, [_cmd("a2", "echo shared")], channel, lambda _r: Answer(Choice.DENY))
+    [asked] = _run(first, [_cmd("a2", "echo shared")], channel, lambda _r: Answer("deny"))
     assert asked.error_code is ErrorCode.APPROVAL_DENIED
     reins_home.settings_file.write_text('{"permissions": {"allow": ["run_command(echo"]}}')
     [broken] = _run(second, [_cmd("b2", "echo shared")])
@@ -427,7 +426,7 @@ def test_every_decision_records_who_when_rule_and_scope(workspace: Path,
     channel = QueueChannel()
     kit = Kit(workspace, reins_home, channel=channel)
     _run(kit, [ToolCall("r", "read_file", {"path": "."}),
-               _cmd("c", "echo x")], channel, lambda _r: Answer(Choice.ALLOW_SESSION))
+               _cmd("c", "echo x")], channel, lambda _r: Answer("allow_session"))
     kit.gate.revoke_session_grant("run_command(echo x)")
     decisions = kit.of_type("approval_decision")
     assert [(d.decided_by, d.scope, d.rule) for d in decisions] == [

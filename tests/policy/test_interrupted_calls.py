@@ -12,7 +12,7 @@ import pytest
 from kernel.events import ApprovalDecision, ApprovalRequest, Event
 from kernel.paths import AppPaths
 from kernel.policy.approvals import INTERRUPTED_REASON, ask_history
-from kernel.policy.channels import Answer, Choice, FixedChannel, QueueChannel
+from kernel.policy.channels import Answer, FixedChannel, QueueChannel
 from kernel.policy.decide import Mode
 from kernel.tools.spec import ErrorCode, ToolCall
 from tests.policy.gatekit import Kit
@@ -87,7 +87,7 @@ def test_an_interrupted_command_is_asked_again_before_it_reruns(
     channel = QueueChannel()
     kit = Kit(workspace, reins_home, mode=mode, channel=channel, history=history)
     call = ToolCall("c", "run_command", {"command": MARK})
-    asked, result = _ask_once(kit, channel, Answer(Choice.DENY), call)
+    asked, result = _ask_once(kit, channel, Answer("deny"), call)
     [request] = asked
     assert request.reason == INTERRUPTED_REASON and request.rule == "interrupted call"
     assert MARK in request.preview and not request.can_always
@@ -100,7 +100,7 @@ def test_an_interrupted_command_is_asked_again_before_it_reruns(
     channel = QueueChannel()
     again = Kit(workspace, reins_home, mode=mode, channel=channel,
                 history=[*history, request])
-    asked, result = _ask_once(again, channel, Answer(Choice.ALLOW_SESSION), call)
+    asked, result = _ask_once(again, channel, Answer("allow_session"), call)
     assert [r.reason for r in asked] == [INTERRUPTED_REASON]
     assert not getattr(result, "is_error", True)
     assert (workspace / "marks.txt").read_text() == "ran\n"
@@ -113,7 +113,7 @@ def test_reads_and_writes_rerun_as_decided(workspace: Path, reins_home: AppPaths
     history: list[Event] = [_dec("allow", by="policy", call_id="r"),
                             ApprovalRequest("s1", "w", "write_file", {}, "write", "asks"),
                             _dec("allow_once", call_id="w")]
-    kit = Kit(workspace, reins_home, channel=FixedChannel(Choice.DENY), history=history)
+    kit = Kit(workspace, reins_home, channel=FixedChannel("deny"), history=history)
 
     async def main() -> list[object]:
         return list(await kit.dispatcher.dispatch_many([

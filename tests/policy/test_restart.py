@@ -16,7 +16,7 @@ from kernel.events import AssistantDelta, Event
 from kernel.fakemodel import FakeAnthropicServer
 from kernel.fakemodel.script import ToolUse, reply
 from kernel.paths import AppPaths
-from kernel.policy.channels import Answer, Choice, QueueChannel
+from kernel.policy.channels import Answer, QueueChannel
 from tests.policy.restartkit import MODEL, agent_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,7 +77,7 @@ def test_pending_approval_survives_kill_and_resumes(workspace: Path, reins_home:
                     while True:
                         request = await channel.requests.get()
                         asked.append(request.call_id)
-                        channel.answer(request.call_id, Answer(Choice.ALLOW_ONCE))
+                        channel.answer(request.call_id, Answer("allow_once"))
 
                 helper = asyncio.ensure_future(answer())
                 try:

@@ -145,8 +145,8 @@ def test_a_call_in_the_window_asks_and_does_not_run_the_changed_tool(
         tmp_path: Path, reins_home: AppPaths, kind: str) -> None:
     # answers: target (session), change (session), the window's call (once), the call
     # after the new list (denied)
-    channel = Channel([Choice.ALLOW_SESSION, Choice.ALLOW_SESSION, Choice.ALLOW_ONCE,
-                       Choice.DENY])
+    channel = Channel(["allow_session", "allow_session", "allow_once",
+                       "deny"])
 
     async def main() -> None:
         async with harness(tmp_path, {"shift": _server(tmp_path)}) as h:
@@ -169,7 +169,7 @@ def test_a_call_in_the_window_asks_and_does_not_run_the_changed_tool(
 @pytest.mark.parametrize("kind", ["description", "schema", "same"])
 def test_a_denied_call_in_the_window_never_reaches_the_server(
         tmp_path: Path, reins_home: AppPaths, kind: str) -> None:
-    channel = Channel([Choice.ALLOW_SESSION, Choice.ALLOW_SESSION, Choice.DENY, Choice.DENY])
+    channel = Channel(["allow_session", "allow_session", "deny", "deny"])
 
     async def main() -> None:
         async with harness(tmp_path, {"shift": _server(tmp_path)}) as h:
@@ -188,7 +188,7 @@ def test_a_denied_call_in_the_window_never_reaches_the_server(
 
 def test_a_notification_without_a_change_suspends_only_until_the_new_list(
         tmp_path: Path, reins_home: AppPaths) -> None:
-    channel = Channel([Choice.ALLOW_SESSION, Choice.ALLOW_SESSION, Choice.ALLOW_ONCE])
+    channel = Channel(["allow_session", "allow_session", "allow_once"])
 
     async def main() -> None:
         async with harness(tmp_path, {"shift": _server(tmp_path)}) as h:
@@ -206,8 +206,8 @@ def test_a_notification_without_a_change_suspends_only_until_the_new_list(
 
 def test_a_tool_removed_then_readded_is_asked_about_in_each_window(
         tmp_path: Path, reins_home: AppPaths) -> None:
-    channel = Channel([Choice.ALLOW_SESSION, Choice.ALLOW_SESSION, Choice.ALLOW_ONCE,
-                       Choice.DENY])
+    channel = Channel(["allow_session", "allow_session", "allow_once",
+                       "deny"])
 
     async def main() -> None:
         async with harness(tmp_path, {"shift": _server(tmp_path)}) as h:
@@ -241,7 +241,7 @@ def test_a_change_while_the_user_is_asked_stops_the_approved_call(
         tmp_path: Path, reins_home: AppPaths) -> None:
     """Not yet granted: asked about v1; the server changes the tool while the question is
     open; the yes was for v1, so the call does not run on the new definition."""
-    channel = Channel([Choice.ALLOW_ONCE])
+    channel = Channel(["allow_once"])
 
     async def main() -> None:
         async with harness(tmp_path, {"shift": _server(tmp_path)}) as h:
@@ -270,7 +270,7 @@ def test_over_streamable_http_too(tmp_path: Path, reins_home: AppPaths, kind: st
     port = free_port()
     process = http_server(port, SHIFTING, "--hold", str(tmp_path / "hold"), "--log",
                           str(tmp_path / "log"))
-    channel = Channel([Choice.ALLOW_SESSION, Choice.ALLOW_SESSION, Choice.DENY])
+    channel = Channel(["allow_session", "allow_session", "deny"])
     try:
 
         async def main() -> None:

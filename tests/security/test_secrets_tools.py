@@ -65,7 +65,7 @@ def _everything(kit: Kit, results: list[ToolResult]) -> str:
 @pytest.mark.parametrize("mode", MODES)
 def test_read_file_of_a_secret_asks_in_every_mode_and_deny_keeps_it(
         planted: Path, reins_home: AppPaths, mode: Mode) -> None:
-    kit = Kit(planted, reins_home, mode=mode, channel=FixedChannel(Choice.DENY))
+    kit = Kit(planted, reins_home, mode=mode, channel=FixedChannel("deny"))
     raws = [*SECRETS, "./.ssh/id_rsa", ".SSH/../.ssh/id_rsa", "innocent.txt",
             "creds/credentials", str(planted / ".env")]
     calls = [ToolCall(f"r{i}", "read_file", {"path": raw}) for i, raw in enumerate(raws)]
@@ -79,7 +79,7 @@ def test_read_file_of_a_secret_asks_in_every_mode_and_deny_keeps_it(
     assert CANARY not in _everything(kit, results)
 
 
-@pytest.mark.parametrize("choice", [Choice.ALLOW_SESSION, Choice.ALLOW_ALWAYS])
+@pytest.mark.parametrize("choice", ["allow_session", "allow_always"])
 @pytest.mark.parametrize("mode", MODES)
 def test_an_approved_read_shows_the_secret_once_and_grants_nothing(
         planted: Path, reins_home: AppPaths, mode: Mode, choice: Choice) -> None:
@@ -87,7 +87,7 @@ def test_an_approved_read_shows_the_secret_once_and_grants_nothing(
     [first] = _run(kit, ToolCall("a1", "read_file", {"path": ".ssh/id_rsa"}))
     assert not first.is_error and CANARY in first.text
     [decision] = [d for d in kit.of_type("approval_decision") if d.call_id == "a1"]
-    assert decision.decision == Choice.ALLOW_ONCE.value and kit.gate.grants == ()
+    assert decision.decision == "allow_once" and kit.gate.grants == ()
     _run(kit, ToolCall("a2", "read_file", {"path": ".ssh/id_rsa"}))
     assert [r.call_id for r in kit.of_type("approval_request")] == ["a1", "a2"]
     assert not reins_home.settings_file.exists() or "id_rsa" not in \
@@ -96,7 +96,7 @@ def test_an_approved_read_shows_the_secret_once_and_grants_nothing(
 
 def test_the_approval_reason_names_the_path_and_what_it_holds(planted: Path,
                                                               reins_home: AppPaths) -> None:
-    kit = Kit(planted, reins_home, mode=Mode.READ_ONLY, channel=FixedChannel(Choice.DENY))
+    kit = Kit(planted, reins_home, mode=Mode.READ_ONLY, channel=FixedChannel("deny"))
     _run(kit, ToolCall("k", "read_file", {"path": ".ssh/id_rsa"}),
          ToolCall("e", "read_file", {"path": ".env"}))
     key, env = kit.of_type("approval_request")
@@ -108,7 +108,7 @@ def test_the_approval_reason_names_the_path_and_what_it_holds(planted: Path,
 @pytest.mark.parametrize("path", [".", "sub", "deep", "creds/..", "<absolute workspace>"])
 def test_grep_never_returns_a_secrets_content(planted: Path, reins_home: AppPaths,
                                               mode: Mode, path: str) -> None:
-    kit = Kit(planted, reins_home, mode=mode, channel=FixedChannel(Choice.ALLOW_ONCE))
+    kit = Kit(planted, reins_home, mode=mode, channel=FixedChannel("allow_once"))
     args = {"pattern": "CANARY-7f3a9c", "path": str(planted) if path.startswith("<") else path}
     for extra in ({}, {"glob": "*"}, {"case_insensitive": True}, {"glob": "**/*"}):
         [result] = _run(kit, ToolCall("g", "grep", {**args, **extra}))
@@ -136,11 +136,11 @@ def test_grep_says_how_many_it_skipped_and_still_finds_plain_files(
 
 def test_grep_of_a_secret_itself_asks_and_an_approved_grep_searches_it(
         planted: Path, reins_home: AppPaths) -> None:
-    denied = Kit(planted, reins_home, mode=Mode.READ_ONLY, channel=FixedChannel(Choice.DENY))
+    denied = Kit(planted, reins_home, mode=Mode.READ_ONLY, channel=FixedChannel("deny"))
     [no] = _run(denied, ToolCall("g", "grep", {"pattern": "token", "path": ".aws"}))
     assert no.error_code is ErrorCode.APPROVAL_DENIED and CANARY not in _everything(denied, [no])
     allowed = Kit(planted, reins_home, mode=Mode.READ_ONLY,
-                  channel=FixedChannel(Choice.ALLOW_ONCE))
+                  channel=FixedChannel("allow_once"))
     [yes] = _run(allowed, ToolCall("g", "grep", {"pattern": "token", "path": ".aws"}))
     assert CANARY in yes.text
     [one] = _run(allowed, ToolCall("g2", "grep", {"pattern": "token", "path": ".env"}))
@@ -150,7 +150,7 @@ def test_grep_of_a_secret_itself_asks_and_an_approved_grep_searches_it(
 @pytest.mark.parametrize("mode", MODES)
 def test_glob_and_list_directory_list_secrets_marked_without_asking(
         planted: Path, reins_home: AppPaths, mode: Mode) -> None:
-    kit = Kit(planted, reins_home, mode=mode, channel=FixedChannel(Choice.DENY))
+    kit = Kit(planted, reins_home, mode=mode, channel=FixedChannel("deny"))
     glob, listing, inside = _run(kit, ToolCall("g", "glob", {"pattern": "**/*"}),
                                  ToolCall("l", "list_directory", {"path": "."}),
                                  ToolCall("s", "list_directory", {"path": ".ssh"}))
@@ -171,7 +171,7 @@ def test_glob_and_list_directory_list_secrets_marked_without_asking(
 @pytest.mark.parametrize("mode", [Mode.ASK, Mode.AUTO_EDIT, Mode.AUTO])
 def test_writing_a_secret_asks_without_showing_its_content(planted: Path, reins_home: AppPaths,
                                                            mode: Mode) -> None:
-    kit = Kit(planted, reins_home, mode=mode, channel=FixedChannel(Choice.DENY))
+    kit = Kit(planted, reins_home, mode=mode, channel=FixedChannel("deny"))
     results = _run(
         kit,
         ToolCall("w1", "write_file", {"path": ".env", "content": "TOKEN=new\n"}),
@@ -192,7 +192,7 @@ def test_writing_a_secret_asks_without_showing_its_content(planted: Path, reins_
 
 
 def test_an_approved_write_of_a_secret_is_written(planted: Path, reins_home: AppPaths) -> None:
-    kit = Kit(planted, reins_home, mode=Mode.AUTO_EDIT, channel=FixedChannel(Choice.ALLOW_ONCE))
+    kit = Kit(planted, reins_home, mode=Mode.AUTO_EDIT, channel=FixedChannel("allow_once"))
     [result] = _run(kit, ToolCall("w", "write_file", {"path": ".env", "content": "A=1\n"}))
     assert not result.is_error, result
     assert (planted / ".env").read_text() == "A=1\n"

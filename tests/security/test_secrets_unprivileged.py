@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from kernel.paths import AppPaths
-from kernel.policy.channels import Choice, FixedChannel
+from kernel.policy.channels import FixedChannel
 from kernel.policy.decide import Mode
 from kernel.tools.spec import ToolCall
 from tests.policy.gatekit import Kit
@@ -29,7 +29,7 @@ def _checks(folder: Path) -> dict[str, object]:
     """Run as nobody: read_file of secrets asks (and is denied), grep skips them."""
     workspace = folder / "workspace"
     paths = AppPaths(data=folder / "data", config=folder / "config")
-    kit = Kit(workspace, paths, mode=Mode.READ_ONLY, channel=FixedChannel(Choice.DENY))
+    kit = Kit(workspace, paths, mode=Mode.READ_ONLY, channel=FixedChannel("deny"))
     calls = [ToolCall("r1", "read_file", {"path": ".ssh/id_rsa"}),
              ToolCall("r2", "read_file", {"path": ".env"}),
              ToolCall("g1", "grep", {"pattern": "CANARY-nobody"})]

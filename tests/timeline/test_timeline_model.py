@@ -100,9 +100,9 @@ def test_running_rows_tick_only_their_duration_cell(qtbot: QtBot) -> None:
     model = TimelineModel(batch_ms=10, clock=lambda: now[0])
     spy = Spy(model)
     for i in range(5):
-        model.apply(ToolCallStarted(S, cid(i), "bash", {}))
-    model.apply(ApprovalDecision(S, cid(1), "allow_once", "mode"))
-    model.apply(ApprovalDecision(S, cid(3), "allow_once", "mode"))
+        model.apply(ToolCallStarted(S, cid(i), "bash", {}, at=now[0]))
+    model.apply(ApprovalDecision(S, cid(1), "allow_once", "mode", at=now[0]))
+    model.apply(ApprovalDecision(S, cid(3), "allow_once", "mode", at=now[0]))
     model.flush()
     spy.changed.clear()
     now[0] += 7.5

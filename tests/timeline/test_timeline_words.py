@@ -3,6 +3,8 @@ without the approval's wait (shown on its own), one duration format, "1 call".""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from pytestqt.qtbot import QtBot
 
@@ -74,7 +76,7 @@ def test_the_duration_is_the_run_and_the_wait_is_shown_apart(qtbot: QtBot) -> No
                        (1008.9, ApprovalDecision(S, "c", "allow_once")),
                        (1008.93, result(ms=8930.0))]:
         clock[0] = now
-        model.apply(event)
+        model.apply(dataclasses.replace(event, at=now))
     model.flush()
     index = model.index(0, Column.DURATION)
     assert model.data(index) == "30 ms", "an ls that ran 0.03 s after an 8.9 s wait"
