@@ -176,6 +176,8 @@ class Provider(Protocol):
     async def stream_turn(self, params: Mapping[str, Any],
                           callbacks: TurnCallbacks) -> ModelTurn: ...
 
+    async def close(self) -> None: ...
+
 
 @dataclass(frozen=True)
 class GateContext:
@@ -650,7 +652,7 @@ class _Run:
         try:
             self.emit(SessionStarted(self.session_id, workspace=str(self.workspace),
                                      model=self.agent.provider.model,
-                                     sandbox=self.agent.sandbox, mode=self.session.mode))
+                                     sandbox=self.agent.sandbox, mode=Mode(self.session.mode)))
             if self.agent.prepare is not None:
                 self.agent.prepare(self.workspace)
             self._track(self.store.submit_run_state(self.session_id, RunState.RUNNING,
