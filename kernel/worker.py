@@ -48,7 +48,7 @@ from kernel.paths import AppPaths
 from kernel.policy.approvals import PolicyGate, gate_factory
 from kernel.policy.channels import Answer, QueueChannel
 from kernel.policy.decide import Mode
-from kernel.policy.settings import Settings, SettingsError, load_settings
+from kernel.policy.settings import Settings, SettingsError, SettingsFile
 from kernel.sandbox.hardening import make_non_dumpable
 from kernel.workspace import broad_workspace_reason
 
@@ -140,6 +140,8 @@ class Kernel:
         self._tasks: set[asyncio.Task[Any]] = set()
         self.runtime: Runtime
         self.settings = Settings()
+        self.settings_file = SettingsFile(paths)
+        """The one reading of settings.json, shared with every run's gate."""
         self.settings_error = ""
         self.settings_line = 0
         self._settings_read = False
@@ -166,7 +168,7 @@ class Kernel:
             open_kernel, self.paths, self.settings.exec,
             tool_search_threshold=self.settings.tool_search_threshold)
         self._gate_for = gate_factory(app_paths=self.paths, sandbox=self.runtime.sandbox_facts,
-                                      channel=self.channel, settings=lambda: self.settings)
+                                      channel=self.channel, settings_file=self.settings_file)
         self._settle_dead_runs()
         self._spawn(self._answer_early_requests())
         self._spawn(self._serve_commands())
@@ -268,15 +270,17 @@ class Kernel:
         return self.settings.base_url or None
 
     def _reload_settings(self) -> bool:
-        """THE place the kernel reads settings.json (at start, before each run, on
-        GetSettings and after each change), so a hand edit applies from the next run. When
+        """THE place the kernel takes up settings.json as it is now (through `settings_file`,
+        the one reading, which every run's gate shares): at start, before each run and new
+        session, on GetSettings and after each change, so a hand edit applies from the next
+        run. When
         it changed, later runs get new agents (model, base URL, model limits) and the MCP
         servers follow it; a file that does not load stops runs (the servers are kept as
         they were). True when anything changed."""
         before = (dict(self.settings.raw), self.settings_error)
         servers = self.settings.mcp_servers
         try:
-            self.settings = load_settings(self.paths)
+            self.settings = self.settings_file.current()
             self.settings_error, self.settings_line = "", 0
         except SettingsError as exc:
             self.settings = Settings()
@@ -610,6 +614,16 @@ class Kernel:
         self._launch(message.session_id,
                      lambda agent, sink: agent.compact(message.session_id, sink))
 
+    async def _export_session(self, message: p.ExportSession) -> None:
+        from kernel.export import conversation_markdown, trace_text
+
+        session_id = message.session_id
+        trace = await asyncio.to_thread(trace_text, self.store, session_id)
+        events = await asyncio.to_thread(self.store.events, session_id)
+        markdown = conversation_markdown(self.store.get_session(session_id),
+                                         (event for _, event in events))
+        self.send(p.SessionExport(session_id, trace, markdown))
+
     def _cancel_run(self, message: p.CancelRun) -> None:
         run = self.runs.get(message.session_id)
         if run is not None and not run.agent.cancel(message.session_id):
@@ -721,6 +735,7 @@ class Kernel:
 
             self.settings = set_mcp_server_disabled(self.paths, message.name,
                                                     message.action == "disable")
+            self.settings_file.saved(self.settings)
         self._spawn(self._mcp_act(message))
 
     async def _mcp_act(self, message: p.McpServerAction) -> None:
@@ -901,6 +916,7 @@ _HANDLERS: dict[type[p.Message], Callable[[Kernel, Any], Awaitable[None] | None]
     p.RegenerateAnswer: Kernel._regenerate_answer,
     p.ResumeRun: Kernel._resume_run,
     p.CompactSession: Kernel._compact_session,
+    p.ExportSession: Kernel._export_session,
     p.CancelRun: Kernel._cancel_run,
     p.CancelCall: Kernel._cancel_call,
     p.ApprovalAnswer: Kernel._approval_answer,

@@ -23,7 +23,6 @@ file writes (a write puts the whole content or nothing) run again as decided.
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -50,8 +49,8 @@ from kernel.policy.preview import build_preview
 from kernel.policy.settings import (
     Settings,
     SettingsError,
+    SettingsFile,
     add_rule,
-    load_settings,
     remove_rule,
 )
 from kernel.tools.dispatch import GateOutcome
@@ -82,6 +81,7 @@ class PolicyGate:
         app_paths: AppPaths | None = None,
         history: Iterable[Event] = (),
         home: Path | None = None,
+        settings_file: SettingsFile | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.session_id = session_id
@@ -94,7 +94,7 @@ class PolicyGate:
         self._emit = emit
         self._report = report or (lambda _e: None)
         self.app_paths = app_paths or AppPaths.from_env()
-        self._stamp = _stamp(self.app_paths.settings_file)
+        self._file = settings_file or SettingsFile(self.app_paths, settings)
         self.fingerprints = GrantFingerprints.for_paths(self.app_paths)
         self.home = Path(home if home is not None else Path.home()).resolve()
         past = list(history)
@@ -196,15 +196,12 @@ class PolicyGate:
     def _current_settings(self) -> Settings:
         """The settings, re-read when settings.json changed on disk (a rule added or revoked
         by another session, or by hand). A file that no longer loads raises SettingsError."""
-        stamp = _stamp(self.app_paths.settings_file)
-        if stamp != self._stamp:
-            self.settings = load_settings(self.app_paths)
-            self._stamp = stamp
+        self.settings = self._file.current()
         return self.settings
 
     def _saved(self, settings: Settings) -> None:
         self.settings = settings
-        self._stamp = _stamp(self.app_paths.settings_file)
+        self._file.saved(settings)
 
     def _allowed(self, decision: Decision, facts: CallFacts, *, user_approved: bool,
                  network: bool | None = None) -> GateOutcome:
@@ -366,30 +363,22 @@ def ask_history(events: Iterable[Event]) -> AskHistory:
     return AskHistory(requests, decisions, frozenset(allowed))
 
 
-def _stamp(path: Path) -> tuple[int, int, int] | None:
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino)
-
-
 def gate_factory(*, app_paths: AppPaths, sandbox: SandboxState,
-                 channel: ApprovalChannel | None,
-                 settings: Callable[[], Settings] | None = None,
+                 channel: ApprovalChannel | None, settings_file: SettingsFile | None = None,
                  ) -> Callable[[GateContext], PolicyGate]:
     """What the loop's `Agent(gate_factory=...)` takes: a PolicyGate per run of a session,
     in the session's stored mode, with the settings as they are on disk at that moment
     (an "always" rule saved in one session applies to the next). A settings file that
-    cannot be loaded raises SettingsError: the run does not start. `settings`: where they
-    come from (default: read the file; the app's kernel passes the settings it owns)."""
-    current = settings or (lambda: load_settings(app_paths))
+    cannot be loaded raises SettingsError: the run does not start. `settings_file`: the
+    reading of the file to share (the app's kernel passes its own); by default each gate
+    reads it afresh."""
 
     def build(ctx: GateContext) -> PolicyGate:
+        source = settings_file or SettingsFile(app_paths)
         return PolicyGate(
             session_id=ctx.session.session_id, mode=Mode(ctx.session.mode),
-            path_policy=ctx.path_policy, settings=current(), sandbox=sandbox,
-            channel=channel, emit=ctx.emit, report=ctx.report, app_paths=app_paths,
+            path_policy=ctx.path_policy, settings=source.current(), settings_file=source,
+            sandbox=sandbox, channel=channel, emit=ctx.emit, report=ctx.report, app_paths=app_paths,
             history=ctx.history)
 
     return build

@@ -430,6 +430,53 @@ def update_settings(paths: AppPaths, change: Callable[[dict[str, Any]], None]) -
     return settings
 
 
+Stamp = tuple[int, int, int] | None
+"""A file's mtime, size and inode (None: it does not exist)."""
+_UNREAD: Any = object()
+
+
+def file_stamp(path: Path) -> Stamp:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+class SettingsFile:
+    """THE reading of settings.json for a process that keeps running (the app's kernel and
+    the gate of each run, which share one): `current()` reads the file again only when it
+    changed on disk (its mtime, size or inode: a replace always changes it), so a hand edit,
+    or a rule saved by another session or by `reins exec`, applies from the next decision,
+    and an unchanged file costs one stat."""
+
+    def __init__(self, paths: AppPaths, settings: Settings | None = None) -> None:
+        """`settings`: already read from the file as it is now."""
+        self.paths = paths
+        self._stamp: Stamp = (file_stamp(paths.settings_file) if settings is not None
+                              else _UNREAD)
+        self._settings = settings if settings is not None else Settings()
+        self._error: SettingsError | None = None
+
+    def current(self) -> Settings:
+        """The settings as the file is now; SettingsError when it does not load."""
+        stamp = file_stamp(self.paths.settings_file)
+        if stamp != self._stamp:
+            self._stamp = stamp
+            try:
+                self._settings, self._error = load_settings(self.paths), None
+            except SettingsError as exc:
+                self._settings, self._error = Settings(), exc
+        if self._error is not None:
+            raise self._error
+        return self._settings
+
+    def saved(self, settings: Settings) -> None:
+        """This process wrote the file (`update_settings` and its helpers return what)."""
+        self._settings, self._error = settings, None
+        self._stamp = file_stamp(self.paths.settings_file)
+
+
 @contextlib.contextmanager
 def _locked(file: Path) -> Iterator[None]:
     with open(file.with_name(file.name + ".lock"), "a") as lock:
