@@ -341,9 +341,11 @@ class Agent:
         clock: Callable[[], float] = time.monotonic,
         prepare: Callable[[Path], None] | None = None,
         tool_search_threshold: int = DEFAULT_THRESHOLD,
+        protected_links: Callable[[Path], Mapping[Path, str]] | None = None,
     ) -> None:
         """`prepare(workspace)` is called as a run starts, so what its tools need can be
-        made while the model writes (the command sandbox: kernel.sandbox.standby)."""
+        made while the model writes (the command sandbox: kernel.sandbox.standby);
+        `protected_links(workspace)` says where its protected links lead (PathPolicy)."""
         self.store = store
         self.registry = registry
         self.provider = provider
@@ -355,6 +357,7 @@ class Agent:
         self.max_parallel = max_parallel
         self.clock = clock
         self.prepare = prepare
+        self.protected_links = protected_links
         self.tool_search_threshold = tool_search_threshold
         """More tools on offer than this: find_tools searches the rest (kernel.tools.find_tools)."""
         self.price = price_for(provider.model) if prices is None else price_for(provider.model,
@@ -491,7 +494,10 @@ class _Run:
         self.outputs = OutputStore.for_session(agent.paths, session_id)
         self._keep_media = saver(self.outputs.root / "media")
         """Where images and documents not sent as they were are kept."""
-        self.path_policy = PathPolicy(self.workspace, app_paths=agent.paths)
+        links = agent.protected_links
+        workspace = self.workspace
+        self.path_policy = PathPolicy(self.workspace, app_paths=agent.paths,
+                                      links=None if links is None else lambda: links(workspace))
         self.reporter = _Reporter(self.store, sink)
         self.results = self.store.result_log(session_id, pipeline=self.reporter.track)
         self.history = self.store.messages(session_id)

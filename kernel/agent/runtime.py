@@ -63,6 +63,7 @@ class Kernel:
         return Agent(self.store, self.registry, provider, paths=self.paths, limits=limits,
                      gate_factory=gate_factory, sandbox=self.sandbox.kind,
                      prepare=self.executor.prepare,
+                     protected_links=self.executor.protected_links,
                      tool_search_threshold=self.tool_search_threshold)
 
     @property

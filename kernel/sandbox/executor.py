@@ -268,6 +268,10 @@ class CommandExecutor:
             marks=tuple(marks.values()),
         )
 
+    def protected_links(self, workspace: Path) -> dict[Path, str]:
+        """Where each protected link of `workspace` leads → the link (see WorkspaceGuards)."""
+        return self._guards.protected_links(workspace)
+
     def prepare(self, workspace: Path, *, network: bool = False) -> None:
         """Make the sandbox of a first command in `workspace` ahead (from the event loop).
 

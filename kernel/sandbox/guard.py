@@ -6,7 +6,9 @@ large workspace takes a while; the event loop never waits on it):
 
 - `marks(workspace)` before a command: what its sandbox hides and binds read-only;
 - `undo(workspace, before, label)` after it: what it made anew that is not inert is moved to
-  `<data>/quarantine/<label>` (kernel.sandbox.revert).
+  `<data>/quarantine/<label>` (kernel.sandbox.revert);
+- `protected_links(workspace)` for the file tools: where each protected name that is a
+  link (`.vscode -> shared`) leads, so a write there by its own name is protected too.
 Reins' own folders (and the sandbox home in them) are not part of any workspace's index.
 """
 
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -35,6 +38,9 @@ class WorkspaceGuards:
         self.paths = paths
         self._indexes: OrderedDict[str, WorkspaceIndex] = OrderedDict()
         self._locks: dict[str, asyncio.Lock] = {}
+        self._using = threading.Lock()
+        """Held while an index is built or refreshed (a worker thread, or the loop's
+        `protected_links`): an index takes one caller at a time."""
 
     def _excluded(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(
@@ -54,13 +60,33 @@ class WorkspaceGuards:
         async with self._locks.setdefault(key, asyncio.Lock()):
             index = self._indexes.get(key)
             if index is None:
-                index = await asyncio.to_thread(WorkspaceIndex, key, excluded=self._excluded())
-                self._keep(key, index)
+                index = await asyncio.to_thread(self._current, key)
             else:
                 self._indexes.move_to_end(key)
                 if not index.current:  # else no thread hop: the usual case, nothing changed
-                    await asyncio.to_thread(index.refresh)
+                    await asyncio.to_thread(self._current, key)
             return dict(index.marks)
+
+    def _current(self, key: str) -> WorkspaceIndex:
+        """The workspace's index, made or refreshed now (blocking)."""
+        with self._using:
+            index = self._indexes.get(key)
+            if index is None:
+                index = WorkspaceIndex(key, excluded=self._excluded())
+                self._keep(key, index)
+            elif not index.current:
+                index.refresh()
+            return index
+
+    def protected_links(self, workspace: Path) -> dict[Path, str]:
+        """Where each protected link of the workspace leads (resolved) → the link's path
+        in the workspace. Blocking when the workspace was never indexed (a run makes its
+        index as it starts, kernel.sandbox.executor.prepare) or changed a lot."""
+        root = os.path.realpath(workspace)
+        marks = self._current(root).marks
+        return {Path(os.path.realpath(os.path.join(root, mark.path))): mark.path
+                for mark in marks.values()
+                if mark.entry == "link" and mark.kind in ("protected", "git-entry")}
 
     def _keep(self, key: str, index: WorkspaceIndex) -> None:
         self._indexes[key] = index

@@ -19,7 +19,7 @@ import contextlib
 import errno
 import os
 import stat
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -49,6 +49,9 @@ the user's approval); the rest of the value is the folder."""
 GIT_DIR_PREFIX = "git-dir:"
 """PathVerdict.protected starts with this for git configuration or code in a bare repository
 (`git-dir:<folder>: <entry>`)."""
+LINK_PREFIX = "link:"
+"""PathVerdict.protected starts with this for where a protected link leads (the link's path
+in the workspace follows)."""
 _GIT_MARKERS = {"HEAD": stat.S_ISREG, "objects": stat.S_ISDIR, "refs": stat.S_ISDIR}
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
@@ -162,6 +165,14 @@ def _open_child_dir(fd: int, part: str, *, create: bool, target: Path) -> int:
         raise
 
 
+def _through_link(resolved: Path, links: Mapping[Path, str]) -> str | None:
+    """`LINK_PREFIX`<link> when `resolved` is, or is inside, where a protected link leads."""
+    for target, link in links.items():
+        if resolved.is_relative_to(target):
+            return f"{LINK_PREFIX}{link}"
+    return None
+
+
 class PathPolicy:
     """Resolves raw paths and decides which of them a tool may read or write."""
 
@@ -172,8 +183,12 @@ class PathPolicy:
         *,
         app_paths: AppPaths | None = None,
         extra: Iterable[Path] = (),
+        links: Callable[[], Mapping[Path, str]] | None = None,
     ) -> None:
+        """`links()`: where each protected link of the workspace leads (resolved) → the
+        link's path (kernel.sandbox.guard); a write there is protected as the link is."""
         self.workspace = Path(os.path.realpath(Path(workspace).expanduser()))
+        self._links = links
         self._protected_input = tuple(protected)
         self._app_paths = app_paths if app_paths is not None else AppPaths.from_env()
         patterns: list[str] = list(PROTECTED_PATTERNS)
@@ -199,6 +214,7 @@ class PathPolicy:
             self._protected_input,
             app_paths=self._app_paths,
             extra=(*self.extra, *paths),
+            links=self._links,
         )
 
     def resolve(self, raw: str) -> Path:
@@ -228,6 +244,8 @@ class PathPolicy:
                 os.path.join(self.workspace, os.path.expanduser(raw))))
             if named != resolved and named.is_relative_to(self.workspace):
                 protected = self._protected_reason(named, True)
+        if write and protected is None and self._links is not None:
+            protected = _through_link(resolved, self._links())
         approved = any(resolved.is_relative_to(root) for root in self.extra)
         secret = secret_match(resolved.as_posix())
         secret_approved = False
@@ -296,6 +314,9 @@ class PathPolicy:
             if protected.startswith(GIT_DIR_PREFIX):
                 why = (f"it would change what git runs or reads as configuration in the git "
                        f"directory {protected.removeprefix(GIT_DIR_PREFIX)}")
+            elif protected.startswith(LINK_PREFIX):
+                why = (f"it is where the protected link {protected.removeprefix(LINK_PREFIX)} "
+                       f"leads, and editors and git read it by that name")
             elif protected in self._patterns:
                 why = (f"it matches the protected pattern {protected!r} (files that can run "
                        f"code or change tool settings)")
