@@ -514,6 +514,9 @@ class _Run:
         """What the last request held (reported with the run's end, for the context bar)."""
         past = [e for _, e in self.store.events(session_id)]
         self._past_prompts = [e for e in past if isinstance(e, UserMessage)]
+        self._unanswered = ({e.call_id for e in past if isinstance(e, ApprovalRequest)}
+                            - {e.call_id for e in past if isinstance(e, ApprovalDecision)})
+        """Approval requests without a decision (of a run interrupted while asking)."""
         self.compaction = next((e for e in reversed(past) if isinstance(e, ContextCompacted)
                                 and 0 < e.first_kept < len(self.history)
                                 and self.history[e.first_kept]["role"] == "assistant"), None)
@@ -621,6 +624,10 @@ class _Run:
                                    messages=change.superseded)
         self.reporter.emit(event, write=self.store.submit_branch(event, change.first_index,
                                                                  change.kept))
+        for call_id in sorted(self._unanswered & _call_ids(change.superseded)):
+            self.emit(ApprovalDecision(
+                self.session_id, call_id=call_id, decision="deny", decided_by="user",
+                scope="call", message=_SUPERSEDED_CALL[reason], decided_at=time.time()))
         self.history = change.history
         if self.compaction is not None and self.compaction.first_kept >= len(self.history):
             self.compaction = None
@@ -1192,6 +1199,19 @@ class _Collector:
             if text:
                 self._run._append_message(
                     {"role": "assistant", "content": [{"type": "text", "text": text}]})
+
+
+_SUPERSEDED_CALL = {
+    "edit": "The message this call answered was edited and sent again; the call was not run.",
+    "regenerate": "The answer this call was part of was asked for again; the call was not run.",
+}
+"""The decision that closes a pending approval of a call an edit or regeneration removed."""
+
+
+def _call_ids(messages: Sequence[Mapping[str, Any]]) -> set[str]:
+    """The ids of the tool calls in these messages."""
+    return {str(b.get("id")) for m in messages if isinstance(m.get("content"), list)
+            for b in m["content"] if isinstance(b, Mapping) and b.get("type") == "tool_use"}
 
 
 def _tool_result_block(call_id: str, result: ToolResult) -> dict[str, Any]:

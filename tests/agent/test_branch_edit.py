@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import io
+import json
 from typing import Any
 
 import pytest
@@ -16,7 +17,13 @@ from PIL import Image
 from kernel.agent.branch import NothingToChange, Place, cut, last_prompt, prompt_place
 from kernel.agent.loop import RunBusy
 from kernel.attachments import read_attachment
-from kernel.events import MessagesSuperseded, ToolCallStarted, UserMessage
+from kernel.events import (
+    ApprovalDecision,
+    ApprovalRequest,
+    MessagesSuperseded,
+    ToolCallStarted,
+    UserMessage,
+)
 from kernel.fakemodel import Failure, Silence, ToolUse, reply
 from tests.agent.conftest import Harness, _closing
 
@@ -259,3 +266,25 @@ def test_editing_while_a_run_is_in_progress_is_refused(harness: Harness):
 
     assert asyncio.run(scenario()) == "cancelled"
     assert not [e for e in harness.stored(sid) if isinstance(e, MessagesSuperseded)]
+
+
+@pytest.mark.parametrize("reason", ["edit", "regenerate"])
+def test_a_pending_approval_of_a_superseded_call_is_closed(harness: Harness, reason: str):
+    sid = harness.session()
+    harness.store.append_event(UserMessage(sid, "delete it", at_message=0))
+    harness.store.append_message(sid, user(text("delete it")))
+    harness.store.append_message(sid, {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "c9", "name": "run_command", "input": {"command": "rm x"}}]})
+    harness.store.append_event(ApprovalRequest(sid, call_id="c9", name="run_command",
+                                               input={"command": "rm x"}, risk="execute",
+                                               reason="asks"))
+    harness.server.add(reply("I will not delete it."))
+    if reason == "edit":
+        edit(harness, sid, "keep it")
+    else:
+        regenerate(harness, sid)
+    decisions = [e for e in harness.stored(sid) if isinstance(e, ApprovalDecision)]
+    assert [(d.call_id, d.decision, d.decided_by) for d in decisions] == [
+        ("c9", "deny", "user")]
+    assert "was not run" in decisions[0].message
+    assert "c9" not in json.dumps(harness.server.requests[0].body["messages"])
