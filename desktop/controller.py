@@ -542,7 +542,7 @@ class AppController(QObject):
         chat = ChatModel(self)
         view = SessionView(info, chat, interrupted=message.interrupted)
         for event in message.events:
-            apply_event(chat, event)
+            apply_event(chat, event, at=event.at)
             view.events.append(event)
             view.note_error(event)
             if isinstance(event, RunFinished):

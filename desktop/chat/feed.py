@@ -36,7 +36,8 @@ def _decision_detail(event: ev.ApprovalDecision) -> str:
 
 
 def apply_event(model: ChatModel, event: ev.Event, at: float | None = None) -> None:
-    """Show `event`; `at` is when it arrived (None for history loaded from the store)."""
+    """Show `event`; `at` is when it happened (the event's own time for history loaded from
+    the store), shown on hover."""
     now = at if at is not None else time.time()
     if isinstance(event, ev.UserMessage):
         model.add_message(Role.USER, event.text, at, event.attachments)
