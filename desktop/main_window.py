@@ -109,6 +109,8 @@ class MainWindow(QMainWindow):
     settings_requested = Signal()
     grants_requested = Signal()
     """The status bar's grants button: show what the current session is allowed."""
+    compact_requested = Signal()
+    """Compact conversation: summarize the current session's older turns now."""
     closing = Signal()
     first_painted = Signal()
     timeline_built = Signal(object)
@@ -203,6 +205,14 @@ class MainWindow(QMainWindow):
         for widget in (self.kernel_label, self.approvals_button, self.model_picker,
                        self.mode_combo, self.grants_button, self.sandbox_label):
             bar.addWidget(widget)
+        self.compact_button = QPushButton("Compact", self)
+        self.compact_button.setAccessibleName("Compact conversation")
+        self.compact_button.setToolTip("Summarize the older turns of this conversation for "
+                                       "the model's next requests (the full history is kept)")
+        self.compact_button.setFlat(True)
+        self.compact_button.hide()
+        self.compact_button.clicked.connect(self.compact_requested)
+        bar.addPermanentWidget(self.compact_button)
         bar.addPermanentWidget(self.usage_label)
 
     def _build_menu(self) -> None:
@@ -218,6 +228,11 @@ class MainWindow(QMainWindow):
         self.quit_action.triggered.connect(self.close)
         for action in (self.new_action, self.settings_action, self.quit_action):
             menu.addAction(action)
+        self.compact_action = QAction("Co&mpact conversation", self)
+        self.compact_action.setToolTip(self.compact_button.toolTip())
+        self.compact_action.setEnabled(False)
+        self.compact_action.triggered.connect(self.compact_requested)
+        menu.insertAction(self.settings_action, self.compact_action)
         view = self.menuBar().addMenu("&View")
         view.addAction(self.timeline_dock.toggleViewAction())
         from desktop.evaluations.action import evaluations_action
@@ -255,6 +270,9 @@ class MainWindow(QMainWindow):
         """The page, the prompt and the banner for what the app can do now."""
         self.show_page(welcome=not has_session and not can_run)
         self.prompt.set_running(running)
+        self.compact_action.setEnabled(has_session and can_run and not running)
+        self.compact_button.setVisible(has_session)
+        self.compact_button.setEnabled(self.compact_action.isEnabled())
         if not can_run:
             self.prompt.set_enabled_for_input(False, "Add an API key in Settings to send prompts")
             self.banner.show_notice("Reins needs an Anthropic API key (or a compatible server's "

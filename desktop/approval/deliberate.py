@@ -6,15 +6,17 @@ answer. So an allow button takes no keyboard focus, swallows Space and Enter eve
 reach it, is never a default button, and answers only to a mouse click or to the dialog's
 chord (Ctrl+Enter); and every answer button stays disabled for ARM_DELAY_MS after the
 question is shown, so a click or chord already under way when it appeared lands on nothing.
+`QuietDialog` is a dialog that appears without taking the focus from where the user types.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from PySide6.QtCore import QElapsedTimer, QObject, Qt, QTimer
+from PySide6.QtCore import QElapsedTimer, QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import QPushButton, QWidget
+from PySide6.QtWidgets import QApplication, QDialog, QPushButton, QWidget
+from shiboken6 import isValid
 
 ARM_DELAY_MS = 500
 """How long a newly shown question cannot be answered (Qt's double-click interval is
@@ -86,3 +88,38 @@ class Arming(QObject):
             self._timer.start(max(1, self.delay_ms - self._clock.elapsed()))
         for button in self._buttons:
             button.setEnabled(self.armed and self._allowed.get(button, True))
+
+
+class QuietDialog(QDialog):
+    """A non-modal dialog shown without taking the focus (unless the user asked for it)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setModal(False)
+        self.setWindowModality(Qt.WindowModality.NonModal)
+        self.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating)
+        self._give_back: tuple[QWidget | None, QWidget | None] | None = None
+        self._give_back_clock = QElapsedTimer()
+
+    def present(self, activate: bool) -> None:
+        """Show the dialog. Unless `activate` (the user asked for it), it leaves the focus
+        where it is: a window system that activates it anyway (some do for every new
+        window) has the activation handed back to the window and widget that had it."""
+        self._give_back = None if activate else (QApplication.activeWindow(),
+                                                 QApplication.focusWidget())
+        self._give_back_clock.start()
+        self.show()
+        self.raise_()
+        if activate:
+            self.activateWindow()
+
+    def event(self, event: QEvent) -> bool:
+        if (event.type() == QEvent.Type.WindowActivate and self._give_back is not None
+                and self._give_back_clock.elapsed() < ARM_DELAY_MS):
+            window, widget = self._give_back
+            self._give_back = None
+            if window is not None and isValid(window) and window is not self:
+                window.activateWindow()
+                if widget is not None and isValid(widget):
+                    widget.setFocus(Qt.FocusReason.ActiveWindowFocusReason)
+        return super().event(event)

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 
-from PySide6.QtCore import QElapsedTimer, QEvent, QObject, Qt, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import (
     QCloseEvent,
     QColor,
@@ -37,7 +37,6 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import (
     QApplication,
     QCheckBox,
-    QDialog,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -46,9 +45,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
-from shiboken6 import isValid
 
-from desktop.approval.deliberate import ARM_DELAY_MS, Arming, DeliberateButton
+from desktop.approval.deliberate import Arming, DeliberateButton, QuietDialog
 from kernel.events import ApprovalRequest, Choice
 from kernel.protocol import ApprovalAnswer
 from kernel.visible import one_line, visible
@@ -87,7 +85,7 @@ def shown_preview(request: ApprovalRequest) -> str:
     return visible(json.dumps(request.input, indent=2, ensure_ascii=False, default=str))
 
 
-class ApprovalDialog(QDialog):
+class ApprovalDialog(QuietDialog):
     """Shows one request; emits `decided(decision, message, confirmed)` or `postponed`."""
 
     decided = Signal(str, str, bool)
@@ -97,9 +95,6 @@ class ApprovalDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("Approval needed — Reins")
         self.setAccessibleName("Approval request")
-        self.setModal(False)
-        self.setWindowModality(Qt.WindowModality.NonModal)
-        self.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating)
         self.resize(640, 460)
         self.request: ApprovalRequest | None = None
 
@@ -152,8 +147,6 @@ class ApprovalDialog(QDialog):
         self.deny.setAccessibleName("Deny")
         self.deny.setDefault(True)
         self.arming = Arming(self)
-        self._give_back: tuple[QWidget | None, QWidget | None] | None = None
-        self._give_back_clock = QElapsedTimer()
         self.arming.watch((self.allow_once, self.allow_session, self.allow_always, self.deny))
 
         header = QHBoxLayout()
@@ -191,29 +184,6 @@ class ApprovalDialog(QDialog):
                                ("Ctrl+Shift+Return", "allow_session"),
                                ("Ctrl+Shift+Enter", "allow_session")):
             QShortcut(QKeySequence(keys), self, lambda d=decision: self._decide(d))
-
-    def present(self, activate: bool) -> None:
-        """Show the dialog. Unless `activate` (the user asked for it), it leaves the focus
-        where it is: a window system that activates it anyway (some do for every new
-        window) has the activation handed back to the window and widget that had it."""
-        self._give_back = None if activate else (QApplication.activeWindow(),
-                                                 QApplication.focusWidget())
-        self._give_back_clock.start()
-        self.show()
-        self.raise_()
-        if activate:
-            self.activateWindow()
-
-    def event(self, event: QEvent) -> bool:
-        if (event.type() == QEvent.Type.WindowActivate and self._give_back is not None
-                and self._give_back_clock.elapsed() < ARM_DELAY_MS):
-            window, widget = self._give_back
-            self._give_back = None
-            if window is not None and isValid(window) and window is not self:
-                window.activateWindow()
-                if widget is not None and isValid(widget):
-                    widget.setFocus(Qt.FocusReason.ActiveWindowFocusReason)
-        return super().event(event)
 
     @property
     def armed(self) -> bool:

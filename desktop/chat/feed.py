@@ -7,6 +7,7 @@ import time
 
 from desktop.chat.model import ChatModel, Role
 from desktop.errors import in_app_words
+from desktop.run_notices import notice_text
 from desktop.words import execution_seconds, format_bytes, format_duration, outcome
 from kernel import events as ev
 
@@ -79,16 +80,17 @@ def apply_event(model: ChatModel, event: ev.Event, at: float | None = None) -> N
         model.set_activity(f"Retrying in {format_duration(event.delay_s)}: {event.reason} "
                            f"(attempt {event.attempt + 1} of {event.of})", now)
     elif isinstance(event, ev.ContextCompacted):
-        sizes = (f" (about {event.tokens_before:,} → {event.tokens_after:,} tokens)"
-                 if event.tokens_before and event.tokens_after else "")
-        model.add_message(Role.NOTICE, "Older turns were summarized to fit the context "
-                          f"window{sizes}; the full history is kept.", at)
+        model.add_message(Role.NOTICE, notice_text(event) or "", at)
         model.set_activity("Thinking", now)
+    elif isinstance(event, ev.McpSampling):
+        model.add_message(Role.NOTICE, notice_text(event) or "", at)
     elif isinstance(event, ev.RunFinished):
         model.finish_streaming()
         note = _FINISH_NOTES.get(event.stop_reason, f"Run stopped: {event.stop_reason}.")
         if note:
             model.add_message(Role.NOTICE, note, at)
+        if event.empty_answer:
+            model.add_message(Role.NOTICE, notice_text(event) or "", at)
     elif isinstance(event, ev.McpServerEvent) and event.state == "failed":
         model.add_message(Role.NOTICE, f"MCP server {event.server!r} failed: {event.reason}; "
                                        f"its tools are not available.", at)

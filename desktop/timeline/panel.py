@@ -47,6 +47,7 @@ from desktop.timeline.delegate import TimelineDelegate
 from desktop.timeline.details import DetailsPane
 from desktop.timeline.filter import TimelineFilter
 from desktop.timeline.model import CALL_ID_ROLE, RECORD_ROLE, Column, TimelineModel
+from desktop.timeline.notices import RunNotes
 from desktop.timeline.record import CallRecord, Status
 from desktop.words import count
 from kernel.events import Event
@@ -171,6 +172,8 @@ class TimelinePanel(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(bar)
         layout.addWidget(splitter, 1)
+        self.notes = RunNotes(self)
+        layout.addWidget(self.notes)
 
         for signal in (self.model.rowsInserted, self.model.modelReset,
                        self.proxy.rowsInserted, self.proxy.rowsRemoved,
@@ -183,12 +186,16 @@ class TimelinePanel(QWidget):
 
     def apply(self, event: Event) -> None:
         self.model.apply(event)
+        self.notes.apply(event)
 
     def apply_many(self, events: Iterable[Event]) -> None:
+        events = list(events)
         self.model.apply_many(events)
+        self.notes.apply_many(events)
 
     def clear(self) -> None:
         self.model.clear()
+        self.notes.clear()
         self.details.show_record(None)
 
     def select_call(self, call_id: str) -> bool:
