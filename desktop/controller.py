@@ -9,8 +9,10 @@ store by the new kernel; what was shown stays, and an interrupted run can be ret
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -122,6 +124,11 @@ class AppController(QObject):
         self.sandbox = ("none", "")
         self._opening: str | None = None
         self._pending_prompt: str | None = None
+        self._exports: dict[str, list[tuple[str, str]]] = {}
+        """Per session, the exports asked for and not yet written: (what, path)."""
+        self.ask_export_path: Callable[[str, str], str] = self._ask_export_path
+        """Where to write an export ("markdown" or "trace", the session's title): the path
+        chosen, "" for none (a save dialog; tests answer it themselves)."""
         self._restore_session = ""
         """The session open when the app last closed, opened once the kernel lists it."""
         self._closed = False
@@ -163,6 +170,7 @@ class AppController(QObject):
         w.settings_requested.connect(self.open_settings)
         w.grants_requested.connect(self.open_grants)
         w.compact_requested.connect(self.compact_session)
+        w.export_requested.connect(self.export_session)
         w.closing.connect(self.shutdown)
         w.quit_question = self._quit_question
         w.approvals_button.clicked.connect(lambda: self.approvals.show_current(activate=True))
@@ -455,6 +463,7 @@ class AppController(QObject):
                 .on(p.SessionList, self._on_session_list)
                 .on(p.SessionLoaded, self._on_session_loaded)
                 .on(p.SessionDeleted, self._on_session_deleted)
+                .on(p.SessionExport, self._on_session_export)
                 .on(p.RunStatus, self._on_run_status)
                 .on(p.CommandFailed, self._on_command_failed))
 
@@ -687,6 +696,38 @@ class AppController(QObject):
         if self.client.send(p.CompactSession(view.info.session_id)):
             view.running = True
             self._refresh_page()
+
+    def export_session(self, what: str) -> None:
+        """File → Export: ask where (a save dialog), then ask the kernel for the session's
+        trace and conversation; the file is written when they come (`_on_session_export`)."""
+        view = self._view()
+        if view is None:
+            return
+        path = self.ask_export_path(what, view.info.title or view.info.session_id)
+        if path and self.client.send(p.ExportSession(view.info.session_id)):
+            self._exports.setdefault(view.info.session_id, []).append((what, path))
+
+    def _ask_export_path(self, what: str, title: str) -> str:
+        from PySide6.QtWidgets import QFileDialog
+
+        markdown = what == "markdown"
+        name = re.sub(r"[^\w.-]+", "-", title).strip("-")[:60] or "session"
+        path, _filter = QFileDialog.getSaveFileName(
+            self.window, "Export conversation" if markdown else "Export trace",
+            str(Path.home() / f"{name}{'.md' if markdown else '.jsonl'}"),
+            "Markdown (*.md)" if markdown else "JSON lines (*.jsonl)")
+        return path
+
+    def _on_session_export(self, message: p.SessionExport) -> None:
+        for what, path in self._exports.pop(message.session_id, []):
+            text = message.markdown if what == "markdown" else message.trace
+            try:
+                Path(path).write_text(text, encoding="utf-8")
+            except OSError as exc:
+                self.window.statusBar().showMessage(
+                    f"Could not export to {path}: {exc.strerror or exc}", 15_000)
+            else:
+                self.window.statusBar().showMessage(f"Exported to {path}", 10_000)
 
     def cancel_run(self) -> None:
         view = self._view()

@@ -114,6 +114,8 @@ class MainWindow(QMainWindow):
     closing = Signal()
     first_painted = Signal()
     timeline_built = Signal(object)
+    export_requested = Signal(str)
+    """File → Export: "markdown" (the conversation) or "trace" (JSON lines)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -228,6 +230,15 @@ class MainWindow(QMainWindow):
         self.quit_action.triggered.connect(self.close)
         for action in (self.new_action, self.settings_action, self.quit_action):
             menu.addAction(action)
+        self.export_actions = {
+            "markdown": QAction("&Export conversation as Markdown…", self),
+            "trace": QAction("Export &trace (JSON lines)…", self),
+        }
+        for what, action in self.export_actions.items():
+            action.setEnabled(False)
+            action.triggered.connect(lambda _checked=False, w=what: self.export_requested.emit(w))
+            menu.insertAction(self.quit_action, action)
+        menu.insertSeparator(self.quit_action)
         self.compact_action = QAction("Co&mpact conversation", self)
         self.compact_action.setToolTip(self.compact_button.toolTip())
         self.compact_action.setEnabled(False)
@@ -261,6 +272,8 @@ class MainWindow(QMainWindow):
     def show_session(self, title: str | None, model: ChatModel | None) -> None:
         self.setWindowTitle(window_title(title or ("Untitled session" if model else None)))
         self.chat.setModel(model or self.empty_model)
+        for action in self.export_actions.values():
+            action.setEnabled(model is not None)
 
     def show_page(self, welcome: bool) -> None:
         self.pages.setCurrentWidget(self.welcome if welcome else self.chat_page)

@@ -11,7 +11,7 @@ from kernel.agent.runlock import session_lock
 from kernel.agent.store import SessionStore, UnknownSession
 from kernel.cli_errors import EXIT_ERROR, EXIT_OK, UsageError
 from kernel.cli_exec import model_line
-from kernel.events import json_text
+from kernel.export import trace_text
 from kernel.paths import AppPaths
 from kernel.policy.settings import Settings, SettingsError, load_settings
 from kernel.sandbox.detect import detect_sandbox
@@ -28,13 +28,7 @@ def export_command(session_id: str, out: TextIO) -> int:
             info = store.get_session(session_id)
         except UnknownSession as exc:
             raise UsageError(str(exc)) from None
-        header = {"type": "session", "session_id": info.session_id, "title": info.title,
-                  "workspace": info.workspace, "model": info.model, "mode": info.mode,
-                  "created": info.created, "updated": info.updated,
-                  "run_state": info.run_state.value, "run": dict(info.run_info)}
-        out.write(json_text(header) + "\n")
-        for record in store.trace(session_id):
-            out.write(json_text({"type": "round", **record}) + "\n")
+        out.write(trace_text(store, info.session_id))
     return EXIT_OK
 
 

@@ -351,6 +351,15 @@ class CompactSession(Message):
 
 @_message
 @dataclass(frozen=True)
+class ExportSession(Message):
+    """The session written out (the app's Export): answered by `SessionExport`."""
+
+    kind: ClassVar[str] = "export_session"
+    session_id: str
+
+
+@_message
+@dataclass(frozen=True)
 class CancelRun(Message):
     kind: ClassVar[str] = "cancel_run"
     session_id: str
@@ -541,6 +550,18 @@ class ModelList(Message):
 class SessionDeleted(Message):
     kind: ClassVar[str] = "session_deleted"
     session_id: str
+
+
+@_message
+@dataclass(frozen=True)
+class SessionExport(Message):
+    """A session's trace as JSON lines (what `reins export` writes) and its conversation
+    as Markdown (kernel/export.py)."""
+
+    kind: ClassVar[str] = "session_export"
+    session_id: str
+    trace: str
+    markdown: str
 
 
 @_message

@@ -624,6 +624,16 @@ class Kernel:
                                          (event for _, event in events))
         self.send(p.SessionExport(session_id, trace, markdown))
 
+    async def _export_session(self, message: p.ExportSession) -> None:
+        from kernel.export import conversation_markdown, trace_text
+
+        session_id = message.session_id
+        trace = await asyncio.to_thread(trace_text, self.store, session_id)
+        events = await asyncio.to_thread(self.store.events, session_id)
+        markdown = conversation_markdown(self.store.get_session(session_id),
+                                         (event for _, event in events))
+        self.send(p.SessionExport(session_id, trace, markdown))
+
     def _cancel_run(self, message: p.CancelRun) -> None:
         run = self.runs.get(message.session_id)
         if run is not None and not run.agent.cancel(message.session_id):
@@ -916,6 +926,7 @@ _HANDLERS: dict[type[p.Message], Callable[[Kernel, Any], Awaitable[None] | None]
     p.RegenerateAnswer: Kernel._regenerate_answer,
     p.ResumeRun: Kernel._resume_run,
     p.CompactSession: Kernel._compact_session,
+    p.ExportSession: Kernel._export_session,
     p.ExportSession: Kernel._export_session,
     p.CancelRun: Kernel._cancel_run,
     p.CancelCall: Kernel._cancel_call,

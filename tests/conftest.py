@@ -20,7 +20,7 @@ SLOW = (
     "desktop/test_mcp", "policy/test_exec_approvals.py", "policy/test_restart.py",
     "sandbox/test_sandbox_limits.py", "sandbox/test_sandbox_output.py",
     "sandbox/test_sandbox_lifetime.py", "kernel/test_settings_owner.py",
-    "desktop/test_settings_app.py",
+    "desktop/test_settings_app.py", "desktop/test_session_export.py",
 )
 """Test files (relative to tests/) that start whole apps, bundles, real MCP servers, `reins
 exec` processes or many sandboxes: `make test-fast` (`-m "not slow"`) leaves them out."""
