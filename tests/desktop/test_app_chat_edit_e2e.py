@@ -5,7 +5,6 @@ shows it with the attachment named, and each message has its time on hover."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,20 +19,6 @@ from tests.desktop.conftest import running_app
 
 WAIT_MS = 90_000
 pytestmark = pytest.mark.timeout(300)
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeAnthropicServer]:
-    with FakeAnthropicServer(api_key="sk-e2e-key") as server:
-        yield server
-
-
-@pytest.fixture
-def app(qtbot: QtBot, reins_home: AppPaths, fake: FakeAnthropicServer) -> Iterator[AppController]:
-    with running_app(qtbot, reins_home, fake, api_key="sk-e2e-key", model="claude-e2e",
-                     mode="auto") as controller:
-        yield controller
-    fake.release()
 
 
 def messages(app: AppController) -> list[MessageItem]:
@@ -52,8 +37,17 @@ def idle(app: AppController) -> bool:
     return view is not None and not view.running
 
 
-def test_attach_edit_regenerate_and_reload(qtbot: QtBot, app: AppController,
-                                           fake: FakeAnthropicServer, workspace: Path) -> None:
+def test_attach_edit_regenerate_and_reload(qtbot: QtBot, reins_home: AppPaths,
+                                           workspace: Path) -> None:
+    with FakeAnthropicServer(api_key="sk-e2e-key") as fake, running_app(
+            qtbot, reins_home, fake, api_key="sk-e2e-key", model="claude-e2e",
+            mode="auto") as app:
+        _conversation(qtbot, app, fake, workspace)
+        fake.release()
+
+
+def _conversation(qtbot: QtBot, app: AppController, fake: FakeAnthropicServer,
+                  workspace: Path) -> None:
     w = app.window
     qtbot.waitUntil(lambda: w.kernel_label.text() == "", timeout=WAIT_MS)
     w.sessions.new_requested.emit(str(workspace), "auto", False)
