@@ -149,6 +149,7 @@ class SettingsDialog(QDialog):
             self.base_url_edit, self.model_edit, self.mode_combo, *self.rule_edits.values()]
         for widget in self._settings_widgets:
             widget.setEnabled(False)  # until the kernel's reading of settings.json arrives
+        self.error_label.setText("Waiting for the kernel to read settings.json…")
         if settings is not None and settings.path:
             self.show_settings(settings)
 
@@ -300,6 +301,7 @@ class SettingsDialog(QDialog):
             widget.blockSignals(False)
             widget.setEnabled(True)
         self._filled = True
+        self.error_label.setText("")
 
     def show_diagnostics(self, text: str) -> None:
         self.sandbox_text.setPlainText(text)

@@ -108,6 +108,11 @@ class McpPanel(QWidget):
         self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.tree.header().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         self.tree.itemSelectionChanged.connect(self._selection_changed)
+        self.intro = QLabel("Changes here act at once: adding, editing, removing, enabling, "
+                            "disabling and importing write settings.json when you do them, "
+                            "and Save and Cancel do not undo them.", self)
+        self.intro.setAccessibleName("About MCP server changes")
+        self.intro.setWordWrap(True)
         self.state_label = QLabel("Waiting for the kernel…", self)
         self.state_label.setAccessibleName("MCP servers status")
         self.state_label.setWordWrap(True)
@@ -159,6 +164,7 @@ class McpPanel(QWidget):
         import_row.addWidget(self.confirm_import, 0, Qt.AlignmentFlag.AlignTop)
 
         layout = QVBoxLayout(self)
+        layout.addWidget(self.intro)
         layout.addWidget(self.state_label)
         layout.addWidget(self.tree, 2)
         layout.addLayout(buttons)

@@ -100,6 +100,8 @@ def select(panel: McpPanel, name: str) -> None:
 def test_servers_show_their_state_and_offer_the_fitting_actions(qtbot: QtBot) -> None:
     panel = McpPanel()
     qtbot.addWidget(panel)
+    assert "act at once" in panel.intro.text() and "Save and Cancel do not undo" in \
+        panel.intro.text()
     panel.set_states((READY, FAILED, DISABLED))
     states = {panel.tree.topLevelItem(i).text(0): panel.tree.topLevelItem(i).text(1)
               for i in range(3)}
