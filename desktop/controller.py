@@ -23,6 +23,7 @@ from PySide6.QtCore import QByteArray, QObject, Qt, QTimer, Signal
 from desktop.chat.attach import Chip, for_kernel, kept_chips
 from desktop.chat.feed import apply_event
 from desktop.chat.model import ChatModel, MessageItem, Role
+from desktop.chat.prompt_menu import PromptMenu
 from desktop.errors import RETRYABLE_CODES
 from desktop.handlers import Handlers
 from desktop.kernel_client import KernelClient, KernelFailure
@@ -170,6 +171,10 @@ class AppController(QObject):
         w.settings_requested.connect(self.open_settings)
         w.grants_requested.connect(self.open_grants)
         w.compact_requested.connect(self.compact_session)
+        self.prompt_menu = PromptMenu(w.prompt.edit)
+        self.prompt_menu.wanted.connect(lambda: self.client.send(p.ListMcpPrompts()))
+        self.prompt_menu.fetch.connect(lambda server, name, arguments: self.client.send(
+            p.GetMcpPrompt(server, name, arguments)))
         w.export_requested.connect(self.export_session)
         w.closing.connect(self.shutdown)
         w.quit_question = self._quit_question
@@ -460,6 +465,8 @@ class AppController(QObject):
                 .on(p.McpServerStates, self._on_mcp_server_states)
                 .on(p.McpFormRequest, self._on_mcp_form_request)
                 .on(p.McpSamplingRequest, self._on_mcp_sampling_request)
+                .on(p.McpPromptList, lambda m: self.prompt_menu.set_prompts(m.prompts))
+                .on(p.McpPromptText, lambda m: self.prompt_menu.fill(m.text))
                 .on(p.SessionList, self._on_session_list)
                 .on(p.SessionLoaded, self._on_session_loaded)
                 .on(p.SessionDeleted, self._on_session_deleted)

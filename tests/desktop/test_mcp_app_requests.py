@@ -1,7 +1,8 @@
 """Server requests and run notices through the whole app (real widgets, a real kernel worker,
 a real MCP server, the fake model): a server's form is filled in and accepted in its dialog
 and the server gets the values; Compact conversation summarizes older turns and says so in
-the chat and on the timeline; an empty answer is flagged."""
+the chat and on the timeline; an empty answer is flagged; `/` in the prompt box lists the
+servers' prompts and puts the chosen one's text into the box, sending nothing."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtWidgets import QLineEdit
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDialogButtonBox, QLineEdit
 from pytestqt.qtbot import QtBot
 
 from desktop.chat.model import MessageItem, Role
@@ -22,7 +24,9 @@ from kernel.paths import AppPaths
 from tests.desktop.conftest import click_answer, running_app
 from tests.desktop.test_app_approvals_e2e import new_session, stored
 from tests.desktop.test_app_e2e import running, type_prompt
-from tests.mcp.conftest import edge
+from tests.mcp.conftest import edge, everything
+
+__all__ = ["everything"]
 
 WAIT_MS = 90_000
 KEY = "sk-mcp-app"
@@ -103,3 +107,58 @@ def test_compact_and_an_empty_answer_are_said_in_the_chat_and_on_the_timeline(
         assert notes.isVisibleTo(w.timeline) and notes.texts() == [empty, said[0]]
         summary_request: Any = fake.requests[-1].body
         assert "first" in json.dumps(summary_request["messages"])
+
+
+def test_slash_offers_the_servers_prompts_and_fills_the_box(
+        qtbot: QtBot, reins_home: AppPaths, fake: FakeAnthropicServer, workspace: Path,
+        everything: dict[str, Any]) -> None:
+    with running_app(qtbot, reins_home, fake, api_key=KEY, model="claude-mcp", mode="auto",
+                     mcpServers={"every": everything}) as app:
+        new_session(qtbot, app, workspace, "auto")
+        qtbot.waitUntil(lambda: any(s.status == "ready" for s in app.mcp_states.servers),
+                        timeout=WAIT_MS)
+        edit, menu = app.window.prompt.edit, app.prompt_menu
+        qtbot.keyClicks(edit, "/args")
+        qtbot.waitUntil(lambda: any(t.startswith("/every/args-prompt <city>")
+                                    for t in menu.texts()), timeout=WAIT_MS)
+        qtbot.keyClick(edit, Qt.Key.Key_Return)
+        dialog = menu.arguments
+        assert dialog is not None and dialog.isVisible()
+        dialog.edits["city"].setText("Paris")
+        qtbot.mouseClick(dialog.buttons.button(QDialogButtonBox.StandardButton.Ok),
+                         Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: edit.toPlainText() == "What's weather in Paris?",
+                        timeout=WAIT_MS)
+        assert fake.requests == [] and not running(app), "nothing is sent by itself"
+        fake.add(reply("Sunny."))
+        qtbot.keyClick(edit, Qt.Key.Key_Return)
+        qtbot.waitUntil(lambda: len(fake.requests) == 1 and not running(app), timeout=WAIT_MS)
+        assert "What's weather in Paris?" in json.dumps(fake.requests[0].body["messages"])
+
+
+def test_a_sampling_request_is_shown_and_sent_only_when_approved(
+        qtbot: QtBot, reins_home: AppPaths, fake: FakeAnthropicServer, workspace: Path,
+        everything: dict[str, Any]) -> None:
+    sample = "mcp__every__trigger-sampling-request"
+    with running_app(qtbot, reins_home, fake, api_key=KEY, model="claude-mcp", mode="auto",
+                     mcpServers={"every": everything},
+                     permissions={"allow": [sample]}) as app:
+        new_session(qtbot, app, workspace, "auto")
+        qtbot.waitUntil(lambda: any(s.status == "ready" for s in app.mcp_states.servers),
+                        timeout=WAIT_MS)
+        fake.add(reply(ToolUse(sample, {"prompt": "a haiku", "maxTokens": 30}, id="s1")),
+                 reply("Leaves fall."), reply("It wrote one."))
+        type_prompt(qtbot, app, "sample")
+        qtbot.waitUntil(lambda: app._mcp_requests is not None
+                        and app.mcp_requests.sampling_dialog.isVisible(), timeout=WAIT_MS)
+        dialog = app.mcp_requests.sampling_dialog
+        assert dialog.server_label.text() == "The MCP server “every” asks the model to answer"
+        assert "at most 30 tokens" in dialog.details_label.text()
+        assert dialog.system.toPlainText() == "You are a helpful test server."
+        assert dialog.messages.toPlainText().endswith("context: a haiku")
+        assert len(fake.requests) == 1
+        click_answer(qtbot, dialog, dialog.send_button)
+        qtbot.waitUntil(lambda: not running(app), timeout=WAIT_MS)
+        assert len(fake.requests) == 3
+        assert any(n.startswith("The MCP server “every” had the model answer (")
+                   for n in notices(app))
