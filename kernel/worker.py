@@ -26,7 +26,7 @@ import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from multiprocessing.context import SpawnProcess
@@ -48,7 +48,7 @@ from kernel.paths import AppPaths
 from kernel.policy.approvals import PolicyGate, gate_factory
 from kernel.policy.channels import Answer, QueueChannel
 from kernel.policy.decide import Mode
-from kernel.policy.settings import Settings, SettingsError, SettingsFile
+from kernel.policy.settings import Settings, SettingsError, SettingsFile, SettingsProblem
 from kernel.sandbox.hardening import make_non_dumpable
 from kernel.workspace import broad_workspace_reason
 
@@ -409,13 +409,22 @@ class Kernel:
     def _update_settings(self, message: p.UpdateSettings) -> None:
         """Validate the changes with the settings' own checks and write them (or only
         check); every problem goes back in the snapshot, nothing is written with any."""
-        from kernel.policy.settings import change_settings
-
-        found = change_settings(self.paths, message.changes, write=not message.check_only)
+        found = self._change_settings(message.changes, write=not message.check_only)
         self._reload_settings()
         self.send(self._snapshot(message.request_id, tuple(
             p.SettingsProblem(problem.path, problem.message, problem.line or 0)
             for problem in found)))
+
+    def _change_settings(self, changes: Iterable[p.SettingChange], *, write: bool = True,
+                         ) -> tuple[SettingsProblem, ...]:
+        """kernel.policy.settings.change_settings; a file that cannot be read or written is
+        one more problem to report, not a lost answer."""
+        from kernel.policy.settings import change_settings
+
+        try:
+            return change_settings(self.paths, changes, write=write)
+        except OSError as exc:
+            return (SettingsProblem((), f"settings.json could not be changed: {exc}"),)
 
     def _get_diagnostics(self, _message: p.GetDiagnostics) -> None:
         self._spawn(self._send_diagnostics())
@@ -445,7 +454,6 @@ class Kernel:
             plan_import,
             read_claude_desktop_servers,
         )
-        from kernel.policy.settings import change_settings
 
         self._reload_settings()
         try:
@@ -459,9 +467,8 @@ class Kernel:
         runs = tuple(parse_server(name, imported[name]).describe() for name in plan.added)
         written = False
         if message.write and plan.added:
-            found = change_settings(self.paths, [p.SettingChange(("mcpServers", name),
-                                                                 imported[name])
-                                                 for name in plan.added])
+            found = self._change_settings([p.SettingChange(("mcpServers", name), imported[name])
+                                           for name in plan.added])
             if found:
                 self.send(p.McpImportPlan(message.path, plan.added, runs, plan.unchanged,
                                           plan.conflicts, "; ".join(f.message for f in found)))
@@ -613,16 +620,6 @@ class Kernel:
     def _compact_session(self, message: p.CompactSession) -> None:
         self._launch(message.session_id,
                      lambda agent, sink: agent.compact(message.session_id, sink))
-
-    async def _export_session(self, message: p.ExportSession) -> None:
-        from kernel.export import conversation_markdown, trace_text
-
-        session_id = message.session_id
-        trace = await asyncio.to_thread(trace_text, self.store, session_id)
-        events = await asyncio.to_thread(self.store.events, session_id)
-        markdown = conversation_markdown(self.store.get_session(session_id),
-                                         (event for _, event in events))
-        self.send(p.SessionExport(session_id, trace, markdown))
 
     async def _export_session(self, message: p.ExportSession) -> None:
         from kernel.export import conversation_markdown, trace_text
@@ -926,7 +923,6 @@ _HANDLERS: dict[type[p.Message], Callable[[Kernel, Any], Awaitable[None] | None]
     p.RegenerateAnswer: Kernel._regenerate_answer,
     p.ResumeRun: Kernel._resume_run,
     p.CompactSession: Kernel._compact_session,
-    p.ExportSession: Kernel._export_session,
     p.ExportSession: Kernel._export_session,
     p.CancelRun: Kernel._cancel_run,
     p.CancelCall: Kernel._cancel_call,

@@ -194,6 +194,16 @@ def test_changes_are_validated_every_problem_named_and_other_keys_kept(
     refused = snapshot(worker, seen + 6)
     assert refused.problems[0].line == 3 and "cannot be used" in refused.problems[0].message
     assert reins_home.settings_file.read_text() == broken
+    # A settings.json that cannot be read or written: said in the answer, nothing lost.
+    reins_home.settings_file.unlink()
+    reins_home.settings_file.mkdir()
+    worker.send(p.UpdateSettings((p.SettingChange(("model",), "m3"),), "unwritable"))
+    unwritable = snapshot(worker, seen + 7)
+    assert unwritable.request_id == "unwritable"
+    assert "could not be changed" in unwritable.problems[0].message
+    assert "cannot be read" in unwritable.error
+    reins_home.settings_file.rmdir()
+    write(reins_home, broken)
     worker.send(p.NewSession(str(home / "project"), "ask"))
     session = worker.wait_for(p.SessionLoaded).info
     worker.send(p.StartRun(session.session_id, "hi"))
