@@ -57,4 +57,4 @@ screenshots: $(STAMP) system-deps
 	xvfb-run -a -s "-screen 0 1600x1000x24" $(PY) -m desktop.evaluations.screenshots docs/screenshots
 
 clean:
-	rm -rf $(VENV) build dist .pytest_cache .ruff_cache
+	rm -rf $(VENV) build dist .pytest_cache .ruff_cache .mypy_cache
