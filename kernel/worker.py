@@ -661,21 +661,30 @@ class Kernel:
         self.send(p.GrantList(message.session_id, self._session_grants(message.session_id)
                               + self._always_rules()))
 
-    def _list_all_grants(self, _message: p.ListAllGrants) -> None:
+    async def _list_all_grants(self, _message: p.ListAllGrants) -> None:
+        """Every session's grants (each stored history read in a thread), then the
+        always-allow rules."""
         grants: list[p.GrantInfo] = []
-        for stored in self.store.list_sessions(None):
-            grants += self._session_grants(stored.session_id, stored.title)
+        for stored in await asyncio.to_thread(self.store.list_sessions, None):
+            history = None if stored.session_id in self.gates else await asyncio.to_thread(
+                self.store.events, stored.session_id)
+            grants += self._session_grants(stored.session_id, stored.title, history)
         self.send(p.GrantList("", (*grants, *self._always_rules())))
 
-    def _session_grants(self, session_id: str, title: str = "") -> tuple[p.GrantInfo, ...]:
+    def _session_grants(self, session_id: str, title: str = "",
+                        history: list[tuple[int, Event]] | None = None,
+                        ) -> tuple[p.GrantInfo, ...]:
         """The session's grants in force (from its gate while it runs, else from its stored
-        events)."""
+        events: `history`, or read now)."""
         from kernel.policy.grants import describe, session_grants
 
         self.store.get_session(session_id)  # UnknownSession for a wrong id
         gate = self.gates.get(session_id)
-        grants = gate.grants if gate is not None else session_grants(
-            event for _, event in self.store.events(session_id))
+        if gate is not None:
+            grants = gate.grants
+        else:
+            stored = history if history is not None else self.store.events(session_id)
+            grants = session_grants(event for _, event in stored)
         return tuple(p.GrantInfo(g.rule.text, _session_words(describe(g.rule)), "session",
                                  g.network, session_id, title) for g in grants)
 
@@ -701,7 +710,7 @@ class Kernel:
                 remove_rule(self.paths, "allow", message.rule)
             except KeyError as exc:
                 raise ValueError(f"nothing to revoke: {exc.args[0]}") from None
-            self._list_all_grants(p.ListAllGrants())
+            self._spawn(self._list_all_grants(p.ListAllGrants()))
             return
         self.store.get_session(session_id)
         gate = self.gates.get(session_id)
