@@ -669,9 +669,9 @@ class AppController(QObject):
 
     def send_edit(self, text: str) -> None:
         view = self._view()
-        chips = self.window.prompt.take_attachments()
         if view is None or view.running:
             return
+        chips = self.window.prompt.take_attachments()
         files, keep = for_kernel(chips)
         self._start(view, p.EditLastMessage(view.info.session_id, text, files, keep), text,
                     chips)
