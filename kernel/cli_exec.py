@@ -332,7 +332,8 @@ class HumanPrinter:
             self._names[event.call_id] = event.name
             return f"→ {one_line(event.name)} {one_line(event.summary or _short(event.input))}"
         if isinstance(event, ToolResultEvent):
-            status = f"error {event.error_code}" if event.is_error else "ok"
+            code = event.error_code if event.error_code not in (None, event.status) else ""
+            status = f"{event.status} {code}".strip()
             where = f" · full output: {event.externalized_path}" if event.externalized_path else ""
             text = one_line(f"← {event.name} {status} ({event.duration_ms:.0f} ms, "
                             f"{event.output_bytes} B){where}")

@@ -152,7 +152,16 @@ def test_approve_deny_denies_each_call_that_needs_approval(cli: Cli):
     assert request["call_id"] == "w1" and decision["decision"] == "deny"
     result = next(e for e in out if e["type"] == "tool_result")
     assert result["is_error"] and result["error_code"] == "approval_denied"
+    assert (request["status"], decision["status"], result["status"]) == (
+        "awaiting_approval", "denied", "denied")
+    assert all(isinstance(e["at"], float) for e in out)
     assert not (cli.workspace / "new.txt").exists()
+
+    cli.server.add(reply(ToolUse("write_file", {"path": "new.txt", "content": "x"}, id="w2")),
+                   reply("It was denied."))
+    code, text, err = cli.call("exec", "--mode", "ask", "--approve", "deny", "write new.txt")
+    assert code == 0, err
+    assert "← write_file denied approval_denied" in text
 
 
 def test_doctor_reports_sandbox_key_and_folders(cli: Cli):
