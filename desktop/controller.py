@@ -160,6 +160,7 @@ class AppController(QObject):
         w.sessions.search.textChanged.connect(self._search)
         w.prompt.send.connect(self.send_prompt)
         w.prompt.edit_submitted.connect(self.send_edit)
+        w.prompt.edit_last_requested.connect(self.begin_edit)
         w.chat.edit_requested.connect(self.begin_edit)
         w.chat.regenerate_requested.connect(self.regenerate)
         w.chat.files_dropped.connect(w.prompt.attach_files)

@@ -26,11 +26,14 @@ class PromptEdit(QPlainTextEdit):
     """Local files dropped or pasted: to attach."""
     image_given = Signal(bytes)
     """An image pasted from the clipboard (PNG bytes): to attach."""
+    edit_last = Signal()
+    """Up in an empty prompt: edit the last message sent."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setAccessibleName("Prompt")
-        self.setAccessibleDescription("Enter sends, Shift+Enter adds a line, Esc stops the run")
+        self.setAccessibleDescription("Enter sends, Shift+Enter adds a line, Esc stops the run, "
+                                      "Up in an empty prompt edits your last message")
         self.setPlaceholderText("Ask Reins… (Enter to send, Shift+Enter for a new line)")
         self.setTabChangesFocus(True)
         self.setAcceptDrops(True)
@@ -45,6 +48,9 @@ class PromptEdit(QPlainTextEdit):
             return
         if key == Qt.Key.Key_Escape:
             self.cancel_requested.emit()
+            return
+        if key == Qt.Key.Key_Up and not event.modifiers() and not self.toPlainText():
+            self.edit_last.emit()
             return
         super().keyPressEvent(event)
 
@@ -91,6 +97,8 @@ class PromptBox(QWidget):
     send = Signal(str)
     stop = Signal()
     edit_submitted = Signal(str)
+    edit_last_requested = Signal()
+    """Up in the empty prompt box: the last message, to edit."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -126,6 +134,7 @@ class PromptBox(QWidget):
         layout.addLayout(buttons)
         self.edit.files_given.connect(self.attach_files)
         self.edit.image_given.connect(self.tray.add_image)
+        self.edit.edit_last.connect(self.edit_last_requested)
         self.edit.submitted.connect(self._submit)
         self.edit.cancel_requested.connect(self._stop)
         self.send_button.clicked.connect(self._submit)

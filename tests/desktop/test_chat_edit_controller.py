@@ -27,7 +27,11 @@ def test_editing_the_last_message_sends_an_edit_keeping_what_stays(
     controller, client = make(qtbot, reins_home)
     load(controller, client, *SENT)
     w = controller.window
-    controller.begin_edit()
+    w.prompt.edit.setPlainText("x")
+    qtbot.keyClick(w.prompt.edit, Qt.Key.Key_Up)
+    assert not w.prompt.editing, "Up moves the cursor in a prompt being written"
+    w.prompt.edit.clear()
+    qtbot.keyClick(w.prompt.edit, Qt.Key.Key_Up)
     assert w.prompt.editing and w.prompt.edit.toPlainText() == "fix the build"
     assert [c.name for c in w.prompt.tray.chips()] == ["log.txt"]
     (tmp_path / "more.txt").write_text("more")
