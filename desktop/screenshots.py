@@ -115,6 +115,7 @@ async def take(outdir: Path) -> list[Path]:
         controller.open_settings()
         settings = controller.settings_dialog
         assert settings is not None
+        await _wait(lambda: settings.loaded)  # the kernel's reading of settings.json
         settings.tabs.setCurrentIndex(1)
         await _settle()
         saved.append(outdir / "settings-dialog.png")

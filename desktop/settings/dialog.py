@@ -303,6 +303,11 @@ class SettingsDialog(QDialog):
         self._filled = True
         self.error_label.setText("")
 
+    @property
+    def loaded(self) -> bool:
+        """The kernel's reading of settings.json has arrived (the fields show it)."""
+        return self._filled
+
     def show_diagnostics(self, text: str) -> None:
         self.sandbox_text.setPlainText(text)
 

@@ -52,7 +52,7 @@ def on_disk(paths: AppPaths) -> dict[str, Any]:
 def opened(qtbot: QtBot, app: AppController) -> SettingsDialog:
     qtbot.waitUntil(lambda: bool(app.settings.path), timeout=WAIT)
     dialog = app.open_settings()
-    qtbot.waitUntil(lambda: dialog._filled, timeout=WAIT)
+    qtbot.waitUntil(lambda: dialog.loaded, timeout=WAIT)
     return dialog
 
 
