@@ -9,17 +9,26 @@ of a repaint (each table cell, each model lookup) then waits for it — measured
 cell painting 4× slower while streaming. A frame's work is bounded by time, not by count:
 chunks are handed out until `BUDGET_MS` have passed, and what is left waits (in order) for
 the next frame, so a backlog after a stall or a slow consumer never blocks the event loop in
-one long piece. A dead kernel shows as EOF on the pipe: `died` is emitted and a new kernel
-is started.
+one long piece.
+
+A dead kernel shows as EOF on the pipe: `died` is emitted and a new kernel is started after
+a back-off that grows with each consecutive failure (`RestartPolicy`); after `cap` of them,
+or at once when the kernel says its session database cannot be used, no new one is started
+and `failed` carries why: the exit code and the last lines the kernel wrote on stderr (the
+worker's stderr comes through a pipe read by a thread of its own, which also copies it to
+the UI's stderr). A kernel that ran for `stable_s` after it was ready starts the count anew.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
@@ -41,11 +50,105 @@ CHUNK = 25
 """Messages decoded per `batch` emission (before deltas are merged)."""
 
 
-def start_kernel_worker() -> tuple[BaseProcess, Connection]:
+STDERR_LINES = 40
+"""How many of the kernel's last stderr lines are kept to say why it died."""
+
+
+@dataclass(frozen=True)
+class RestartPolicy:
+    delays_s: tuple[float, ...] = (0.5, 2.0, 5.0)
+    """The wait before the 1st, 2nd, 3rd … restart in a row (the last one repeats)."""
+    cap: int = 3
+    """Restarts in a row after which the client gives up."""
+    stable_s: float = 30.0
+    """A kernel that was ready for this long ends the row: its death is a first one."""
+
+    def after_death(self, failures: int, ready_for_s: float | None,
+                    exit_code: int | None) -> tuple[int, float | None]:
+        """(failures in a row now, seconds to wait before the next start, or None: give
+        up). `failures` is the count before this death; `ready_for_s` how long the kernel
+        had been ready (None: it never was)."""
+        if ready_for_s is not None and ready_for_s >= self.stable_s:
+            failures = 0
+        failures += 1
+        if exit_code == p.EXIT_STORE_UNUSABLE or failures > self.cap:
+            return failures, None
+        return failures, self.delays_s[min(failures, len(self.delays_s)) - 1]
+
+
+@dataclass(frozen=True)
+class KernelFailure:
+    """Why the kernel is down for good: shown to the user with what can be done."""
+
+    reason: str
+    stderr_tail: str
+    """The last lines the kernel wrote on stderr (its traceback or error message)."""
+    exit_code: int | None
+    restarts: int
+
+    @property
+    def database_unusable(self) -> bool:
+        return self.exit_code == p.EXIT_STORE_UNUSABLE
+
+
+def start_kernel_worker(stderr: Connection | None = None) -> tuple[BaseProcess, Connection]:
     """The real kernel worker (its module is imported only when the kernel is started)."""
     from kernel.worker import start_worker
 
-    return start_worker()
+    return start_worker(stderr)
+
+
+def _echo(chunk: bytes) -> None:
+    """Copy the kernel's stderr to ours (none in a windowed app; gone at exit)."""
+    out = sys.stderr
+    if out is None:
+        return
+    try:
+        buffer = getattr(out, "buffer", None)
+        if buffer is not None:
+            buffer.write(chunk)
+        else:
+            out.write(chunk.decode("utf-8", "replace"))
+        out.flush()
+    except (OSError, ValueError):
+        log.debug("the UI's stderr is gone; the kernel's lines are still kept")
+
+
+class _StderrTail:
+    """Reads a kernel's stderr pipe on a thread: copies it to ours, keeps its last lines."""
+
+    def __init__(self, reader: Connection) -> None:
+        self._reader = reader
+        self._lines: deque[str] = deque(maxlen=STDERR_LINES)
+        self._partial = b""
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._read, name="kernel-stderr", daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        fd = self._reader.fileno()
+        while True:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            _echo(chunk)
+            with self._lock:
+                *done, self._partial = (self._partial + chunk).split(b"\n")
+                self._lines.extend(line.decode("utf-8", "replace") for line in done)
+        self._reader.close()
+
+    def text(self, wait_s: float = 0.0) -> str:
+        """The last lines; waits up to `wait_s` for the pipe to end first (the kernel's
+        last words may still be in it)."""
+        self._thread.join(wait_s)
+        with self._lock:
+            lines = list(self._lines)
+            if self._partial:
+                lines.append(self._partial.decode("utf-8", "replace"))
+        return "\n".join(lines[-STDERR_LINES:])
 
 
 def coalesce(messages: list[p.Message]) -> list[p.Message]:
@@ -71,17 +174,33 @@ class KernelClient(QObject):
     ready = Signal(object)
     """KernelReady: a (new) kernel is up; configure it and reload the open session."""
     died = Signal(str)
-    """The kernel stopped unexpectedly (the reason); a new one is being started."""
+    """The kernel stopped unexpectedly (the reason); a new one is being started (unless the
+    client was made with restart=False)."""
+    failed = Signal(object)
+    """KernelFailure, instead of `died`: the kernel stopped and no new one will be started
+    by itself (the cap was reached, or its database cannot be used); `restart_now()` tries
+    again."""
 
     _wake = Signal()
     _eof = Signal(int)
 
-    def __init__(self, parent: QObject | None = None, starter: Starter = start_kernel_worker,
-                 restart: bool = True, clock: Callable[[], float] = time.perf_counter) -> None:
+    def __init__(self, parent: QObject | None = None, starter: Starter | None = None,
+                 restart: bool = True, clock: Callable[[], float] = time.perf_counter,
+                 policy: RestartPolicy = RestartPolicy()) -> None:
         super().__init__(parent)
         self._clock = clock
-        self._starter = starter
+        self._starter: Starter = starter if starter is not None else self._start_worker
         self._restart = restart
+        self.policy = policy
+        self._failures = 0
+        self._ready_at: float | None = None
+        self._stderr: _StderrTail | None = None
+        self.restarting = False
+        """True between a death and the start of the kernel that replaces it."""
+        self._restart_timer = QTimer(self)
+        self._restart_timer.setSingleShot(True)
+        self._restart_timer.setTimerType(Qt.TimerType.PreciseTimer)
+        self._restart_timer.timeout.connect(self._restart_due)
         self._lock = threading.Lock()
         self._inbox: deque[bytes] = deque()
         self._scheduled = False
@@ -102,9 +221,28 @@ class KernelClient(QObject):
     def running(self) -> bool:
         return self.process is not None and self.process.is_alive()
 
+    def _start_worker(self) -> tuple[BaseProcess, Connection]:
+        """The real worker, its stderr through a pipe of ours (`_StderrTail`)."""
+        from multiprocessing import get_context
+
+        reader, writer = get_context("spawn").Pipe(duplex=False)
+        try:
+            started = start_kernel_worker(writer)
+        except BaseException:
+            reader.close()
+            raise
+        finally:
+            writer.close()
+        self._stderr = _StderrTail(reader)
+        return started
+
     def start(self) -> None:
         self._stopping = False
+        self.restarting = False
+        self._restart_timer.stop()
         self._generation += 1
+        self._ready_at = None
+        self._stderr = None
         self.process, self._conn = self._starter()
         threading.Thread(target=self._read_loop, args=(self._conn, self._generation),
                          name="kernel-client-reader", daemon=True).start()
@@ -120,9 +258,17 @@ class KernelClient(QObject):
         except (OSError, ValueError):
             return False
 
+    def restart_now(self) -> None:
+        """Start a kernel now (after `failed`, or during a back-off), the count anew."""
+        self._failures = 0
+        if not self.running:
+            self.start()
+
     def stop(self, timeout: float = 2.0) -> None:
         """Ask the kernel to shut down (cancel runs, end tools); force it after `timeout`."""
         self._stopping = True
+        self.restarting = False
+        self._restart_timer.stop()
         process, conn = self.process, self._conn
         if process is None:
             return
@@ -215,6 +361,7 @@ class KernelClient(QObject):
         for message in messages:
             if isinstance(message, p.KernelReady):
                 self._ready_generation = self._generation
+                self._ready_at = self._clock()
                 self.ready.emit(message)
         self.batch.emit(messages)
 
@@ -229,7 +376,24 @@ class KernelClient(QObject):
             code = process.exitcode
         reason = f"The kernel stopped unexpectedly (exit code {code})."
         self._conn = None
-        self.died.emit(reason)
-        if self._restart:
-            self.restarts += 1
-            self.start()
+        ready_for = None if self._ready_at is None else self._clock() - self._ready_at
+        self._failures, delay = self.policy.after_death(self._failures, ready_for, code)
+        if not self._restart or delay is not None:
+            self.restarting = self._restart
+            self.died.emit(reason)
+            if delay is not None and self._restart:
+                self._restart_timer.start(int(delay * 1000))
+            return
+        stderr = self._stderr.text(wait_s=0.5) if self._stderr is not None else ""
+        if code == p.EXIT_STORE_UNUSABLE:
+            reason = "The kernel cannot use the session database."
+        elif self._failures > 1:
+            reason = (f"The kernel stopped {self._failures} times in a row (last exit code "
+                      f"{code}).")
+        self.failed.emit(KernelFailure(reason, stderr, code, self.restarts))
+
+    def _restart_due(self) -> None:
+        if self._stopping or not self.restarting:
+            return
+        self.restarts += 1
+        self.start()
