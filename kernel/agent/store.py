@@ -629,12 +629,6 @@ class SessionStore:
 
         return insert
 
-    def timed_events(self, session_id: str) -> list[tuple[float, Event]]:
-        """The session's events, oldest first, each with when it was stored (Unix time)."""
-        rows = self._read(
-            "SELECT created, data FROM events WHERE session_id = ? ORDER BY seq", (session_id,))
-        return [(created, event_from_dict(json.loads(data))) for created, data in rows]
-
     def events(self, session_id: str, after_seq: int = 0) -> list[tuple[int, Event]]:
         rows = self._read(
             "SELECT seq, data, created FROM events WHERE session_id = ? AND seq > ?"
