@@ -14,8 +14,11 @@ One call goes through, in this order (each failure is an error result with a sta
 7. output longer than `spec.output_limit` is externalized through the OutputStore.
 
 Sync handlers run in a worker thread (the event loop never blocks); async handlers run in
-the loop. A timed-out or cancelled sync handler cannot be stopped: its thread finishes on
-its own and its result is dropped (the timeout text tells the model so).
+the loop. A thread cannot be killed, so a timed-out or cancelled sync handler is stopped
+cooperatively: its ToolContext's `stop` is set and its loops (`check_stop()`) end the
+thread. The timeout text says "was stopped" only when the thread ended within
+STOP_GRACE_S; a handler without a ToolContext (it cannot be told) finishes on its own and
+its result is dropped, which its text tells the model.
 
 Observer: `call_started`/`call_finished` for every call that runs (also for unknown tools
 and bad ids); a replayed (idempotent) result is returned without notifications.
@@ -37,8 +40,9 @@ takes it back (`Task.uncancel`) and returns a `cancelled` result — stored and 
 any other — so the caller and every other call of the batch go on. If the caller was also
 cancelled for another reason, the usual cancellation above applies. A call stopped while it
 waits for approval was not run; a call stopped while executing may have had partial effects
-(an async handler is cancelled, so a command's whole process tree is ended; a sync handler's
-thread cannot be stopped and its result is dropped). Each result's text says which.
+(an async handler is cancelled, so a command's whole process tree is ended; a sync handler
+is told to stop through its ToolContext, and one without a ToolContext finishes in the
+background with its result dropped). Each result's text says which.
 """
 
 from __future__ import annotations
@@ -75,6 +79,9 @@ log = logging.getLogger(__name__)
 
 RETRY_BASE_S = 0.25
 RETRY_MAX_S = 8.0
+STOP_GRACE_S = 0.5
+"""How long a timed-out sync handler's thread gets to notice its stop before the result
+says it may still be running."""
 _MAX_SHOWN = 200
 _BLOCK_TYPES = frozenset({"text", "image", "document"})
 
@@ -144,6 +151,20 @@ class MemoryResultLog:
 
     def put(self, result: ToolResult) -> None:
         self._results[result.call_id] = result
+
+
+def _in_thread(handler: Any, kwargs: dict[str, Any]) -> asyncio.Future[Any]:
+    """Run a sync handler in a worker thread; the Future is shielded by the caller, so the
+    thread's outcome is collected even after nobody waits for it any more."""
+    work = asyncio.ensure_future(asyncio.to_thread(handler, **kwargs))
+    work.add_done_callback(lambda f: f.cancelled() or f.exception())
+    return work
+
+
+async def _ended(work: asyncio.Future[Any]) -> bool:
+    """Whether a stopped sync handler's thread ended within STOP_GRACE_S."""
+    await asyncio.wait({work}, timeout=STOP_GRACE_S)
+    return work.done()
 
 
 def _short(value: Any, limit: int = 120) -> str:
@@ -402,7 +423,8 @@ class Dispatcher:
 
     def _stopped_result(self, call: ToolCall, started: float) -> ToolResult:
         entry = self.registry.entry(call.name) if isinstance(call.name, str) else None
-        if call.call_id in self._executing and entry is not None and not entry.is_async:
+        if (call.call_id in self._executing and entry is not None and not entry.is_async
+                and entry.context_param is None):
             what = (
                 f"The user stopped the call to {call.name!r} while it was running; Reins "
                 f"stopped waiting for it, but it may still finish in the background, so "
@@ -563,23 +585,32 @@ class Dispatcher:
     ) -> ToolResult:
         spec = entry.spec
         attempt = 0
+        ctx = kwargs.get(entry.context_param) if entry.context_param is not None else None
         while True:
             timer = asyncio.timeout(spec.timeout_s)
+            work: asyncio.Future[Any] | None = None
             try:
                 async with timer:
                     if entry.is_async:
                         value = await spec.handler(**kwargs)
                     else:
-                        value = await asyncio.to_thread(spec.handler, **kwargs)
+                        work = _in_thread(spec.handler, kwargs)
+                        try:
+                            value = await asyncio.shield(work)
+                        except asyncio.CancelledError:
+                            if isinstance(ctx, ToolContext):
+                                ctx.stop.set()  # its loops end the thread (check_stop)
+                            raise
                         if inspect.isawaitable(value):
                             value = await value
                 return self._success(call, spec, value, started)
             except TimeoutError as exc:
                 if not timer.expired():
                     return self._exception_result(call, spec, exc, started)
+                ended = entry.is_async or (work is not None and await _ended(work))
                 stopped = (
                     "was stopped"
-                    if entry.is_async
+                    if ended
                     else "Reins stopped waiting for it (it may still finish in the background, "
                     "so check its effects before retrying)"
                 )

@@ -8,6 +8,7 @@ and no second map of handlers.
 from __future__ import annotations
 
 import enum
+import threading
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -95,6 +96,19 @@ class ToolContext:
     """True only when the user allowed network access for this call or session."""
     user_approved: bool = False
     """True only when the user explicitly approved this very call (a click or CLI flag)."""
+    stop: threading.Event = field(default_factory=threading.Event)
+    """Set when the call is stopped: its time limit passed, or the user or the run
+    cancelled it. A sync handler runs in a thread nobody can kill, so its loops call
+    `check_stop()` and its thread ends instead of working on for a result nobody reads."""
+
+    def check_stop(self) -> None:
+        """Raise ToolStopped once the call has been stopped (cheap: call it in loops)."""
+        if self.stop.is_set():
+            raise ToolStopped(f"the call {self.call_id} was stopped")
+
+
+class ToolStopped(Exception):
+    """A sync handler noticed (`ToolContext.check_stop`) that its call was stopped."""
 
 
 Handler = Callable[..., Any] | Callable[..., Awaitable[Any]]

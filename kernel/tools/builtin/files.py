@@ -22,6 +22,8 @@ MAX_READ_LINES = 2000
 MAX_LINE_CHARS = 2000
 COUNT_LINES_UP_TO_BYTES = 8 * 1024 * 1024
 """read_file counts all lines (for "lines a–b of N") only in files up to this size."""
+CHECK_EVERY = 4096
+"""Lines or folder entries between two checks whether the call was stopped."""
 MAX_LIST_ENTRIES = 1000
 MAX_GLOB_RESULTS = 1000
 MAX_GREP_MATCHES = 1000
@@ -141,6 +143,8 @@ def read_file(
     more_unknown = False
     with open(fd, encoding="utf-8", errors="replace", newline="\n") as f:
         for total, line in enumerate(f, 1):
+            if total % CHECK_EVERY == 0:
+                ctx.check_stop()
             if total >= offset + limit:
                 if not count_all:
                     more_unknown = True
@@ -365,18 +369,22 @@ def _compile_glob(pattern: str, field: str) -> re.Pattern[str]:
         ) from exc
 
 
-def _walk(base: Path, prune: Callable[[str], bool] = lambda _rel: False
+def _walk(ctx: ToolContext, base: Path, prune: Callable[[str], bool] = lambda _rel: False
           ) -> Iterator[tuple[str, bool]]:
     """(path relative to base, is folder) for everything below base; links not followed.
-    A folder for which `prune(relative path)` is true is listed but not descended into."""
+    A folder for which `prune(relative path)` is true is listed but not descended into.
+    Ends (ToolStopped) once the call is stopped."""
     for root, dirs, files in os.walk(base, followlinks=False):
+        ctx.check_stop()
         rel_root = os.path.relpath(root, base)
         prefix = "" if rel_root == "." else rel_root.replace(os.sep, "/") + "/"
         dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
         for d in dirs:
             yield prefix + d, True
         dirs[:] = [d for d in dirs if not prune(prefix + d)]
-        for f in sorted(files):
+        for n, f in enumerate(sorted(files), 1):
+            if n % CHECK_EVERY == 0:
+                ctx.check_stop()
             yield prefix + f, False
 
 
@@ -413,7 +421,8 @@ def glob_files(
     # of hiding files the model then cannot account for.
     regex = _compile_glob(pattern, "pattern")
     base = _folder(ctx, path)
-    matches = [rel + ("/" if is_dir else "") for rel, is_dir in _walk(base) if regex.match(rel)]
+    matches = [rel + ("/" if is_dir else "") for rel, is_dir in _walk(ctx, base)
+               if regex.match(rel)]
     matches.sort()
     where = _shown(ctx, base)
     if not matches:
@@ -452,7 +461,7 @@ def _grep_targets(
             skipped.append(_shown(ctx, resolved / rel) + "/")
         return hidden
 
-    for rel, is_dir in _walk(resolved, prune=secret_folder):
+    for rel, is_dir in _walk(ctx, resolved, prune=secret_folder):
         if is_dir:
             continue
         if regex is not None and not regex.match(rel.rsplit("/", 1)[-1] if name_only else rel):
@@ -521,12 +530,15 @@ def grep(
     searched = 0
     skipped: list[str] = []
     for file_path, name in _grep_targets(ctx, resolved, glob, file_regex, skipped):
+        ctx.check_stop()
         data = _readable_text(ctx.path_policy, file_path, skipped, name)
         if data is None:
             continue
         searched += 1
         found = False
         for lineno, line in enumerate(data.decode("utf-8", "replace").split("\n"), 1):
+            if lineno % CHECK_EVERY == 0:
+                ctx.check_stop()
             if regex.search(line):
                 found = True
                 total += 1
