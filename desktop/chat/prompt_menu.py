@@ -128,6 +128,8 @@ class PromptMenu(QObject):
         self.list.setWindowFlags(Qt.WindowType.ToolTip | Qt.WindowType.FramelessWindowHint)
         self.list.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating)
         self.list.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.list.itemClicked.connect(self._pick_item)
         self.arguments: PromptArguments | None = None
         edit.textChanged.connect(self._typed)
@@ -171,6 +173,7 @@ class PromptMenu(QObject):
         self.list.clear()
         for prompt in prompts:
             item = QListWidgetItem(label(prompt))
+            item.setToolTip(item.text())
             item.setData(_ROLE, prompt)
             self.list.addItem(item)
         if not prompts:
