@@ -18,7 +18,8 @@ from PySide6.QtWidgets import (
 )
 
 IN_PLACE: tuple[tuple[str, str], ...] = (
-    ("Prompt", "Enter: send · Shift+Enter: new line · Esc: stop the run"),
+    ("Prompt", "Enter: send · Shift+Enter: new line · Esc: stop the run · "
+               "Up in an empty prompt: edit your last message"),
     ("Conversation", "Drag: select text · Ctrl+C: copy the selection or the message · "
                      "double-click: select a word"),
     ("Code block", "Copy button: copy the code · Shift+wheel: scroll sideways"),
