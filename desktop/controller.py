@@ -331,7 +331,10 @@ class AppController(QObject):
     @property
     def can_run(self) -> bool:
         """Whether the prompt is unlocked: the kernel says a run can start (a key, a base URL
-        in settings.json or ANTHROPIC_BASE_URL), or a key is here or still being looked up."""
+        in settings.json or ANTHROPIC_BASE_URL), or a key is here or still being looked up;
+        never while the kernel says settings.json cannot be used (nothing would run)."""
+        if self.settings.error:
+            return False
         return bool(self.settings.can_run or self.api_key or self.key_pending)
 
     def open_settings(self) -> SettingsDialog:
@@ -400,9 +403,6 @@ class AppController(QObject):
         get, whether a run can start, and the settings dialog's contents."""
         self.settings = message
         self.window.sessions.default_mode = message.default_mode
-        if message.error:
-            self.window.banner.show_notice(f"settings.json cannot be used: {message.error}",
-                                           "Open &Settings")
         if self.settings_dialog is not None:
             self.settings_dialog.show_settings(message)
         self._refresh_page()
@@ -827,5 +827,7 @@ class AppController(QObject):
             can_run=self.can_run, key_pending=self.key_pending, has_session=view is not None,
             running=view is not None and view.running,
             interrupted=view is not None and view.interrupted,
-            failed=view is not None and bool(view.retry_error) and not view.running)
+            failed=view is not None and bool(view.retry_error) and not view.running,
+            problem=f"settings.json cannot be used, so nothing runs until it is fixed: "
+                    f"{self.settings.error}" if self.settings.error else "")
         self._refresh_status()

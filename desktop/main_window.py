@@ -279,14 +279,19 @@ class MainWindow(QMainWindow):
         self.pages.setCurrentWidget(self.welcome if welcome else self.chat_page)
 
     def show_readiness(self, *, can_run: bool, key_pending: bool, has_session: bool,
-                       running: bool, interrupted: bool, failed: bool = False) -> None:
-        """The page, the prompt and the banner for what the app can do now."""
-        self.show_page(welcome=not has_session and not can_run)
+                       running: bool, interrupted: bool, failed: bool = False,
+                       problem: str = "") -> None:
+        """The page, the prompt and the banner for what the app can do now; `problem`: why
+        nothing can run although a key may be there (settings.json cannot be used)."""
+        self.show_page(welcome=not has_session and not can_run and not problem)
         self.prompt.set_running(running)
         self.compact_action.setEnabled(has_session and can_run and not running)
         self.compact_button.setVisible(has_session)
         self.compact_button.setEnabled(self.compact_action.isEnabled())
-        if not can_run:
+        if problem:
+            self.prompt.set_enabled_for_input(False, "Fix settings.json to send prompts")
+            self.banner.show_notice(problem, "Open &Settings")
+        elif not can_run:
             self.prompt.set_enabled_for_input(False, "Add an API key in Settings to send prompts")
             self.banner.show_notice("Reins needs an Anthropic API key (or a compatible server's "
                                     "address) to run. Past sessions can be read without one.",

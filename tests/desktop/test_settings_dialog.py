@@ -250,3 +250,24 @@ def test_the_ui_process_never_loads_the_sdk() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
     assert out.stdout.strip() == "False"
+
+
+def test_a_settings_file_the_kernel_cannot_use_locks_the_prompt_and_says_why(
+        qtbot: QtBot, reins_home: AppPaths) -> None:
+    from tests.desktop.test_main_window import make
+
+    controller, client = make(qtbot, reins_home)  # a key is there
+    assert controller.can_run
+    broken = p.SettingsSnapshot(str(reins_home.settings_file), {}, "/c/settings.json:3: "
+                                "default_mode: 'yolo' is not one of …", 3, cannot_run="…")
+    client.batch.emit([broken])
+    w = controller.window
+    assert not controller.can_run and w.prompt.edit.isReadOnly()
+    assert not w.prompt.send_button.isEnabled()
+    assert w.pages.currentWidget() is w.chat_page, "not the welcome page's 'add a key'"
+    assert w.prompt.edit.placeholderText() == "Fix settings.json to send prompts"
+    assert w.banner.isVisibleTo(w) and w.banner.label.text() == ("settings.json cannot be used, so nothing runs until it "
+                                     "is fixed: /c/settings.json:3: default_mode: 'yolo' is "
+                                     "not one of …")
+    client.batch.emit([p.SettingsSnapshot(str(reins_home.settings_file), {}, can_run=True)])
+    assert controller.can_run and not w.banner.isVisibleTo(w)
