@@ -16,17 +16,17 @@ import contextlib
 import logging
 import os
 import warnings
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from importlib import metadata
 from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
+import httpx2
 import mcp_types
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.message import SessionMessage
@@ -376,7 +376,7 @@ class McpConnection:
     async def _transport(self) -> AsyncIterator[tuple[Any, Any, anyio.Event]]:
         if self.config.transport == "http":
             async with (
-                create_mcp_http_client(headers=dict(self.config.headers)) as http,
+                _http_client(self.config.headers) as http,
                 streamable_http_client(self.config.url, http_client=http) as (read, write),
             ):
                 closed = anyio.Event()
@@ -397,6 +397,19 @@ class McpConnection:
                 self._process = channel.process
                 self._channel = channel
                 yield channel.read_stream, channel.write_stream, channel.closed
+
+
+HTTP_TIMEOUT_S = 30.0
+HTTP_READ_TIMEOUT_S = 300.0
+"""A server may hold a response stream open this long between events (the SDK's own
+defaults, which it keeps in a private module)."""
+
+
+def _http_client(headers: Mapping[str, str]) -> httpx2.AsyncClient:
+    """The HTTP client of a streamable-HTTP server: its configured headers, the timeouts
+    above; redirects are not followed (the transport follows them within the origin)."""
+    return httpx2.AsyncClient(headers=dict(headers),
+                              timeout=httpx2.Timeout(HTTP_TIMEOUT_S, read=HTTP_READ_TIMEOUT_S))
 
 
 async def list_all_tools(session: ClientSession) -> tuple[mcp_types.Tool, ...]:
