@@ -2,8 +2,9 @@
 
 Drives the real app — a real kernel worker against the loopback fake model — through a
 short session (a streamed Markdown answer with code, a read, a write that asks for
-approval), then saves the main window, the approval dialog and the settings dialog as
-PNG files. Nothing here is staged: the widgets show what the kernel sent.
+approval), then saves the main window (also at 900×600, 2200 px wide and in dark mode),
+the approval dialog and the settings dialog as PNG files. Nothing here is staged: the
+widgets show what the kernel sent.
 """
 
 from __future__ import annotations
@@ -17,10 +18,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import qasync
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QWidget
 
 from desktop.app import make_application
 from desktop.controller import AppController
+from desktop.theme import DARK, flat_palette
 from kernel.fakemodel import FakeAnthropicServer, ToolUse, reply
 from kernel.paths import AppPaths
 
@@ -112,6 +115,25 @@ async def take(outdir: Path) -> list[Path]:
         await _settle()
         saved.append(outdir / "main-window.png")
         _save(window, saved[-1])
+        # Small, the panels are tabs and the chat keeps half; wide, the text is a column.
+        for name, width, height in (("main-window-narrow.png", 900, 600),
+                                    ("main-window-wide.png", 2200, 1000)):
+            window.resize(width, height)
+            await _settle()
+            window.chat.scrollToBottom()
+            await _settle(0.3)
+            saved.append(outdir / name)
+            _save(window, saved[-1])
+        window.resize(1440, 900)
+        light = QGuiApplication.palette()
+        QGuiApplication.setPalette(flat_palette(*DARK))  # as a dark system theme gives it
+        await _settle()
+        window.chat.scrollToBottom()
+        await _settle(0.3)
+        saved.append(outdir / "main-window-dark.png")
+        _save(window, saved[-1])
+        QGuiApplication.setPalette(light)
+        await _settle()
         controller.open_settings()
         settings = controller.settings_dialog
         assert settings is not None

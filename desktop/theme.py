@@ -5,6 +5,7 @@
     disabled_roles(palette)              # the text roles whose Disabled colour looks enabled
     with_disabled_colours(palette)       # a palette whose Disabled texts look disabled
     border_colour(palette, *fills)       # a box border visible against every fill
+    flat_palette(*DARK)                  # a palette as some systems give it
     install(app)                         # the app's palette fixed now and on each change
 
 Some system palettes (a dark theme from the desktop, qt6ct, kdeglobals without disabled
@@ -96,6 +97,31 @@ def border_colour(palette: QPalette, *fills: QColor) -> QColor:
             break
     _BORDERS[key] = colour
     return colour
+
+
+def flat_palette(window: str, base: str, alternate: str, button: str,
+                 text: str) -> QPalette:
+    """A palette as some systems give it: one colour per role in every group (Disabled
+    included). `make screenshots` shows dark mode with one; the tests check the mending."""
+    palette = QPalette()
+    colours = {_R.Window: window, _R.Base: base, _R.AlternateBase: alternate,
+               _R.Button: button, _R.WindowText: text, _R.Text: text, _R.ButtonText: text,
+               _R.BrightText: text, _R.PlaceholderText: mix(QColor(text), QColor(base), 0.35),
+               _R.Highlight: QColor("#3d6fb4"), _R.HighlightedText: QColor("#ffffff"),
+               _R.Link: QColor("#6ea8fe"), _R.ToolTipBase: button, _R.ToolTipText: text}
+    shades = {_R.Light: 0.25, _R.Midlight: 0.15, _R.Mid: -0.2, _R.Dark: -0.35,
+              _R.Shadow: -0.6}
+    for group in (_G.Active, _G.Inactive, _G.Disabled):
+        for role, colour in colours.items():
+            palette.setColor(group, role, QColor(colour))
+        for role, amount in shades.items():
+            towards = QColor("#ffffff") if amount > 0 else QColor("#000000")
+            palette.setColor(group, role, mix(QColor(button), towards, abs(amount)))
+    return palette
+
+
+DARK = ("#2b2b2b", "#1e1e1e", "#262626", "#353535", "#e6e6e6")
+"""A dark system palette's main colours (window, base, alternate base, button, text)."""
 
 
 class _Mender(QObject):

@@ -279,6 +279,9 @@ class DetailsPane(QWidget):
         self.result_info.setText(info)
         if self.result_preview.toPlainText() != preview:
             self.result_preview.setPlainText(preview)
+        if record.status is Status.RUNNING:  # a live tail: its newest line in view
+            bar = self.result_preview.verticalScrollBar()
+            bar.setValue(bar.maximum())
         model_text = visible(record.preview)
         if self.model_text.toPlainText() != model_text:
             self.model_text.setPlainText(model_text)

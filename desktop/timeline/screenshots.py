@@ -3,13 +3,14 @@
     xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python -m desktop.timeline.screenshots \
         [OUTPUT_DIR]          (part of `make screenshots`)
 
-Writes timeline.png (a mix of every status, the running call selected with its details down
-to its approval and rule) and viewer.png (a command's output with ANSI colours, searched, on
-the current match), and viewer-wrap.png (the same with a very long line wrapped). The session
-is made up here but uses Reins' own tools (run_command, read_file, grep, …, an MCP tool),
-rule syntax (`write_file(src/**)`, `run_command(npm test *)`) and the approval records the
-PolicyGate writes (decided by `policy` or by the app's `ui` channel); it is fed through the
-real widgets, exactly as the kernel's events and an externalized output would be.
+Writes timeline.png (a mix of every status, the running call selected with the last lines of
+its output as they come and its details down to its approval and rule), viewer.png (a
+command's output with ANSI colours, searched, on the current match), and viewer-wrap.png
+(the same with a very long line wrapped). The session is made up here but uses Reins' own
+tools (run_command, read_file, grep, …, an MCP tool), rule syntax (`write_file(src/**)`,
+`run_command(npm test *)`) and the approval records the PolicyGate writes (decided by
+`policy` or by the app's `ui` channel); it is fed through the real widgets, exactly as the
+kernel's events and an externalized output would be.
 """
 
 from __future__ import annotations
@@ -159,6 +160,20 @@ def test_run_output() -> bytes:
     return b"\n".join(lines) + b"\n"
 
 
+def build_output() -> str:
+    """What `npm run build` (t11, still running) has written so far: its last lines show
+    in the details pane as they come."""
+    lines = ["> web@2.3.0 build", "> vite build", "",
+             "vite v5.4.2 building for production..."]
+    lines += [f"transforming src/components/{name}.tsx" for name in (
+        "App", "Header", "Sidebar", "SessionList", "Timeline", "Details", "Viewer", "Search",
+        "Settings", "Grants", "McpServers", "Approval", "Prompt", "Markdown", "CodeBlock")]
+    lines += ["✓ 1287 modules transformed.", "rendering chunks (3)...",
+              "computing gzip size (1)...",
+              "vite v5.4.2 building for production… 1287 modules"]
+    return "\n".join(lines) + "\n"
+
+
 def settle(app: QApplication, seconds: float) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -181,7 +196,10 @@ def main(argv: list[str]) -> int:
         output.parent.mkdir(parents=True)
         output.write_bytes(test_run_output())
 
+        spool = Path(tmp) / "sessions" / "a1b2c3" / "tool-results" / "t11.txt"
+        spool.write_text(build_output())
         panel = TimelinePanel()
+        panel.details.output_path_for = lambda call_id: spool if call_id == "t11" else None
         panel.resize(1180, 1000)
         panel.show()
         panel.apply_many(timeline_events(output))

@@ -20,6 +20,7 @@ from desktop.theme import (
     border_colour,
     contrast,
     disabled_roles,
+    flat_palette,
     with_disabled_colours,
 )
 from tests.desktop.chat_views import shown_view
@@ -27,21 +28,7 @@ from tests.desktop.chat_views import shown_view
 G, R = QPalette.ColorGroup, QPalette.ColorRole
 
 
-def flat_palette(window: str, base: str, alternate: str, button: str, text: str) -> QPalette:
-    """A palette as some dark themes give it: the same colours in every group."""
-    palette = QPalette()
-    colours = {R.Window: window, R.Base: base, R.AlternateBase: alternate, R.Button: button,
-               R.WindowText: text, R.Text: text, R.ButtonText: text, R.BrightText: text,
-               R.PlaceholderText: text, R.Highlight: "#3d6fb4", R.HighlightedText: "#ffffff",
-               R.Mid: "#555555", R.Light: "#505050", R.Dark: "#202020", R.Midlight: "#404040",
-               R.Shadow: "#000000"}
-    for group in (G.Active, G.Inactive, G.Disabled):
-        for role, colour in colours.items():
-            palette.setColor(group, role, QColor(colour))
-    return palette
-
-
-DARK = flat_palette("#2b2b2b", "#1e1e1e", "#262626", "#353535", "#e6e6e6")
+DARK = flat_palette(*theme.DARK)
 LIGHT = flat_palette("#efefef", "#ffffff", "#f7f7f7", "#e8e8e8", "#1f1f1f")
 
 

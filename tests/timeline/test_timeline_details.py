@@ -55,6 +55,10 @@ def test_a_running_command_shows_its_last_lines_as_they_come(qtbot: QtBot,
     assert shown[-2:] == ["step 100", "red  \\u202e"], "colours dropped, hiding shown"
     assert len(shown) == TAIL_LINES
     assert f"last {TAIL_LINES} lines" in pane.result_info.text()
+    pane.resize(420, 300)  # too low for 20 lines: the newest stay in view
+    pane.show_record(play(STARTED, ToolProgress(S, "c1", 950, "red", 2.6)))
+    bar = pane.result_preview.verticalScrollBar()
+    assert bar.maximum() > 0 and bar.value() == bar.maximum()
 
 
 def test_without_its_file_a_running_call_shows_the_last_line(qtbot: QtBot,
