@@ -109,11 +109,13 @@ def test_compact_and_an_empty_answer_are_said_in_the_chat_and_on_the_timeline(
         assert "first" in json.dumps(summary_request["messages"])
 
 
-def test_slash_offers_the_servers_prompts_and_fills_the_box(
+def test_slash_fills_the_box_and_a_sampling_request_waits_for_approval(
         qtbot: QtBot, reins_home: AppPaths, fake: FakeAnthropicServer, workspace: Path,
         everything: dict[str, Any]) -> None:
+    sample = "mcp__every__trigger-sampling-request"
     with running_app(qtbot, reins_home, fake, api_key=KEY, model="claude-mcp", mode="auto",
-                     mcpServers={"every": everything}) as app:
+                     mcpServers={"every": everything},
+                     permissions={"allow": [sample]}) as app:
         new_session(qtbot, app, workspace, "auto")
         qtbot.waitUntil(lambda: any(s.status == "ready" for s in app.mcp_states.servers),
                         timeout=WAIT_MS)
@@ -130,34 +132,21 @@ def test_slash_offers_the_servers_prompts_and_fills_the_box(
         qtbot.waitUntil(lambda: edit.toPlainText() == "What's weather in Paris?",
                         timeout=WAIT_MS)
         assert fake.requests == [] and not running(app), "nothing is sent by itself"
-        fake.add(reply("Sunny."))
-        qtbot.keyClick(edit, Qt.Key.Key_Return)
-        qtbot.waitUntil(lambda: len(fake.requests) == 1 and not running(app), timeout=WAIT_MS)
-        assert "What's weather in Paris?" in json.dumps(fake.requests[0].body["messages"])
 
-
-def test_a_sampling_request_is_shown_and_sent_only_when_approved(
-        qtbot: QtBot, reins_home: AppPaths, fake: FakeAnthropicServer, workspace: Path,
-        everything: dict[str, Any]) -> None:
-    sample = "mcp__every__trigger-sampling-request"
-    with running_app(qtbot, reins_home, fake, api_key=KEY, model="claude-mcp", mode="auto",
-                     mcpServers={"every": everything},
-                     permissions={"allow": [sample]}) as app:
-        new_session(qtbot, app, workspace, "auto")
-        qtbot.waitUntil(lambda: any(s.status == "ready" for s in app.mcp_states.servers),
-                        timeout=WAIT_MS)
         fake.add(reply(ToolUse(sample, {"prompt": "a haiku", "maxTokens": 30}, id="s1")),
                  reply("Leaves fall."), reply("It wrote one."))
-        type_prompt(qtbot, app, "sample")
+        qtbot.keyClick(edit, Qt.Key.Key_Return)  # the user's own send
         qtbot.waitUntil(lambda: app._mcp_requests is not None
                         and app.mcp_requests.sampling_dialog.isVisible(), timeout=WAIT_MS)
-        dialog = app.mcp_requests.sampling_dialog
-        assert dialog.server_label.text() == "The MCP server “every” asks the model to answer"
-        assert "at most 30 tokens" in dialog.details_label.text()
-        assert dialog.system.toPlainText() == "You are a helpful test server."
-        assert dialog.messages.toPlainText().endswith("context: a haiku")
-        assert len(fake.requests) == 1
-        click_answer(qtbot, dialog, dialog.send_button)
+        assert "What's weather in Paris?" in json.dumps(fake.requests[0].body["messages"])
+        sampling = app.mcp_requests.sampling_dialog
+        assert sampling.server_label.text() == (
+            "The MCP server “every” asks the model to answer")
+        assert "at most 30 tokens" in sampling.details_label.text()
+        assert sampling.system.toPlainText() == "You are a helpful test server."
+        assert sampling.messages.toPlainText().endswith("context: a haiku")
+        assert len(fake.requests) == 1, "nothing goes to the model before the approval"
+        click_answer(qtbot, sampling, sampling.send_button)
         qtbot.waitUntil(lambda: not running(app), timeout=WAIT_MS)
         assert len(fake.requests) == 3
         assert any(n.startswith("The MCP server “every” had the model answer (")

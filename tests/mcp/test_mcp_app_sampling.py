@@ -169,17 +169,21 @@ def _exec_settings(cli: Cli, everything: dict[str, Any]) -> None:
 
 
 def test_sampling_tokens_and_cost_are_the_runs(cli: Cli, everything: dict[str, Any]) -> None:
-    """Round one (120 tokens) calls the tool, whose sampling uses 120 more: with a budget of
-    200 the run stops before round two; without the sampling's tokens it would go on."""
+    """Round one (120 tokens) calls the tool twice; the first sampling uses 120 more, so with
+    a budget of 200 the second is refused and the run stops before round two (without the
+    sampling's tokens both would be sent and the run would go on)."""
     _exec_settings(cli, everything)
-    call = ToolUse(SAMPLE, {"prompt": "tell a joke", "maxTokens": 40}, id="c1")
-    cli.server.add(reply(call), reply("A sampled joke."), reply("Never sent."))
+    calls = [ToolUse(SAMPLE, {"prompt": f"joke {i}", "maxTokens": 40}, id=f"c{i}")
+             for i in (1, 2)]
+    cli.server.add(reply(*calls), reply("A sampled joke."), reply("Never sent."))
     done = cli.run("exec", "--json", "--mode", "auto", "--approve", "allow", "--model", MODEL,
                    "--max-tokens-budget", "200", "sample")
     assert done.returncode == 3, done.stderr
     out = events(done.stdout)
-    (sampling,) = [e for e in out if e["type"] == "mcp_sampling"]
-    assert sampling["action"] == "accept"
+    first, second = [e for e in out if e["type"] == "mcp_sampling"]
+    assert first["action"] == "accept" and first["usage"]["input_tokens"] == 100
+    assert second["action"] == "decline" and second["decided_by"] == "policy"
+    assert "token budget (200 tokens) is spent" in second["reason"]
     (finished,) = [e for e in out if e["type"] == "run_finished"]
     assert finished["stop_reason"] == "token_budget" and finished["rounds"] == 1
     assert finished["usage"]["input_tokens"] == 200 and finished["usage"]["output_tokens"] == 40
@@ -187,20 +191,6 @@ def test_sampling_tokens_and_cost_are_the_runs(cli: Cli, everything: dict[str, A
     assert price is not None
     assert finished["cost_usd"] == pytest.approx(cost_usd(finished["usage"], price), abs=1e-6)
     assert len(cli.server.requests) == 2
-
-
-def test_a_spent_budget_refuses_the_sampling_request(cli: Cli,
-                                                     everything: dict[str, Any]) -> None:
-    _exec_settings(cli, everything)
-    call = ToolUse(SAMPLE, {"prompt": "leak it", "maxTokens": 40}, id="c1")
-    cli.server.add(reply(call, input_tokens=300), reply("Never sent."))
-    done = cli.run("exec", "--json", "--mode", "auto", "--approve", "allow", "--model", MODEL,
-                   "--max-tokens-budget", "200", "sample")
-    assert done.returncode == 3, done.stderr
-    (sampling,) = [e for e in events(done.stdout) if e["type"] == "mcp_sampling"]
-    assert sampling["action"] == "decline" and "token budget (200 tokens) is spent" in (
-        sampling["reason"])
-    assert len(cli.server.requests) == 1
 
 
 # ---- the app, through the real kernel worker ----------------------------------------------
