@@ -56,7 +56,7 @@ class SelfTestFailed(Exception):
 
 
 @dataclass(frozen=True)
-class Outcome:
+class SelfTestOutcome:
     platform: str
     kernel_pid: int
     seconds: float
@@ -97,7 +97,7 @@ def qt_message(mode: QtMsgType, context: QMessageLogContext, message: str) -> No
         sys.stderr.write(qFormatLogMessage(mode, context, message) + "\n")
 
 
-def run_self_test(home: Path, started: float) -> Outcome:
+def run_self_test(home: Path, started: float) -> SelfTestOutcome:
     """The round trip, with the fake model serving from this process."""
     paths = AppPaths.from_env()
     workspace = home / "workspace"
@@ -115,7 +115,7 @@ def run_self_test(home: Path, started: float) -> Outcome:
         body = fake.requests[0].body
         if not body.get("stream") or PROMPT not in json.dumps(body.get("messages")):
             raise SelfTestFailed("the model request was not the streamed prompt that was typed")
-    return Outcome(app.platformName(), kernel_pid, time.perf_counter() - started)
+    return SelfTestOutcome(app.platformName(), kernel_pid, time.perf_counter() - started)
 
 
 async def round_trip(paths: AppPaths, workspace: Path, window: MainWindow) -> int:

@@ -36,7 +36,7 @@ from kernel.eval.arguments import add_eval_parser
 from kernel.modes import MODES
 
 
-class _Parser(argparse.ArgumentParser):
+class _ArgumentParser(argparse.ArgumentParser):
     """No prefix matching, for the parser and every subcommand's (its parser class): an
     option that is not spelled out is an error, never taken for a longer one
     (`--max-tokens` for `--max-tokens-budget`)."""
@@ -47,7 +47,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="reins", description="Reins: an AI assistant that "
+    parser = _ArgumentParser(prog="reins", description="Reins: an AI assistant that "
                                      "acts on your computer while you keep hold of the reins.")
     sub = parser.add_subparsers(dest="command", required=True)
     ex = sub.add_parser("exec", help="run one prompt headless and print its events")

@@ -1,6 +1,6 @@
 """The checks of a task on one outcome, and the cause of a failure. Pure functions.
 
-`judge(expect, outcome)` runs every check and returns a `Verdict`: whether the task
+`judge(expect, outcome)` runs every check and returns a `CheckVerdict`: whether the task
 passed, each failed check in words, the one failure cause that explains the failure best
 (`CAUSES`, most fundamental first: a run stopped by an API error fails every later check
 too), and the two per-task facts the metrics use (tool selection right, arguments valid).
@@ -15,7 +15,7 @@ from typing import Any
 import jsonschema
 
 from kernel.agent.limits import LIMIT_REASONS, StopReason
-from kernel.eval.outcome import PROVIDER_ERRORS, CallRecord, Outcome
+from kernel.eval.outcome import PROVIDER_ERRORS, ExecCall, Outcome
 from kernel.eval.task import ArgCheck, Expect, FileCheck
 
 CAUSES = ("api_error", "harness_error", "loop", "limit", "approval_denied", "tool_when_none",
@@ -35,15 +35,15 @@ DENIALS = ("approval_denied", "approval_unavailable")
 
 
 @dataclass(frozen=True)
-class Failure:
+class CheckFailure:
     cause: str
     message: str
 
 
 @dataclass(frozen=True)
-class Verdict:
+class CheckVerdict:
     passed: bool
-    failures: tuple[Failure, ...] = ()
+    failures: tuple[CheckFailure, ...] = ()
     selection_ok: bool | None = None
     """The tools chosen were right (None: the task says nothing about tools)."""
     args_ok: bool | None = None
@@ -57,7 +57,7 @@ class Verdict:
         return min((f.cause for f in self.failures), key=CAUSES.index)
 
 
-def judge(expect: Expect, outcome: Outcome) -> Verdict:
+def judge(expect: Expect, outcome: Outcome) -> CheckVerdict:
     failures = [*_run_failures(expect, outcome), *_selection_failures(expect, outcome)]
     selection = [f for f in failures if f.cause in ("tool_when_none", "no_tool", "wrong_tool")]
     arg_failures = _arg_failures(expect.args, outcome.calls)
@@ -66,29 +66,29 @@ def judge(expect: Expect, outcome: Outcome) -> Verdict:
     has_selection = bool(expect.tools or expect.forbidden or expect.no_tools or expect.offered)
     invalid = any(c.error_code == "invalid_arguments" for c in outcome.calls)
     checked_args = bool(outcome.calls or expect.args)
-    return Verdict(
+    return CheckVerdict(
         passed=not failures, failures=tuple(failures),
         selection_ok=(not selection) if has_selection else None,
         args_ok=(not arg_failures and not invalid) if checked_args else None,
     )
 
 
-def _run_failures(expect: Expect, outcome: Outcome) -> list[Failure]:
-    out: list[Failure] = []
+def _run_failures(expect: Expect, outcome: Outcome) -> list[CheckFailure]:
+    out: list[CheckFailure] = []
     if outcome.problem:
-        out.append(Failure("harness_error", outcome.problem))
+        out.append(CheckFailure("harness_error", outcome.problem))
     reason = outcome.stop_reason
     if reason is not None and reason != expect.stop_reason:
-        out.append(Failure(stop_cause(reason, outcome.errors),
+        out.append(CheckFailure(stop_cause(reason, outcome.errors),
                            f"the run stopped with {reason}"
                            + (f" ({', '.join(outcome.errors)})" if outcome.errors else "")
                            + f", expected {expect.stop_reason}"))
     if expect.max_rounds is not None and outcome.rounds > expect.max_rounds:
-        out.append(Failure("limit", f"{outcome.rounds} rounds, at most {expect.max_rounds} "
+        out.append(CheckFailure("limit", f"{outcome.rounds} rounds, at most {expect.max_rounds} "
                                     f"allowed"))
     denied = [c.name for c in outcome.calls if c.error_code in DENIALS]
     if denied and not set(DENIALS) & set(expect.errors):
-        out.append(Failure("approval_denied", f"denied: {', '.join(denied)}"))
+        out.append(CheckFailure("approval_denied", f"denied: {', '.join(denied)}"))
     return out
 
 
@@ -103,29 +103,30 @@ def stop_cause(stop_reason: str, errors: Sequence[str]) -> str:
     return "wrong_result"
 
 
-def _selection_failures(expect: Expect, outcome: Outcome) -> list[Failure]:
+def _selection_failures(expect: Expect, outcome: Outcome) -> list[CheckFailure]:
     names = outcome.tool_names
-    out: list[Failure] = []
+    out: list[CheckFailure] = []
     if expect.no_tools and names:
-        out.append(Failure("tool_when_none", f"called {', '.join(names)}; no tool was needed"))
+        out.append(CheckFailure("tool_when_none", f"called {', '.join(names)}; no tool was needed"))
     missing = [t for t in expect.tools if t not in names]
     if missing:
         cause = "no_tool" if not names else "wrong_tool"
-        out.append(Failure(cause, f"not called: {', '.join(missing)}"
+        out.append(CheckFailure(cause, f"not called: {', '.join(missing)}"
                                   + (f" (called: {', '.join(names)})" if names else "")))
     elif expect.ordered:
         firsts = [names.index(t) for t in expect.tools]
         if firsts != sorted(firsts):
-            out.append(Failure("wrong_tool", f"called in the order {', '.join(names)}, "
+            out.append(CheckFailure("wrong_tool", f"called in the order {', '.join(names)}, "
                                              f"expected {', '.join(expect.tools)}"))
     forbidden = sorted(set(expect.forbidden) & set(names))
     if forbidden:
-        out.append(Failure("wrong_tool", f"called a forbidden tool: {', '.join(forbidden)}"))
+        out.append(CheckFailure("wrong_tool", f"called a forbidden tool: {', '.join(forbidden)}"))
     if outcome.requests is not None:
         seen = frozenset().union(*outcome.requests.offered)
         hidden = [t for t in expect.offered if t not in seen]
         if hidden:
-            out.append(Failure("wrong_tool", f"never offered to the model: {', '.join(hidden)}"))
+            out.append(CheckFailure("wrong_tool",
+                                    f"never offered to the model: {', '.join(hidden)}"))
     return out
 
 
@@ -147,31 +148,31 @@ def _same(actual: Any, expected: Any) -> bool:
     return bool(actual == expected)
 
 
-def _arg_failures(checks: Sequence[ArgCheck], calls: Sequence[CallRecord]) -> list[Failure]:
+def _arg_failures(checks: Sequence[ArgCheck], calls: Sequence[ExecCall]) -> list[CheckFailure]:
     out = []
     for check in checks:
         made = [c.input for c in calls if c.name == check.tool]
         if made and not any(args_match(check, a) for a in made):
             want = dict(check.equals) if check.equals else "its schema"
-            out.append(Failure("bad_arguments", f"no call to {check.tool} had the arguments "
+            out.append(CheckFailure("bad_arguments", f"no call to {check.tool} had the arguments "
                                                 f"{want}; got {made}"))
     return out
 
 
-def _result_failures(expect: Expect, outcome: Outcome) -> list[Failure]:
+def _result_failures(expect: Expect, outcome: Outcome) -> list[CheckFailure]:
     out = []
     answer = outcome.answer.casefold()
     lacking = [s for s in expect.answer_contains if s.casefold() not in answer]
     if lacking:
-        out.append(Failure("wrong_result", f"the answer lacks {lacking}: {outcome.answer!r}"))
+        out.append(CheckFailure("wrong_result", f"the answer lacks {lacking}: {outcome.answer!r}"))
     present = [s for s in expect.answer_excludes if s.casefold() in answer]
     if present:
-        out.append(Failure("wrong_result", f"the answer contains {present}"))
+        out.append(CheckFailure("wrong_result", f"the answer contains {present}"))
     codes = {c.error_code for c in outcome.calls}
     absent = [e for e in expect.errors if e not in codes]
     if absent:
-        out.append(Failure("wrong_result", f"no call ended with {', '.join(absent)}"))
-    out += [Failure("wrong_result", m) for f in expect.files
+        out.append(CheckFailure("wrong_result", f"no call ended with {', '.join(absent)}"))
+    out += [CheckFailure("wrong_result", m) for f in expect.files
             if (m := file_problem(f, outcome.files.get(f.path)))]
     return out
 

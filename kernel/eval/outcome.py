@@ -31,7 +31,7 @@ PROVIDER_ERRORS = frozenset({
 
 
 @dataclass(frozen=True)
-class CallRecord:
+class ExecCall:
     name: str
     input: Any
     is_error: bool = False
@@ -48,7 +48,7 @@ class Requests:
 
 @dataclass(frozen=True)
 class Outcome:
-    calls: tuple[CallRecord, ...] = ()
+    calls: tuple[ExecCall, ...] = ()
     answer: str = ""
     """The text the model wrote after its last tool call (its final answer)."""
     stop_reason: str | None = None
@@ -74,7 +74,7 @@ class Outcome:
 def outcome_from_lines(lines: Iterable[str], *, exit_code: int, seconds: float,
                        files: Mapping[str, str | None] | None = None,
                        requests: Requests | None = None, stderr: str = "") -> Outcome:
-    calls: dict[str, CallRecord] = {}
+    calls: dict[str, ExecCall] = {}
     order: list[str] = []
     texts: list[str] = []
     errors: list[str] = []
@@ -89,14 +89,14 @@ def outcome_from_lines(lines: Iterable[str], *, exit_code: int, seconds: float,
             problem = problem or f"unreadable event line ({exc}): {line[:200]}"
             continue
         if isinstance(event, ToolCallStarted):
-            calls[event.call_id] = CallRecord(event.name, event.input)
+            calls[event.call_id] = ExecCall(event.name, event.input)
             order.append(event.call_id)
             texts.clear()
         elif isinstance(event, ToolResultEvent):
-            call = calls.get(event.call_id, CallRecord(event.name, None))
+            call = calls.get(event.call_id, ExecCall(event.name, None))
             if event.call_id not in calls:
                 order.append(event.call_id)
-            calls[event.call_id] = CallRecord(call.name, call.input, event.is_error,
+            calls[event.call_id] = ExecCall(call.name, call.input, event.is_error,
                                               event.error_code)
         elif isinstance(event, AssistantText):
             texts.append(event.text)

@@ -43,7 +43,7 @@ class ServerLaunch:
 LaunchBuilder = Callable[[McpServerConfig], Awaitable[ServerLaunch]]
 
 
-class SandboxUnavailable(RuntimeError):
+class ServerSandboxUnavailable(RuntimeError):
     """The entry asks for a sandbox and none can be made here: the server is not started."""
 
 
@@ -110,12 +110,12 @@ def launch_builder(paths: AppPaths, exec_settings: ExecSettings | None = None,
             return direct_launch(config, env)
         status = await asyncio.to_thread(detect_sandbox, settings.bwrap)
         if not status.available:
-            raise SandboxUnavailable(f"the entry asks for a sandbox and none is available "
-                                     f"here: {status.reason} ({status.fix})")
+            raise ServerSandboxUnavailable(f"the entry asks for a sandbox and none is "
+                                           f"available here: {status.reason} ({status.fix})")
         pasta = None if settings.local_network else find_pasta(settings.pasta)
         if pasta is None and not settings.local_network:
-            raise SandboxUnavailable(f"the entry asks for a sandbox, whose network needs pasta, "
-                                     f"which is not installed ({FIX_PASTA})")
+            raise ServerSandboxUnavailable(f"the entry asks for a sandbox, whose network needs "
+                                           f"pasta, which is not installed ({FIX_PASTA})")
         return sandboxed_launch(config, env, paths=paths, bwrap=status.bwrap_path,
                                 disable_userns=status.nested_userns_blocked, pasta=pasta)
 

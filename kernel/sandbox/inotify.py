@@ -44,7 +44,7 @@ class InotifyError(OSError):
 
 
 @dataclass(frozen=True)
-class Event:
+class InotifyEvent:
     wd: int
     mask: int
     name: str
@@ -80,9 +80,9 @@ class Inotify:
         """Events are queued (a poll that does not wait)."""
         return bool(select.select([self.fd], [], [], 0)[0])
 
-    def read(self) -> list[Event]:
+    def read(self) -> list[InotifyEvent]:
         """Every event queued now (an empty list when there is none)."""
-        events: list[Event] = []
+        events: list[InotifyEvent] = []
         while True:
             try:
                 data = os.read(self.fd, 1 << 16)
@@ -98,7 +98,7 @@ class Inotify:
                 offset += _HEADER.size
                 raw = data[offset:offset + size].split(b"\0", 1)[0]
                 offset += size
-                events.append(Event(wd, mask, os.fsdecode(raw)))
+                events.append(InotifyEvent(wd, mask, os.fsdecode(raw)))
 
     def close(self) -> None:
         if self.fd >= 0:

@@ -7,12 +7,12 @@ from typing import Any
 import pytest
 
 from kernel.eval.checks import CAUSES, args_match, file_problem, judge, stop_cause
-from kernel.eval.outcome import CallRecord, Outcome, Requests
+from kernel.eval.outcome import ExecCall, Outcome, Requests
 from kernel.eval.task import ArgCheck, Expect, FileCheck
 
 
-def calls(*names: str, **codes: str) -> tuple[CallRecord, ...]:
-    return tuple(CallRecord(n, {}, n in codes, codes.get(n)) for n in names)
+def calls(*names: str, **codes: str) -> tuple[ExecCall, ...]:
+    return tuple(ExecCall(n, {}, n in codes, codes.get(n)) for n in names)
 
 
 def done(*names: str, answer: str = "ok", stop: str = "end_turn", rounds: int = 2,
@@ -106,7 +106,7 @@ def test_judge(expect: Expect, outcome: Outcome, passed: bool, cause: str | None
 def test_the_cause_is_the_most_fundamental_failure() -> None:
     expect = Expect(tools=("read_file",), answer_contains=("x",),
                     args=(ArgCheck("grep", {"pattern": "a"}),), max_rounds=1)
-    outcome = Outcome(calls=(CallRecord("grep", {"pattern": "b"}),), answer="",
+    outcome = Outcome(calls=(ExecCall("grep", {"pattern": "b"}),), answer="",
                       stop_reason="end_turn", rounds=5)
     verdict = judge(expect, outcome)
     assert {f.cause for f in verdict.failures} == {"limit", "wrong_tool", "bad_arguments",
@@ -158,17 +158,17 @@ def test_args_match(check: ArgCheck, arguments: Any, match: bool) -> None:
 
 # (arg checks, calls made, passed, cause, args_ok)
 ARG_JUDGE_TABLE = [
-    ((ArgCheck("read_file", {"path": "a"}),), (CallRecord("read_file", {"path": "a"}),),
+    ((ArgCheck("read_file", {"path": "a"}),), (ExecCall("read_file", {"path": "a"}),),
      True, None, True),
-    ((ArgCheck("read_file", {"path": "a"}),), (CallRecord("read_file", {"path": "b"}),
-                                               CallRecord("read_file", {"path": "a"})),
+    ((ArgCheck("read_file", {"path": "a"}),), (ExecCall("read_file", {"path": "b"}),
+                                               ExecCall("read_file", {"path": "a"})),
      True, None, True),
-    ((ArgCheck("read_file", {"path": "a"}),), (CallRecord("read_file", {"path": "b"}),),
+    ((ArgCheck("read_file", {"path": "a"}),), (ExecCall("read_file", {"path": "b"}),),
      False, "bad_arguments", False),
     # an invalid call that the model then corrects: passes, but the arguments were not valid
-    ((), (CallRecord("read_file", {"file": "a"}, True, "invalid_arguments"),
-          CallRecord("read_file", {"path": "a"})), True, None, False),
-    ((), (CallRecord("read_file", {"path": "a"}, True, "execution_error"),), True, None,
+    ((), (ExecCall("read_file", {"file": "a"}, True, "invalid_arguments"),
+          ExecCall("read_file", {"path": "a"})), True, None, False),
+    ((), (ExecCall("read_file", {"path": "a"}, True, "execution_error"),), True, None,
      True),
     ((), (), True, None, None),
     # a check on a tool never called is a selection failure, not an argument one
@@ -177,7 +177,7 @@ ARG_JUDGE_TABLE = [
 
 
 @pytest.mark.parametrize(("checks", "made", "passed", "cause", "args_ok"), ARG_JUDGE_TABLE)
-def test_argument_checks(checks: tuple[ArgCheck, ...], made: tuple[CallRecord, ...],
+def test_argument_checks(checks: tuple[ArgCheck, ...], made: tuple[ExecCall, ...],
                          passed: bool, cause: str | None, args_ok: bool | None) -> None:
     verdict = judge(Expect(args=checks), Outcome(calls=made, stop_reason="end_turn"))
     assert (verdict.passed, verdict.cause, verdict.args_ok) == (passed, cause, args_ok)

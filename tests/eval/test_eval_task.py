@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from kernel.eval.outcome import CallRecord, outcome_from_lines
+from kernel.eval.outcome import ExecCall, outcome_from_lines
 from kernel.eval.runner import ScriptPlayer, expand, offered_names, read_checked_files
 from kernel.eval.task import (
     ArgCheck,
@@ -209,8 +209,8 @@ RUN = [
 
 def test_an_outcome_from_exec_events() -> None:
     outcome = outcome_from_lines(RUN, exit_code=0, seconds=1.5, files={"b": None})
-    assert outcome.calls == (CallRecord("read_file", {"path": "a"}),
-                             CallRecord("write_file", {"path": "b"}, True, "approval_denied"))
+    assert outcome.calls == (ExecCall("read_file", {"path": "a"}),
+                             ExecCall("write_file", {"path": "b"}, True, "approval_denied"))
     assert outcome.answer == "Denied.\nDone."
     assert (outcome.stop_reason, outcome.rounds, outcome.tokens, outcome.cost_usd) == (
         "end_turn", 3, 400, 0.5)
@@ -234,7 +234,7 @@ def test_an_error_and_a_result_without_its_call() -> None:
         line("error", code="overloaded", message="529"),
         line("run_finished", stop_reason="error"),
     ], exit_code=1, seconds=0)
-    assert outcome.calls == (CallRecord("grep", None, True, "timeout"),)
+    assert outcome.calls == (ExecCall("grep", None, True, "timeout"),)
     assert outcome.errors == ("overloaded",) and outcome.stop_reason == "error"
 
 
