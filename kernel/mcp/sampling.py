@@ -13,6 +13,7 @@ its budgets and are in its `run_finished` usage and cost. Each request and its o
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -28,6 +29,9 @@ from kernel.mcp.tools import content_block
 if TYPE_CHECKING:
     from kernel.agent.loop import Agent
 
+TARGET_WAIT_S = 2.0
+"""How long a request waits to learn which run is calling its server (a host learns of a
+call from its `tool_call` event, which is reported once stored: the server may ask first)."""
 _STOP_REASONS = {"end_turn": "endTurn", "max_tokens": "maxTokens",
                  "stop_sequence": "stopSequence"}
 
@@ -141,6 +145,10 @@ def sampler(target_of: Callable[[str], Target | None], approve: Approve,
     async def sample(server: str, params: mcp_types.CreateMessageRequestParams
                      ) -> mcp_types.CreateMessageResult | mcp_types.ErrorData:
         target = target_of(server)
+        deadline = asyncio.get_running_loop().time() + TARGET_WAIT_S
+        while target is None and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.02)  # the run's tool_call may still be on its way
+            target = target_of(server)
         if target is None:
             return mcp_types.ErrorData(
                 code=mcp_types.INVALID_REQUEST,

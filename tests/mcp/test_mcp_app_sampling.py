@@ -119,6 +119,34 @@ def test_a_request_outside_any_run_is_declined_without_asking() -> None:
     assert recorded == []
 
 
+def test_a_request_waits_a_moment_to_learn_which_run_calls_its_server() -> None:
+    """The host hears of a call from its reported tool_call event, which the server's
+    request can overtake: the target found a little later is used."""
+    asks: list[str] = []
+
+    async def approve(server: str, _target: Target, _request: Mapping[str, Any]) -> Verdict:
+        raise AssertionError("the budget refuses first")
+
+    async def main() -> Any:
+        provider = AnthropicProvider(ProviderConfig.for_model(
+            MODEL, base_url="http://127.0.0.1:9"), api_key="never-used")
+        target = Target("s1", provider, Ledger(0))
+
+        def target_of(server: str) -> Target | None:
+            asks.append(server)
+            return target if len(asks) > 3 else None
+
+        try:
+            return await sampler(target_of, approve, recorded.append)("every", _params())
+        finally:
+            await provider.close()
+
+    recorded: list[Event] = []
+    result = asyncio.run(main())
+    assert isinstance(result, mcp_types.ErrorData) and "token budget is spent" in result.message
+    assert len(asks) == 4 and [e.session_id for e in recorded] == ["s1"]
+
+
 def test_the_channel_shows_the_request_and_waits_for_the_user() -> None:
     request = {"model": "m", "max_tokens": 9, "system": "S", "messages": [
         {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "image"}]},
