@@ -21,7 +21,7 @@ STATUS_WORDS: Mapping[CallStatus, str] = {
     "error": "error",
     "denied": "denied",
     "timeout": "timed out",
-    "stopped": "cancelled",
+    "stopped": "stopped",
 }
 """A call's status (the kernel's, `kernel.events.call_status`) as the chat and the timeline
 say it."""

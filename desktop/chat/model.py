@@ -406,7 +406,7 @@ class ChatModel(QAbstractListModel):
         """The activity the cards imply: an approval to answer, tools running, or thinking."""
         cards = [item for item in self._items if isinstance(item, ToolCardItem)]
         waiting = [c for c in cards if c.status == "awaiting_approval"]
-        running = [c for c in cards if c.status == "running"]
+        running = [c for c in cards if c.status in ("queued", "running")]
         if waiting:
             self.set_activity("Waiting for your approval", now)
         elif len(running) == 1:

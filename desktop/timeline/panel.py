@@ -61,7 +61,7 @@ STATUS_CHOICES: list[tuple[str, str, frozenset[Status]]] = [
     ("All statuses", ALL, frozenset()),
     ("Active (queued, awaiting, running)", "active",
      frozenset({Status.QUEUED, Status.AWAITING_APPROVAL, Status.RUNNING})),
-    ("Failed (error, denied, cancelled, timed out)", FAILED,
+    ("Failed (error, denied, stopped, timed out)", FAILED,
      frozenset({Status.ERROR, Status.DENIED, Status.CANCELLED, Status.TIMED_OUT})),
     *((str(s).capitalize(), str(s), frozenset({s})) for s in Status),
 ]
