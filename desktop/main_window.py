@@ -121,7 +121,8 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.setWindowTitle(window_title(None))
         self.setAccessibleName("Reins main window")
-        self.resize(1280, 800)
+        available = self.screen().availableGeometry()  # a first start on a small screen
+        self.resize(min(1280, available.width()), min(800, available.height()))
         self.setDockOptions(QMainWindow.DockOption.AnimatedDocks
                             | QMainWindow.DockOption.AllowTabbedDocks)
 

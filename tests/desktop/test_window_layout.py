@@ -110,3 +110,11 @@ def test_a_wide_window_shows_the_text_as_a_centred_column(qtbot: QtBot,
     # Narrow: the rows take the width there is.
     assert row_box(QRectF(0, 0, 500, 100)).width() == 500 - 16
     assert content_width(500) == 500 - 32
+
+
+def test_the_first_window_fits_the_screen(qtbot: QtBot) -> None:
+    available = QApplication.primaryScreen().availableGeometry()
+    w = MainWindow()
+    qtbot.addWidget(w)
+    assert w.width() == min(1280, available.width())
+    assert w.height() == min(800, available.height())
