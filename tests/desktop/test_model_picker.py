@@ -28,6 +28,9 @@ def test_the_picker_shows_the_sessions_model_and_changes_it(qtbot: QtBot,
     reins_home.settings_file.write_text('{"model": "claude-from-settings"}')
     controller, client = make(qtbot, reins_home)
     picker = controller.window.model_picker
+    client.batch.emit([p.SettingsSnapshot(str(reins_home.settings_file),  # the kernel's reading
+                                          {"model": "claude-from-settings"},
+                                          model="claude-from-settings", can_run=True)])
     qtbot.waitUntil(lambda: picker.combo.currentText() == "claude-from-settings",
                     timeout=10_000)
     assert not picker.combo.isEnabled() and picker.label.text() == "Model for new sessions:"
