@@ -107,6 +107,8 @@ def every_window(qtbot: QtBot, paths: AppPaths) -> Iterator[QWidget]:
     from desktop.evaluations.window import EvaluationsWindow
     from desktop.help.about import AboutDialog
     from desktop.help.shortcuts import ShortcutsDialog
+    from desktop.mcp_requests.form_dialog import FormDialog
+    from desktop.mcp_requests.sampling_dialog import SamplingDialog
     from desktop.sessions.new_dialog import NewSessionDialog
     from desktop.settings.dialog import SettingsDialog
     from desktop.viewer.window import show_output
@@ -133,6 +135,8 @@ def every_window(qtbot: QtBot, paths: AppPaths) -> Iterator[QWidget]:
         rule="mode ask", always_rules=[]), 1, 2, "A session")
     yield approval
     yield EvaluationsWindow(paths.data / "eval", window)
+    yield FormDialog(window)
+    yield SamplingDialog(window)
     output = paths.data / "out.txt"
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text("some output\n")
@@ -161,5 +165,5 @@ def test_every_window_names_the_app_once_and_shows_no_stray_ampersand(
             if title.count(APP_NAME) > 1:
                 problems.append(f"title {title!r} ({type(top).__name__})")
             problems += [f"{text!r} in {type(top).__name__}" for text in stray_ampersands(top)]
-    assert seen == 10
+    assert seen == 12
     assert sorted(set(problems)) == []
