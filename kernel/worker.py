@@ -861,8 +861,8 @@ class Kernel:
                    start: Callable[[Agent, Callable[[Event], None]],
                                    Coroutine[Any, Any, Any]]) -> None:
         state: p.RunState = "idle"
-        self._report_mcp(session_id)
         try:
+            await self._report_mcp(session_id)
             await start(agent, self._sink)
             if self.store.get_session(session_id).run_state is RunState.INTERRUPTED:
                 state = "interrupted"  # it failed unexpectedly, and said so in its events
@@ -891,16 +891,16 @@ class Kernel:
             self.tool_calls.get(event.session_id, {}).pop(event.call_id, None)
         self.send(p.EventMessage(event))
 
-    def _report_mcp(self, session_id: str) -> None:
+    async def _report_mcp(self, session_id: str) -> None:
         """Record the MCP servers' outcomes this session has not seen (a failed server shows
-        in the chat, kernel.mcp.report)."""
+        in the chat, kernel.mcp.report); the history is read in a thread."""
         from kernel.mcp.report import unseen_outcomes
 
         if self.runtime.mcp is None:
             return
-        seen = (event for _, event in self.store.events(session_id))
+        seen = (event for _, event in await asyncio.to_thread(self.store.events, session_id))
         for event in unseen_outcomes(session_id, self.runtime.mcp.states(), seen):
-            self.store.append_event(event)
+            await asyncio.wrap_future(self.store.submit_event(event))
             self.send(p.EventMessage(event))
 
     async def _answer_early_requests(self) -> None:

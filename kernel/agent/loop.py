@@ -409,7 +409,8 @@ class Agent:
         """Continue an interrupted run; None when the session has nothing left to do."""
         async with self._running(session_id, sink) as run:
             if not run.has_work():
-                run.store.set_run_state(session_id, RunState.FINISHED)
+                await asyncio.wrap_future(run.store.submit_run_state(session_id,
+                                                                     RunState.FINISHED))
                 return None
             return await run.execute(None)
 
@@ -458,6 +459,21 @@ class Agent:
         return _RunContext(self, session_id, sink)
 
 
+@dataclass(frozen=True)
+class _Stored:
+    """What a run starts from: read and decoded in a thread, not on the event loop (a long
+    session's whole history takes a while)."""
+
+    session: SessionInfo
+    history: list[dict[str, Any]]
+    past: list[Event]
+
+    @classmethod
+    def read(cls, store: SessionStore, session_id: str) -> _Stored:
+        return cls(store.get_session(session_id), store.messages(session_id),
+                   [e for _, e in store.events(session_id)])
+
+
 class _RunContext:
     def __init__(self, agent: Agent, session_id: str, sink: Sink) -> None:
         self.agent, self.session_id, self.sink = agent, session_id, sink
@@ -469,7 +485,8 @@ class _RunContext:
         self.lock = session_lock(self.agent.paths, self.session_id)
         self.lock.acquire()
         try:
-            run = _Run(self.agent, self.session_id, self.sink)
+            stored = await asyncio.to_thread(_Stored.read, self.agent.store, self.session_id)
+            run = _Run(self.agent, self.session_id, self.sink, stored)
         except BaseException:
             self.lock.release()
             raise
@@ -484,10 +501,10 @@ class _RunContext:
 class _Run:
     """One run of one session: the state and the steps of the loop."""
 
-    def __init__(self, agent: Agent, session_id: str, sink: Sink) -> None:
+    def __init__(self, agent: Agent, session_id: str, sink: Sink, stored: _Stored) -> None:
         self.agent = agent
         self.store = agent.store
-        self.session = agent.store.get_session(session_id)
+        self.session = stored.session
         self.session_id = session_id
         self.sink = sink
         self.workspace = Path(self.session.workspace)
@@ -500,7 +517,7 @@ class _Run:
                                       links=None if links is None else lambda: links(workspace))
         self.reporter = _Reporter(self.store, sink)
         self.results = self.store.result_log(session_id, pipeline=self.reporter.track)
-        self.history = self.store.messages(session_id)
+        self.history = stored.history
         self.state = _RunState()
         self.started = agent.clock()
         self.repeats = RepeatDetector(agent.limits)
@@ -512,7 +529,7 @@ class _Run:
         self.empty_answer = False
         self.context_tokens = 0
         """What the last request held (reported with the run's end, for the context bar)."""
-        past = [e for _, e in self.store.events(session_id)]
+        past = stored.past
         self._past_prompts = [e for e in past if isinstance(e, UserMessage)]
         self._unanswered = ({e.call_id for e in past if isinstance(e, ApprovalRequest)}
                             - {e.call_id for e in past if isinstance(e, ApprovalDecision)})
@@ -677,7 +694,8 @@ class _Run:
             await self._settle_pending_calls()
             if prompt is not None:
                 if not self.session.title:
-                    self.store.rename_session(self.session_id, _title_from(prompt))
+                    self._track(self.store.submit_rename_session(self.session_id,
+                                                                 _title_from(prompt)))
                 self._add_prompt(prompt, attachments, kept)
             finished = self._finish(await self._loop())
             await self.reporter.flush()

@@ -506,7 +506,7 @@ class SessionStore:
             )
         return [_session_info(r) for r in rows]
 
-    def _update_session(self, session_id: str, column: str, value: Any) -> None:
+    def _update_session(self, session_id: str, column: str, value: Any) -> Future[None]:
         def update(conn: sqlite3.Connection) -> None:
             cur = conn.execute(
                 f"UPDATE sessions SET {column} = ?, updated = ? WHERE id = ?",
@@ -515,19 +515,24 @@ class SessionStore:
             if cur.rowcount == 0:
                 raise UnknownSession(session_id)
 
-        self._write(update)
+        return self._submit(update)
+
+    def submit_rename_session(self, session_id: str, title: str) -> Future[None]:
+        """Set the title without waiting (the agent loop names a session this way)."""
+        return self._update_session(session_id, "title", _shown_text(title))
 
     def rename_session(self, session_id: str, title: str) -> None:
-        self._update_session(session_id, "title", _shown_text(title))
+        self.submit_rename_session(session_id, title).result()
 
     def set_session_mode(self, session_id: str, mode: str) -> None:
-        self._update_session(session_id, "mode", mode)
+        self._update_session(session_id, "mode", mode).result()
 
     def set_session_model(self, session_id: str, model: str) -> None:
-        self._update_session(session_id, "model", model)
+        self._update_session(session_id, "model", model).result()
 
     def delete_session(self, session_id: str) -> None:
-        """Remove the session and everything stored for it (externalized files stay)."""
+        """Remove the session and everything stored for it (its files on disk are removed by
+        `kernel.tools.externalize.remove_session_outputs`)."""
 
         def delete(conn: sqlite3.Connection) -> None:
             if conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount == 0:
