@@ -51,6 +51,9 @@ McpAction = Literal["enable", "disable", "restart"]
 RunState = Literal["running", "idle", "interrupted"]
 GRANT_SCOPES: tuple[GrantScope, ...] = typing.get_args(GrantScope)
 MCP_ACTIONS: tuple[McpAction, ...] = typing.get_args(McpAction)
+RuleList = Literal["allow", "ask", "deny"]
+RULE_LISTS: tuple[RuleList, ...] = typing.get_args(RuleList)
+"""settings.json's `permissions` lists (kernel.policy.settings, the settings dialog)."""
 
 
 class ProtocolError(ValueError):
@@ -737,13 +740,14 @@ Command = (
     | ListModels | StartRun | EditLastMessage | RegenerateAnswer | ResumeRun | CompactSession
     | CancelRun | CancelCall | ApprovalAnswer | Shutdown | ListGrants | ListAllGrants
     | RevokeGrant | ListMcpServers | McpServerAction | McpFormAnswer | ListMcpPrompts
-    | GetMcpPrompt | McpSamplingAnswer)
+    | GetMcpPrompt | McpSamplingAnswer | ExportSession)
 """Every message the UI sends the kernel: a closed union (a test checks that each registered
 kind is a Command or a Reply, and that the worker handles every Command)."""
 Reply = (
     KernelReady | EventMessage | SessionList | SessionLoaded | ModelList | SessionDeleted
     | SettingsSnapshot | Diagnostics | McpImportPlan | RunStatus | CommandFailed | GrantList
-    | McpServerStates | McpFormRequest | McpPromptList | McpPromptText | McpSamplingRequest)
+    | McpServerStates | McpFormRequest | McpPromptList | McpPromptText | McpSamplingRequest
+    | SessionExport)
 """Every message the kernel sends the UI (a test checks the UI handles each)."""
 COMMANDS: frozenset[type[Message]] = frozenset(typing.get_args(Command))
 REPLIES: frozenset[type[Message]] = frozenset(typing.get_args(Reply))

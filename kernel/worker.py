@@ -48,7 +48,7 @@ from kernel.paths import AppPaths
 from kernel.policy.approvals import PolicyGate, gate_factory
 from kernel.policy.channels import Answer, QueueChannel
 from kernel.policy.decide import Mode
-from kernel.policy.settings import Settings, SettingsError, SettingsFile, SettingsProblem
+from kernel.policy.settings import Settings, SettingsError, SettingsFile
 from kernel.sandbox.hardening import make_non_dumpable
 from kernel.workspace import broad_workspace_reason
 
@@ -411,12 +411,10 @@ class Kernel:
         check); every problem goes back in the snapshot, nothing is written with any."""
         found = self._change_settings(message.changes, write=not message.check_only)
         self._reload_settings()
-        self.send(self._snapshot(message.request_id, tuple(
-            p.SettingsProblem(problem.path, problem.message, problem.line or 0)
-            for problem in found)))
+        self.send(self._snapshot(message.request_id, found))
 
     def _change_settings(self, changes: Iterable[p.SettingChange], *, write: bool = True,
-                         ) -> tuple[SettingsProblem, ...]:
+                         ) -> tuple[p.SettingsProblem, ...]:
         """kernel.policy.settings.change_settings; a file that cannot be read or written is
         one more problem to report, not a lost answer."""
         from kernel.policy.settings import change_settings
@@ -424,7 +422,7 @@ class Kernel:
         try:
             return change_settings(self.paths, changes, write=write)
         except OSError as exc:
-            return (SettingsProblem((), f"settings.json could not be changed: {exc}"),)
+            return (p.SettingsProblem((), f"settings.json could not be changed: {exc}"),)
 
     def _get_diagnostics(self, _message: p.GetDiagnostics) -> None:
         self._spawn(self._send_diagnostics())

@@ -38,6 +38,7 @@ from desktop.settings.mcp import McpPanel
 from kernel.modes import MODES
 from kernel.paths import AppPaths
 from kernel.protocol import (
+    RULE_LISTS,
     GetDiagnostics,
     SettingChange,
     SettingsProblem,
@@ -45,8 +46,6 @@ from kernel.protocol import (
     UpdateSettings,
 )
 
-RULE_LISTS = ("allow", "ask", "deny")
-"""settings.json's `permissions` lists, as the Permissions page shows them."""
 CHECK_DELAY_MS = 250
 """How long typing pauses before the kernel checks the changes."""
 _REQUESTS = itertools.count(1)

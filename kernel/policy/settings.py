@@ -25,7 +25,7 @@ line and the key or rule. Nothing is skipped. A missing file means the defaults.
 Writes go through `update_settings` (under a file lock: re-read, change, validate, replace
 the file atomically) or its helpers: `change_settings` (the app's changes, by key path,
 every problem reported before anything is written), `add_rule` / `remove_rule` ("always
-allow" and its revocation), `set_mcp_servers`, `set_mcp_server_disabled`.
+allow" and its revocation), `set_mcp_server_disabled`.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any
 
 import jsonschema
 
@@ -50,13 +50,11 @@ from kernel.policy.decide import Mode
 from kernel.policy.jsonpos import line_of
 from kernel.policy.rules import RuleError, parse_rule
 from kernel.policy.ruleset import RuleSet
+from kernel.protocol import RULE_LISTS, RuleList, SettingChange, SettingsProblem
 from kernel.sandbox.limits import MiB, ResourceLimits
 from kernel.sandbox.settings import DEFAULT_GRACE_S, ExecSettings
 from kernel.tools.find_tools import DEFAULT_THRESHOLD
 from kernel.tools.spec import ToolSpec
-
-RuleList = Literal["allow", "ask", "deny"]
-RULE_LISTS: tuple[RuleList, ...] = ("allow", "ask", "deny")
 
 _ENV_NAME: dict[str, Any] = {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"}
 _NAMES: dict[str, Any] = {"type": "array", "items": _ENV_NAME, "uniqueItems": True}
@@ -264,19 +262,6 @@ def _canonical(rule_text: str) -> str:
         return rule_text
 
 
-def set_mcp_servers(paths: AppPaths, servers: Mapping[str, Any]) -> Settings:
-    """Replace the `mcpServers` object of settings.json (an empty mapping removes it); the
-    result must validate like any other change."""
-
-    def change(data: dict[str, Any]) -> None:
-        if servers:
-            data["mcpServers"] = dict(servers)
-        else:
-            data.pop("mcpServers", None)
-
-    return update_settings(paths, change)
-
-
 def set_mcp_server_disabled(paths: AppPaths, name: str, disabled: bool) -> Settings:
     """Mark one configured MCP server `"disabled": true`, or drop the mark (KeyError when
     settings.json has no server of that name)."""
@@ -291,27 +276,6 @@ def set_mcp_server_disabled(paths: AppPaths, name: str, disabled: bool) -> Setti
             entry.pop("disabled", None)
 
     return update_settings(paths, change)
-
-
-class SettingChange(Protocol):
-    """One change by key path (kernel.protocol.SettingChange has this shape)."""
-
-    @property
-    def path(self) -> tuple[str, ...]: ...
-    @property
-    def value(self) -> Any: ...
-    @property
-    def remove(self) -> bool: ...
-
-
-@dataclass(frozen=True)
-class SettingsProblem:
-    """One thing wrong with settings.json or with a change to it: the key, and what."""
-
-    path: tuple[str, ...]
-    message: str
-    line: int | None = None
-    """The line in settings.json as it is on disk (None for a change not written)."""
 
 
 def apply_changes(data: dict[str, Any], changes: Iterable[SettingChange]) -> None:
@@ -394,7 +358,8 @@ def change_settings(paths: AppPaths, changes: Iterable[SettingChange], *,
     except _NotWritten:
         pass
     except SettingsError as exc:
-        return (SettingsProblem(exc.path, f"settings.json cannot be used: {exc}", exc.line),)
+        return (SettingsProblem(exc.path, f"settings.json cannot be used: {exc}",
+                                exc.line or 0),)
     return tuple(found)
 
 

@@ -11,13 +11,9 @@ from typing import Any
 import pytest
 
 from kernel.paths import AppPaths
-from kernel.policy.settings import (
-    SettingsProblem,
-    apply_changes,
-    change_settings,
-    settings_problems,
-)
+from kernel.policy.settings import apply_changes, change_settings, settings_problems
 from kernel.protocol import SettingChange as C
+from kernel.protocol import SettingsProblem
 
 BASE: dict[str, Any] = {"model": "m", "exec": {"env": ["A"]},
                         "permissions": {"allow": ["run_command(ls)"]},
@@ -83,7 +79,7 @@ def test_every_problem_is_named_by_its_key(data: Any, paths: list[tuple[str, ...
                                            words: str) -> None:
     problems = settings_problems(data)
     assert [p.path for p in problems] == paths
-    assert all(isinstance(p, SettingsProblem) and p.message and p.line is None
+    assert all(isinstance(p, SettingsProblem) and p.message and p.line == 0
                for p in problems)
     assert words in " ".join(p.message for p in problems)
 

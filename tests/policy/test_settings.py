@@ -14,13 +14,14 @@ from kernel.policy.jsonpos import line_of
 from kernel.policy.settings import (
     SettingsError,
     add_rule,
+    change_settings,
     load_settings,
     parse_settings,
     remove_rule,
     set_mcp_server_disabled,
-    set_mcp_servers,
     update_settings,
 )
+from kernel.protocol import SettingChange
 from kernel.sandbox.limits import MiB, ResourceLimits
 from kernel.sandbox.settings import ExecSettings
 
@@ -216,7 +217,8 @@ def test_update_settings_is_public_and_refuses_an_invalid_result(reins_home: App
 def test_mcp_servers_are_written_and_disabled_by_name(reins_home: AppPaths) -> None:
     servers = {"time": {"command": "uvx", "args": ["mcp-server-time"]},
                "web": {"url": "https://example.com/mcp"}}
-    assert set_mcp_servers(reins_home, servers).mcp_servers == servers
+    assert change_settings(reins_home, [SettingChange(("mcpServers",), servers)]) == ()
+    assert load_settings(reins_home).mcp_servers == servers
     settings = set_mcp_server_disabled(reins_home, "time", True)
     assert settings.mcp_servers["time"] == {"command": "uvx", "args": ["mcp-server-time"],
                                             "disabled": True}
@@ -226,7 +228,9 @@ def test_mcp_servers_are_written_and_disabled_by_name(reins_home: AppPaths) -> N
                                                      ).mcp_servers["time"]
     with pytest.raises(KeyError, match="nope"):
         set_mcp_server_disabled(reins_home, "nope", True)
-    with pytest.raises(SettingsError, match="mcpServers"):
-        set_mcp_servers(reins_home, {"bad": {"command": "x", "url": "http://y"}})
+    [refused] = change_settings(reins_home, [SettingChange(
+        ("mcpServers",), {"bad": {"command": "x", "url": "http://y"}})])
+    assert refused.path == ("mcpServers", "bad") and "exactly one of" in refused.message
     assert set(load_settings(reins_home).mcp_servers) == {"time", "web"}
-    assert "mcpServers" not in set_mcp_servers(reins_home, {}).raw
+    assert change_settings(reins_home, [SettingChange(("mcpServers",), remove=True)]) == ()
+    assert "mcpServers" not in load_settings(reins_home).raw
