@@ -586,20 +586,20 @@ class Kernel:
         self._launch(message.session_id, lambda agent, sink: agent.run(
             message.session_id, message.prompt, sink, attachments))
 
-    def _edit_last_message(self, message: p.EditLastMessage) -> None:
+    async def _edit_last_message(self, message: p.EditLastMessage) -> None:
         if not message.prompt.strip():
             raise ValueError("the prompt is empty")
-        self._check_branch(message.session_id, "edited")
+        await self._check_branch(message.session_id, "edited")
         attachments = _attachments(message.attachments)
         self._launch(message.session_id, lambda agent, sink: agent.edit(
             message.session_id, message.prompt, sink, attachments, message.keep))
 
-    def _regenerate_answer(self, message: p.RegenerateAnswer) -> None:
-        self._check_branch(message.session_id, "answered again")
+    async def _regenerate_answer(self, message: p.RegenerateAnswer) -> None:
+        await self._check_branch(message.session_id, "answered again")
         self._launch(message.session_id, lambda agent, sink: agent.regenerate(
             message.session_id, sink))
 
-    def _check_branch(self, session_id: str, what: str) -> None:
+    async def _check_branch(self, session_id: str, what: str) -> None:
         """ValueError (said to the UI) when the last prompt cannot be changed now: a run is
         in progress, or there is no prompt (kernel.agent.branch.NothingToChange)."""
         from kernel.agent.branch import last_prompt, prompt_place
@@ -608,8 +608,10 @@ class Kernel:
         if session_id in self.runs:
             raise ValueError(f"a run is in progress in this session: stop it before the last "
                              f"message can be {what}")
-        prompts = [e for _, e in self.store.events(session_id) if isinstance(e, UserMessage)]
-        prompt_place(self.store.messages(session_id), last_prompt(prompts))
+        events = await asyncio.to_thread(self.store.events, session_id)
+        prompts = [e for _, e in events if isinstance(e, UserMessage)]
+        prompt_place(await asyncio.to_thread(self.store.messages, session_id),
+                     last_prompt(prompts))
 
     def _resume_run(self, message: p.ResumeRun) -> None:
         self._launch(message.session_id,
@@ -655,8 +657,11 @@ class Kernel:
 
     # ---- grants ------------------------------------------------------------------------------
 
-    def _list_grants(self, message: p.ListGrants) -> None:
-        self.send(p.GrantList(message.session_id, self._session_grants(message.session_id)
+    async def _list_grants(self, message: p.ListGrants) -> None:
+        history = (None if message.session_id in self.gates else
+                   await asyncio.to_thread(self.store.events, message.session_id))
+        self.send(p.GrantList(message.session_id,
+                              self._session_grants(message.session_id, history=history)
                               + self._always_rules()))
 
     async def _list_all_grants(self, _message: p.ListAllGrants) -> None:
@@ -696,7 +701,7 @@ class Kernel:
         return tuple(p.GrantInfo(r.text, describe(r), "always")
                      for r in self.settings.permissions.allow.rules)
 
-    def _revoke_grant(self, message: p.RevokeGrant) -> None:
+    async def _revoke_grant(self, message: p.RevokeGrant) -> None:
         """Revoke through the session's gate while it runs (it records GrantRevoked and
         stops matching at once), else record GrantRevoked in the session's store."""
         from kernel.policy.grants import session_grants
@@ -719,19 +724,20 @@ class Kernel:
                 gate.revoke_always_rule(message.rule)
             else:
                 if message.scope == "session":
-                    held = session_grants(e for _, e in self.store.events(session_id))
+                    stored = await asyncio.to_thread(self.store.events, session_id)
+                    held = session_grants(e for _, e in stored)
                     if all(g.rule.text != message.rule for g in held):
                         raise KeyError(f"this session has no grant {message.rule!r}")
                 else:
                     remove_rule(self.paths, "allow", message.rule)
                 event = GrantRevoked(session_id, rule=message.rule, scope=message.scope,
                                      revoked_by="user", revoked_at=time.time())
-                self.store.append_event(event)
+                await asyncio.wrap_future(self.store.submit_event(event))
                 self.send(p.EventMessage(event))
         except KeyError as exc:
             raise ValueError(f"nothing to revoke: {exc.args[0] if exc.args else exc}"
                              ) from None
-        self._list_grants(p.ListGrants(session_id))
+        await self._list_grants(p.ListGrants(session_id))
 
     # ---- MCP servers ------------------------------------------------------------------------
 
