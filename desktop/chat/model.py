@@ -27,7 +27,7 @@ from PySide6.QtGui import QTextCursor
 
 from desktop.chat.attach import attached_line
 from desktop.chat.card import card_document
-from desktop.chat.documents import CodeDocument, SafeDocument, plain_document
+from desktop.chat.documents import CodeDocument, SafeDocument, is_dark, plain_document
 from desktop.chat.markdown import open_fence, render_markdown, split_stable
 from desktop.words import STATUS_WORDS
 from kernel.visible import one_line, visible
@@ -212,6 +212,8 @@ class ChatModel(QAbstractListModel):
         self._edited_next = False
         """The next user message replaces an edited one."""
         self.activity: Activity | None = None
+        self.dark = is_dark()
+        """Whether its messages were rendered for a dark palette (code colours differ)."""
         self._timer = QTimer(self)
         self._timer.setInterval(RENDER_INTERVAL_MS)
         self._timer.timeout.connect(self._render_streaming)
@@ -415,6 +417,17 @@ class ChatModel(QAbstractListModel):
             self.set_activity(f"Running {len(running)} tools", now)
         else:
             self.set_activity("Thinking", now)
+
+    def restyle(self) -> None:
+        """The palette turned light or dark: render the finished messages again (their code
+        colours are chosen for one or the other); a message still streaming follows as it
+        is sealed."""
+        self.dark = is_dark()
+        for item in self._items:
+            if isinstance(item, MessageItem) and not item.streaming and item.width > 0:
+                item.render_all()
+        if self._items:
+            self.layoutChanged.emit()
 
     def _changed(self, row: int, *, grew: bool) -> None:
         """Repaint a row; relayout the view only when its height may have changed."""

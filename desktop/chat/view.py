@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import QModelIndex, QPoint, QPointF, QRectF, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import QEvent, QModelIndex, QPoint, QPointF, QRectF, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QDesktopServices,
     QDragEnterEvent,
@@ -31,7 +31,7 @@ from desktop.chat import activity
 from desktop.chat.activity import ActivityIndicator
 from desktop.chat.attach import image_bytes, local_files
 from desktop.chat.delegate import ChatDelegate
-from desktop.chat.documents import CodeDocument, SafeDocument
+from desktop.chat.documents import CodeDocument, SafeDocument, is_dark
 from desktop.chat.find import FindBar, Match, find_matches
 from desktop.chat.geometry import (
     PieceBox,
@@ -130,6 +130,8 @@ class ChatView(QListView):
             previous.rowsInserted.disconnect(self._on_rows_inserted)
             previous.activity_changed.disconnect(self.activity.show_activity)
         super().setModel(model)
+        if model.dark != is_dark():  # rendered before the palette changed, while unseen
+            model.restyle()
         model.item_grew.connect(self._on_item_grew)
         model.rowsInserted.connect(self._on_rows_inserted)
         model.activity_changed.connect(self.activity.show_activity)
@@ -184,6 +186,13 @@ class ChatView(QListView):
     def scrollToBottom(self) -> None:
         self._following = True
         super().scrollToBottom()
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        model = self.model()
+        if (event.type() == QEvent.Type.PaletteChange and isinstance(model, ChatModel)
+                and model.dark != is_dark()):
+            model.restyle()
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
