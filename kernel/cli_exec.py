@@ -13,11 +13,11 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from kernel.agent.limits import LIMIT_REASONS, LoopLimits, StopReason
 from kernel.agent.loop import Agent, GateFactory, RunBusy
-from kernel.agent.models import DEFAULT_MODEL, model_limits
+from kernel.agent.models import DEFAULT_MODEL
 from kernel.agent.provider import AnthropicProvider, ConfigError, ProviderConfig
 from kernel.agent.runlock import SessionLocked
 from kernel.agent.runtime import Kernel, open_kernel
@@ -44,11 +44,6 @@ from kernel.events import (
     UserMessage,
     json_text,
 )
-from kernel.mcp.config import McpConfigError
-from kernel.mcp.headless import exec_asks, report_settled, server_prompt
-from kernel.mcp.manager import McpManager
-from kernel.mcp.prompts import PromptRefError, parse_prompt_args, parse_prompt_ref
-from kernel.mcp.report import server_line
 from kernel.paths import AppPaths
 from kernel.policy.approvals import gate_factory
 from kernel.policy.channels import ApprovalChannel, FixedChannel, TerminalChannel
@@ -56,6 +51,9 @@ from kernel.policy.settings import Settings, load_settings
 from kernel.tools.spec import ToolError
 from kernel.visible import one_line, visible
 from kernel.workspace import broad_workspace_reason
+
+if TYPE_CHECKING:
+    from kernel.mcp.manager import McpManager
 
 
 def exit_code(finished: RunFinished | None) -> int:
@@ -73,6 +71,8 @@ def exec_command(args: argparse.Namespace) -> int:
         raise UsageError("give a PROMPT (or --mcp-prompt SERVER/NAME), or --session ID to "
                          "resume a session")
     if args.mcp_prompt is not None:
+        from kernel.mcp.prompts import PromptRefError, parse_prompt_args, parse_prompt_ref
+
         try:
             parse_prompt_ref(args.mcp_prompt)
             parse_prompt_args(args.mcp_prompt_arg)
@@ -173,6 +173,9 @@ async def _exec(kernel: Kernel, args: argparse.Namespace, settings: Settings, se
                                    args.approve, printer, agent)
         prompt = args.prompt
         if args.mcp_prompt is not None:
+            from kernel.mcp.headless import server_prompt
+            from kernel.mcp.prompts import PromptRefError
+
             try:
                 prompt = await server_prompt(manager, args.mcp_prompt, args.mcp_prompt_arg,
                                              args.prompt)
@@ -204,6 +207,8 @@ async def _start_mcp(kernel: Kernel, settings: Settings, session_id: str, worksp
     forms and sampling requests are answered by `--approve` (kernel.mcp.headless)."""
     if not settings.mcp_servers:
         return None
+    from kernel.mcp.config import McpConfigError
+    from kernel.mcp.headless import exec_asks, report_settled
 
     def record(event: Event) -> None:
         kernel.store.append_event(event)
@@ -356,6 +361,8 @@ class HumanPrinter:
         if isinstance(event, ErrorEvent):
             return f"error [{one_line(event.code)}]: {visible(event.message)}"
         if isinstance(event, McpServerEvent):
+            from kernel.mcp.report import server_line
+
             if event.state == "ready":
                 return server_line(event)
             self.err.write(server_line(event) + "\n")
@@ -388,9 +395,3 @@ _TO_STDERR = (ErrorEvent, ModelRetry, ModelWaiting)
 def _short(value: Any, limit: int = 80) -> str:
     text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def model_line(model: str, settings: Settings) -> str:
-    limits = model_limits(model, settings.models)
-    return (f"{model} (context window {limits.context_window}, max_tokens {limits.max_tokens}"
-            f": {limits.source})")

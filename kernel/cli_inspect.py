@@ -5,12 +5,16 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from kernel.agent.models import DEFAULT_MODEL
-from kernel.agent.provider import KeySource, ProviderConfig, resolve_api_key, resolve_base_url
+from kernel.agent.models import DEFAULT_MODEL, model_limits
+from kernel.agent.provider_config import (
+    KeySource,
+    ProviderConfig,
+    resolve_api_key,
+    resolve_base_url,
+)
 from kernel.agent.runlock import session_lock
 from kernel.agent.store import SessionStore, UnknownSession
 from kernel.cli_errors import EXIT_ERROR, EXIT_OK, UsageError
-from kernel.cli_exec import model_line
 from kernel.export import trace_text
 from kernel.paths import AppPaths
 from kernel.policy.settings import Settings, SettingsError, load_settings
@@ -62,3 +66,9 @@ def doctor_report(paths: AppPaths, key: KeySource) -> tuple[str, bool]:
         + (f" — INVALID: {settings_problem}" if settings_problem else ""),
     ]
     return "\n".join(lines) + "\n", bool(status.available and key.key and not settings_problem)
+
+
+def model_line(model: str, settings: Settings) -> str:
+    limits = model_limits(model, settings.models)
+    return (f"{model} (context window {limits.context_window}, max_tokens {limits.max_tokens}"
+            f": {limits.source})")

@@ -77,10 +77,10 @@ from kernel.agent.compact import (
     transcript,
 )
 from kernel.agent.context import (
+    ContextTrimmer,
     cached_system,
     cached_tools,
     estimate_tokens,
-    trim_tool_results,
     with_cache_breakpoint,
 )
 from kernel.agent.limits import (
@@ -539,6 +539,10 @@ class _Run:
                                 and self.history[e.first_kept]["role"] == "assistant"), None)
         """The latest summary of the oldest turns, when it still fits the history."""
         self._budget_cap: int | None = None
+        self._trimmer = ContextTrimmer(self._store_full)
+        """Trims each request, measuring only what is new since the previous one."""
+        self._summary: tuple[ContextCompacted, dict[str, Any]] | None = None
+        """The summary message of `compaction`, made once (the same object every round)."""
         self._reported_results = {e.call_id for e in past if isinstance(e, ToolResultEvent)}
         self._reported_calls = {e.call_id for e in past if isinstance(e, ToolCallStarted)}
         gate = None
@@ -941,8 +945,9 @@ class _Run:
         """What the requests carry: the summary and the turns after it, else everything."""
         if self.compaction is None:
             return self.history
-        return [summary_message(self.compaction.summary),
-                *self.history[self.compaction.first_kept:]]
+        if self._summary is None or self._summary[0] is not self.compaction:
+            self._summary = (self.compaction, summary_message(self.compaction.summary))
+        return [self._summary[1], *self.history[self.compaction.first_kept:]]
 
     def _final_answer(self, text: str) -> StopReason | None:
         """End the run, unless the answer is a tool call written as text (told once)."""
@@ -1106,13 +1111,12 @@ class _Run:
         tools = cached_tools(registry.schemas(shown))
         system = cached_system(system_prompt(self.workspace, self.agent.system_extra))
         fixed = estimate_tokens(tools) + estimate_tokens(system)
-        messages, trimmed = trim_tool_results(
-            self._sent_history(), budget_tokens=self._input_budget(), fixed_tokens=fixed,
-            store_full=self._store_full)
+        sent = self._trimmer.trim(self._sent_history(), budget_tokens=self._input_budget(),
+                                  fixed_tokens=fixed)
         params = provider.request_params(system=system, tools=tools,
-                                         messages=with_cache_breakpoint(messages),
+                                         messages=with_cache_breakpoint(sent.messages),
                                          first_round=self.state.rounds == 0)
-        return params, trimmed, fixed + estimate_tokens(messages)
+        return params, sent.trimmed, sent.tokens
 
     def _store_full(self, call_id: str, text: str) -> str | None:
         stored = self.results.get(call_id) if _safe_id(call_id) else None

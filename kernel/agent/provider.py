@@ -30,7 +30,6 @@ at an Anthropic-compatible server.
 from __future__ import annotations
 
 import asyncio
-import os
 import random
 import re
 import time
@@ -41,117 +40,24 @@ from typing import Any
 import anthropic
 import httpx2
 
-from kernel.agent.models import (
-    DEFAULT_CONTEXT_WINDOW,
-    DEFAULT_MAX_TOKENS,
-    DEFAULT_MODEL,
-    ModelLimits,
-    config_problem,
-    model_limits,
+from kernel.agent.context import same_objects
+from kernel.agent.models import ModelLimits, config_problem
+from kernel.agent.provider_config import (
+    NO_KEY_PLACEHOLDER,
+    ConfigError,
+    KeySource,
+    ProviderConfig,
+    resolve_api_key,
+    resolve_base_url,
+    tool_choice_param,
 )
-from kernel.keys import ENV_VAR, KEYRING_SERVICE, KEYRING_USER
 
-NO_KEY_PLACEHOLDER = "no-key"
-"""Sent to a custom base URL when no key is configured (local servers ignore it)."""
 RETRY_BASE_S = 0.5
 RETRY_MAX_S = 8.0
 RETRY_AFTER_MAX_S = 60.0
 RETRY_STATUSES = frozenset({408, 409, 429})
 STREAM_RETRY_KINDS = frozenset({"overloaded_error", "api_error", "rate_limit_error"})
 """Error events in a 200 stream that mean "try again", as the same errors as statuses do."""
-
-
-class ConfigError(ValueError):
-    """A provider setting that cannot work (bad tool_choice, no key for the real API)."""
-
-
-@dataclass(frozen=True)
-class ProviderConfig:
-    model: str = DEFAULT_MODEL
-    max_tokens: int = DEFAULT_MAX_TOKENS
-    tool_choice: str = "auto"
-    """`auto`, `any`, `none`, or the name of one tool. `any` and a tool name force the first
-    request of a run only (the model could otherwise never finish); later ones are `auto`."""
-    base_url: str | None = None
-    """None: ANTHROPIC_BASE_URL when set, else the SDK's default (api.anthropic.com)."""
-    thinking_budget: int | None = None
-    """Extended thinking budget in tokens; None disables thinking."""
-    max_retries: int = 2
-    """Retries (with back-off) for 408/409/429/5xx/529, connection failures and error
-    events in a stream."""
-    connect_timeout_s: float = 10.0
-    read_timeout_s: float = 120.0
-    """A server that sends nothing for this long ends the turn with an error (once)."""
-    context_window: int = DEFAULT_CONTEXT_WINDOW
-    max_output: int | None = None
-    """The most the model can write (known models), for the checks of `config_problem`."""
-    progress_every_s: float = 10.0
-    """How often `on_wait` reports while no answer has started."""
-
-    @classmethod
-    def for_model(cls, model: str, models: Mapping[str, Any] | None = None, *,
-                  max_tokens: int | None = None, **settings: Any) -> ProviderConfig:
-        """The config of `model` with its limits (kernel.agent.models: the settings'
-        `models` entry, else the built-in figures); `max_tokens` overrides its output limit."""
-        limits = model_limits(model, models)
-        return cls(model=model, max_tokens=max_tokens or limits.max_tokens,
-                   context_window=limits.context_window, max_output=limits.max_output,
-                   **settings)
-
-    @property
-    def limits(self) -> ModelLimits:
-        return ModelLimits(self.context_window, self.max_tokens, self.max_output)
-
-
-def tool_choice_param(choice: str) -> dict[str, Any]:
-    if choice in ("auto", "any", "none"):
-        return {"type": choice}
-    if not choice:
-        raise ConfigError("tool_choice must be auto, any, none or a tool name")
-    return {"type": "tool", "name": choice}
-
-
-@dataclass(frozen=True)
-class KeySource:
-    key: str | None
-    source: str
-    """"argument", "keyring", "environment" or "none" (never the key itself)."""
-
-
-def keyring_key() -> str | None:
-    """The key stored in the OS keyring, or None (no keyring module, backend or entry)."""
-    try:
-        import keyring
-        import keyring.errors
-    except ImportError:
-        return None
-    try:
-        return keyring.get_password(KEYRING_SERVICE, KEYRING_USER) or None
-    except (keyring.errors.KeyringError, RuntimeError, OSError):
-        return None
-
-
-def resolve_api_key(
-    explicit: str | None = None,
-    environ: Mapping[str, str] | None = None,
-    keyring_lookup: Callable[[], str | None] = keyring_key,
-) -> KeySource:
-    if explicit:
-        return KeySource(explicit, "argument")
-    stored = keyring_lookup()
-    if stored:
-        return KeySource(stored, "keyring")
-    env = os.environ if environ is None else environ
-    if env.get(ENV_VAR):
-        return KeySource(env[ENV_VAR], "environment")
-    return KeySource(None, "none")
-
-
-def resolve_base_url(
-    config: ProviderConfig, environ: Mapping[str, str] | None = None
-) -> str | None:
-    env = os.environ if environ is None else environ
-    return config.base_url or env.get("ANTHROPIC_BASE_URL") or None
 
 
 @dataclass(frozen=True)
@@ -228,6 +134,31 @@ def scrub_text(value: Any) -> Any:
         scrubbed = [scrub_text(v) for v in value]
         return value if all(a is b for a, b in zip(scrubbed, value, strict=True)) else scrubbed
     return value
+
+
+class _ScrubbedMessages:
+    """`scrub_text` of each request's messages, kept for those that were in an earlier
+    request as the very same objects (a run's history grows by appending, and a trimmed
+    message stays the same object while it is trimmed the same way), so a round scrubs what
+    is new since the last one, not the whole conversation again."""
+
+    def __init__(self) -> None:
+        self._seen: list[Any] = []
+        self._scrubbed: list[Any] = []
+        self._known: dict[int, tuple[Any, Any]] = {}
+
+    def __call__(self, messages: Sequence[Any]) -> list[Any]:
+        same = same_objects(self._seen, messages)
+        out = self._scrubbed[:same]
+        for message in messages[same:]:
+            entry = self._known.get(id(message))
+            if entry is None or entry[0] is not message:
+                entry = self._known[id(message)] = (message, scrub_text(message))
+            out.append(entry[1])
+        if len(self._known) > 2 * len(messages) + 16:
+            self._known = {id(m): (m, s) for m, s in zip(messages, out, strict=True)}
+        self._seen, self._scrubbed = list(messages), out
+        return list(out)
 
 
 def _usage(message: Any) -> dict[str, int]:
@@ -391,7 +322,7 @@ class AnthropicProvider:
             raise ConfigError(problem)
         self.config = config
         self.base_url = resolve_base_url(config, environ)
-        key = resolve_api_key(api_key, environ)
+        key: KeySource = resolve_api_key(api_key, environ)
         self.key_source = key.source
         if key.key is None and self.base_url is None:
             raise ConfigError(
@@ -399,6 +330,7 @@ class AnthropicProvider:
                 "ANTHROPIC_API_KEY; or point ANTHROPIC_BASE_URL at a local compatible server."
             )
         self._tool_choice = tool_choice_param(config.tool_choice)
+        self._scrub_messages = _ScrubbedMessages()
         self.client = anthropic.AsyncAnthropic(
             api_key=key.key or NO_KEY_PLACEHOLDER,
             base_url=self.base_url,
@@ -455,7 +387,8 @@ class AnthropicProvider:
         return params
 
     async def stream_turn(self, params: Mapping[str, Any], callbacks: TurnCallbacks) -> ModelTurn:
-        sendable = scrub_text(params)
+        sendable = {key: self._scrub_messages(value) if key == "messages" else scrub_text(value)
+                    for key, value in params.items()}
         attempts = self.config.max_retries + 1
         for attempt in range(1, attempts + 1):
             outcome = await self._attempt(sendable, callbacks, attempt)

@@ -13,14 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kernel.agent.limits import LoopLimits
 from kernel.agent.loop import Agent, GateFactory, Provider
 from kernel.agent.store import SessionStore
-from kernel.mcp.asks import ServerAsks
-from kernel.mcp.manager import McpManager, StateListener
-from kernel.mcp.startup import start_mcp_servers
 from kernel.paths import AppPaths
 from kernel.sandbox.detect import SandboxStatus
 from kernel.sandbox.executor import CommandExecutor
@@ -30,6 +27,10 @@ from kernel.tools.builtin import builtin_tools
 from kernel.tools.builtin.command import make_run_command
 from kernel.tools.find_tools import DEFAULT_THRESHOLD, make_find_tools
 from kernel.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    from kernel.mcp.asks import ServerAsks
+    from kernel.mcp.manager import McpManager, StateListener
 
 
 class SandboxFacts:
@@ -75,7 +76,10 @@ class Kernel:
                         asks: ServerAsks | None = None) -> McpManager:
         """Launch the configured MCP servers (settings' `mcpServers`) in the background; the
         tools of each join the registry when it is ready (kernel.mcp); `asks` answers the
-        servers' own requests (roots, elicitation, sampling). Raises McpConfigError."""
+        servers' own requests (roots, elicitation, sampling). Raises McpConfigError. The MCP
+        SDK is imported only then: a run with no server configured never loads it."""
+        from kernel.mcp.startup import start_mcp_servers
+
         self.mcp = await start_mcp_servers(self.registry, self.paths, mcp_servers,
                                            exec_settings=self.executor.settings,
                                            on_state=on_state, asks=asks)
