@@ -41,6 +41,7 @@ from kernel.events import (
     GrantScope,
     RunFinished,
     SessionStarted,
+    ToolProgress,
     UserMessage,
 )
 from kernel.modes import Mode
@@ -71,6 +72,19 @@ class SessionView:
     cost: float = 0.0
     context: tuple[int, int] = (0, 0)
     """The last request's tokens and the model's context window."""
+    progress_at: dict[str, int] = field(default_factory=dict)
+    """Where in `events` each call's progress is (`keep`)."""
+
+    def keep(self, event: Event) -> None:
+        """Keep an event for the timeline; a call's progress (every 0.5 s of a command)
+        replaces its previous one, as in the store: one live line per call."""
+        if isinstance(event, ToolProgress):
+            at = self.progress_at.get(event.call_id)
+            if at is not None:
+                self.events[at] = event
+                return
+            self.progress_at[event.call_id] = len(self.events)
+        self.events.append(event)
 
     def note_error(self, event: Event) -> None:
         """Keep track of whether the last run ended with a retryable error."""
@@ -483,7 +497,7 @@ class AppController(QObject):
         apply_event(view.chat, event, at=time.time())
         if isinstance(event, AssistantDelta):
             return
-        view.events.append(event)
+        view.keep(event)
         view.note_error(event)
         if event.session_id == self.current and self.window.timeline_created:
             self.window.timeline.apply(event)
@@ -560,7 +574,7 @@ class AppController(QObject):
         view = SessionView(info, chat, interrupted=message.interrupted)
         for event in message.events:
             apply_event(chat, event, at=event.at)
-            view.events.append(event)
+            view.keep(event)
             view.note_error(event)
             if isinstance(event, RunFinished):
                 view.count(event)
