@@ -147,6 +147,9 @@ class FakeAnthropicServer:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+    """TCP_NODELAY, as a real server streams: with Nagle's algorithm each SSE event written
+    after the first waited for the client's delayed ACK, 40 ms per streamed answer."""
     server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:

@@ -1,0 +1,130 @@
+"""Start-up: `reins exec` to its first model request, `reins --help` and `reins doctor`.
+
+Black box, each a fresh process, runs interleaved, medians:
+- first request: the time from starting the process to its first request arriving at the
+  fake model server (kernel.fakemodel, loopback, in this process). Floor: a bare
+  anthropic-SDK script (import the SDK, make an AsyncAnthropic client, stream one message)
+  started the same way. Goal: `reins exec` within 1.15× the floor.
+- `reins --help` and `reins doctor` to their exit. Floor: `python -c pass` with the same
+  interpreter. Goal: within 0.3 s of the floor.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from bench.common import fmt_seconds, report
+from kernel.fakemodel import FakeAnthropicServer, Reply, reply
+
+RUNS = 5
+BIN = Path(sys.executable).parent
+FIRST_REQUEST_GOAL = 1.15
+CLI_GOAL_S = 0.3
+BARE_SCRIPT = """
+import asyncio, sys
+import anthropic
+
+async def main():
+    async with anthropic.AsyncAnthropic(api_key="bench", base_url=sys.argv[1]) as client:
+        async with client.messages.stream(
+                model="claude-sonnet-4-6", max_tokens=1024,
+                messages=[{"role": "user", "content": "hello"}]) as stream:
+            await stream.get_final_message()
+
+asyncio.run(main())
+"""
+
+
+class _Arrivals:
+    """The fake server's responder: the perf_counter time each request arrived."""
+
+    def __init__(self) -> None:
+        self.times: list[float] = []
+        self.seen = threading.Condition()
+
+    def __call__(self, body: Mapping[str, Any]) -> Reply:
+        with self.seen:
+            self.times.append(time.perf_counter())
+            self.seen.notify_all()
+        return reply("Hello.")
+
+    def wait_first(self, after: int, timeout: float) -> float:
+        with self.seen:
+            if not self.seen.wait_for(lambda: len(self.times) > after, timeout):
+                raise RuntimeError("no request reached the fake model server")
+            return self.times[after]
+
+
+def _first_request(argv: list[str], env: Mapping[str, str], arrivals: _Arrivals,
+                   cwd: Path) -> float:
+    before = len(arrivals.times)
+    started = time.perf_counter()
+    process = subprocess.Popen(argv, env=dict(env), cwd=cwd, stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        arrived = arrivals.wait_first(before, 120)
+    finally:
+        _, err = process.communicate(timeout=120)
+    if process.returncode != 0:
+        raise RuntimeError(f"{argv[0]} exited {process.returncode}: {err.decode()[-400:]}")
+    return arrived - started
+
+
+def _wall(argv: list[str], env: Mapping[str, str]) -> float:
+    started = time.perf_counter()
+    subprocess.run(argv, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, check=False, timeout=120)
+    return time.perf_counter() - started
+
+
+def _interleaved(runs: int, **measures: Callable[[], float]) -> dict[str, float]:
+    samples: dict[str, list[float]] = {name: [] for name in measures}
+    for _ in range(runs):
+        for name, measure in measures.items():
+            samples[name].append(measure())
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def run() -> None:
+    with tempfile.TemporaryDirectory(prefix="reins-bench-startup-") as tmp:
+        home, workspace = Path(tmp) / "home", Path(tmp) / "workspace"
+        workspace.mkdir()
+        bare_script = Path(tmp) / "bare.py"
+        bare_script.write_text(BARE_SCRIPT)
+        arrivals = _Arrivals()
+        with FakeAnthropicServer(responder=arrivals) as server:
+            env = {**os.environ, "REINS_HOME": str(home), "ANTHROPIC_API_KEY": "bench",
+                   "ANTHROPIC_BASE_URL": server.base_url}
+            reins = str(BIN / "reins")
+            exec_argv = [reins, "exec", "--json", "--mode", "auto", "--workspace",
+                         str(workspace), "say hello"]
+            _wall(exec_argv, env)  # the database and folders exist from the first run on
+            first = _interleaved(
+                RUNS,
+                bare=lambda: _first_request([sys.executable, str(bare_script),
+                                             server.base_url], env, arrivals, workspace),
+                reins=lambda: _first_request(exec_argv, env, arrivals, workspace))
+            cli = _interleaved(
+                RUNS,
+                floor=lambda: _wall([sys.executable, "-c", "pass"], env),
+                help=lambda: _wall([reins, "--help"], env),
+                doctor=lambda: _wall([reins, "doctor"], env))
+    ratio = first["reins"] / first["bare"]
+    report("first request: bare SDK script (floor)", fmt_seconds(first["bare"]), ratio=1.0)
+    report("first request: reins exec", fmt_seconds(first["reins"]), ratio=ratio,
+           goal=f"≤ {FIRST_REQUEST_GOAL}× floor", ok=ratio <= FIRST_REQUEST_GOAL)
+    report("python -c pass (floor)", fmt_seconds(cli["floor"]), ratio=1.0)
+    for name, label in (("help", "reins --help"), ("doctor", "reins doctor")):
+        extra = cli[name] - cli["floor"]
+        report(label, fmt_seconds(cli[name]), ratio=cli[name] / cli["floor"],
+               goal=f"≤ floor + {CLI_GOAL_S} s", ok=extra <= CLI_GOAL_S)
+    print(f"   (medians of {RUNS} interleaved runs, each a new process)")
