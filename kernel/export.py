@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 
-from kernel.agent.store import SessionInfo, SessionStore
+from kernel.agent.store import SessionStore, StoredSession
 from kernel.events import (
     AssistantText,
     ErrorEvent,
@@ -32,7 +32,7 @@ OUTPUT_LINES = 20
 OUTPUT_CHARS = 4_000
 
 
-def trace_header(info: SessionInfo) -> dict[str, object]:
+def trace_header(info: StoredSession) -> dict[str, object]:
     return {"type": "session", "session_id": info.session_id, "title": info.title,
             "workspace": info.workspace, "model": info.model, "mode": info.mode,
             "created": info.created, "updated": info.updated,
@@ -73,7 +73,7 @@ def _duration(ms: float) -> str:
     return f"{ms / 1000:.2f} s" if ms >= 1000 else f"{ms:.0f} ms"
 
 
-def conversation_markdown(info: SessionInfo, events: Iterable[Event]) -> str:
+def conversation_markdown(info: StoredSession, events: Iterable[Event]) -> str:
     """The conversation of `info`'s session as Markdown, from its stored `events`."""
     parts = [f"# {one_line(info.title) or 'Untitled session'}",
              f"- Workspace: `{one_line(info.workspace)}`\n- Model: {one_line(info.model)}\n"

@@ -34,8 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kernel import protocol as p
-from kernel.agent.store import RunState, SessionStore, StoreOpenError, UnknownSession
-from kernel.agent.store import SessionInfo as StoredSession
+from kernel.agent.store import RunState, SessionStore, StoredSession, StoreOpenError, UnknownSession
 from kernel.events import (
     ApprovalDecision,
     ApprovalRequest,
@@ -58,11 +57,11 @@ if TYPE_CHECKING:
     from kernel.attachments import Attachment
     from kernel.mcp.app import ElicitationChannel, SamplingChannel
     from kernel.mcp.asks import ServerAsks
-    from kernel.mcp.sampling import Target
+    from kernel.mcp.sampling import SamplingTarget
 
 # The UI process imports this module for `start_worker`; the agent loop, the provider and
 # the runtime (which pull in the anthropic SDK, seconds to import) are imported only in the
-# worker process, by `Kernel`.
+# worker process, by `KernelService`.
 
 log = logging.getLogger(__name__)
 SHUTDOWN_GRACE_S = 1.5
@@ -97,7 +96,7 @@ def worker_main(conn: Connection, stderr: Connection | None = None) -> None:
     make_non_dumpable()  # before the key arrives; a no-op off Linux
     code = 0
     try:
-        asyncio.run(Kernel(conn, AppPaths.from_env()).serve())
+        asyncio.run(KernelService(conn, AppPaths.from_env()).serve())
     except StoreOpenError as exc:
         log.error("%s", exc)
         code = p.EXIT_STORE_UNUSABLE
@@ -111,7 +110,7 @@ def worker_main(conn: Connection, stderr: Connection | None = None) -> None:
 
 
 @dataclass
-class _Run:
+class _ActiveRun:
     task: asyncio.Task[Any]
     agent: Agent
 
@@ -121,7 +120,7 @@ def session_info(stored: StoredSession) -> p.SessionInfo:
                          stored.model, stored.updated)
 
 
-class Kernel:
+class KernelService:
     """Serves one UI over one connection until it goes away."""
 
     def __init__(self, conn: Connection, paths: AppPaths) -> None:
@@ -129,7 +128,7 @@ class Kernel:
         self.paths = paths
         self.api_key: str | None = None
         self.channel = QueueChannel()
-        self.runs: dict[str, _Run] = {}
+        self.runs: dict[str, _ActiveRun] = {}
         self._commands: asyncio.Queue[p.Message] = asyncio.Queue()
         self.gates: dict[str, PolicyGate] = {}
         self.early_answers: dict[str, Answer] = {}
@@ -782,18 +781,18 @@ class Kernel:
         return ServerAsks(elicit=self.forms.ask, sample=sampler(
             self._sampling_target, self.sampling.approve, self._record))
 
-    def _sampling_target(self, server: str) -> Target | None:
+    def _sampling_target(self, server: str) -> SamplingTarget | None:
         """The run a server's sampling request is for: the latest started that is calling
         one of the server's tools (None: no run is)."""
         from kernel.mcp.naming import server_prefix
-        from kernel.mcp.sampling import RunBudget, Target
+        from kernel.mcp.sampling import RunBudget, SamplingTarget
 
         prefix = server_prefix(server)
         for session_id in reversed(list(self.runs)):
             if any(name.startswith(prefix)
                    for name in self.tool_calls.get(session_id, {}).values()):
                 agent = self.runs[session_id].agent
-                return Target(session_id, agent.provider, RunBudget(agent, session_id))
+                return SamplingTarget(session_id, agent.provider, RunBudget(agent, session_id))
         return None
 
     def _record(self, event: Event) -> None:
@@ -857,7 +856,7 @@ class Kernel:
         self._refresh_settings()
         agent = self.agent(self.store.get_session(session_id).model or self.model)
         task = asyncio.get_running_loop().create_task(self._run(session_id, agent, start))
-        self.runs[session_id] = _Run(task, agent)
+        self.runs[session_id] = _ActiveRun(task, agent)
         self._spawn(self._set_roots())
         self.send(p.RunStatus(session_id, "running"))
 
@@ -916,39 +915,39 @@ class Kernel:
                 self.channel.answer(request.call_id, answer)
 
 
-_HANDLERS: dict[type[p.Message], Callable[[Kernel, Any], Awaitable[None] | None]] = {
-    p.SetApiKey: Kernel._set_api_key,
-    p.GetSettings: Kernel._get_settings,
-    p.UpdateSettings: Kernel._update_settings,
-    p.GetDiagnostics: Kernel._get_diagnostics,
-    p.ImportMcpServers: Kernel._import_mcp_servers,
-    p.ListAllGrants: Kernel._list_all_grants,
-    p.ListSessions: Kernel._list_sessions,
-    p.NewSession: Kernel._new_session,
-    p.OpenSession: Kernel._open_session,
-    p.RenameSession: Kernel._rename_session,
-    p.DeleteSession: Kernel._delete_session,
-    p.SetMode: Kernel._set_mode,
-    p.SetSessionModel: Kernel._set_session_model,
-    p.ListModels: Kernel._list_models,
-    p.StartRun: Kernel._start_run,
-    p.EditLastMessage: Kernel._edit_last_message,
-    p.RegenerateAnswer: Kernel._regenerate_answer,
-    p.ResumeRun: Kernel._resume_run,
-    p.CompactSession: Kernel._compact_session,
-    p.ExportSession: Kernel._export_session,
-    p.CancelRun: Kernel._cancel_run,
-    p.CancelCall: Kernel._cancel_call,
-    p.ApprovalAnswer: Kernel._approval_answer,
-    p.Shutdown: Kernel._shutdown_command,
-    p.ListGrants: Kernel._list_grants,
-    p.RevokeGrant: Kernel._revoke_grant,
-    p.ListMcpServers: Kernel._list_mcp_servers,
-    p.McpServerAction: Kernel._mcp_server_action,
-    p.McpFormAnswer: Kernel._mcp_form_answer,
-    p.McpSamplingAnswer: Kernel._mcp_sampling_answer,
-    p.ListMcpPrompts: Kernel._list_mcp_prompts,
-    p.GetMcpPrompt: Kernel._get_mcp_prompt,
+_HANDLERS: dict[type[p.Message], Callable[[KernelService, Any], Awaitable[None] | None]] = {
+    p.SetApiKey: KernelService._set_api_key,
+    p.GetSettings: KernelService._get_settings,
+    p.UpdateSettings: KernelService._update_settings,
+    p.GetDiagnostics: KernelService._get_diagnostics,
+    p.ImportMcpServers: KernelService._import_mcp_servers,
+    p.ListAllGrants: KernelService._list_all_grants,
+    p.ListSessions: KernelService._list_sessions,
+    p.NewSession: KernelService._new_session,
+    p.OpenSession: KernelService._open_session,
+    p.RenameSession: KernelService._rename_session,
+    p.DeleteSession: KernelService._delete_session,
+    p.SetMode: KernelService._set_mode,
+    p.SetSessionModel: KernelService._set_session_model,
+    p.ListModels: KernelService._list_models,
+    p.StartRun: KernelService._start_run,
+    p.EditLastMessage: KernelService._edit_last_message,
+    p.RegenerateAnswer: KernelService._regenerate_answer,
+    p.ResumeRun: KernelService._resume_run,
+    p.CompactSession: KernelService._compact_session,
+    p.ExportSession: KernelService._export_session,
+    p.CancelRun: KernelService._cancel_run,
+    p.CancelCall: KernelService._cancel_call,
+    p.ApprovalAnswer: KernelService._approval_answer,
+    p.Shutdown: KernelService._shutdown_command,
+    p.ListGrants: KernelService._list_grants,
+    p.RevokeGrant: KernelService._revoke_grant,
+    p.ListMcpServers: KernelService._list_mcp_servers,
+    p.McpServerAction: KernelService._mcp_server_action,
+    p.McpFormAnswer: KernelService._mcp_form_answer,
+    p.McpSamplingAnswer: KernelService._mcp_sampling_answer,
+    p.ListMcpPrompts: KernelService._list_mcp_prompts,
+    p.GetMcpPrompt: KernelService._get_mcp_prompt,
 }
 
 

@@ -105,7 +105,7 @@ from kernel.agent.provider import (
     TurnCallbacks,
 )
 from kernel.agent.runlock import session_lock
-from kernel.agent.store import RunState, SessionInfo, SessionStore
+from kernel.agent.store import RunState, SessionStore, StoredSession
 from kernel.agent.textcall import TOOL_INTERFACE_PROMPT, text_tool_call
 from kernel.attachments import Attachment
 from kernel.events import (
@@ -183,7 +183,7 @@ class Provider(Protocol):
 class GateContext:
     """What a gate factory gets to build one session's gate for one run."""
 
-    session: SessionInfo
+    session: StoredSession
     path_policy: PathPolicy
     emit: Sink
     """Commit an event to the store, then report it (approval_request, approval_decision)."""
@@ -464,7 +464,7 @@ class _Stored:
     """What a run starts from: read and decoded in a thread, not on the event loop (a long
     session's whole history takes a while)."""
 
-    session: SessionInfo
+    session: StoredSession
     history: list[dict[str, Any]]
     past: list[Event]
 

@@ -207,7 +207,7 @@ class RunState(enum.StrEnum):
 
 
 @dataclass(frozen=True)
-class SessionInfo:
+class StoredSession:
     session_id: str
     title: str
     workspace: str
@@ -477,7 +477,7 @@ class SessionStore:
         self._write(insert)
         return session_id
 
-    def get_session(self, session_id: str) -> SessionInfo:
+    def get_session(self, session_id: str) -> StoredSession:
         rows = self._read(
             "SELECT id, title, workspace, model, mode, created, updated, run_state, run_info"
             " FROM sessions WHERE id = ?",
@@ -490,7 +490,7 @@ class SessionStore:
     def has_session(self, session_id: str) -> bool:
         return bool(self._read("SELECT 1 FROM sessions WHERE id = ?", (session_id,)))
 
-    def list_sessions(self, query: str | None = None) -> list[SessionInfo]:
+    def list_sessions(self, query: str | None = None) -> list[StoredSession]:
         """Newest first. `query` matches title, workspace, or any stored message text."""
         columns = "id, title, workspace, model, mode, created, updated, run_state, run_info"
         if not query:
@@ -817,9 +817,9 @@ def _interrupt_if_running(session_id: str) -> Callable[[sqlite3.Connection], Non
     return update
 
 
-def _session_info(row: tuple[Any, ...]) -> SessionInfo:
+def _session_info(row: tuple[Any, ...]) -> StoredSession:
     sid, title, workspace, model, mode, created, updated, state, info = row
-    return SessionInfo(
+    return StoredSession(
         session_id=sid, title=title, workspace=workspace, model=model, mode=mode,
         created=created, updated=updated, run_state=RunState(state),
         run_info=json.loads(info),

@@ -25,7 +25,7 @@ import mcp_types
 from kernel.events import FORM_ACTIONS, is_form_action
 from kernel.mcp.asks import form_fields
 from kernel.mcp.manager import McpManager
-from kernel.mcp.sampling import Target, Verdict, message_text
+from kernel.mcp.sampling import SamplingTarget, SamplingVerdict, message_text
 from kernel.protocol import McpFormRequest, McpPromptInfo, McpSamplingRequest, SampledMessage
 
 ELICITATION_TIMEOUT_S = 600.0
@@ -137,27 +137,28 @@ class SamplingChannel:
     def __init__(self, send: Callable[[McpSamplingRequest], None],
                  timeout_s: float = ELICITATION_TIMEOUT_S) -> None:
         self.send = send
-        self._waiting: _Waiting[McpSamplingRequest, Verdict] = _Waiting("sampling", timeout_s)
+        self._waiting: _Waiting[McpSamplingRequest, SamplingVerdict] = _Waiting("sampling",
+                                                                                timeout_s)
 
-    async def approve(self, server: str, target: Target, request: Mapping[str, Any]
-                      ) -> Verdict:
+    async def approve(self, server: str, target: SamplingTarget, request: Mapping[str, Any]
+                      ) -> SamplingVerdict:
         """Ask the user (kernel.mcp.sampling.Approve)."""
         shown = McpSamplingRequest(self._waiting.next_id(), target.session_id, server,
                                    str(request["model"]), int(request["max_tokens"]),
                                    str(request.get("system", "")), sampled_messages(request))
         return await self._waiting.wait(shown.request_id, shown, self.send,
-                                        Verdict(False, "timeout", UNANSWERED_SAMPLING))
+                                        SamplingVerdict(False, "timeout", UNANSWERED_SAMPLING))
 
     def answer(self, request_id: str, approve: bool) -> None:
         """The user's answer to one request (ValueError: no such request is waiting)."""
         _, future = self._waiting.waiting(request_id, "sampling request")
         if not future.done():
-            future.set_result(Verdict(True, "user", "approved in the app") if approve else
-                              Verdict(False, "user", "the user declined it in the app"))
+            future.set_result(SamplingVerdict(True, "user", "approved in the app") if approve else
+                              SamplingVerdict(False, "user", "the user declined it in the app"))
 
     def close(self) -> None:
         """Decline every open request (the app is closing)."""
-        self._waiting.close(Verdict(False, "user", CLOSED_SAMPLING))
+        self._waiting.close(SamplingVerdict(False, "user", CLOSED_SAMPLING))
 
 
 async def list_prompts(manager: McpManager) -> tuple[McpPromptInfo, ...]:

@@ -24,7 +24,7 @@ from kernel.mcp.asks import Elicit, ServerAsks, elicitation_defaults, form_field
 from kernel.mcp.manager import McpManager, ServerStatus
 from kernel.mcp.prompts import PromptRefError, get_prompt, parse_prompt_args, parse_prompt_ref
 from kernel.mcp.report import server_event
-from kernel.mcp.sampling import RunBudget, Target, exec_sampler
+from kernel.mcp.sampling import RunBudget, SamplingTarget, exec_sampler
 
 if TYPE_CHECKING:
     from kernel.agent.loop import Agent
@@ -69,7 +69,7 @@ def exec_asks(session_id: str, workspace: Path, approve: str | None, record: Rec
               agent: Agent) -> ServerAsks:
     """How `reins exec` answers the servers of one session (sampling goes to the agent's
     model and is charged to its run of the session)."""
-    target = Target(session_id, agent.provider, RunBudget(agent, session_id))
+    target = SamplingTarget(session_id, agent.provider, RunBudget(agent, session_id))
     return ServerAsks(roots=(workspace,), elicit=exec_elicit(session_id, approve, record),
                       sample=exec_sampler(target, approve, record))
 

@@ -116,7 +116,7 @@ class RunBudget:
 
 
 @dataclass(frozen=True)
-class Target:
+class SamplingTarget:
     """Where a server's sampling request goes: a session's model, billed to its run."""
 
     session_id: str
@@ -125,18 +125,18 @@ class Target:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class SamplingVerdict:
     approved: bool
     decided_by: str
     """user | cli"""
     reason: str = ""
 
 
-Approve = Callable[[str, Target, Mapping[str, Any]], Awaitable[Verdict]]
+Approve = Callable[[str, SamplingTarget, Mapping[str, Any]], Awaitable[SamplingVerdict]]
 """(server, target, the request as it would be sent) → whether it may be sent, and why."""
 
 
-def sampler(target_of: Callable[[str], Target | None], approve: Approve,
+def sampler(target_of: Callable[[str], SamplingTarget | None], approve: Approve,
             record: Callable[[Event], None]) -> Sample:
     """The answer to servers' sampling requests: each goes to its target's model only when
     `approve` says so and its run's budgets are not spent; the tokens it used are charged to
@@ -196,15 +196,15 @@ def sampler(target_of: Callable[[str], Target | None], approve: Approve,
     return sample
 
 
-def exec_sampler(target: Target, approve: str | None, record: Callable[[Event], None]
+def exec_sampler(target: SamplingTarget, approve: str | None, record: Callable[[Event], None]
                  ) -> Sample:
     """`reins exec`'s answer to sampling: to the model with `--approve allow`, else declined."""
 
-    async def cli_approve(_server: str, _target: Target, _request: Mapping[str, Any]
-                          ) -> Verdict:
+    async def cli_approve(_server: str, _target: SamplingTarget, _request: Mapping[str, Any]
+                          ) -> SamplingVerdict:
         if approve == "allow":
-            return Verdict(True, "cli", "--approve allow")
-        return Verdict(False, "cli", "reins exec sends sampling requests to the model only "
+            return SamplingVerdict(True, "cli", "--approve allow")
+        return SamplingVerdict(False, "cli", "reins exec sends sampling requests to the model only "
                                      "with --approve allow")
 
     return sampler(lambda _server: target, cli_approve, record)

@@ -4,7 +4,7 @@ fence no output can close, the point where an answer was asked for again, errors
 
 from __future__ import annotations
 
-from kernel.agent.store import RunState, SessionInfo
+from kernel.agent.store import RunState, StoredSession
 from kernel.events import (
     AssistantText,
     ErrorEvent,
@@ -16,7 +16,7 @@ from kernel.events import (
 from kernel.export import conversation_markdown
 
 S = "s1"
-INFO = SessionInfo(S, "Fix the build", "/work/project", "claude-x", "ask", 1_700_000_000.0,
+INFO = StoredSession(S, "Fix the build", "/work/project", "claude-x", "ask", 1_700_000_000.0,
                    1_700_000_100.0, RunState.IDLE)
 
 

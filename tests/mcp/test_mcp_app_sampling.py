@@ -22,7 +22,7 @@ from kernel.events import Event, McpSampling
 from kernel.fakemodel import FakeAnthropicServer, ToolUse, reply
 from kernel.mcp.app import SamplingChannel, sampled_messages
 from kernel.mcp.asks import DECLINED_SAMPLING
-from kernel.mcp.sampling import Target, Verdict, sampler
+from kernel.mcp.sampling import SamplingTarget, SamplingVerdict, sampler
 from kernel.paths import AppPaths
 from tests.cli.conftest import Cli, cli, events
 from tests.mcp.conftest import worker_with
@@ -76,15 +76,16 @@ def test_sampling_reaches_the_model_only_approved_and_within_budget(
         ledger = Ledger(limit)
         recorded: list[Event] = []
 
-        async def approve(_server: str, _target: Target, _request: Mapping[str, Any]
-                          ) -> Verdict:
+        async def approve(_server: str, _target: SamplingTarget, _request: Mapping[str, Any]
+                          ) -> SamplingVerdict:
             if approved == "spend":
                 ledger.charge({"input_tokens": limit})
             ledger.ended = approved == "end"
-            return Verdict(approved is not False, "user",
+            return SamplingVerdict(approved is not False, "user",
                            "approved" if approved is not False else "no thanks")
 
-        sample = sampler(lambda _s: Target("s1", provider, ledger), approve, recorded.append)
+        sample = sampler(lambda _s: SamplingTarget("s1", provider, ledger), approve,
+                         recorded.append)
         try:
             return await sample("every", _params(**extra)), recorded, ledger
         finally:
@@ -109,7 +110,7 @@ def test_sampling_reaches_the_model_only_approved_and_within_budget(
 
 
 def test_a_request_outside_any_run_is_declined_without_asking() -> None:
-    async def approve(*_args: Any) -> Verdict:
+    async def approve(*_args: Any) -> SamplingVerdict:
         raise AssertionError("nobody is asked")
 
     recorded: list[Event] = []
@@ -124,15 +125,16 @@ def test_a_request_waits_a_moment_to_learn_which_run_calls_its_server() -> None:
     request can overtake: the target found a little later is used."""
     asks: list[str] = []
 
-    async def approve(server: str, _target: Target, _request: Mapping[str, Any]) -> Verdict:
+    async def approve(server: str, _target: SamplingTarget, _request: Mapping[str, Any]
+                      ) -> SamplingVerdict:
         raise AssertionError("the budget refuses first")
 
     async def main() -> Any:
         provider = AnthropicProvider(ProviderConfig.for_model(
             MODEL, base_url="http://127.0.0.1:9"), api_key="never-used")
-        target = Target("s1", provider, Ledger(0))
+        target = SamplingTarget("s1", provider, Ledger(0))
 
-        def target_of(server: str) -> Target | None:
+        def target_of(server: str) -> SamplingTarget | None:
             asks.append(server)
             return target if len(asks) > 3 else None
 
@@ -154,10 +156,10 @@ def test_the_channel_shows_the_request_and_waits_for_the_user() -> None:
     assert sampled_messages(request) == (p.SampledMessage("user", "a [image]"),
                                          p.SampledMessage("assistant", "b\x1b[2J"))
 
-    async def main() -> list[Verdict]:
+    async def main() -> list[SamplingVerdict]:
         sent: list[p.McpSamplingRequest] = []
         channel = SamplingChannel(sent.append, timeout_s=5)
-        target = Target("s7", None, Ledger(10))  # type: ignore[arg-type]
+        target = SamplingTarget("s7", None, Ledger(10))  # type: ignore[arg-type]
         asked = asyncio.ensure_future(channel.approve("every", target, request))
         while not sent:
             await asyncio.sleep(0)
