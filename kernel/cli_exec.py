@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import json
 import signal
 import sys
@@ -92,6 +93,7 @@ def exec_command(args: argparse.Namespace) -> int:
         if args.session:
             for _, event in kernel.store.events(session_id):
                 printer(event)
+        gc.freeze()  # what start-up made lives for the run: no collection walks it again
         return asyncio.run(_exec(kernel, args, settings, session_id, printer, attachments))
     finally:
         kernel.close()
