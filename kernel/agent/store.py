@@ -743,7 +743,7 @@ class SessionStore:
         content = _dumps(result.content if isinstance(result.content, str)
                          else [dict(b) for b in result.content])
         row = (
-            session_id, result.call_id, content, int(result.is_error),
+            session_id, _sql_text(result.call_id), content, int(result.is_error),
             result.error_code.value if result.error_code else None,
             float(result.duration_ms), int(result.output_bytes), result.externalized_path,
         )
@@ -765,7 +765,7 @@ class SessionStore:
         rows = self._read(
             "SELECT content, is_error, error_code, duration_ms, output_bytes, externalized_path"
             " FROM tool_results WHERE session_id = ? AND call_id = ?",
-            (session_id, call_id),
+            (session_id, _sql_text(call_id)),
         )
         if not rows:
             return None
@@ -806,7 +806,18 @@ class SessionStore:
 
 def _call_id_of(event: Event) -> str | None:
     call_id = getattr(event, "call_id", None)
-    return call_id if isinstance(call_id, str) else None
+    return _sql_text(call_id) if isinstance(call_id, str) else None
+
+
+def _sql_text(value: str) -> str:
+    """A key SQLite can hold as text: the ids come from the model, which may send lone
+    surrogates (not UTF-8): those are kept as `\\udXXX` escapes (the events' JSON keeps the
+    id as it was)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    return value
 
 
 def _interrupt_if_running(session_id: str) -> Callable[[sqlite3.Connection], None]:
