@@ -266,7 +266,8 @@ def test_a_settings_file_the_kernel_cannot_use_locks_the_prompt_and_says_why(
     assert not w.prompt.send_button.isEnabled()
     assert w.pages.currentWidget() is w.chat_page, "not the welcome page's 'add a key'"
     assert w.prompt.edit.placeholderText() == "Fix settings.json to send prompts"
-    assert w.banner.isVisibleTo(w) and w.banner.label.text() == ("settings.json cannot be used, so nothing runs until it "
+    assert w.banner.isVisibleTo(w)
+    assert w.banner.label.text() == ("settings.json cannot be used, so nothing runs until it "
                                      "is fixed: /c/settings.json:3: default_mode: 'yolo' is "
                                      "not one of …")
     client.batch.emit([p.SettingsSnapshot(str(reins_home.settings_file), {}, can_run=True)])
