@@ -42,15 +42,16 @@ import httpx2
 
 from kernel.agent.context import same_objects
 from kernel.agent.models import ModelLimits, config_problem
-from kernel.agent.provider_config import (
-    NO_KEY_PLACEHOLDER,
-    ConfigError,
-    KeySource,
-    ProviderConfig,
-    resolve_api_key,
-    resolve_base_url,
-    tool_choice_param,
-)
+from kernel.agent.provider_config import NO_KEY_PLACEHOLDER
+
+# Re-exported: the config and the key's resolution were defined here before they moved.
+from kernel.agent.provider_config import ConfigError as ConfigError
+from kernel.agent.provider_config import KeySource as KeySource
+from kernel.agent.provider_config import ProviderConfig as ProviderConfig
+from kernel.agent.provider_config import keyring_key as keyring_key
+from kernel.agent.provider_config import resolve_api_key as resolve_api_key
+from kernel.agent.provider_config import resolve_base_url as resolve_base_url
+from kernel.agent.provider_config import tool_choice_param as tool_choice_param
 
 RETRY_BASE_S = 0.5
 RETRY_MAX_S = 8.0
@@ -322,7 +323,7 @@ class AnthropicProvider:
             raise ConfigError(problem)
         self.config = config
         self.base_url = resolve_base_url(config, environ)
-        key: KeySource = resolve_api_key(api_key, environ)
+        key = resolve_api_key(api_key, environ)
         self.key_source = key.source
         if key.key is None and self.base_url is None:
             raise ConfigError(
