@@ -228,10 +228,11 @@ def test_welcome_panel_opens_settings(qtbot: QtBot) -> None:
 
 def test_keyring_entry_is_the_one_the_kernel_reads() -> None:
     from kernel import keys
-    from kernel.agent import provider
+    from kernel.agent import provider_config  # where the kernel resolves the key
 
     assert (keystore.KEYRING_SERVICE, keystore.KEYRING_USER, keystore.ENV_VAR) == (
-        provider.KEYRING_SERVICE, provider.KEYRING_USER, provider.ENV_VAR) == (
+        provider_config.KEYRING_SERVICE, provider_config.KEYRING_USER,
+        provider_config.ENV_VAR) == (
         keys.KEYRING_SERVICE, keys.KEYRING_USER, keys.ENV_VAR)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import re
 import socket
 from collections.abc import Callable
 from pathlib import Path
@@ -36,7 +37,9 @@ def make_runner(
 
 
 def leftovers(marker: str) -> list[str]:
-    """Command lines of live processes that contain `marker` (zombies excluded)."""
+    """Command lines of live processes that contain `marker`, not as part of a longer
+    word or number (`sleep 5` is not `sleep 540`); zombies excluded."""
+    pattern = re.compile(rf"(?<![\w.]){re.escape(marker)}(?![\w.])")
     found = []
     for proc in psutil.process_iter(["cmdline", "status"]):
         try:
@@ -45,7 +48,7 @@ def leftovers(marker: str) -> list[str]:
             cmdline = " ".join(proc.info["cmdline"] or ())
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             continue
-        if marker in cmdline:
+        if pattern.search(cmdline):
             found.append(f"{proc.pid}: {cmdline}")
     return found
 
