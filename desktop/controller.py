@@ -232,8 +232,6 @@ class AppController(QObject):
             self.window.statusBar().showMessage(text, 15_000)
 
     def _connect_timeline(self, timeline: TimelinePanel) -> None:
-        from desktop.timeline.tail import running_output
-
         timeline.call_selected.connect(self.window.chat.scroll_to_card)
         timeline.call_activated.connect(self._open_approval_of)
         splitter = load_state(self.paths).timeline_splitter
@@ -242,8 +240,6 @@ class AppController(QObject):
         timeline.open_output.connect(self._open_output)
         timeline.follow_output.connect(partial(self._open_output, follow=True))
         timeline.stop_requested.connect(self.cancel_call)
-        timeline.details.output_path_for = lambda call_id: running_output(
-            self.paths, self.current, call_id)
         view = self._view()
         if view is not None:
             timeline.apply_many(view.events)

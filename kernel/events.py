@@ -259,6 +259,8 @@ class ToolProgress(CallEvent):
     bytes_so_far: int = 0
     last_line: str = ""
     elapsed_s: float = 0.0
+    output_path: str = ""
+    """Where the kernel writes the call's whole output while it runs ("" if not a file)."""
 
 
 @_event

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -111,7 +110,6 @@ class DetailsPane(QWidget):
         super().__init__(parent)
         self.setAccessibleName("Tool call details")
         self._record: CallRecord | None = None
-        self.output_path_for: Callable[[str], Path | None] | None = None
         """Where a running call's output is being written (set by the app): the pane shows
         its last lines and opens it while it still runs."""
         layout = QVBoxLayout(self)
@@ -300,10 +298,10 @@ class DetailsPane(QWidget):
         """The full output: kept on disk once finished, or being written while it runs."""
         if record.externalized_path:
             return Path(record.externalized_path)
-        if record.status is not Status.RUNNING or self.output_path_for is None:
+        if record.status is not Status.RUNNING or not record.running_output:
             return None
-        path = self.output_path_for(record.call_id)
-        return path if path is not None and path.is_file() else None
+        path = Path(record.running_output)
+        return path if path.is_file() else None
 
     def _open(self) -> None:
         record = self._record

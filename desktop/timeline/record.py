@@ -149,6 +149,8 @@ class CallRecord:
     bytes_so_far: int = 0
     last_line: str = ""
     elapsed_s: float = 0.0
+    running_output: str = ""
+    """Where the kernel writes the output while the call runs (its progress events say)."""
     duration_ms: float | None = None
     output_bytes: int | None = None
     externalized_path: str | None = None
@@ -267,6 +269,7 @@ def advance(record: CallRecord | None, event: Event, now: float) -> CallRecord |
             return record
         return replace(record, status=_next(record, event), bytes_so_far=event.bytes_so_far,
                        last_line=event.last_line, elapsed_s=event.elapsed_s,
+                       running_output=event.output_path or record.running_output,
                        started_at=record.started_at if record.started_at is not None
                        else now - event.elapsed_s)
     if isinstance(event, ToolResultEvent):

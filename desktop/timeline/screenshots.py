@@ -53,7 +53,7 @@ def _command_preview(command: str, network: str = "off") -> str:
     return f"$ {command}\ncwd: ~/src/webapp\nsandbox: bubblewrap\nnetwork: {network}"
 
 
-def timeline_events(output: Path) -> list[Event]:
+def timeline_events(output: Path, spool: Path | None = None) -> list[Event]:
     """A session in ask mode with Reins' own tools, rule syntax and approval records; the
     summaries are what each tool's ToolSpec.summarize gives."""
     edit = {"path": "src/app/config.ts", "old_string": "readFileSync(path)",
@@ -137,7 +137,7 @@ def timeline_events(output: Path) -> list[Event]:
                         preview=_command_preview("npm run build"), rule="mode ask"),
         _user("t11", "allow_session", "session", "run_command(npm run *)"),
         ToolProgress(S, "t11", 734_003, "vite v5.4.2 building for production… 1287 modules",
-                     12.4),
+                     12.4, output_path=str(spool or "")),
         ToolCallStarted(S, "t12", "write_file", {"path": "CHANGELOG.md", "content": "…"},
                         summary="CHANGELOG.md (1 chars)", risk="write"),
         ApprovalRequest(S, "t12", "write_file", {"path": "CHANGELOG.md", "content": "…"},
@@ -199,10 +199,9 @@ def main(argv: list[str]) -> int:
         spool = Path(tmp) / "sessions" / "a1b2c3" / "tool-results" / "t11.txt"
         spool.write_text(build_output())
         panel = TimelinePanel()
-        panel.details.output_path_for = lambda call_id: spool if call_id == "t11" else None
         panel.resize(1180, 1000)
         panel.show()
-        panel.apply_many(timeline_events(output))
+        panel.apply_many(timeline_events(output, spool))
         panel.model.flush()
         panel.select_call("t11")
         splitter = panel.findChild(QSplitter)

@@ -5,9 +5,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from kernel.paths import AppPaths, UnsafeIdentifier
-from kernel.tools.externalize import OutputStore
-
 TAIL_LINES = 20
 TAIL_BYTES = 64 * 1024
 
@@ -29,14 +26,3 @@ def tail_lines(path: Path, count: int = TAIL_LINES, max_bytes: int = TAIL_BYTES)
     if lines and lines[-1] == "":
         lines = lines[:-1]
     return "\n".join(lines[-count:])
-
-
-def running_output(paths: AppPaths, session_id: str | None, call_id: str) -> Path | None:
-    """Where the kernel writes a running call's output (None without a session or for an
-    id that cannot name a file)."""
-    if session_id is None:
-        return None
-    try:
-        return OutputStore.for_session(paths, session_id).path_for(call_id)
-    except UnsafeIdentifier:
-        return None

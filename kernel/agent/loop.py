@@ -1170,7 +1170,8 @@ class _Observer:
         self._run.emit(ToolProgress(self._run.session_id, call_id=progress.call_id,
                                     bytes_so_far=progress.bytes_so_far,
                                     last_line=progress.last_line,
-                                    elapsed_s=progress.elapsed_s))
+                                    elapsed_s=progress.elapsed_s,
+                                    output_path=progress.output_path))
 
     def call_finished(self, call: ToolCall, result: ToolResult) -> None:
         self._run._report_result(call, result)

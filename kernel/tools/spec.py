@@ -80,6 +80,9 @@ class Progress:
     bytes_so_far: int = 0
     last_line: str = ""
     elapsed_s: float = 0.0
+    output_path: str = ""
+    """Where the call's whole output is being written, if to a file (what the timeline's
+    Open full output follows while it runs)."""
 
 
 @dataclass(frozen=True)

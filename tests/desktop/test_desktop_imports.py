@@ -25,7 +25,6 @@ ENTRY_POINTS = {
     "desktop/evaluations/screenshots.py": {"kernel.eval.task"},
 }
 DEBT = {
-    "desktop/timeline/tail.py": {"kernel.tools.externalize"},
     "desktop/evaluations/window.py": {"kernel.eval.scoring"},
     "desktop/evaluations/runs.py": {"kernel.eval.checks", "kernel.eval.scoring"},
 }

@@ -168,11 +168,13 @@ def test_withheld_variables_are_named(run_tool, monkeypatch: pytest.MonkeyPatch)
     assert "withheld environment variables" in result.text and "GITHUB_TOKEN" in result.text
 
 
-def test_progress_is_emitted_while_running(run_tool) -> None:
+def test_progress_is_emitted_while_running(run_tool, reins_home: AppPaths) -> None:
     observer = Progresses()
     run_tool({"command": "echo first; sleep 1.2; echo second"}, observer=observer)
     assert observer.seen and all(p.call_id == "call-1" for p in observer.seen)
     assert any(p.last_line == "first" for p in observer.seen)
+    spool = OutputStore.for_session(reins_home, SESSION).path_for("call-1")
+    assert {p.output_path for p in observer.seen} == {str(spool)}  # what the UI opens
 
 
 def test_network_only_when_allowed(run_tool) -> None:

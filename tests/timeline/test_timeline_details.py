@@ -10,9 +10,8 @@ from pytestqt.qtbot import QtBot
 
 from desktop.timeline.details import DetailsPane
 from desktop.timeline.record import CallRecord, advance
-from desktop.timeline.tail import TAIL_LINES, running_output, tail_lines
+from desktop.timeline.tail import TAIL_LINES, tail_lines
 from kernel.events import Event, ToolCallStarted, ToolProgress, ToolResultEvent
-from kernel.paths import AppPaths
 
 S = "s1"
 
@@ -29,9 +28,8 @@ STARTED = ToolCallStarted(S, "c1", "run_command", {"command": "make test"}, "mak
                           "execute")
 
 
-def make_pane(qtbot: QtBot, spool: Path | None) -> DetailsPane:
+def make_pane(qtbot: QtBot) -> DetailsPane:
     pane = DetailsPane()
-    pane.output_path_for = lambda call_id: spool if call_id == "c1" else None
     pane.resize(420, 700)
     qtbot.addWidget(pane)
     pane.show()
@@ -43,28 +41,29 @@ def test_a_running_command_shows_its_last_lines_as_they_come(qtbot: QtBot,
                                                              tmp_path: Path) -> None:
     spool = tmp_path / "c1.txt"
     spool.write_text("".join(f"step {i}\n" for i in range(100)))
-    pane = make_pane(qtbot, spool)
-    running = play(STARTED, ToolProgress(S, "c1", 800, "step 99", 2.0))
+    pane = make_pane(qtbot)
+    running = play(STARTED, ToolProgress(S, "c1", 800, "step 99", 2.0, output_path=str(spool)))
     pane.show_record(running)
     shown = pane.result_preview.toPlainText().split("\n")
     assert shown == [f"step {i}" for i in range(100 - TAIL_LINES, 100)]
     with spool.open("a") as f:
         f.write("step 100\n\x1b[31mred\x1b[0m \x1b]0;title\x07 \u202e\n")
-    pane.show_record(play(STARTED, ToolProgress(S, "c1", 900, "red", 2.5)))
+    pane.show_record(play(STARTED, ToolProgress(S, "c1", 900, "red", 2.5, output_path=str(spool))))
     shown = pane.result_preview.toPlainText().split("\n")
     assert shown[-2:] == ["step 100", "red  \\u202e"], "colours dropped, hiding shown"
     assert len(shown) == TAIL_LINES
     assert f"last {TAIL_LINES} lines" in pane.result_info.text()
     pane.resize(420, 300)  # too low for 20 lines: the newest stay in view
-    pane.show_record(play(STARTED, ToolProgress(S, "c1", 950, "red", 2.6)))
+    pane.show_record(play(STARTED, ToolProgress(S, "c1", 950, "red", 2.6, output_path=str(spool))))
     bar = pane.result_preview.verticalScrollBar()
     assert bar.maximum() > 0 and bar.value() == bar.maximum()
 
 
 def test_without_its_file_a_running_call_shows_the_last_line(qtbot: QtBot,
                                                               tmp_path: Path) -> None:
-    pane = make_pane(qtbot, tmp_path / "missing.txt")
-    pane.show_record(play(STARTED, ToolProgress(S, "c1", 10, "only line", 1.0)))
+    pane = make_pane(qtbot)
+    pane.show_record(play(STARTED, ToolProgress(S, "c1", 10, "only line", 1.0,
+                                                output_path=str(tmp_path / "missing.txt"))))
     assert pane.result_preview.toPlainText() == "only line"
     assert not pane.open_button.isEnabled()
 
@@ -72,8 +71,9 @@ def test_without_its_file_a_running_call_shows_the_last_line(qtbot: QtBot,
 def test_the_full_output_opens_while_running_and_after(qtbot: QtBot, tmp_path: Path) -> None:
     spool = tmp_path / "c1.txt"
     spool.write_text("partial\n")
-    pane = make_pane(qtbot, spool)
-    pane.show_record(play(STARTED, ToolProgress(S, "c1", 8, "partial", 1.0)))
+    pane = make_pane(qtbot)
+    pane.show_record(play(STARTED, ToolProgress(S, "c1", 8, "partial", 1.0,
+                                                output_path=str(spool))))
     assert pane.open_button.isEnabled() and pane.stop_button.isEnabled()
     with qtbot.waitSignal(pane.follow_output) as opened:  # still running: follow it
         pane.open_button.click()
@@ -92,7 +92,7 @@ def test_the_full_output_opens_while_running_and_after(qtbot: QtBot, tmp_path: P
 
 
 def test_the_result_has_the_room_and_stop_stays_in_view(qtbot: QtBot, tmp_path: Path) -> None:
-    pane = make_pane(qtbot, None)
+    pane = make_pane(qtbot)
     pane.show_record(play(STARTED, ToolResultEvent(
         S, "c1", "run_command", True, "execution_error", 5.0, 100, None,
         "exit code 2 · 0.01 s\n" + "\n".join(f"line {i}" for i in range(200)))))
@@ -121,10 +121,15 @@ def test_tail_lines_reads_only_the_end_and_never_fails(tmp_path: Path) -> None:
     assert tail_lines(tmp_path / "empty.txt") == ""
 
 
-def test_running_output_is_the_kernels_spool_path(tmp_path: Path) -> None:
-    paths = AppPaths(tmp_path / "data", tmp_path / "config")
-    assert running_output(paths, "s1", "toolu_01") == (
-        paths.tool_results_dir("s1") / "toolu_01.txt")
-    assert running_output(paths, None, "toolu_01") is None
-    for bad in ("../../etc/passwd", "a/b", "", "x" * 500, "a\x00b"):
-        assert running_output(paths, "s1", bad) is None
+def test_the_path_comes_from_the_progress_and_a_later_one_without_it_keeps_it(
+        qtbot: QtBot, tmp_path: Path) -> None:
+    spool = tmp_path / "c1.txt"
+    spool.write_text("one\n")
+    pane = make_pane(qtbot)
+    pane.show_record(play(STARTED, ToolProgress(S, "c1", 4, "one", 1.0)))
+    assert not pane.open_button.isEnabled(), "no path said: nothing to open"
+    record = play(STARTED, ToolProgress(S, "c1", 4, "one", 1.0, output_path=str(spool)),
+                  ToolProgress(S, "c1", 4, "one", 1.5))
+    assert record.running_output == str(spool)
+    pane.show_record(record)
+    assert pane.open_button.isEnabled()

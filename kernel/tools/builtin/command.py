@@ -146,7 +146,8 @@ def make_run_command(executor: CommandExecutor) -> ToolSpec:
                             code=ErrorCode.INVALID_ARGUMENTS)
 
         def progress(size: int, last_line: str, elapsed: float) -> None:
-            ctx.progress(Progress(ctx.call_id, size, last_line, elapsed))
+            ctx.progress(Progress(ctx.call_id, size, last_line, elapsed,
+                                  output_path=str(spool.path)))
 
         with ctx.outputs.spool(ctx.call_id) as spool:
             try:
