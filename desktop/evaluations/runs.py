@@ -1,7 +1,8 @@
 """Saved eval runs (the `reins eval --json` files) as the window shows them. Pure.
 
-The file format and the arithmetic (metrics, comparison) are kernel.eval.scoring's; this
-module only reads a file and turns results into table cells and chart rows.
+The file format, its failure causes and the arithmetic (metrics, comparison) are
+kernel.eval.scoring's, a pure leaf that imports nothing of the kernel; this module only reads
+a file and turns results into table cells and chart rows.
 """
 
 from __future__ import annotations
@@ -13,8 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from desktop.evaluations.charts import MetricRow
-from kernel.eval.checks import CAUSES
-from kernel.eval.scoring import METRIC_NAMES, Metrics, TaskResult, metrics, results_from_dict
+from kernel.eval.scoring import (
+    CAUSES,
+    METRIC_NAMES,
+    Metrics,
+    TaskResult,
+    metrics,
+    results_from_dict,
+)
 from kernel.visible import one_line
 
 RATES = ("tool_selection_accuracy", "argument_validity", "completion_rate")

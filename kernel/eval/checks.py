@@ -2,8 +2,9 @@
 
 `judge(expect, outcome)` runs every check and returns a `CheckVerdict`: whether the task
 passed, each failed check in words, the one failure cause that explains the failure best
-(`CAUSES`, most fundamental first: a run stopped by an API error fails every later check
-too), and the two per-task facts the metrics use (tool selection right, arguments valid).
+(`kernel.eval.scoring.CAUSES`, most fundamental first: a run stopped by an API error fails
+every later check too), and the two per-task facts the metrics use (tool selection right,
+arguments valid).
 """
 
 from __future__ import annotations
@@ -16,20 +17,8 @@ import jsonschema
 
 from kernel.agent.limits import LIMIT_REASONS, StopReason
 from kernel.eval.outcome import PROVIDER_ERRORS, ExecCall, Outcome
+from kernel.eval.scoring import CAUSES
 from kernel.eval.task import ArgCheck, Expect, FileCheck
-
-CAUSES = ("api_error", "harness_error", "loop", "limit", "approval_denied", "tool_when_none",
-          "no_tool", "wrong_tool", "bad_arguments", "wrong_result")
-"""Failure causes in order of precedence (the first that applies is the task's cause).
-
-api_error: the model API failed (after the SDK's retries); harness_error: the run crashed
-or could not start; loop: stopped as a repeated call; limit: a round, token, cost or time
-limit stopped it (or it needed more rounds than the task allows); approval_denied: a call
-it needed was denied; tool_when_none: it called a tool for a question that needs none;
-no_tool: it called no tool where one was needed; wrong_tool: a needed tool not called, a
-forbidden one called, the wrong order, or (scripted) a tool never offered; bad_arguments:
-no call met the argument checks; wrong_result: the answer, the files, or the errors the
-harness had to absorb are not what the task expects."""
 
 DENIALS = ("approval_denied", "approval_unavailable")
 

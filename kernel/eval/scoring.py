@@ -3,6 +3,12 @@
 A `TaskResult` is one run of one task (with `--repeat N` a task has N). `metrics()` sums
 them up; `results_dict` / `results_from_dict` are the `--json` file (docs/EVAL.md);
 `compare()` says what changed between two such files, task by task and metric by metric.
+
+The results file is what `reins eval` hands the app's Evaluations window (a child process
+writes it), so this module is its format: it imports nothing but the standard library, and
+the window reads and compares files with it (a pure leaf of tests/desktop/
+test_desktop_imports.py). The failure causes (`CAUSES`) are the file's words, so they are
+defined here; kernel.eval.checks decides which one explains a failure.
 """
 
 from __future__ import annotations
@@ -12,7 +18,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from kernel.eval.checks import CAUSES
+CAUSES = ("api_error", "harness_error", "loop", "limit", "approval_denied", "tool_when_none",
+          "no_tool", "wrong_tool", "bad_arguments", "wrong_result")
+"""Failure causes in order of precedence (the first that applies is the task's cause).
+
+api_error: the model API failed (after the SDK's retries); harness_error: the run crashed
+or could not start; loop: stopped as a repeated call; limit: a round, token, cost or time
+limit stopped it (or it needed more rounds than the task allows); approval_denied: a call
+it needed was denied; tool_when_none: it called a tool for a question that needs none;
+no_tool: it called no tool where one was needed; wrong_tool: a needed tool not called, a
+forbidden one called, the wrong order, or (scripted) a tool never offered; bad_arguments:
+no call met the argument checks; wrong_result: the answer, the files, or the errors the
+harness had to absorb are not what the task expects."""
 
 RESULTS_VERSION = 1
 

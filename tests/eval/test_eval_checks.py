@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
-from kernel.eval.checks import CAUSES, args_match, file_problem, judge, stop_cause
+from kernel.eval.checks import args_match, file_problem, judge, stop_cause
 from kernel.eval.outcome import ExecCall, Outcome, Requests
+from kernel.eval.scoring import CAUSES
 from kernel.eval.task import ArgCheck, Expect, FileCheck
 
 
