@@ -5,7 +5,8 @@ and its conversation as Markdown (the app's Export conversation).
     conversation_markdown(info, events) -> str  # pure: the stored events, in order
 
 The Markdown is for reading: the prompts and answers as they were written, each tool call
-as one line (name, what it did, how it ended, how long it ran) with the start of its output
+as one line (name, what it did, its status as the kernel decided it (`call_status`, with
+the error code when that says more), how long it ran) with the start of its output
 in a code block (never cut inside a line of the fence), and where an edit or a regenerate
 replaced what followed a prompt.
 """
@@ -92,7 +93,8 @@ def conversation_markdown(info: StoredSession, events: Iterable[Event]) -> str:
         elif isinstance(event, ToolResultEvent):
             started = calls.get(event.call_id)
             what = one_line(started.summary) if started is not None and started.summary else ""
-            ended = f"failed ({event.error_code})" if event.is_error else "ok"
+            code = event.error_code if event.error_code not in (None, event.status) else None
+            ended = event.status + (f" ({code})" if code else "")
             line = (f"**Tool call** `{one_line(event.name)}`" + (f" — {what}" if what else "")
                     + f" · {ended} · {_duration(event.duration_ms)}")
             if event.externalized_path:

@@ -4,6 +4,8 @@ fence no output can close, the point where an answer was asked for again, errors
 
 from __future__ import annotations
 
+import pytest
+
 from kernel.agent.store import RunState, StoredSession
 from kernel.events import (
     AssistantText,
@@ -42,7 +44,7 @@ def test_the_conversation_as_markdown() -> None:
     assert sum(s.startswith("## Reins · ") for s in sections) == 2, "blank answers left out"
     assert "Why does `make` fail?\n\n*Attached: log.txt*" in text
     assert "```python\nprint(1)\n```" in text, "the answer's Markdown as written"
-    assert ("**Tool call** `run_command` — make · failed (execution_error) · 1.50 s"
+    assert ("**Tool call** `run_command` — make · error (execution_error) · 1.50 s"
             " · full output: `/data/c1.txt`") in text
     assert "**Tool call** `read_file` — x · ok · 3 ms\n\n```\nhello\n```" in text
     block = text[text.index("````\nexit code 2"):]
@@ -52,3 +54,24 @@ def test_the_conversation_as_markdown() -> None:
     assert "answered again; what follows replaces" in text
     assert "> **Error:** too many requests slow down" in text
     assert text.index("Let me look") < text.index("run_command") < text.index("needs `gcc`")
+
+
+@pytest.mark.parametrize(("is_error", "code", "shown"), [
+    (False, None, "ok"),
+    (True, "execution_error", "error (execution_error)"),
+    (True, "approval_denied", "denied (approval_denied)"),
+    (True, "permission_denied", "denied (permission_denied)"),
+    (True, "approval_unavailable", "error (approval_unavailable)"),
+    (True, "timeout", "timeout"),
+    (True, "cancelled", "stopped (cancelled)"),
+    (True, "invalid_arguments", "error (invalid_arguments)"),
+    (True, None, "error"),
+])
+def test_a_call_is_shown_with_the_status_the_kernel_gave_it(
+        is_error: bool, code: str | None, shown: str) -> None:
+    """The Markdown says the status the event carries (kernel.events.call_status, as the chat,
+    the timeline and --json do), not a reading of its own: a denied call is denied."""
+    result = ToolResultEvent(S, "c1", "run_command", is_error, code, 40.0, 0, None, "")
+    text = conversation_markdown(INFO, [ToolCallStarted(S, "c1", "run_command", {}), result])
+    assert f"**Tool call** `run_command` · {result.status}" in text
+    assert f"**Tool call** `run_command` · {shown} · 40 ms" in text
