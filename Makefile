@@ -26,13 +26,18 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 
+# The suite runs in one pytest-xdist worker per core (WORKERS=0: all in this process);
+# --dist loadfile keeps each file's tests, and its module fixtures, in one worker.
+WORKERS ?= auto
+PYTEST  := QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -p no:cacheprovider -n $(WORKERS) --dist loadfile
+
 test: $(STAMP) system-deps lint
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -p no:cacheprovider
+	$(PYTEST)
 
 # The quick subset while working: pure functions, widgets, the loop against the fake model,
 # sandboxed commands; no whole app, bundle, real MCP server or attack suite (make test runs all).
 test-fast: $(STAMP) system-deps lint
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -p no:cacheprovider -m "not slow"
+	$(PYTEST) -m "not slow"
 
 bench: $(STAMP) system-deps
 	QT_QPA_PLATFORM=offscreen $(PY) -m bench
