@@ -2,8 +2,10 @@
 
 `register` refuses a spec that could only fail later (bad name, duplicate, empty
 description, a schema that is not a valid Draft 2020-12 object schema, a schema the handler
-cannot accept). Validators are compiled once per spec. The model-facing list of tools is
-built once per set of tools (`version`) and allowed subset.
+cannot accept). The meta-schema check is kernel.tools.metaschema's where it can vouch for the
+schema, else jsonschema's. Validators are compiled once per spec, jsonschema's only when first
+needed (jsonschema is not imported to start a run). The model-facing list of tools is built
+once per set of tools (`version`) and allowed subset.
 """
 
 from __future__ import annotations
@@ -14,13 +16,14 @@ import json
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
-from jsonschema import Draft202012Validator
-
+from kernel.tools.metaschema import plainly_valid
 from kernel.tools.schema import context_parameter
 from kernel.tools.spec import Risk, ToolSpec
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
@@ -173,12 +176,24 @@ class RegisteredTool:
     """A registered spec with what the dispatcher needs precomputed."""
 
     spec: ToolSpec
-    validator: Draft202012Validator
     context_param: str | None
     """The handler parameter that receives the ToolContext, if any."""
     is_async: bool
-    is_valid: Check
-    """The fastest exact validity check: compiled plain Python when the schema allows it."""
+    fast_check: Check | None
+    """compile_fast_check's plain-Python check, when the schema allows one."""
+
+    @functools.cached_property
+    def validator(self) -> Draft202012Validator:
+        """jsonschema's validator, made when first asked for (for the error messages, or a
+        schema with no fast check): jsonschema is not imported to start a run."""
+        from jsonschema import Draft202012Validator
+
+        return Draft202012Validator(self.spec.input_schema)
+
+    @property
+    def is_valid(self) -> Check:
+        """The fastest exact validity check: compiled plain Python when the schema allows it."""
+        return self.fast_check or self.validator.is_valid
 
 
 def _handler_params(spec: ToolSpec, context_param: str | None) -> tuple[set[str], set[str], bool]:
@@ -249,14 +264,8 @@ def _check_spec(spec: ToolSpec) -> RegisteredTool:
             f"tool {name!r}: input_schema is not plain JSON ({exc}); use only dicts, lists, "
             f"strings, numbers, booleans and None"
         ) from exc
-    try:
-        Draft202012Validator.check_schema(schema)
-    except jsonschema.SchemaError as exc:
-        where = exc.json_path if hasattr(exc, "json_path") else "$"
-        raise RegistrationError(
-            f"tool {name!r}: input_schema fails the JSON Schema Draft 2020-12 meta-schema at "
-            f"{where}: {exc.message}"
-        ) from exc
+    if not plainly_valid(schema):
+        _check_metaschema(name, schema)
     if schema.get("type") != "object":
         raise RegistrationError(
             f'tool {name!r}: input_schema must have "type": "object" (tool input is always '
@@ -285,14 +294,26 @@ def _check_spec(spec: ToolSpec) -> RegisteredTool:
         raise RegistrationError(
             f"tool {name!r}: path_params {bad_paths} are not properties of the input schema"
         )
-    validator = Draft202012Validator(schema)
     return RegisteredTool(
         spec=spec,
-        validator=validator,
         context_param=context_param,
         is_async=inspect.iscoroutinefunction(spec.handler),
-        is_valid=compile_fast_check(schema) or validator.is_valid,
+        fast_check=compile_fast_check(schema),
     )
+
+
+def _check_metaschema(name: str, schema: Mapping[str, Any]) -> None:
+    """jsonschema's meta-schema check, for what kernel.tools.metaschema cannot vouch for."""
+    import jsonschema
+
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        where = exc.json_path if hasattr(exc, "json_path") else "$"
+        raise RegistrationError(
+            f"tool {name!r}: input_schema fails the JSON Schema Draft 2020-12 meta-schema at "
+            f"{where}: {exc.message}"
+        ) from exc
 
 
 class ToolRegistry:

@@ -62,6 +62,15 @@ def test_empty_description_is_refused(description: str) -> None:
         ({"type": "object", "properties": {"a": {}}, "required": "a"}, "required"),
         ({"type": "object", "properties": {"a": {"minLength": -1}}, "required": ["a"]}, "min"),
         ({"type": "object", "properties": [], "required": []}, "properties"),
+        ({"type": "object", "properties": {"a": {"type": []}}, "required": ["a"]}, "type"),
+        ({"type": "object", "properties": {"a": {}}, "required": ["a", "a"]}, "required"),
+        ({"type": "object", "properties": {"a": {"maxItems": True}}, "required": ["a"]}, "max"),
+        ({"type": "object", "properties": {"a": {"anyOf": []}}, "required": ["a"]}, "anyOf"),
+        ({"type": "object", "properties": {"a": {"items": {"minimum": "1"}}},
+          "required": ["a"]}, "minimum"),
+        ({"type": "object", "properties": {"a": {"pattern": "(unclosed"}}, "required": ["a"]},
+         "pattern"),
+        ({"type": ["object", "object"], "properties": {}}, "type"),
     ],
 )
 def test_schemas_failing_the_metaschema_are_refused(schema: dict[str, Any], where: str) -> None:
