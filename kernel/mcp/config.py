@@ -19,6 +19,7 @@ must not look as if it had been honoured.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -26,9 +27,10 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import jsonschema
+if TYPE_CHECKING:
+    import jsonschema
 
 Transport = Literal["stdio", "http"]
 
@@ -73,7 +75,14 @@ MCP_SERVERS_SCHEMA: Mapping[str, Any] = {
 }
 """JSON Schema of the `mcpServers` object; the settings loader includes it as is."""
 
-_SERVER_VALIDATOR = jsonschema.Draft202012Validator(MCP_SERVERS_SCHEMA["additionalProperties"])
+
+@functools.cache
+def _server_validator() -> jsonschema.Draft202012Validator:
+    """An entry's validator, made when a server entry is first read (a settings file with no
+    `mcpServers` never imports jsonschema for it)."""
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(MCP_SERVERS_SCHEMA["additionalProperties"])
 
 
 class McpConfigError(ValueError):
@@ -147,7 +156,7 @@ def parse_server(name: Any, entry: Any, *, where: str = "mcpServers") -> McpServ
     if isinstance(declared, str) and _TYPE_ALIASES.get(declared, transport) != transport:
         raise McpConfigError(f"{label}: \"type\": {declared!r} contradicts its "
                              f"{'command' if has_command else 'url'}")
-    errors = sorted(_SERVER_VALIDATOR.iter_errors(entry), key=lambda e: list(e.absolute_path))
+    errors = sorted(_server_validator().iter_errors(entry), key=lambda e: list(e.absolute_path))
     if errors:
         err = errors[0]
         path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path)

@@ -33,15 +33,14 @@ from __future__ import annotations
 import contextlib
 import difflib
 import fcntl
+import functools
 import json
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import jsonschema
+from typing import TYPE_CHECKING, Any
 
 from kernel.agent.models import MODELS_SCHEMA
 from kernel.mcp.config import MCP_SERVERS_SCHEMA, McpConfigError, parse_server
@@ -55,6 +54,9 @@ from kernel.sandbox.limits import MiB, ResourceLimits
 from kernel.sandbox.settings import DEFAULT_GRACE_S, ExecSettings
 from kernel.tools.find_tools import DEFAULT_THRESHOLD
 from kernel.tools.spec import ToolSpec
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 _ENV_NAME: dict[str, Any] = {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"}
 _NAMES: dict[str, Any] = {"type": "array", "items": _ENV_NAME, "uniqueItems": True}
@@ -107,7 +109,15 @@ SETTINGS_SCHEMA: Mapping[str, Any] = {
 }
 """The schema of settings.json. `mcpServers` is owned by kernel.mcp.config."""
 
-_VALIDATOR = jsonschema.Draft202012Validator(SETTINGS_SCHEMA)
+
+
+@functools.cache
+def _validator() -> Draft202012Validator:
+    """The schema's validator, made when a settings file is first read: with none there is
+    nothing to validate, and jsonschema is not imported."""
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(SETTINGS_SCHEMA)
 
 
 class SettingsError(ValueError):
@@ -168,7 +178,7 @@ def parse_settings(text: str, source: str = "settings.json") -> Settings:
     except json.JSONDecodeError as exc:
         raise SettingsError(source, exc.lineno, f"not valid JSON: {exc.msg} "
                                                 f"(column {exc.colno})") from exc
-    errors = sorted(_VALIDATOR.iter_errors(data), key=lambda e: list(e.absolute_path))
+    errors = sorted(_validator().iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
         first = errors[0]
         path = list(first.absolute_path)
