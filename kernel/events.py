@@ -79,7 +79,30 @@ def is_form_action(word: str) -> typing.TypeGuard[FormAction]:
 DecisionScope = Literal["once", "call", GrantScope]
 """What an approval decision covers: this call (once: allowed; call: denied or decided by the
 rules), or a grant."""
+
+
+class Risk(enum.StrEnum):
+    """How much a tool can change. The approval policy starts from this; the tool-call
+    events carry it (the risk a person is shown)."""
+
+    READ = "read"
+    WRITE = "write"
+    EXECUTE = "execute"
+    DESTRUCTIVE = "destructive"
+
+
+class ServerStatus(enum.StrEnum):
+    """An MCP server's status (kernel.mcp.manager, the protocol's McpServerInfo)."""
+
+    STARTING = "starting"
+    READY = "ready"
+    FAILED = "failed"
+    DISABLED = "disabled"
+
+
 ServerState = Literal["ready", "failed", "disabled"]
+"""How a server settled for a run (an `mcp_server` event): a ServerStatus other than starting
+(a test checks the two agree)."""
 DECIDED: tuple[Decided, ...] = typing.get_args(Decided)
 
 
@@ -190,7 +213,7 @@ class ToolCallStarted(CallEvent):
     name: str
     input: Any
     summary: str = ""
-    risk: str = "read"
+    risk: Risk = Risk.READ
 
 
 @_event
@@ -199,7 +222,7 @@ class ApprovalRequest(CallEvent):
     type: ClassVar[str] = "approval_request"
     name: str
     input: Any
-    risk: str
+    risk: Risk
     reason: str
     preview: str = ""
     rule: str = ""

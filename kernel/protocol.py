@@ -32,6 +32,7 @@ from kernel.events import (
     EventDecodeError,
     FormAction,
     GrantScope,
+    ServerStatus,
     event_from_dict,
     field_types,
     json_text,
@@ -114,8 +115,7 @@ class McpServerInfo:
     """One MCP server's state (kernel.mcp.manager.ServerState.to_dict())."""
 
     name: str
-    status: str
-    """starting | ready | failed | disabled"""
+    status: ServerStatus
     summary: str = ""
     target: str = ""
     tools: tuple[str, ...] = ()
@@ -133,7 +133,7 @@ class McpServerInfo:
         """From `ServerState.to_dict()`."""
         retry = state.get("retry_in_s")
         return cls(
-            name=str(state["name"]), status=str(state["status"]),
+            name=str(state["name"]), status=ServerStatus(state["status"]),
             summary=str(state.get("summary", "")), target=str(state.get("target", "")),
             tools=tuple(state.get("tools", ())), skipped=tuple(state.get("skipped", ())),
             error=str(state.get("error", "")),

@@ -1059,7 +1059,7 @@ class _Run:
         self._reported_calls.add(str(call.call_id))
         self.emit(ToolCallStarted(
             self.session_id, call_id=str(call.call_id), name=str(call.name), input=call.input,
-            summary=_summary(spec, call.input), risk=spec.shown_risk if spec else Risk.READ.value))
+            summary=_summary(spec, call.input), risk=spec.shown_risk if spec else Risk.READ))
 
     def _report_result(self, call: ToolCall, result: ToolResult) -> None:
         if result.call_id in self._reported_results:

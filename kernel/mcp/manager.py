@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import enum
 import logging
 import os
 import time
@@ -31,6 +30,7 @@ import mcp_types
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
+from kernel.events import ServerStatus as ServerStatus  # defined with the events; used here
 from kernel.mcp.asks import ServerAsks
 from kernel.mcp.client import (
     PING_INTERVAL_S,
@@ -59,13 +59,6 @@ T = TypeVar("T")
 STABLE_AFTER_S = 60.0
 """A server that stayed ready this long starts its failure count from zero again."""
 _STOP_WAIT_S = EXIT_GRACE_S + 2 * KILL_GRACE_S + 1.0
-
-
-class ServerStatus(enum.StrEnum):
-    STARTING = "starting"
-    READY = "ready"
-    FAILED = "failed"
-    DISABLED = "disabled"
 
 
 @dataclass(frozen=True)

@@ -384,7 +384,7 @@ def gate_factory(*, app_paths: AppPaths, sandbox: SandboxState,
     return build
 
 
-def _shown(spec: ToolSpec, decision: Decision) -> str:
+def _shown(spec: ToolSpec, decision: Decision) -> Risk:
     """The risk a person sees: the policy's escalated risk when it escalated the call,
     otherwise the tool's displayed risk (an MCP server's hint may change that)."""
-    return decision.risk.value if decision.risk is not spec.risk else spec.shown_risk
+    return decision.risk if decision.risk is not spec.risk else spec.shown_risk

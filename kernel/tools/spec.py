@@ -7,30 +7,23 @@ and no second map of handlers.
 
 from __future__ import annotations
 
-import enum
 import threading
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kernel.events import Risk
 from kernel.tools.errors import ErrorCode, ToolError
 from kernel.tools.externalize import OutputStore
 from kernel.tools.pathpolicy import PathPolicy
 
-__all__ = ["ErrorCode", "ToolError"]  # defined in kernel.tools.errors, used with the rest here
+__all__ = ["ErrorCode", "Risk", "ToolError"]
+"""Defined in kernel.tools.errors and (Risk, which events carry) kernel.events; used with the
+rest here."""
 
 DEFAULT_OUTPUT_LIMIT = 30_000
 DEFAULT_TIMEOUT_S = 120.0
-
-
-class Risk(enum.StrEnum):
-    """How much a tool can change. The approval policy starts from this."""
-
-    READ = "read"
-    WRITE = "write"
-    EXECUTE = "execute"
-    DESTRUCTIVE = "destructive"
 
 
 Content = str | tuple[Mapping[str, Any], ...]
@@ -144,8 +137,8 @@ class ToolSpec:
     """Free-form facts for display (e.g. MCP hints); never trusted for decisions."""
 
     @property
-    def shown_risk(self) -> str:
+    def shown_risk(self) -> Risk:
         """The risk shown to a person: an MCP server's readOnly/destructive hint (display
         only; decisions use `risk`), the spec's own risk otherwise."""
         shown = self.annotations.get("display_risk") if self.origin.startswith("mcp:") else None
-        return shown if isinstance(shown, str) else self.risk.value
+        return next((risk for risk in Risk if risk.value == shown), self.risk)
