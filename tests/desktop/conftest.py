@@ -14,7 +14,7 @@ import keyring
 import keyring.backends.fail
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QPushButton, QWidget
+from PySide6.QtWidgets import QApplication, QLineEdit, QPushButton, QVBoxLayout, QWidget
 from pytestqt.qtbot import QtBot
 
 from kernel.fakemodel import FakeAnthropicServer
@@ -50,9 +50,36 @@ def running_app(qtbot: QtBot, paths: AppPaths, fake: FakeAnthropicServer, *, api
         controller.shutdown()
 
 
-def click_answer(qtbot: QtBot, dialog: QWidget, button: QPushButton) -> None:
-    """Click an approval dialog's button as a person does: once the request has been on
-    screen long enough to be answered (`ApprovalDialog.armed`)."""
+ARMED_WAIT_MS = 30_000
+"""How long a test waits for a dialog to be answerable: far beyond its delay (ARM_DELAY_MS),
+for a machine loaded by other test processes."""
+
+
+def wait_armed(qtbot: QtBot, dialog: QWidget, button: QPushButton) -> None:
+    """Wait until `button` of an approval or form dialog can answer it: its delay is over
+    (`armed`, by the clock) and the button is enabled (by the arming timer, which a loaded
+    machine runs late: armed alone is not yet clickable)."""
     qtbot.waitUntil(lambda: getattr(dialog, "armed", False) and button.isEnabled(),
-                    timeout=10_000)
+                    timeout=ARMED_WAIT_MS)
+
+
+def click_answer(qtbot: QtBot, dialog: QWidget, button: QPushButton) -> None:
+    """Click an approval or form dialog's button as a person does: once the request has
+    been on screen long enough to be answered."""
+    wait_armed(qtbot, dialog, button)
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+
+
+def typing_window(qtbot: QtBot) -> tuple[QWidget, QLineEdit]:
+    """A shown, active window whose line edit has the focus, as when the user types in the
+    prompt: a dialog shown now must take neither the focus nor the keys from it. (Keep the
+    window: qtbot holds it only weakly.)"""
+    window = QWidget()
+    qtbot.addWidget(window)
+    edit = QLineEdit(window)
+    QVBoxLayout(window).addWidget(edit)
+    window.show()
+    window.activateWindow()
+    edit.setFocus()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is edit, timeout=ARMED_WAIT_MS)
+    return window, edit

@@ -5,13 +5,14 @@ early click answers it (it takes no focus, no allow is a default, answers wait a
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QLineEdit, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
 
 from desktop.approval.deliberate import ARM_DELAY_MS
 from desktop.approval.dialog import ApprovalDialog, ApprovalQueue
 from kernel.events import ApprovalRequest
 from kernel.protocol import ApprovalAnswer
+from tests.desktop.conftest import click_answer, typing_window, wait_armed
 
 DIFF = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-old\n+new"
 
@@ -35,7 +36,7 @@ def make_queue(qtbot: QtBot) -> tuple[QWidget, ApprovalQueue]:
 
 
 def armed(qtbot: QtBot, dialog: ApprovalDialog) -> None:
-    qtbot.waitUntil(lambda: dialog.armed and dialog.deny.isEnabled(), timeout=5000)
+    wait_armed(qtbot, dialog, dialog.deny)
 
 
 def test_shows_tool_risk_reason_preview_and_rule(qtbot: QtBot) -> None:
@@ -67,16 +68,12 @@ def test_each_answer_resolves_its_future_in_order(qtbot: QtBot) -> None:
     assert dialog.count_label.text() == "1 of 4 pending"
     answers: list[ApprovalAnswer] = []
     queue.answered.connect(answers.append)
-    armed(qtbot, dialog)
-    qtbot.mouseClick(dialog.allow_once, Qt.MouseButton.LeftButton)
+    click_answer(qtbot, dialog, dialog.allow_once)
     assert dialog.count_label.text() == "1 of 3 pending"
-    armed(qtbot, dialog)
-    qtbot.mouseClick(dialog.allow_session, Qt.MouseButton.LeftButton)
-    armed(qtbot, dialog)
-    qtbot.mouseClick(dialog.allow_always, Qt.MouseButton.LeftButton)
+    click_answer(qtbot, dialog, dialog.allow_session)
+    click_answer(qtbot, dialog, dialog.allow_always)
     qtbot.keyClicks(dialog.deny_message, "use the other file")
-    armed(qtbot, dialog)
-    qtbot.mouseClick(dialog.deny, Qt.MouseButton.LeftButton)
+    click_answer(qtbot, dialog, dialog.deny)
     assert [f.result(0).decision for f in futures] == [
         "allow_once", "allow_session", "allow_always", "deny"]
     assert futures[3].result(0).message == "use the other file"
@@ -160,14 +157,7 @@ def test_answers_wait_a_moment_after_each_request_appears(qtbot: QtBot) -> None:
 
 
 def test_shown_without_taking_the_focus_from_what_the_user_types_in(qtbot: QtBot) -> None:
-    window = QWidget()
-    qtbot.addWidget(window)
-    edit = QLineEdit(window)
-    QVBoxLayout(window).addWidget(edit)
-    window.show()
-    window.activateWindow()
-    edit.setFocus()
-    qtbot.waitUntil(lambda: QApplication.focusWidget() is edit)
+    window, edit = typing_window(qtbot)
     queue = ApprovalQueue(window)
     future = queue.submit(request("c1"))
     assert queue.dialog.isVisible()

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QCheckBox, QComboBox, QLineEdit, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QApplication, QCheckBox, QComboBox, QLineEdit, QWidget
 from pytestqt.qtbot import QtBot
 
 from desktop.approval.deliberate import ARM_DELAY_MS
@@ -25,7 +25,7 @@ from desktop.mcp_requests.schema import (
     read_values,
 )
 from kernel.protocol import McpFormAnswer, McpFormRequest
-from tests.desktop.conftest import click_answer
+from tests.desktop.conftest import ARMED_WAIT_MS, click_answer, typing_window, wait_armed
 
 EVERYTHING = {  # server-everything's trigger-elicitation-request form, as it sends it
     "type": "object", "required": ["name"], "properties": {
@@ -314,27 +314,22 @@ def test_decline_cancel_esc_and_close_send_no_values(qtbot: QtBot, how: str,
     queue, answers, _ = _queue(qtbot)
     queue.submit_form(_request())
     dialog = queue.form_dialog
-    qtbot.waitUntil(lambda: dialog.armed, timeout=10_000)
-    if how == "decline":
-        qtbot.mouseClick(dialog.decline_button, Qt.MouseButton.LeftButton)
-    elif how == "cancel":
-        qtbot.mouseClick(dialog.cancel_button, Qt.MouseButton.LeftButton)
-    elif how == "escape":
-        qtbot.keyClick(dialog, Qt.Key.Key_Escape)
-    else:
-        dialog.close()
+    # Armed by the clock is not yet clickable (the arming timer, late on a loaded machine,
+    # enables the buttons): wait for the button itself, and for the answer it sends.
+    buttons = {"decline": dialog.decline_button, "cancel": dialog.cancel_button}
+    wait_armed(qtbot, dialog, dialog.cancel_button)
+    with qtbot.waitSignal(queue.answer, timeout=ARMED_WAIT_MS):
+        if how in buttons:
+            click_answer(qtbot, dialog, buttons[how])
+        elif how == "escape":
+            qtbot.keyClick(dialog, Qt.Key.Key_Escape)
+        else:
+            dialog.close()
     assert answers == [McpFormAnswer("form-1", action, None)]
 
 
 def test_no_keystroke_or_early_click_answers_a_form(qtbot: QtBot) -> None:
-    window = QWidget()
-    qtbot.addWidget(window)
-    edit = QLineEdit(window)
-    QVBoxLayout(window).addWidget(edit)
-    window.show()
-    window.activateWindow()
-    edit.setFocus()
-    qtbot.waitUntil(lambda: QApplication.focusWidget() is edit)
+    window, edit = typing_window(qtbot)
     queue = McpRequests(window)
     answers: list[Any] = []
     queue.answer.connect(answers.append)
@@ -352,7 +347,7 @@ def test_no_keystroke_or_early_click_answers_a_form(qtbot: QtBot) -> None:
     assert QApplication.focusWidget() is edit and edit.text() == "yes " * 3
     dialog.arming.delay_ms = ARM_DELAY_MS
     dialog.arming.refresh()
-    qtbot.waitUntil(lambda: dialog.armed, timeout=10_000)
+    wait_armed(qtbot, dialog, dialog.accept_button)
     field = dialog.editors[0].editor
     for key in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space):
         qtbot.keyClick(field, key)  # Enter in a field is no answer
@@ -395,7 +390,7 @@ def test_a_url_form_opens_only_a_web_page(qtbot: QtBot) -> None:
     dialog = queue.form_dialog
     assert dialog.url_label.text() == "It asks you to open this page: javascript:alert(1)"
     assert dialog.accept_button.text() == "Open the page" and not dialog.scroll_area.isVisible()
-    qtbot.waitUntil(lambda: dialog.armed, timeout=10_000)
+    wait_armed(qtbot, dialog, dialog.decline_button)
     assert not dialog.accept_button.isEnabled()
     qtbot.keyClick(dialog, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
     assert answers == []
