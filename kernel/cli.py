@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel.agent.models import DEFAULT_MODEL
+from kernel.agent.provider_config import KeyringLookup, keyring_key
 from kernel.cli_errors import EXIT_USAGE, UsageError
 from kernel.eval.arguments import add_eval_parser
 from kernel.modes import MODES
@@ -111,24 +112,29 @@ def _positive_int(text: str) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Parse, then import only what the command needs (`reins --help` imports no SDK)."""
+    """Parse, then import only what the command needs (`reins --help` imports no SDK).
+    `exec` and `doctor` start reading the keyring first, in a thread (KeyringLookup), while
+    the rest loads."""
     args = build_parser().parse_args(argv)
+    keyring = KeyringLookup() if args.command in ("exec", "doctor") else None
     from kernel.policy.settings import SettingsError
 
     try:
         if args.command == "exec":
             from kernel.cli_exec import exec_command
 
-            return exec_command(args)
+            return exec_command(args, keyring or keyring_key)
         if args.command == "eval":
             from kernel.eval.command import main_eval
 
             return main_eval(args)
-        from kernel.cli_inspect import doctor_command, export_command
-
         if args.command == "export":
+            from kernel.cli_export import export_command
+
             return export_command(args.session, sys.stdout)
-        return doctor_command(sys.stdout)
+        from kernel.cli_inspect import doctor_command
+
+        return doctor_command(sys.stdout, keyring or keyring_key)
     except UsageError as exc:
         sys.stderr.write(f"reins {args.command}: {exc}\n")
         return EXIT_USAGE

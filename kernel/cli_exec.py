@@ -20,6 +20,7 @@ from kernel.agent.limits import LIMIT_REASONS, LoopLimits, StopReason
 from kernel.agent.loop import Agent, GateFactory, RunBusy
 from kernel.agent.models import DEFAULT_MODEL
 from kernel.agent.provider import AnthropicProvider, ConfigError, ProviderConfig
+from kernel.agent.provider_config import keyring_key
 from kernel.agent.runlock import SessionLocked
 from kernel.agent.runtime import Kernel, open_kernel
 from kernel.agent.store import SessionStore, UnknownSession
@@ -65,7 +66,10 @@ def exit_code(finished: RunFinished | None) -> int:
     return EXIT_ERROR
 
 
-def exec_command(args: argparse.Namespace) -> int:
+def exec_command(args: argparse.Namespace,
+                 keyring_lookup: Callable[[], str | None] = keyring_key) -> int:
+    """Run `reins exec`; `keyring_lookup` reads the key stored in the keyring (kernel.cli
+    passes one already started, KeyringLookup)."""
     paths = AppPaths.from_env()
     settings = load_settings(paths)
     if args.prompt is None and args.session is None and args.mcp_prompt is None:
@@ -94,7 +98,8 @@ def exec_command(args: argparse.Namespace) -> int:
             for _, event in kernel.store.events(session_id):
                 printer(event)
         gc.freeze()  # what start-up made lives for the run: no collection walks it again
-        return asyncio.run(_exec(kernel, args, settings, session_id, printer, attachments))
+        return asyncio.run(_exec(kernel, args, settings, session_id, printer, attachments,
+                                 keyring_lookup))
     finally:
         kernel.close()
 
@@ -141,7 +146,8 @@ def _prepare_session(store: SessionStore, args: argparse.Namespace, settings: Se
 
 
 async def _exec(kernel: Kernel, args: argparse.Namespace, settings: Settings, session_id: str,
-                printer: Callable[[Event], None], attachments: list[Attachment]) -> int:
+                printer: Callable[[Event], None], attachments: list[Attachment],
+                keyring_lookup: Callable[[], str | None]) -> int:
     info = kernel.store.get_session(session_id)
     config = ProviderConfig.for_model(info.model, settings.models, max_tokens=args.max_tokens,
                                       tool_choice=args.tool_choice, base_url=settings.base_url,
@@ -150,7 +156,7 @@ async def _exec(kernel: Kernel, args: argparse.Namespace, settings: Settings, se
                         max_cost_usd=args.cost_budget, max_seconds=args.time_budget,
                         rate_limits=dict(args.rate_limit))
     try:
-        provider = AnthropicProvider(config)
+        provider = AnthropicProvider(config, keyring_lookup=keyring_lookup)
     except ConfigError as exc:
         error = ErrorEvent(session_id, "config_error", str(exc))
         kernel.store.append_event(error)

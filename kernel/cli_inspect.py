@@ -1,45 +1,32 @@
-"""`reins export SESSION` (the session's trace as JSON lines) and `reins doctor` (the
-sandbox, the model connection and the data folders)."""
+"""`reins doctor`: the sandbox, the model connection and the data folders (also the app's
+Sandbox page, through the kernel). It loads neither SDK nor the session store."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TextIO
 
 from kernel.agent.models import DEFAULT_MODEL, model_limits
 from kernel.agent.provider_config import (
     KeySource,
     ProviderConfig,
+    keyring_key,
     resolve_api_key,
     resolve_base_url,
 )
-from kernel.agent.runlock import session_lock
-from kernel.agent.store import SessionStore, UnknownSession
-from kernel.cli_errors import EXIT_ERROR, EXIT_OK, UsageError
-from kernel.export import trace_text
+from kernel.cli_errors import EXIT_ERROR, EXIT_OK
 from kernel.paths import AppPaths
 from kernel.policy.settings import Settings, SettingsError, load_settings
 from kernel.sandbox.detect import detect_sandbox
 from kernel.sandbox.doctor import report as sandbox_report
 
 
-def export_command(session_id: str, out: TextIO) -> int:
-    paths = AppPaths.from_env()
-    if not paths.database.exists():
-        raise UsageError(f"no session {session_id!r} (no database at {paths.database})")
-    with SessionStore(paths.database) as store:
-        store.settle_dead_runs(lambda sid: session_lock(paths, sid), [session_id])
-        try:
-            info = store.get_session(session_id)
-        except UnknownSession as exc:
-            raise UsageError(str(exc)) from None
-        out.write(trace_text(store, info.session_id))
-    return EXIT_OK
-
-
-def doctor_command(out: TextIO) -> int:
+def doctor_command(out: TextIO, keyring_lookup: Callable[[], str | None] = keyring_key) -> int:
     """The sandbox report, then the model connection and the data folders; exit 0 when a
-    sandbox and an API key are there and the settings load."""
-    text, healthy = doctor_report(AppPaths.from_env(), resolve_api_key())
+    sandbox and an API key are there and the settings load. `keyring_lookup` reads the key
+    stored in the keyring (kernel.cli passes one already started)."""
+    text, healthy = doctor_report(AppPaths.from_env(), resolve_api_key(
+        keyring_lookup=keyring_lookup))
     out.write(text)
     return EXIT_OK if healthy else EXIT_ERROR
 

@@ -315,7 +315,8 @@ class AnthropicProvider:
     """Streams Messages API turns; one client per provider (connections are pooled)."""
 
     def __init__(self, config: ProviderConfig, *, api_key: str | None = None,
-                 environ: Mapping[str, str] | None = None) -> None:
+                 environ: Mapping[str, str] | None = None,
+                 keyring_lookup: Callable[[], str | None] = keyring_key) -> None:
         problem = config_problem(model=config.model, limits=config.limits,
                                  tool_choice=config.tool_choice,
                                  thinking_budget=config.thinking_budget)
@@ -323,7 +324,7 @@ class AnthropicProvider:
             raise ConfigError(problem)
         self.config = config
         self.base_url = resolve_base_url(config, environ)
-        key = resolve_api_key(api_key, environ)
+        key = resolve_api_key(api_key, environ, keyring_lookup)
         self.key_source = key.source
         if key.key is None and self.base_url is None:
             raise ConfigError(
