@@ -5,35 +5,12 @@ run in progress, no prompt yet, a file that cannot be attached) as CommandFailed
 from __future__ import annotations
 
 import base64
-import json
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from kernel import protocol as p
 from kernel.events import MessagesSuperseded, UserMessage
 from kernel.fakemodel import FakeAnthropicServer, Silence, reply
-from kernel.paths import AppPaths
 from tests.security.test_workspace_broad import Worker
-
-
-@pytest.fixture
-def served(reins_home: AppPaths, monkeypatch: pytest.MonkeyPatch
-           ) -> Iterator[tuple[FakeAnthropicServer, Worker]]:
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
-    with FakeAnthropicServer(api_key="test-key") as server:
-        reins_home.settings_file.parent.mkdir(parents=True, exist_ok=True)
-        reins_home.settings_file.write_text(json.dumps({"base_url": server.base_url}))
-        worker = Worker()
-        try:
-            worker.send(p.SetApiKey("test-key"))
-            yield server, worker
-        finally:
-            server.release()
-            worker.close()
 
 
 def attached(name: str, data: bytes) -> p.AttachmentData:

@@ -4,36 +4,22 @@ Compact) summarizes a session's oldest turns, answered by a context_compacted ev
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from kernel import protocol as p
 from kernel.agent.compact import SUMMARY_SYSTEM
 from kernel.fakemodel import FakeAnthropicServer, reply
-from kernel.paths import AppPaths
 from tests.security.test_workspace_broad import Worker
 
 
 @pytest.fixture
-def served(reins_home: AppPaths, monkeypatch: pytest.MonkeyPatch
-           ) -> Iterator[tuple[FakeAnthropicServer, Worker]]:
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
-    with FakeAnthropicServer(api_key="test-key") as server:
-        reins_home.settings_file.parent.mkdir(parents=True, exist_ok=True)
-        reins_home.settings_file.write_text(json.dumps({
-            "model": "local-coder", "base_url": server.base_url,
-            "models": {"local-*": {"context_window": 16384, "max_tokens": 2048}}}))
-        worker = Worker()
-        try:
-            worker.send(p.SetApiKey("test-key"))
-            yield server, worker
-        finally:
-            worker.close()
+def worker_settings() -> dict[str, Any]:
+    """For the `served` worker (tests/conftest.py)."""
+    return {"model": "local-coder",
+            "models": {"local-*": {"context_window": 16384, "max_tokens": 2048}}}
 
 
 def _finished_runs(worker: Worker, count: int) -> None:

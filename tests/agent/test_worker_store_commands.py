@@ -5,9 +5,7 @@ meets a broken database file gets an answer that says so, and the kernel goes on
 
 from __future__ import annotations
 
-import json
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,26 +18,6 @@ from kernel.paths import AppPaths
 from tests.security.test_workspace_broad import Worker
 
 pytestmark = pytest.mark.timeout(180)
-
-
-@pytest.fixture
-def served(reins_home: AppPaths, monkeypatch: pytest.MonkeyPatch
-           ) -> Iterator[tuple[FakeAnthropicServer, Worker]]:
-    """The fake model and a real worker using it (closed here unless the test closed it
-    to read everything it wrote on stderr)."""
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
-    with FakeAnthropicServer(api_key="test-key") as server:
-        reins_home.settings_file.parent.mkdir(parents=True, exist_ok=True)
-        reins_home.settings_file.write_text(json.dumps({"base_url": server.base_url}))
-        worker = Worker()
-        try:
-            worker.send(p.SetApiKey("test-key"))
-            yield server, worker
-        finally:
-            if worker.process.is_alive():
-                worker.close()
 
 
 def _events(worker: Worker, kind: type, session_id: str) -> list:

@@ -33,18 +33,6 @@ def fake() -> Iterator[FakeAnthropicServer]:
         yield server
 
 
-@pytest.fixture
-def quiet_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
-    return home
-
-
 def on_disk(paths: AppPaths) -> dict[str, Any]:
     return json.loads(paths.settings_file.read_text())  # type: ignore[no-any-return]
 
@@ -57,7 +45,7 @@ def opened(qtbot: QtBot, app: AppController) -> SettingsDialog:
 
 
 def test_settings_are_read_checked_and_written_by_the_kernel(
-        qtbot: QtBot, reins_home: AppPaths, fake: FakeAnthropicServer, quiet_env: Path,
+        qtbot: QtBot, reins_home: AppPaths, fake: FakeAnthropicServer, quiet_home: Path,
         no_keyring: None) -> None:
     with running_app(qtbot, reins_home, fake, api_key="k-settings", model="claude-file",
                      mode="ask", exec={"env": ["JAVA_HOME"]},
@@ -116,7 +104,7 @@ def test_settings_are_read_checked_and_written_by_the_kernel(
 
         # A hand edit: the kernel reads it at the next session and tells the app.
         reins_home.settings_file.write_text(json.dumps({**saved, "model": "claude-hand"}))
-        workspace = quiet_env / "project"
+        workspace = quiet_home / "project"
         workspace.mkdir()
         app._new_session(str(workspace), "ask", False)
         qtbot.waitUntil(lambda: app.settings.model == "claude-hand", timeout=WAIT)
@@ -133,7 +121,7 @@ def pick(qtbot: QtBot, dialog: SettingsDialog, path: Path) -> None:
 
 
 def test_mcp_servers_are_added_edited_removed_and_imported_through_the_kernel(
-        qtbot: QtBot, reins_home: AppPaths, fake: FakeAnthropicServer, quiet_env: Path,
+        qtbot: QtBot, reins_home: AppPaths, fake: FakeAnthropicServer, quiet_home: Path,
         no_keyring: None) -> None:
     mine = {"command": "/bin/true", "disabled": True}
     with running_app(qtbot, reins_home, fake, api_key="k-settings", model="m", mode="ask",
@@ -186,7 +174,7 @@ def test_mcp_servers_are_added_edited_removed_and_imported_through_the_kernel(
         qtbot.waitUntil(lambda: "git" not in panel.servers, timeout=WAIT)
 
         # Import a Claude Desktop file the user picks: previewed, clashes named, then written.
-        claude = quiet_env / "Downloads" / "claude_desktop_config.json"
+        claude = quiet_home / "Downloads" / "claude_desktop_config.json"
         claude.parent.mkdir()
         claude.write_text(json.dumps({"mcpServers": {
             "edge": {"command": "uvx", "args": ["other"]},
@@ -206,7 +194,7 @@ def test_mcp_servers_are_added_edited_removed_and_imported_through_the_kernel(
         assert servers["edge"]["command"] == sys.executable, "yours is kept"
         assert not panel.confirm_import.isVisible()
 
-        broken = quiet_env / "Downloads" / "broken.json"
+        broken = quiet_home / "Downloads" / "broken.json"
         broken.write_text('{\n  "mcpServers": {\n    "a": {"command": "x"},\n  }\n}\n')
         pick(qtbot, dialog, broken)
         qtbot.waitUntil(lambda: panel.import_label.text().startswith("Cannot import: "),
@@ -217,7 +205,7 @@ def test_mcp_servers_are_added_edited_removed_and_imported_through_the_kernel(
 
 
 def test_a_base_url_typed_in_settings_unlocks_the_prompt(
-        qtbot: QtBot, reins_home: AppPaths, fake: FakeAnthropicServer, quiet_env: Path,
+        qtbot: QtBot, reins_home: AppPaths, fake: FakeAnthropicServer, quiet_home: Path,
         no_keyring: None) -> None:
     app = AppController(reins_home)
     qtbot.addWidget(app.window)
@@ -238,7 +226,7 @@ def test_a_base_url_typed_in_settings_unlocks_the_prompt(
 
 
 def test_anthropic_base_url_alone_unlocks_the_prompt(
-        qtbot: QtBot, reins_home: AppPaths, fake: FakeAnthropicServer, quiet_env: Path,
+        qtbot: QtBot, reins_home: AppPaths, fake: FakeAnthropicServer, quiet_home: Path,
         no_keyring: None, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
     app = AppController(reins_home)

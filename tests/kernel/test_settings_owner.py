@@ -30,15 +30,10 @@ def fake() -> Iterator[FakeAnthropicServer]:
 
 
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "home"
-    (folder / "project").mkdir(parents=True)
-    monkeypatch.setenv("HOME", str(folder))
-    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
-    return folder
+def home(quiet_home: Path) -> Path:
+    """tests/conftest.py's quiet HOME, with a project folder."""
+    (quiet_home / "project").mkdir()
+    return quiet_home
 
 
 def write(paths: AppPaths, text: str) -> None:

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import itertools
-import json
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,22 +16,18 @@ from typing import Any
 import psutil
 import pytest
 
-from kernel import protocol as p
-from kernel.fakemodel import FakeAnthropicServer
 from kernel.mcp.asks import ServerAsks
 from kernel.mcp.config import McpServerConfig, parse_mcp_servers
 from kernel.mcp.environment import server_env
 from kernel.mcp.launch import ServerLaunch, direct_launch
 from kernel.mcp.manager import Backoff, McpManager, ServerState
 from kernel.mcp.resources import make_resources_tool
-from kernel.paths import AppPaths
 from kernel.tools.dispatch import Dispatcher, NullObserver
 from kernel.tools.externalize import OutputStore
 from kernel.tools.pathpolicy import PathPolicy
 from kernel.tools.registry import ToolRegistry
 from kernel.tools.spec import Progress, ToolCall, ToolResult
 from tests.mcp.everything import everything_entry, install
-from tests.security.test_workspace_broad import Worker
 
 EDGE = Path(__file__).parent / "servers" / "edge.py"
 BIN = str(Path(sys.executable).parent)
@@ -59,25 +54,6 @@ def everything() -> dict[str, Any]:
     if problem:
         pytest.skip(f"@modelcontextprotocol/server-everything: {problem}")
     return everything_entry()
-
-
-@contextmanager
-def worker_with(reins_home: AppPaths, monkeypatch: pytest.MonkeyPatch,
-                settings: Mapping[str, Any]) -> Iterator[tuple[FakeAnthropicServer, Worker]]:
-    """The real kernel worker process with `settings` (its base_url the fake model's)."""
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
-    with FakeAnthropicServer(api_key="test-key") as server:
-        reins_home.settings_file.parent.mkdir(parents=True, exist_ok=True)
-        reins_home.settings_file.write_text(json.dumps({"base_url": server.base_url,
-                                                        **settings}))
-        worker = Worker()
-        try:
-            worker.send(p.SetApiKey("test-key"))
-            yield server, worker
-        finally:
-            worker.close()
 
 
 def free_port() -> int:

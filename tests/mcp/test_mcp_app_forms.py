@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +16,7 @@ import pytest
 from kernel import protocol as p
 from kernel.fakemodel import FakeAnthropicServer, ToolUse, reply
 from kernel.mcp.app import ElicitationChannel, check_answer
-from kernel.paths import AppPaths
-from tests.mcp.conftest import edge, worker_with
+from tests.mcp.conftest import edge
 from tests.security.test_workspace_broad import Worker
 
 SCHEMA = {"type": "object", "properties": {"color": {"type": "string"},
@@ -93,13 +91,10 @@ def test_the_channel_waits_for_a_fitting_answer_and_cancels_otherwise() -> None:
 
 
 @pytest.fixture
-def served(reins_home: AppPaths, monkeypatch: pytest.MonkeyPatch,
-           everything: dict[str, Any]
-           ) -> Iterator[tuple[FakeAnthropicServer, Worker]]:
-    with worker_with(reins_home, monkeypatch, {
-        "permissions": {"allow": ["mcp__edge__ask_form", "mcp__edge__roots"]},
-        "mcpServers": {"edge": edge(), "every": everything}}) as both:
-        yield both
+def worker_settings(everything: dict[str, Any]) -> dict[str, Any]:
+    """For the `served` worker (tests/conftest.py)."""
+    return {"permissions": {"allow": ["mcp__edge__ask_form", "mcp__edge__roots"]},
+            "mcpServers": {"edge": edge(), "every": everything}}
 
 
 def _ready(worker: Worker, count: int) -> None:

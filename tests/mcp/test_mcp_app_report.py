@@ -4,8 +4,8 @@ real kernel worker process), and the chat shows a failed server as a notice."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,7 +16,7 @@ from kernel.fakemodel import FakeAnthropicServer, reply
 from kernel.mcp.manager import ServerState, ServerStatus
 from kernel.mcp.report import unseen_outcomes
 from kernel.paths import AppPaths
-from tests.mcp.conftest import edge, worker_with
+from tests.mcp.conftest import edge
 from tests.security.test_workspace_broad import Worker
 
 READY = ServerState("a", ServerStatus.READY, "a", tools=("t",))
@@ -52,11 +52,9 @@ def test_the_chat_shows_a_failed_server_as_a_notice(qtbot: object) -> None:
 
 
 @pytest.fixture
-def served(reins_home: AppPaths, monkeypatch: pytest.MonkeyPatch
-           ) -> Iterator[tuple[FakeAnthropicServer, Worker]]:
-    servers = {"edge": edge(), "dies": edge("--die-at-start")}
-    with worker_with(reins_home, monkeypatch, {"mcpServers": servers}) as both:
-        yield both
+def worker_settings() -> dict[str, Any]:
+    """For the `served` worker (tests/conftest.py)."""
+    return {"mcpServers": {"edge": edge(), "dies": edge("--die-at-start")}}
 
 
 def test_a_run_in_the_app_records_each_new_outcome_once(

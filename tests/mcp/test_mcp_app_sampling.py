@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,9 +23,7 @@ from kernel.fakemodel import FakeAnthropicServer, ToolUse, reply
 from kernel.mcp.app import SamplingChannel, sampled_messages
 from kernel.mcp.asks import DECLINED_SAMPLING
 from kernel.mcp.sampling import SamplingTarget, SamplingVerdict, sampler
-from kernel.paths import AppPaths
 from tests.cli.conftest import Cli, cli, events
-from tests.mcp.conftest import worker_with
 from tests.security.test_workspace_broad import Worker
 
 __all__ = ["cli"]
@@ -227,11 +225,9 @@ def test_sampling_tokens_and_cost_are_the_runs(cli: Cli, everything: dict[str, A
 
 
 @pytest.fixture
-def served(reins_home: AppPaths, monkeypatch: pytest.MonkeyPatch,
-           everything: dict[str, Any]) -> Iterator[tuple[FakeAnthropicServer, Worker]]:
-    with worker_with(reins_home, monkeypatch, {"permissions": {"allow": [SAMPLE]},
-                                               "mcpServers": {"every": everything}}) as both:
-        yield both
+def worker_settings(everything: dict[str, Any]) -> dict[str, Any]:
+    """For the `served` worker (tests/conftest.py)."""
+    return {"permissions": {"allow": [SAMPLE]}, "mcpServers": {"every": everything}}
 
 
 def _ready(worker: Worker) -> None:
