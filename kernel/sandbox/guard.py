@@ -6,7 +6,8 @@ large workspace takes a while; the event loop never waits on it):
 
 - `marks(workspace)` before a command: what its sandbox hides and binds read-only;
 - `undo(workspace, before, label)` after it: what it made anew that is not inert is moved to
-  `<data>/quarantine/<label>` (kernel.sandbox.revert);
+  `<data>/quarantine/<label>`, and a protected link it removed or replaced is made again
+  (kernel.sandbox.revert);
 - `protected_links(workspace)` for the file tools: where each protected name that is a
   link (`.vscode -> shared`) leads, so a write there by its own name is protected too.
 Reins' own folders (and the sandbox home in them) are not part of any workspace's index.
@@ -26,7 +27,7 @@ from kernel.pathrules import describe_secret, secret_match
 from kernel.paths import AppPaths
 from kernel.sandbox.marks import Mark
 from kernel.sandbox.refusal import CommandRefused
-from kernel.sandbox.revert import Reverted, quarantine, to_revert
+from kernel.sandbox.revert import Reverted, quarantine, restore, to_restore, to_revert
 from kernel.sandbox.workspace_index import WorkspaceIndex
 
 KEPT = 8
@@ -99,12 +100,16 @@ class WorkspaceGuards:
         """Move what the command made anew (see kernel.sandbox.revert) into the quarantine."""
         after = await self.marks(workspace)
         marks = to_revert(workspace, before, after)
-        if not marks:
+        links = to_restore(before, after)
+        if not marks and not links:
             return ()
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         folder = self.paths.data / "quarantine" / f"{stamp}-{label}"
-        done = await asyncio.to_thread(quarantine, workspace, marks, folder)
-        return tuple(done)
+
+        def undo_now() -> list[Reverted]:
+            return quarantine(workspace, marks, folder) + restore(workspace, links)
+
+        return tuple(await asyncio.to_thread(undo_now))
 
     def close(self) -> None:
         for index in self._indexes.values():

@@ -17,6 +17,9 @@ Symbolic links are not followed. A link is never hidden by its name (the path po
 where a link leads, and so does the sandbox: the entry it leads to is met by the walk under
 its own name), but a protected name is protected as a link too (`.git/hooks -> ../hooks`,
 `.vscode -> ../shared`): git and editors follow it, so where it leads is bound read-only.
+The link itself is no mount point: a command can remove it or make it again leading
+elsewhere, which kernel.sandbox.revert undoes after the command (a mark of a link holds its
+text, `Mark.led`, since the link made again often gets the freed inode back).
 """
 
 from __future__ import annotations
@@ -52,6 +55,10 @@ class Mark:
     entry: EntryKind
     ino: int
     """The inode when it was seen: the same path with another inode is a new entry."""
+    led: str = ""
+    """For a link, the path it holds (its readlink): a link removed and made again leading
+    elsewhere may get the freed inode back (ext4 reuses it at once), so a link is the same
+    entry only with the same inode AND the same text."""
 
 
 Walk = Literal["descend", "stop"]

@@ -7,6 +7,12 @@ cannot be written, renamed or replaced). What a command can still do is make NEW
 the workspace index is refreshed; every new mark that is not inert is moved out of the
 workspace into Reins' quarantine folder, and the command's result says so.
 
+A protected LINK (`.vscode -> shared`, `.git/hooks -> ../../myhooks`) is no mount point: the
+sandbox binds where it leads read-only, but the link itself sits in a writable folder and
+can be removed, renamed or made again to lead elsewhere (with the freed inode: marks.Mark.led
+tells the two apart). What leads elsewhere is new and moved out like the rest; then the
+link as it was is made again (`to_restore`, `restore`).
+
 Inert, and kept: a git config `git init` or `git clone` could have written (see
 marks.inert_git_config), a hooks folder holding only `*.sample` files, and new secrets by
 name (`.env`: the command wrote it, so it knew what is in it; later commands do not see it).
@@ -40,8 +46,12 @@ class Reverted:
     rule: str
     """The pattern of kernel.pathrules it matched."""
     moved_to: str
-    """Where it is now; '' when it could not be moved (then `error` says why)."""
+    """Where it is now; '' when it could not be moved (then `error` says why), or for a
+    link made again."""
     error: str = ""
+    relinked: str = ""
+    """For a protected link the command removed or replaced: what it leads to again (then
+    `error`, if any, says why it could not be made again)."""
 
 
 def _inert(workspace: Path, mark: Mark) -> bool:
@@ -77,6 +87,37 @@ def to_revert(workspace: Path, before: Mapping[str, Mark], after: Mapping[str, M
         if not _inert(workspace, mark):
             found.append(mark)
     return found
+
+
+def to_restore(before: Mapping[str, Mark], after: Mapping[str, Mark]) -> list[Mark]:
+    """The protected links of `before` that are not there as they were (gone, renamed,
+    replaced by another entry, or by a link leading elsewhere)."""
+    return [mark for path, mark in sorted(before.items())
+            if mark.entry == "link" and mark.kind in ("protected", "git-entry") and mark.led
+            and after.get(path) != mark]
+
+
+def restore(workspace: Path, marks: list[Mark]) -> list[Reverted]:
+    """Make each link of `marks` again as it was (after `quarantine` moved out what the
+    command put in its place)."""
+    done: list[Reverted] = []
+    for mark in marks:
+        link = workspace / mark.path
+        problem = ""
+        if not _no_link_between(workspace, mark.path):
+            problem = "a folder above it is a link"
+        elif not link.parent.is_dir():
+            problem = "the folder it was in is gone"
+        elif os.path.lexists(link):
+            problem = "something Reins keeps is in its place"
+        else:
+            try:
+                os.symlink(mark.led, link)
+            except OSError as exc:
+                problem = str(exc)
+        done.append(Reverted(mark.path, mark.rule, "",
+                             f"not made again: {problem}" if problem else "", mark.led))
+    return done
 
 
 def _no_link_between(workspace: Path, path: str) -> bool:
@@ -125,15 +166,28 @@ def _short(path: str, limit: int = 160) -> str:
 
 
 def describe(reverted: tuple[Reverted, ...], what: str) -> list[str]:
-    """Lines for the model and the user: what `what` ("the command") made that was undone."""
-    if not reverted:
-        return []
-    lines = [f"undone by Reins: {what} made files that git, a shell or an editor would run "
-             "outside the sandbox (write such files with write_file or edit_file, which ask "
-             "the user):"]
-    lines += [f"  {_short(r.path)} ({r.rule}): "
-              + (f"moved to {_short(r.moved_to)}" if r.moved_to else r.error)
-              for r in reverted[:SHOWN]]
-    if len(reverted) > SHOWN:
-        lines.append(f"  … and {len(reverted) - SHOWN} more")
+    """Lines for the model and the user: what `what` ("the command") made that was undone,
+    and the protected links it removed or replaced that were made again."""
+    moved = [r for r in reverted if not r.relinked]
+    relinked = [r for r in reverted if r.relinked]
+    lines: list[str] = []
+    if moved:
+        lines.append(f"undone by Reins: {what} made files that git, a shell or an editor "
+                     "would run outside the sandbox (write such files with write_file or "
+                     "edit_file, which ask the user):")
+        lines += _listed([f"  {_short(r.path)} ({r.rule}): "
+                          + (f"moved to {_short(r.moved_to)}" if r.moved_to else r.error)
+                          for r in moved])
+    if relinked:
+        lines.append(f"undone by Reins: {what} removed or replaced links that git or an "
+                     "editor follows (they stay as they are):")
+        lines += _listed([f"  {_short(r.path)} -> {_short(r.relinked)}"
+                          + (f": {r.error}" if r.error else ": made again")
+                          for r in relinked])
     return lines
+
+
+def _listed(lines: list[str]) -> list[str]:
+    if len(lines) <= SHOWN:
+        return lines
+    return [*lines[:SHOWN], f"  … and {len(lines) - SHOWN} more"]

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kernel.sandbox.inotify import (
     IN_DELETE_SELF,
@@ -44,6 +44,14 @@ def _kind(item: os.DirEntry[str]) -> EntryKind:
     if item.is_file(follow_symlinks=False):
         return "file"
     return "other"
+
+
+def _readlink(path: str) -> str:
+    """What a link holds; '' when it is gone already (the next refresh sees that)."""
+    try:
+        return os.readlink(path)
+    except OSError:
+        return ""
 
 
 def list_folder(folder: str) -> Listing | None:
@@ -201,14 +209,17 @@ class WorkspaceIndex:
                 continue
             bare = plain and kind == "dir" and _looks_bare(self._abs(child))
             seen = classify(child, kind, ino, git_dir=folder.git_dir, bare=bare)
+            mark = seen.mark
+            if mark is not None and kind == "link":
+                mark = replace(mark, led=_readlink(self._abs(child)))
             known, walked = self.marks.get(child), self._folders.get(child)
-            if known != seen.mark or (walked is not None and (
+            if known != mark or (walked is not None and (
                     seen.walk != "descend" or walked.git_dir != seen.git_dir
                     or walked.ino != ino)):
                 self._forget(child)
                 walked = None
-            if seen.mark is not None:
-                self.marks[child] = seen.mark
+            if mark is not None:
+                self.marks[child] = mark
                 folder.children.add(name)
             if seen.walk == "descend":
                 folder.children.add(name)

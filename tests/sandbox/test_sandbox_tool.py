@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -222,6 +223,23 @@ def test_the_model_is_told_what_was_undone(run_tool, workspace: Path,
     assert not (workspace / "a" / ".vscode").exists() and not (workspace / "d1/.envrc").exists()
     quarantined = list((reins_home.data / "quarantine").glob("*/a/.vscode/tasks.json"))
     assert len(quarantined) == 1 and quarantined[0].read_text() == "{}\n"
+
+
+def test_the_model_is_told_which_links_were_made_again(run_tool, workspace: Path) -> None:
+    (workspace / "shared").mkdir()
+    (workspace / ".vscode").symlink_to("shared")
+    (workspace / "envrc-real").write_text("A=1\n")
+    (workspace / ".envrc").symlink_to("envrc-real")
+    result = run_tool({"command": "mkdir evil && rm .vscode && ln -s evil .vscode && "
+                                  "mv .envrc gone && echo done"})
+    assert not result.is_error and result.text.endswith("\ndone\n")
+    assert ("undone by Reins: the command removed or replaced links that git or an editor "
+            "follows (they stay as they are):") in result.text
+    assert "  .envrc -> envrc-real: made again" in result.text
+    assert "  .vscode -> shared: made again" in result.text
+    assert "  .vscode (.vscode/**): moved to " in result.text  # the one leading to evil/
+    assert os.readlink(workspace / ".vscode") == "shared"
+    assert os.readlink(workspace / ".envrc") == "envrc-real"
 
 
 def test_a_cancelled_command_is_undone_too(reins_home: AppPaths, workspace: Path,

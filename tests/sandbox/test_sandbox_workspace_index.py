@@ -116,3 +116,30 @@ def test_current_says_whether_anything_changed(tmp_path: Path) -> None:
     assert index.current
     assert not WorkspaceIndex(str(tmp_path), watch=False).current
     index.close()
+
+
+def test_a_link_made_again_leading_elsewhere_is_another_entry(tmp_path: Path) -> None:
+    """ext4 gives the freed inode to the next new entry: a protected link removed and made
+    again leading elsewhere often has the inode it had; what it holds tells them apart."""
+    for name in ("shared", "evil"):
+        (tmp_path / name).mkdir()
+    subprocess.run(["git", "init", "-q", str(tmp_path / "r")], check=True)
+    shutil.rmtree(tmp_path / "r" / ".git" / "hooks")
+    links = {".vscode": "shared", ".envrc": "shared", "r/.git/hooks": "../../shared"}
+    for link, target in links.items():
+        (tmp_path / link).symlink_to(target)
+    for watch in (True, False):
+        index = WorkspaceIndex(str(tmp_path), watch=watch)
+        before = dict(index.marks)
+        assert {p: before[p].led for p in links} == links
+        for link in links:
+            os.unlink(tmp_path / link)
+            os.symlink("evil" if "/" not in link else "../../evil", tmp_path / link)
+        index.refresh()
+        for link in links:
+            assert index.marks[link] != before[link], link
+            assert index.marks[link].led.endswith("evil")
+        for link, target in links.items():
+            os.unlink(tmp_path / link)
+            os.symlink(target, tmp_path / link)
+        index.close()
