@@ -16,12 +16,7 @@ from PySide6.QtGui import (
     QPixmapCache,
     QTextCharFormat,
 )
-from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QStyle,
-    QStyledItemDelegate,
-    QStyleOptionViewItem,
-)
+from PySide6.QtWidgets import QAbstractItemView, QStyledItemDelegate
 
 from desktop.chat.documents import CodeDocument, SafeDocument
 from desktop.chat.geometry import (
@@ -43,6 +38,8 @@ from desktop.words import STATUS_WORDS
 from kernel.visible import one_line
 
 if TYPE_CHECKING:
+    from PySide6.QtWidgets import QStyleOptionViewItem
+
     from kernel.events import CallStatus
 
 STATUS_COLOURS: Mapping[CallStatus, str] = {
@@ -171,6 +168,9 @@ class ChatDelegate(QStyledItemDelegate):
             self._paint_card(painter, rect, item, palette)
         else:
             self._paint_message(painter, rect, item, palette, index.row())
+        from PySide6.QtWidgets import QStyle  # made when a row is first painted: its Python
+        # enums cost ~10 ms, which the window's first paint (an empty chat) need not wait for
+
         if option.state & QStyle.StateFlag.State_HasFocus:
             painter.setPen(palette.color(QPalette.ColorRole.Highlight))
             painter.setBrush(Qt.BrushStyle.NoBrush)

@@ -26,11 +26,13 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QTextCursor
 
 from desktop.chat.attach import attached_line
-from desktop.chat.card import card_document
 from desktop.chat.documents import CodeDocument, SafeDocument, is_dark, plain_document
-from desktop.chat.markdown import open_fence, render_markdown, split_stable
 from desktop.words import STATUS_WORDS
 from kernel.visible import one_line, visible
+
+# desktop.chat.markdown and desktop.chat.card are imported where a message is first
+# rendered or a card first expanded: the first window shows an empty chat, and loading them
+# (with the Qt classes they use) would only delay its first paint.
 
 if TYPE_CHECKING:
     from kernel.events import CallStatus
@@ -84,6 +86,8 @@ class MessageItem:
 
     def render_all(self) -> None:
         """The pieces of the whole (finished or user) message, rendered once."""
+        from desktop.chat.markdown import render_markdown
+
         width = max(self.width, 50.0)
         self.segments = ([plain_document(self.text, width)] if self.role is Role.USER
                          else render_markdown(self.text, width))
@@ -100,6 +104,8 @@ class MessageItem:
     def render_tail(self, *, final: bool = False) -> None:
         """Freeze what can no longer change into segments; re-render only the rest (its code
         uncoloured until `final`)."""
+        from desktop.chat.markdown import render_markdown, split_stable
+
         width = max(self.width, 50.0)
         cut = split_stable(self.text)
         if cut > self.rendered_upto:
@@ -123,6 +129,8 @@ class MessageItem:
         document instead of rebuilding it (a long block would cost more each time)."""
         if len(self.tail) != 1 or not rest.startswith(self.tail_text):
             return False
+        from desktop.chat.markdown import open_fence
+
         doc = self.tail[0]
         opened = open_fence(rest)
         if not isinstance(doc, CodeDocument) or opened is None:
@@ -172,6 +180,8 @@ class ToolCardItem:
 
     def body_document(self, width: float) -> SafeDocument:
         if self.body is None:
+            from desktop.chat.card import card_document
+
             self.body = card_document(self.arguments, self.preview, self.output_path)
         self.body.fit(width)
         return self.body

@@ -7,7 +7,6 @@ from __future__ import annotations
 from PySide6.QtCore import QMimeData, Qt, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QKeyEvent
 from PySide6.QtWidgets import (
-    QFileDialog,
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
@@ -170,6 +169,8 @@ class PromptBox(QWidget):
 
     # -- attachments and editing ------------------------------------------------------------
     def choose_files(self) -> None:
+        from PySide6.QtWidgets import QFileDialog  # its Python type only when asked
+
         paths, _ = QFileDialog.getOpenFileNames(self, "Attach files or images")
         if paths:
             self.attach_files(paths)

@@ -199,6 +199,13 @@ class ChatView(QListView):
         self.scheduleDelayedItemsLayout()
         self.activity.setGeometry(0, self.height() - activity.HEIGHT, self.width(),
                                   activity.HEIGHT)
+        if self.find_bar.isVisible():
+            self._place_find_bar()
+
+    def _place_find_bar(self) -> None:
+        """At the viewport's top right. Placed only while shown: the first call of
+        viewport() makes PySide6 resolve the Python types of most widget classes (about
+        10 ms), which the window's first paint need not wait for."""
         width = min(FIND_WIDTH, self.viewport().width() - 16)
         self.find_bar.setGeometry(self.viewport().width() - width - 8, 6, width,
                                   self.find_bar.sizeHint().height())
@@ -457,6 +464,7 @@ class ChatView(QListView):
 
     # -- find ------------------------------------------------------------------------------------
     def open_find(self) -> None:
+        self._place_find_bar()
         self.find_bar.open()
 
     def close_find(self) -> None:

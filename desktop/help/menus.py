@@ -13,9 +13,6 @@ from typing import TYPE_CHECKING
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu
 
-from desktop.help.about import AboutDialog
-from desktop.help.shortcuts import ShortcutsDialog
-
 if TYPE_CHECKING:
     from desktop.main_window import MainWindow
     from desktop.sessions.panel import SessionsPanel
@@ -31,6 +28,19 @@ def step_session(panel: SessionsPanel, delta: int) -> None:
     index = panel.proxy.index(row, 0)
     panel.list.setCurrentIndex(index)
     panel.list.activated.emit(index)
+
+
+def show_shortcuts(window: MainWindow) -> None:
+    """The shortcuts list (its module loaded on first use, not before the first paint)."""
+    from desktop.help.shortcuts import ShortcutsDialog
+
+    ShortcutsDialog(window.menuBar(), window).open()
+
+
+def show_about(window: MainWindow) -> None:
+    from desktop.help.about import AboutDialog
+
+    AboutDialog(window).open()
 
 
 def _action(menu: QMenu, text: str, keys: list[QKeySequence], slot: Callable[[], object],
@@ -60,7 +70,7 @@ def install_menus(window: MainWindow) -> None:
             window.prompt.stop_button.click, "stop-run")
     help_menu = QMenu("&Help", window)
     _action(help_menu, "&Keyboard shortcuts", [QKeySequence("Ctrl+/"), QKeySequence("F1")],
-            lambda: ShortcutsDialog(bar, window).open(), "shortcuts")
-    _action(help_menu, "&About Reins", [], lambda: AboutDialog(window).open(), "about")
+            lambda: show_shortcuts(window), "shortcuts")
+    _action(help_menu, "&About Reins", [], lambda: show_about(window), "about")
     for menu in (edit, session, help_menu):
         bar.addMenu(menu)

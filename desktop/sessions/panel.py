@@ -30,9 +30,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.sessions.new_dialog import NewSessionDialog
-
 if TYPE_CHECKING:
+    from desktop.sessions.new_dialog import NewSessionDialog
     from kernel.protocol import SessionInfo
 
 SEARCH_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -213,6 +212,8 @@ class SessionsPanel(QWidget):
             self.new_dialog.raise_()
             self.new_dialog.activateWindow()
             return self.new_dialog
+        from desktop.sessions.new_dialog import NewSessionDialog  # not needed before this
+
         self.new_dialog = NewSessionDialog(self, self.default_workspace, self.default_mode)
         self.new_dialog.accepted.connect(self._on_new_accepted)
         self.new_dialog.rejected.connect(self.new_cancelled)

@@ -9,7 +9,7 @@ from pytestqt.qtbot import QtBot
 
 from desktop.chat.feed import apply_event
 from desktop.chat.model import ChatModel, Role, timestamp_text
-from desktop.chat.view import ChatView
+from desktop.chat.view import FIND_WIDTH, ChatView
 from kernel import events as ev
 from tests.desktop.chat_views import shown_view
 
@@ -47,6 +47,21 @@ def test_ctrl_f_finds_every_match_steps_and_reveals_it(qtbot: QtBot) -> None:
     assert bar.count.text() == "no matches" and view.selected_text() == ""
     qtbot.keyClick(bar.edit, Qt.Key.Key_Escape)
     assert not bar.isVisible() and view.matches() == []
+
+
+def test_the_find_bar_sits_at_the_top_right_when_opened_and_as_the_view_resizes(
+        qtbot: QtBot) -> None:
+    """It is placed when it opens and at each resize while open (not while hidden)."""
+    view = make_view(qtbot, rows=0)
+    view.resize(900, 400)
+    qtbot.waitUntil(lambda: view.width() == 900)
+    view.open_find()
+    for width in (900, 500, 1300):
+        view.resize(width, 400)
+        qtbot.waitUntil(lambda w=width: view.width() == w)
+        bar, port = view.find_bar.geometry(), view.viewport().width()
+        assert bar.right() == port - 9 and bar.top() == 6, (width, bar)
+        assert bar.width() == min(FIND_WIDTH, port - 16)
 
 
 def test_find_sees_the_text_as_shown_not_the_markdown(qtbot: QtBot) -> None:

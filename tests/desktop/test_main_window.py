@@ -278,15 +278,30 @@ def test_the_first_window_is_painted_before_the_rest_loads_then_wired(
 
 
 def test_the_first_window_needs_neither_the_protocol_nor_the_dialogs() -> None:
-    """What start-up loads before the first paint (the rest waits until the window shows)."""
+    """What start-up loads before the first paint (the rest waits until the window shows):
+    no module the empty first window does not run, and none of the Qt classes only those
+    use. PySide6 makes a Qt class's Python type, with all its enums, when it is first
+    touched (QStyle's take ~10 ms); a Python event filter on the application, or the first
+    widget pointer of a class Python has not met (viewport()), makes it resolve most of
+    QtWidgets (QWizard, QGraphicsView, …) at once."""
     code = ("import sys; from desktop.app import make_application, show_first_window; "
             "make_application(); show_first_window(); "
-            "print(sorted(m for m in sys.modules if m.startswith(('kernel.', 'desktop.'))))")
+            "import PySide6.QtWidgets as W, PySide6.QtGui as G; "
+            "print(sorted(m for m in sys.modules if m.startswith(('kernel.', 'desktop.')))); "
+            "print(sorted(n for n in (*vars(W), *vars(G)) if n.startswith('Q')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
-    loaded = set(ast.literal_eval(out.stdout.strip()))
-    assert "desktop.main_window" in loaded
+    modules, classes = out.stdout.strip().splitlines()
+    loaded, made = set(ast.literal_eval(modules)), set(ast.literal_eval(classes))
+    assert {"desktop.main_window", "desktop.chat.view", "desktop.sessions.panel"} <= loaded
     for heavy in ("kernel.protocol", "kernel.events", "desktop.controller",
                   "desktop.approval.dialog", "desktop.settings.dialog", "desktop.kernel_client",
-                  "kernel.paths"):
+                  "kernel.paths", "desktop.chat.markdown", "desktop.chat.card",
+                  "desktop.chat.highlight", "desktop.help.about", "desktop.help.shortcuts",
+                  "desktop.sessions.new_dialog", "desktop.timeline.panel", "markdown_it",
+                  "pygments"):
         assert heavy not in loaded
+    assert {"QMainWindow", "QListView", "QPlainTextEdit", "QComboBox"} <= made
+    for unneeded in ("QStyle", "QWizard", "QGraphicsView", "QTabWidget", "QTableWidget",
+                     "QFileDialog", "QFormLayout", "QTextTable", "QTextBlockFormat"):
+        assert unneeded not in made
