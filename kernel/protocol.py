@@ -39,6 +39,12 @@ from kernel.events import (
 )
 from kernel.modes import Mode
 
+# Carried here, defined apart so that loading the settings does not load the protocol.
+from kernel.setting_records import RULE_LISTS as RULE_LISTS
+from kernel.setting_records import RuleList as RuleList
+from kernel.setting_records import SettingChange as SettingChange
+from kernel.setting_records import SettingsProblem as SettingsProblem
+
 PROTOCOL_VERSION = 1
 _T = TypeVar("_T")
 log = logging.getLogger(__name__)
@@ -52,9 +58,6 @@ McpAction = Literal["enable", "disable", "restart"]
 RunState = Literal["running", "idle", "interrupted"]
 GRANT_SCOPES: tuple[GrantScope, ...] = typing.get_args(GrantScope)
 MCP_ACTIONS: tuple[McpAction, ...] = typing.get_args(McpAction)
-RuleList = Literal["allow", "ask", "deny"]
-RULE_LISTS: tuple[RuleList, ...] = typing.get_args(RuleList)
-"""settings.json's `permissions` lists (kernel.policy.settings, the settings dialog)."""
 
 
 class ProtocolError(ValueError):
@@ -153,26 +156,6 @@ class SetApiKey(Message):
 
     kind: ClassVar[str] = "set_api_key"
     api_key: str = field(repr=False)
-
-
-@dataclass(frozen=True)
-class SettingChange:
-    """One change of settings.json: the key's path (("model",), ("permissions", "allow"),
-    ("mcpServers", "git")) and its new value, or `remove` to drop the key."""
-
-    path: tuple[str, ...]
-    value: Any = None
-    remove: bool = False
-
-
-@dataclass(frozen=True)
-class SettingsProblem:
-    """Why settings.json, or a change to it, cannot be used: the key and what is wrong."""
-
-    path: tuple[str, ...]
-    message: str
-    line: int = 0
-    """The line in settings.json as it is on disk; 0 for a change that was not written."""
 
 
 @_message

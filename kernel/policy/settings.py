@@ -49,9 +49,9 @@ from kernel.policy.decide import Mode
 from kernel.policy.jsonpos import line_of
 from kernel.policy.rules import RuleError, parse_rule
 from kernel.policy.ruleset import RuleSet
-from kernel.protocol import RULE_LISTS, RuleList, SettingChange, SettingsProblem
 from kernel.sandbox.limits import MiB, ResourceLimits
 from kernel.sandbox.settings import DEFAULT_GRACE_S, ExecSettings
+from kernel.setting_records import RULE_LISTS, RuleList, SettingChange, SettingsProblem
 from kernel.tools.find_tools import DEFAULT_THRESHOLD
 from kernel.tools.spec import ToolSpec
 

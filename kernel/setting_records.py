@@ -1,0 +1,37 @@
+"""The records of a change to settings.json and of a problem with it, and the names of its
+permission lists.
+
+The protocol carries them (kernel.protocol re-exports them) and the settings owner
+(kernel.policy.settings) makes and reads them; a module of its own so that loading the
+settings does not load the whole protocol (`reins doctor`, `reins exec`'s start-up).
+"""
+
+from __future__ import annotations
+
+import typing
+from dataclasses import dataclass
+from typing import Any, Literal
+
+RuleList = Literal["allow", "ask", "deny"]
+RULE_LISTS: tuple[RuleList, ...] = typing.get_args(RuleList)
+"""settings.json's `permissions` lists (kernel.policy.settings, the settings dialog)."""
+
+
+@dataclass(frozen=True)
+class SettingChange:
+    """One change of settings.json: the key's path (("model",), ("permissions", "allow"),
+    ("mcpServers", "git")) and its new value, or `remove` to drop the key."""
+
+    path: tuple[str, ...]
+    value: Any = None
+    remove: bool = False
+
+
+@dataclass(frozen=True)
+class SettingsProblem:
+    """Why settings.json, or a change to it, cannot be used: the key and what is wrong."""
+
+    path: tuple[str, ...]
+    message: str
+    line: int = 0
+    """The line in settings.json as it is on disk; 0 for a change that was not written."""
