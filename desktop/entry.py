@@ -1,7 +1,8 @@
 """The `reins` console script (and the frozen app's entry point).
 
-`multiprocessing.freeze_support()` comes first, so a frozen build's kernel worker (spawned
-with the spawn start method) starts as a worker, not as a second app. Then:
+`multiprocessing.freeze_support()` comes first in a frozen build, so its kernel worker
+(spawned with the spawn start method) starts as a worker, not as a second app (outside a
+frozen build it does nothing, and multiprocessing is not loaded for it). Then:
   reins                 → the desktop app (desktop.app.main, imported only then)
   reins --self-test     → desktop.selftest.main (offscreen round trip against the loopback
                           fake model)
@@ -10,13 +11,15 @@ with the spawn start method) starts as a worker, not as a second app. Then:
 
 from __future__ import annotations
 
-import multiprocessing
 import sys
 from collections.abc import Sequence
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    multiprocessing.freeze_support()
+    if getattr(sys, "frozen", False):
+        import multiprocessing
+
+        multiprocessing.freeze_support()
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["--self-test"]:
         from desktop.selftest import main as selftest_main

@@ -25,13 +25,15 @@ tool's name, arguments, result summary, duration and error code, the answer text
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from kernel.agent.models import DEFAULT_MODEL
-from kernel.agent.provider_config import KeyringLookup, keyring_key
+from kernel.agent.provider_config import keyring_key
+from kernel.ahead import Ahead
 from kernel.cli_errors import EXIT_USAGE, UsageError
 from kernel.eval.arguments import add_eval_parser
 from kernel.modes import MODES
@@ -113,17 +115,14 @@ def _positive_int(text: str) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse, then import only what the command needs (`reins --help` imports no SDK).
-    `exec` and `doctor` start reading the keyring first, in a thread (KeyringLookup), while
-    the rest loads."""
+    `exec` and `doctor` first start the work that waits in threads (kernel.ahead): the
+    keyring read and the sandbox probe go on while the rest loads."""
     args = build_parser().parse_args(argv)
-    keyring = KeyringLookup() if args.command in ("exec", "doctor") else None
     from kernel.policy.settings import SettingsError
 
     try:
         if args.command == "exec":
-            from kernel.cli_exec import exec_command
-
-            return exec_command(args, keyring or keyring_key)
+            return _exec(args)
         if args.command == "eval":
             from kernel.eval.command import main_eval
 
@@ -132,12 +131,37 @@ def main(argv: Sequence[str] | None = None) -> int:
             from kernel.cli_export import export_command
 
             return export_command(args.session, sys.stdout)
-        from kernel.cli_inspect import doctor_command
-
-        return doctor_command(sys.stdout, keyring or keyring_key)
+        return _doctor()
     except UsageError as exc:
         sys.stderr.write(f"reins {args.command}: {exc}\n")
         return EXIT_USAGE
     except SettingsError as exc:
         sys.stderr.write(f"reins {args.command}: the settings cannot be loaded: {exc}\n")
         return EXIT_USAGE
+
+
+def _exec(args: argparse.Namespace) -> int:
+    keyring = Ahead(keyring_key, "keyring-lookup")
+    from kernel.paths import AppPaths
+    from kernel.policy.settings import load_settings
+    from kernel.sandbox.detect import detect_sandbox
+
+    settings = load_settings(AppPaths.from_env())
+    sandbox = Ahead(functools.partial(detect_sandbox, settings.exec.bwrap), "sandbox-probe")
+    from kernel.cli_exec import exec_command
+
+    return exec_command(args, settings, keyring, sandbox)
+
+
+def _doctor() -> int:
+    keyring = Ahead(keyring_key, "keyring-lookup")
+    sandbox = Ahead(_sandbox_report, "sandbox-report")
+    from kernel.cli_inspect import doctor_command
+
+    return doctor_command(sys.stdout, keyring, sandbox)
+
+
+def _sandbox_report() -> str:
+    from kernel.sandbox.doctor import report
+
+    return report()

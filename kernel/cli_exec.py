@@ -20,7 +20,6 @@ from kernel.agent.limits import LIMIT_REASONS, LoopLimits, StopReason
 from kernel.agent.loop import Agent, GateFactory, RunBusy
 from kernel.agent.models import DEFAULT_MODEL
 from kernel.agent.provider import AnthropicProvider, ConfigError, ProviderConfig
-from kernel.agent.provider_config import keyring_key
 from kernel.agent.runlock import SessionLocked
 from kernel.agent.runtime import Kernel, open_kernel
 from kernel.agent.store import SessionStore, UnknownSession
@@ -49,7 +48,8 @@ from kernel.events import (
 from kernel.paths import AppPaths
 from kernel.policy.approvals import gate_factory
 from kernel.policy.channels import ApprovalChannel, FixedChannel, TerminalChannel
-from kernel.policy.settings import Settings, load_settings
+from kernel.policy.settings import Settings
+from kernel.sandbox.detect import SandboxStatus
 from kernel.tools.spec import ToolError
 from kernel.visible import one_line, visible
 from kernel.workspace import broad_workspace_reason
@@ -66,12 +66,15 @@ def exit_code(finished: RunFinished | None) -> int:
     return EXIT_ERROR
 
 
-def exec_command(args: argparse.Namespace,
-                 keyring_lookup: Callable[[], str | None] = keyring_key) -> int:
-    """Run `reins exec`; `keyring_lookup` reads the key stored in the keyring (kernel.cli
-    passes one already started, KeyringLookup)."""
+def exec_command(args: argparse.Namespace, settings: Settings,
+                 keyring_lookup: Callable[[], str | None],
+                 sandbox_probe: Callable[[], SandboxStatus]) -> int:
+    """Run `reins exec` with the loaded `settings`. `keyring_lookup` reads the key stored in
+    the keyring and `sandbox_probe` probes the sandbox of `settings.exec.bwrap` (kernel.cli
+    starts both in threads before this module and the SDK load, kernel.ahead); the probe is
+    awaited first, so the kernel's executor finds its answer (detect_sandbox caches it)."""
+    sandbox_probe()
     paths = AppPaths.from_env()
-    settings = load_settings(paths)
     if args.prompt is None and args.session is None and args.mcp_prompt is None:
         raise UsageError("give a PROMPT (or --mcp-prompt SERVER/NAME), or --session ID to "
                          "resume a session")

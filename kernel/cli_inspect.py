@@ -21,28 +21,36 @@ from kernel.sandbox.detect import detect_sandbox
 from kernel.sandbox.doctor import report as sandbox_report
 
 
-def doctor_command(out: TextIO, keyring_lookup: Callable[[], str | None] = keyring_key) -> int:
+def doctor_command(out: TextIO, keyring_lookup: Callable[[], str | None] = keyring_key,
+                   sandbox_text: Callable[[], str] = sandbox_report) -> int:
     """The sandbox report, then the model connection and the data folders; exit 0 when a
     sandbox and an API key are there and the settings load. `keyring_lookup` reads the key
-    stored in the keyring (kernel.cli passes one already started)."""
-    text, healthy = doctor_report(AppPaths.from_env(), resolve_api_key(
-        keyring_lookup=keyring_lookup))
+    stored in the keyring and `sandbox_text` makes the sandbox's lines (kernel.cli passes
+    both already started, kernel.ahead)."""
+    text, healthy = doctor_report(AppPaths.from_env(),
+                                  lambda: resolve_api_key(keyring_lookup=keyring_lookup),
+                                  sandbox_text)
     out.write(text)
     return EXIT_OK if healthy else EXIT_ERROR
 
 
-def doctor_report(paths: AppPaths, key: KeySource) -> tuple[str, bool]:
+def doctor_report(paths: AppPaths, resolve_key: Callable[[], KeySource],
+                  sandbox_text: Callable[[], str] = sandbox_report) -> tuple[str, bool]:
     """`reins doctor`'s text (also the app's Sandbox page, from the kernel) and whether a
-    sandbox and an API key are there and the settings load."""
-    status = detect_sandbox()
+    sandbox and an API key are there and the settings load. The settings are read first and
+    the sandbox's lines and the key asked for after, so that probes and a keyring lookup
+    already under way go on meanwhile."""
     settings_problem = ""
     try:
         settings = load_settings(paths)
     except SettingsError as exc:
         settings, settings_problem = Settings(), str(exc)
     base_url = resolve_base_url(ProviderConfig(base_url=settings.base_url))
+    sandbox = sandbox_text()
+    status = detect_sandbox()  # the report's own probe, cached
+    key = resolve_key()
     lines = [
-        sandbox_report(),
+        sandbox,
         f"API key: {'found in the ' + key.source if key.key else 'missing'}"
         + ("" if key.key else " — store it in Settings (keyring) or set ANTHROPIC_API_KEY"),
         f"base URL: {base_url or 'https://api.anthropic.com (default)'}",

@@ -433,7 +433,7 @@ class KernelService:
         key = KeySource(self.api_key, "app") if self.api_key else None
 
         def report() -> str:
-            return doctor_report(self.paths, key or resolve_api_key())[0]
+            return doctor_report(self.paths, lambda: key or resolve_api_key())[0]
 
         try:
             text = await asyncio.to_thread(report)

@@ -30,9 +30,10 @@ import mimetypes
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from PIL import Image
+if TYPE_CHECKING:
+    from PIL import Image
 
 MAX_IMAGE_BASE64 = 5 * 1024 * 1024
 """The API's limit for one image, measured on its base64 text."""
@@ -100,6 +101,8 @@ def _refused(block: Mapping[str, Any], why: str) -> Fitted:
 
 def _fit_image(block: Mapping[str, Any], source: Mapping[str, Any], data: str,
                max_bytes: int, max_side: int) -> Fitted:
+    from PIL import Image  # only when there is an image: not on every run's start-up path
+
     try:
         raw = base64.b64decode(data, validate=True)
         with Image.open(io.BytesIO(raw)) as image:
@@ -120,6 +123,8 @@ def _fit_image(block: Mapping[str, Any], source: Mapping[str, Any], data: str,
 
 def _downscaled(block: Mapping[str, Any], image: Image.Image, size: int, max_bytes: int,
                 max_side: int) -> Fitted:
+    from PIL import Image
+
     width, height = image.size
     alpha = image.mode in ("RGBA", "LA", "PA") or "transparency" in image.info
     frame = image.convert("RGBA" if alpha else "RGB")

@@ -9,7 +9,6 @@ does not import the anthropic SDK.
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -95,35 +94,6 @@ def keyring_key() -> str | None:
         return keyring.get_password(KEYRING_SERVICE, KEYRING_USER) or None
     except (keyring.errors.KeyringError, RuntimeError, OSError):
         return None
-
-
-class KeyringLookup:
-    """`keyring_key()` started in a thread now; calling the object waits for its answer.
-
-    keyring finds its backend by loading every backend it has through entry points (on
-    Linux too its macOS backend, which searches for the Security framework with ldconfig
-    and gcc): a tenth to a fifth of a second. `reins exec` and `reins doctor` start the
-    lookup before they load the SDK and the rest, and take its answer where they read it
-    before; the key and its precedence are the same (`resolve_api_key`)."""
-
-    def __init__(self, read: Callable[[], str | None] = keyring_key) -> None:
-        self._key: str | None = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(read,), name="keyring-lookup",
-                                        daemon=True)
-        self._thread.start()
-
-    def _run(self, read: Callable[[], str | None]) -> None:
-        try:
-            self._key = read()
-        except BaseException as exc:  # raised where the key is asked for, as before
-            self._error = exc
-
-    def __call__(self) -> str | None:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._key
 
 
 def resolve_api_key(

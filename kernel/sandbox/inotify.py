@@ -8,8 +8,8 @@ their own or follow whole trees with policies of their own; the workspace index
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import errno
+import functools
 import os
 import select
 import struct
@@ -50,8 +50,11 @@ class InotifyEvent:
     name: str
 
 
+@functools.cache
 def _libc() -> ctypes.CDLL:
-    return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    """This process's libc, as kernel.sandbox.hardening opens it (ctypes.util.find_library
+    would run ldconfig for every instance)."""
+    return ctypes.CDLL(None, use_errno=True)
 
 
 class Inotify:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import threading
 
 import pytest
 
@@ -17,7 +16,6 @@ from kernel.agent.provider import (
     resolve_api_key,
     tool_choice_param,
 )
-from kernel.agent.provider_config import KeyringLookup, KeySource
 from kernel.fakemodel import FakeAnthropicServer, reply
 
 
@@ -28,35 +26,6 @@ def test_key_comes_from_argument_then_keyring_then_environment():
     assert (ring.key, ring.source) == ("from-ring", "keyring")
     assert resolve_api_key(None, env, lambda: None).key == "from-env"
     assert resolve_api_key(None, {}, lambda: None).source == "none"
-
-
-def test_a_keyring_lookup_reads_from_when_it_is_made_and_answers_when_asked():
-    started, release = threading.Event(), threading.Event()
-    readers: list[threading.Thread] = []
-
-    def read():
-        readers.append(threading.current_thread())
-        started.set()
-        release.wait(10)
-        return "from-ring"
-
-    lookup = KeyringLookup(read)
-    assert started.wait(10)  # reading before anyone asks, in a thread of its own
-    assert readers[0] is not threading.current_thread()
-    release.set()
-    env = {"ANTHROPIC_API_KEY": "from-env"}
-    assert resolve_api_key(None, env, lookup) == KeySource("from-ring", "keyring")
-    assert lookup() == "from-ring" and len(readers) == 1  # read once
-    assert resolve_api_key(None, env, KeyringLookup(lambda: None)).source == "environment"
-
-
-def test_a_keyring_lookup_raises_the_reads_error_where_the_key_is_asked_for():
-    def read():
-        raise ValueError("broken backend")
-
-    lookup = KeyringLookup(read)
-    with pytest.raises(ValueError, match="broken backend"):
-        resolve_api_key(None, {}, lookup)
 
 
 def test_the_key_reaches_the_server_but_never_the_environment(monkeypatch):

@@ -1,7 +1,8 @@
 """What each command loads (each costs start-up time): `reins --help` and `reins doctor` no
 model or MCP SDK, `--help` not keyring, `doctor` not the session store; `reins exec` with no
-MCP server configured not the MCP SDK; with no settings file neither loads jsonschema (the
-built-in tools' schemas are vouched for by kernel.tools.metaschema)."""
+MCP server configured not the MCP SDK, nor PIL with no image; with no settings file neither
+loads jsonschema (the built-in tools' schemas are vouched for by kernel.tools.metaschema) nor
+the UI protocol."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ CHECK = ("import json, sys\n"
 
 
 WATCHED = ("anthropic", "mcp", "mcp_types", "httpx2", "keyring", "jsonschema", "sqlite3",
-           "kernel.agent.store")
+           "kernel.agent.store", "kernel.protocol", "PIL")
 
 
 def _loaded(cli: Cli, argv: list[str]) -> tuple[int, list[str]]:
@@ -58,7 +59,7 @@ def test_exec_without_mcp_servers_or_settings_loads_the_model_sdk_and_keyring(cl
     code, loaded = _loaded(cli, ["exec", "--json", "say hello"])
     assert code == 0
     assert {"anthropic", "keyring", "sqlite3"} <= set(loaded)
-    assert not {"mcp", "mcp_types", "jsonschema"} & set(loaded)
+    assert not {"mcp", "mcp_types", "jsonschema", "kernel.protocol", "PIL"} & set(loaded)
     assert len(cli.server.requests) == 1
 
 
