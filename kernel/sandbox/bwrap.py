@@ -106,13 +106,8 @@ def mark_mounts(workspace: str, marks: Iterable[Mark]) -> list[str]:
     argv: list[str] = []
     for mark in sorted(marks, key=lambda m: m.path):
         target = os.path.join(workspace, mark.path)
-        if mark.entry == "link" and mark.kind in ("protected", "git-entry"):
-            led_to = os.path.realpath(target)  # what git or an editor reads through it
-            if _inside(led_to, workspace) and os.path.exists(led_to):
-                argv += ["--ro-bind", led_to, led_to]
-            continue
         if mark.entry not in ("dir", "file"):
-            continue  # a socket or fifo holds nothing
+            continue  # a socket or fifo holds nothing; where a link leads is a mark itself
         if mark.kind == "secret":
             argv += (["--tmpfs", target, "--remount-ro", target] if mark.entry == "dir"
                      else ["--ro-bind", "/dev/null", target])

@@ -28,7 +28,7 @@ from kernel.paths import AppPaths
 from kernel.sandbox.marks import Mark
 from kernel.sandbox.refusal import CommandRefused
 from kernel.sandbox.revert import Reverted, quarantine, restore, to_restore, to_revert
-from kernel.sandbox.workspace_index import WorkspaceIndex
+from kernel.sandbox.workspace_index import WorkspaceIndex, with_led
 
 KEPT = 8
 """Workspaces whose index is kept (each holds one inotify instance)."""
@@ -66,7 +66,7 @@ class WorkspaceGuards:
                 self._indexes.move_to_end(key)
                 if not index.current:  # else no thread hop: the usual case, nothing changed
                     await asyncio.to_thread(self._current, key)
-            return dict(index.marks)
+            return with_led(key, index.marks)
 
     def _current(self, key: str) -> WorkspaceIndex:
         """The workspace's index, made or refreshed now (blocking)."""
@@ -115,3 +115,4 @@ class WorkspaceGuards:
         for index in self._indexes.values():
             index.close()
         self._indexes.clear()
+

@@ -59,6 +59,9 @@ class Mark:
     """For a link, the path it holds (its readlink): a link removed and made again leading
     elsewhere may get the freed inode back (ext4 reuses it at once), so a link is the same
     entry only with the same inode AND the same text."""
+    via: tuple[str, ...] = ()
+    """For where a protected link leads (workspace_index.with_led): the links followed to
+    get here, first the protected one; empty for an entry the walk marked by its name."""
 
 
 Walk = Literal["descend", "stop"]

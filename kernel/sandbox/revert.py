@@ -82,6 +82,8 @@ def to_revert(workspace: Path, before: Mapping[str, Mark], after: Mapping[str, M
         mark = after[path]
         if before.get(path) == mark or mark.kind == "git-dir":
             continue
+        if any(before.get(hop) != after.get(hop) for hop in mark.via):
+            continue  # a link on the way changed: it is undone, what it led to is not
         if any(path.startswith(done.path + "/") for done in found):
             continue
         if not _inert(workspace, mark):

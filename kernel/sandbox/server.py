@@ -40,7 +40,7 @@ from kernel.sandbox.bwrap import (
     mark_mounts,
     resolv_mounts,
 )
-from kernel.sandbox.workspace_index import WorkspaceIndex
+from kernel.sandbox.workspace_index import WorkspaceIndex, with_led
 
 
 class UnsafeServerSandbox(ValueError):
@@ -80,8 +80,8 @@ def server_bwrap_argv(
     for socket in _session_sockets():
         argv += _hide(socket)
     if ws is not None:
-        marks = WorkspaceIndex(ws, watch=False, excluded=tuple(own)).marks.values()
-        argv += ["--bind", ws, ws, *mark_mounts(ws, marks)]
+        marks = with_led(ws, WorkspaceIndex(ws, watch=False, excluded=tuple(own)).marks)
+        argv += ["--bind", ws, ws, *mark_mounts(ws, marks.values())]
     hidden = [folder for folder in own if os.path.isdir(folder)]
     for folder in hidden:
         argv += ["--tmpfs", folder]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from kernel.sandbox.inotify import (
@@ -237,3 +238,51 @@ class WorkspaceIndex:
                 self._notify.rm_watch(gone.wd)
         for path in [p for p in self.marks if p == rel or p.startswith(prefix)]:
             del self.marks[path]
+
+
+MAX_HOPS = 40
+"""Links followed from a protected link, as the kernel does (ELOOP beyond)."""
+
+
+def with_led(workspace: str, marks: Mapping[str, Mark]) -> dict[str, Mark]:
+    """`marks` and, marked as protected too, where each protected link among them leads
+    inside the workspace, hop by hop (`.idea -> cfg/hop -> real`): what exists is bound
+    read-only; what does not (`.vscode -> missing`, `.envrc -> sub/envrc`) and a command
+    makes is new and undone after it, unless a link on the way changed (then that link is
+    undone, and what it led to is not the protected link's)."""
+    root = os.path.realpath(workspace)
+    led: dict[str, Mark] = {}
+    for mark in marks.values():
+        if mark.entry != "link" or mark.kind not in ("protected", "git-entry"):
+            continue
+        rule, hop = f"where {mark.path} leads", mark
+        via: tuple[str, ...] = (mark.path,)
+        for _ in range(MAX_HOPS):
+            found = _led_to(root, hop, rule, via)
+            if found is None:
+                break
+            led.setdefault(found.path, found)
+            if found.entry != "link":
+                break
+            via, hop = (*via, found.path), found
+    return {**led, **marks}
+
+
+def _led_to(root: str, link: Mark, rule: str, via: tuple[str, ...]) -> Mark | None:
+    """The entry `link` holds the path of, marked; None when that is outside the
+    workspace or missing."""
+    target = os.path.join(os.path.dirname(os.path.join(root, link.path)), link.led)
+    folder = os.path.realpath(os.path.dirname(target))
+    target = os.path.join(folder, os.path.basename(target))
+    if not target.startswith(root + "/") or os.path.basename(target) in ("", ".", ".."):
+        return None
+    try:
+        info = os.lstat(target)
+    except OSError:
+        return None
+    path = target[len(root) + 1:]
+    if stat.S_ISLNK(info.st_mode):
+        return Mark(path, "protected", rule, "link", info.st_ino, _readlink(target), via)
+    entry: EntryKind = ("dir" if stat.S_ISDIR(info.st_mode) else
+                        "file" if stat.S_ISREG(info.st_mode) else "other")
+    return Mark(path, "protected", rule, entry, info.st_ino, via=via)

@@ -24,7 +24,9 @@ from tests.security.conftest import Confined
 
 HOOK = "printf '#!/bin/sh\\ntouch \"$REINS_CANARY\"\\n'"
 LINKS = {".vscode": "shared", ".envrc": "envrc-real", "repo/.git/hooks": "../../myhooks",
-         "deep/sub/.idea": "../../cfg"}
+         "deep/sub/.idea": "../../cfg", "c/.idea": "../hop", "hop": "real-idea",
+         "b/.envrc": "../notyet/envrc", ".devcontainer": "missing-dc"}
+"""`hop` is no protected name, but `c/.idea` leads through it; the last two lead nowhere."""
 
 ATTACKS: dict[str, str] = {
     "made again at once, leading elsewhere (the freed inode comes back)":
@@ -42,6 +44,15 @@ ATTACKS: dict[str, str] = {
     "git's hooks removed and a folder of hooks made":
         f"rm repo/.git/hooks && mkdir repo/.git/hooks && {HOOK} > repo/.git/hooks/pre-commit "
         "&& chmod +x repo/.git/hooks/pre-commit",
+    "a link on the way made again leading elsewhere": "mkdir evil2 && rm hop && ln -s evil2 hop",
+    "a link on the way made again leading to the user's folder": "rm hop && ln -s src hop",
+}
+DANGLING: dict[str, str] = {
+    "made where a link that leads nowhere leads":
+        "mkdir -p notyet && echo 'echo evil' > notyet/envrc && mkdir missing-dc && "
+        "echo '{}' > missing-dc/devcontainer.json",
+    "a link made where one leads, to the user's folder": "ln -s src missing-dc",
+    "a file made where one leads": "echo evil > missing-dc",
 }
 SAME = "rm .vscode && ln -s shared .vscode"
 """The same link made again: nothing to undo when its inode came back, else made again."""
@@ -49,8 +60,9 @@ SAME = "rm .vscode && ln -s shared .vscode"
 
 def _prepare(folder: Path) -> None:
     workspace = folder / "workspace"
-    for name in ("shared", "myhooks", "cfg", "deep/sub"):
+    for name in ("shared", "myhooks", "cfg", "deep/sub", "c", "b", "real-idea", "src"):
         (workspace / name).mkdir(parents=True)
+    (workspace / "src" / "keep.txt").write_text("mine\n")
     (workspace / "shared" / "tasks.json").write_text("{}\n")
     (workspace / "envrc-real").write_text("export A=1\n")
     env = {**os.environ, "HOME": str(folder)}
@@ -83,13 +95,21 @@ def _check(folder: Path, report: dict[str, Any]) -> None:
     assert (workspace / "shared" / "tasks.json").read_text() == "{}\n"
     assert (workspace / "envrc-real").read_text() == "export A=1\n"
     assert not (workspace / "myhooks" / "pre-commit").exists()
+    assert (workspace / "src" / "keep.txt").read_text() == "mine\n", "the user's folder stays"
+    for made in ("notyet/envrc", "missing-dc"):
+        assert not os.path.lexists(workspace / made), (made, report["outcomes"])
 
 
 def test_a_protected_link_stays_the_link_it_was(confined: Confined) -> None:
-    report = confined([*ATTACKS.values(), SAME], prepare=_prepare, inspect=_check)
-    for name, outcome in zip(ATTACKS, report["outcomes"], strict=False):
-        relinked = [r for r in outcome["reverted"] if r["relinked"]]
-        assert relinked and all(r["error"] == "" for r in relinked), (name, outcome)
+    report = confined([*ATTACKS.values(), *DANGLING.values(), SAME], prepare=_prepare,
+                      inspect=_check)
+    outcomes = dict(zip([*ATTACKS, *DANGLING, "same"], report["outcomes"], strict=True))
+    for name in ATTACKS:
+        relinked = [r for r in outcomes[name]["reverted"] if r["relinked"]]
+        assert relinked and all(r["error"] == "" for r in relinked), (name, outcomes[name])
+    for name in DANGLING:
+        moved = [r for r in outcomes[name]["reverted"] if r["moved_to"]]
+        assert moved and all(r["rule"].startswith("where ") for r in moved), outcomes[name]
     same = report["outcomes"][-1]
     assert all(r["path"] == ".vscode" and r["error"] == "" and r["relinked"] in ("", "shared")
                for r in same["reverted"]), same
@@ -99,7 +119,10 @@ def test_a_protected_link_stays_the_link_it_was(confined: Confined) -> None:
 
 def test_all_at_once_in_one_command(confined: Confined) -> None:
     """The attacks one after another in one command: each link is made again once."""
-    report = confined([" ; ".join(f"( {c} )" for c in ATTACKS.values())], prepare=_prepare,
+    every = [*ATTACKS.values(), *DANGLING.values()]
+    report = confined([" ; ".join(f"( {c} )" for c in every)], prepare=_prepare,
                       inspect=_check)
     [outcome] = report["outcomes"]
-    assert {r["path"] for r in outcome["reverted"] if r["relinked"]} == set(LINKS), outcome
+    relinked = {r["path"] for r in outcome["reverted"] if r["relinked"]}
+    assert relinked == {".vscode", ".envrc", "repo/.git/hooks", "deep/sub/.idea", "hop"}, (
+        outcome)
