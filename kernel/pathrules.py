@@ -4,14 +4,19 @@ Every route uses these lists: the path policy (file tools, the approval policy) 
 (what commands cannot read or write). A pattern is a glob over `/`-separated paths:
 
 - it matches at ANY depth (`.ssh/**` matches `.ssh/id_rsa`, `~/.ssh/id_rsa` and
-  `project/sub/.ssh/id_rsa`) and ignores case (`.SSH/ID_RSA`: macOS and Windows file systems
-  fold case, and a look-alike spelling is refused rather than guessed about);
+  `project/sub/.ssh/id_rsa`) and is matched against each segment as a file system that folds
+  names may take it (`fold_name`): case ignored (`.SSH/ID_RSA`: macOS and Windows file
+  systems, and Linux's case-folding ext4, fold case), trailing dots and spaces dropped
+  (`.git.` is `.git` on vfat, exfat and NTFS), default-ignorable code points dropped
+  (`.g\u200cit` is `.git` on HFS+ and on case-folding ext4/f2fs) and Unicode compatibility
+  forms folded (`．git`: a look-alike spelling is refused rather than guessed about);
 - `*` and `?` stay inside one path segment; `**` spans any number of segments;
 - a pattern ending in `/**` names a FOLDER: it matches the folder itself and everything below
   it (the folder is what the sandbox hides or protects, see `subtree_root`);
 - a pattern without `/` names an entry wherever it is (`.env`, `.netrc`).
 
-Paths are matched as written (after dropping `.` segments and doubled slashes): callers resolve
+Paths are matched as written (after dropping `.` segments and doubled slashes, each segment
+folded): callers resolve
 `~`, `..` and symlinks first (the path policy does), and pass either a path relative to the
 workspace or an absolute one.
 
@@ -38,6 +43,7 @@ import functools
 import os
 import re
 import stat
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -206,12 +212,44 @@ def _anchored(pattern: str) -> re.Pattern[str]:
     return re.compile(_glob_body(pattern), re.IGNORECASE | re.DOTALL)
 
 
+_IGNORABLE = (
+    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5),
+    (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
+    (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8),
+    (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF),
+)  # fmt: skip
+"""Unicode's Default_Ignorable_Code_Point ranges: HFS+ and (before Linux 6.14) case-folding
+ext4 and f2fs look names up without them."""
+
+
+def _ignorable(ch: str) -> bool:
+    code = ord(ch)
+    return any(low <= code <= high for low, high in _IGNORABLE)
+
+
+def fold_name(segment: str) -> str:
+    """One path segment as the names a file system may take for it collapse: without
+    default-ignorable code points, in NFKC, case-folded, without trailing dots and spaces
+    (`.G\u200bit. ` is `.git`); `.` and `..` stay, and so does a name of only dots."""
+    if segment.isascii():
+        folded = segment.lower()
+    else:
+        kept = "".join(ch for ch in segment if not _ignorable(ch))
+        folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", kept).casefold())
+    return folded.rstrip(". ") or folded
+
+
 def _normal(path: str) -> str:
     """`path` with `.` segments, doubled and trailing slashes dropped (`..` kept as is)."""
     text = os.fspath(path)
     absolute = text.startswith("/")
     parts = [p for p in text.split("/") if p not in ("", ".")]
     return ("/" if absolute else "") + "/".join(parts)
+
+
+def _folded(normal: str) -> str:
+    """A `_normal` path with each segment folded (`fold_name`): what the lists match."""
+    return "/".join(fold_name(p) if p else p for p in normal.split("/"))
 
 
 @dataclass(frozen=True)
@@ -247,8 +285,8 @@ def first_match(path: str, patterns: Iterable[str]) -> str | None:
     """The first of `patterns` (globs as above: any depth, ignoring case) matching `path`."""
     ordered = tuple(patterns)
     index = _index(ordered)
-    normal = _normal(path)
-    segments = normal.casefold().split("/")
+    normal = _folded(_normal(path))
+    segments = normal.split("/")
     candidates = [i for s in segments for i in index.anchored.get(s, ())]
     last = normal.rsplit("/", 1)[-1]
     if index.wild_names is None or index.wild_names.fullmatch(last):
@@ -283,7 +321,7 @@ def protected_match(path: str) -> str | None:
 
 def git_dangerous_match(path: str) -> str | None:
     """The GIT_DANGEROUS pattern a path RELATIVE TO A GIT DIRECTORY matches, else None."""
-    normal = _normal(path)
+    normal = _folded(_normal(path))
     for pattern in GIT_DANGEROUS:
         if _anchored(pattern).fullmatch(normal):
             return pattern
@@ -303,16 +341,17 @@ def subtree_root(path: str, pattern: str) -> str:
     `.ssh/**` it is `a/b/.ssh` (the outermost such folder); for a pattern naming an entry
     (`.env.*`) it is the path itself. Raises ValueError when `pattern` does not match."""
     normal = _normal(path)
-    if not _anywhere(pattern).fullmatch(normal):
+    folded = _folded(normal)
+    if not _anywhere(pattern).fullmatch(folded):
         raise ValueError(f"{pattern!r} does not match {path!r}")
     if not pattern.endswith("/**"):
         return normal
     head = _anywhere(pattern.removesuffix("/**"))
-    segments = normal.split("/")
+    segments, folded_segments = normal.split("/"), folded.split("/")
     for end in range(1, len(segments) + 1):
-        candidate = "/".join(segments[:end])
+        candidate = "/".join(folded_segments[:end])
         if candidate and head.fullmatch(candidate):
-            return candidate
+            return "/".join(segments[:end])
     return normal
 
 

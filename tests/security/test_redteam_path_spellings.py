@@ -1,0 +1,116 @@
+"""Red team: other spellings of a protected or secret name, through the one list
+(kernel.pathrules), the real path policy on a real workspace and the real file tools.
+
+A file system may take a name for another: vfat, exfat and NTFS drop trailing dots and
+spaces (`.git.` is `.git`), macOS (HFS+, APFS) and Linux's case-folding ext4/f2fs ignore
+zero-width and other default-ignorable code points (`.g\u200cit` is `.git`) and fold case and
+Unicode forms. A spelling that may name a protected or secret entry is judged as that entry;
+a look-alike (`．git`, fullwidth) is refused too rather than guessed about.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from kernel.pathrules import fold_name, protected_match, secret_match, subtree_root
+from kernel.paths import AppPaths
+from kernel.policy.channels import FixedChannel
+from kernel.policy.decide import Mode
+from kernel.tools.pathpolicy import PathPolicy
+from kernel.tools.spec import ErrorCode, ToolCall
+from tests.policy.gatekit import Kit
+
+PROTECTED_SPELLINGS = [
+    ".git./config", ".git /config", ".git. ./hooks/pre-commit", ".g\u200cit/config",
+    ".git\u200b/hooks/post-checkout", "\u200d.git/config", "\uff0egit/config",
+    ".\uff47\uff49\uff54/config", ".git\ufeff/info/attributes", ".Vscode./tasks.json",
+    ".vsc\u200dode/settings.json", ".vscode\u2060/launch.json", ".envrc.", ".envrc ",
+    "x.code-workspace.", "sub/.git.", "sub/.GIT\u200e", ".gitmodules.", ".BASHRC ",
+    ".bash\u00adrc", ".mcp.json\ufeff", ".\uff4dcp.json", ".idea\u2060/workspace.xml",
+    ".devcontainer\u202e/devcontainer.json", ".zsh\u034frc", "deep/er/.profile...",
+]
+SECRET_SPELLINGS = [
+    ".env ", ".env.", ".e\u200cnv", "id_rsa.", "\uff49d_rsa", ".netrc\u200b",
+    ".ssh\u200c/config", ".aws./credentials", "sub/.npmrc  ", ".git-credentials\u2063",
+    ".ENV\u180e", ".ssh\ufe0f/known_hosts",
+]
+PLAIN = [
+    ".gitignore", "git./config", ".github/workflows/ci.yml", "notes.txt.", ".env.example.",
+    ".gitkeep", ".vscodeignore", "\uff32\uff25\uff21\uff24\uff2d\uff25.md", "src/.git-blame",
+    "caf\u00e9/menu.txt", "cafe\u0301/menu.txt", "...", "a/../b.txt",
+]
+
+
+@pytest.mark.parametrize("path", PROTECTED_SPELLINGS)
+def test_a_spelling_of_a_protected_name_is_protected(path: str) -> None:
+    assert protected_match(path) is not None, path
+    assert protected_match(f"/home/u/project/{path}") is not None, path
+
+
+@pytest.mark.parametrize("path", SECRET_SPELLINGS)
+def test_a_spelling_of_a_secret_name_is_a_secret(path: str) -> None:
+    assert secret_match(path) is not None, path
+    assert secret_match(f"/home/u/{path}") is not None, path
+
+
+@pytest.mark.parametrize("path", PLAIN)
+def test_plain_names_stay_plain(path: str) -> None:
+    assert protected_match(path) is None, path
+    assert secret_match(path) is None, path
+
+
+@pytest.mark.parametrize(("name", "folded"), [
+    (".GIT", ".git"), (".git.", ".git"), (".git . .", ".git"), ("..", ".."), (".", "."),
+    ("...", "..."), ("\u200b", ""), (".g\u200cit", ".git"), ("\uff0egit", ".git"),
+    ("Stra\u00dfe", "strasse"), ("cafe\u0301", "caf\u00e9"), ("a b", "a b"),
+])
+def test_fold_name(name: str, folded: str) -> None:
+    assert fold_name(name) == folded
+
+
+def test_the_secret_folder_keeps_its_own_spelling() -> None:
+    """The folder an approval must lie in is the one on disk, as spelled there."""
+    assert subtree_root("a/.SSH./id_rsa", ".ssh/**") == "a/.SSH."
+    assert subtree_root("/h/.a\u200bws/x/y", ".aws/**") == "/h/.a\u200bws"
+
+
+@pytest.fixture
+def repo(workspace: Path) -> Path:
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    return workspace
+
+
+@pytest.mark.parametrize("path", PROTECTED_SPELLINGS)
+def test_the_path_policy_protects_the_spelling(repo: Path, reins_home: AppPaths,
+                                               path: str) -> None:
+    verdict = PathPolicy(repo, app_paths=reins_home).classify(path, write=True)
+    assert verdict.protected is not None and not verdict.allowed, verdict
+
+
+@pytest.mark.parametrize("path", SECRET_SPELLINGS)
+def test_the_path_policy_sees_the_secret_spelling(repo: Path, reins_home: AppPaths,
+                                                  path: str) -> None:
+    verdict = PathPolicy(repo, app_paths=reins_home).classify(path, write=False)
+    assert verdict.secret is not None and not verdict.allowed, verdict
+
+
+def test_the_file_tools_ask_before_writing_or_reading_a_spelling_in_auto_mode(
+        repo: Path, reins_home: AppPaths) -> None:
+    for rel in SECRET_SPELLINGS:
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text("token = CANARY-spelled\n")
+    kit = Kit(repo, reins_home, mode=Mode.AUTO, channel=FixedChannel("deny"))
+    writes = [ToolCall(f"w{i}", "write_file", {"path": p, "content": "[core]\n"})
+              for i, p in enumerate(PROTECTED_SPELLINGS)]
+    reads = [ToolCall(f"r{i}", "read_file", {"path": p})
+             for i, p in enumerate(SECRET_SPELLINGS)]
+    results = asyncio.run(kit.dispatcher.dispatch_many([*writes, *reads]))
+    assert [r.error_code for r in results] == [ErrorCode.APPROVAL_DENIED] * len(results)
+    assert [r.call_id for r in kit.of_type("approval_request")] == [
+        c.call_id for c in (*writes, *reads)]
+    assert all("CANARY" not in r.text for r in results)
+    assert not any((repo / p).exists() for p in PROTECTED_SPELLINGS)
