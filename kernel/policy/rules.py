@@ -177,6 +177,15 @@ def _parse_command(text: str, spec: str) -> CommandPattern:
             "command (`a && b` needs a rule for `a` and one for `b`)",
         )
     words = tuple(parts[0])
+    if len(words[-1]) > 2 and words[-1].endswith(":*"):
+        head = " ".join([*words[:-1], words[-1][:-2]])
+        raise RuleError(
+            text,
+            f"`{words[-1]}` at the end is Claude Code's prefix form, which here would be one "
+            f"word starting `{words[-1][:-1]}` and match almost nothing; write "
+            f"`run_command({head} *)` for `{head}` followed by any words, or "
+            f"`{words[-1][:-2]}:?*` for one word starting `{words[-1][:-1]}`",
+        )
     rest = words[-1] == "*"
     if rest:
         words = words[:-1]
