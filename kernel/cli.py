@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import gc
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -141,16 +142,27 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _exec(args: argparse.Namespace) -> int:
-    keyring = Ahead(keyring_key, "keyring-lookup")
-    from kernel.paths import AppPaths
-    from kernel.policy.settings import load_settings
-    from kernel.sandbox.detect import detect_sandbox
+    """`reins exec`, with the garbage collector paused while it starts (exec_command starts
+    it again, with what start-up made frozen, before the run): loading the SDK and the
+    kernel makes tens of thousands of objects that live for the run, and each collection
+    while they are made walks them all again."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        keyring = Ahead(keyring_key, "keyring-lookup")
+        from kernel.paths import AppPaths
+        from kernel.policy.settings import load_settings
+        from kernel.sandbox.detect import detect_sandbox
 
-    settings = load_settings(AppPaths.from_env())
-    sandbox = Ahead(functools.partial(detect_sandbox, settings.exec.bwrap), "sandbox-probe")
-    from kernel.cli_exec import exec_command
+        settings = load_settings(AppPaths.from_env())
+        sandbox = Ahead(functools.partial(detect_sandbox, settings.exec.bwrap),
+                        "sandbox-probe")
+        from kernel.cli_exec import exec_command
 
-    return exec_command(args, settings, keyring, sandbox)
+        return exec_command(args, settings, keyring, sandbox)
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _doctor() -> int:

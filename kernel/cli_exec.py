@@ -101,6 +101,7 @@ def exec_command(args: argparse.Namespace, settings: Settings,
             for _, event in kernel.store.events(session_id):
                 printer(event)
         gc.freeze()  # what start-up made lives for the run: no collection walks it again
+        gc.enable()  # paused by kernel.cli while start-up ran
         return asyncio.run(_exec(kernel, args, settings, session_id, printer, attachments,
                                  keyring_lookup))
     finally:

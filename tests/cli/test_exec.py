@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -162,6 +163,15 @@ def test_approve_deny_denies_each_call_that_needs_approval(cli: Cli):
     code, text, err = cli.call("exec", "--mode", "ask", "--approve", "deny", "write new.txt")
     assert code == 0, err
     assert "← write_file denied approval_denied" in text
+
+
+def test_exec_pauses_the_garbage_collector_only_while_it_starts(cli: Cli):
+    assert gc.isenabled()
+    cli.server.add(reply("Hello."))
+    code, _out, _err = cli.call("exec", "--json", "say hello")
+    assert code == 0 and gc.isenabled()
+    code, _out, err = cli.call("exec")  # stopped before the run: usage
+    assert code == 2 and "PROMPT" in err and gc.isenabled()
 
 
 def test_doctor_reports_sandbox_key_and_folders(cli: Cli):
