@@ -151,8 +151,9 @@ def _is_home(path: str) -> bool:
 def _is_broad(target: str) -> bool:
     """`/`, `~`, `.`, `*` and the like, a top-level folder, or something right under `~`."""
     t = target.rstrip("/") or "/"
-    if normalized(t) in (".", "..") or _is_home(t):
-        return True
+    climbed = normalized(t)
+    if climbed == "/" or set(climbed.split("/")) <= {".", ".."} or _is_home(t):
+        return True  # `.`, `../..`, `/tmp/..`, `$HOME/..`: the workspace or above it
     if t in ("*", ".*", "./*", "../*", "/*", "./.*"):
         return True
     for home in _HOME_FORMS:

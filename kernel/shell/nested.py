@@ -1,6 +1,8 @@
 """What a simple command runs besides itself: the command a wrapper starts (`nice rm …`,
-`sudo`, `xargs`, `find -exec`, `busybox`), the script a shell or `eval` reads (`sh -c BODY`,
-`bash <<EOF`, `echo … | sh`, `alias`, `trap`), or a note that it cannot be read (`cat x | sh`).
+`sudo`, `xargs`, `find -exec`, `busybox`, `fakeroot`), the script a shell or `eval` reads
+(`sh -c BODY`, `bash <<EOF`, `echo … | sh`, `alias`, `trap`, `script -c`), a command in an
+option's value (`tar --to-command`, `rsync -e`, `git -c core.pager=…`), or a note that it
+cannot be read (`cat x | sh`).
 
 Pure functions over words; kernel.shell.parse turns the results into simple commands.
 """
@@ -60,6 +62,10 @@ class _Wrapper:
     """Options whose value is shell text (`su -c`, `flock -c`, `env -S`)."""
     no_exec: frozenset[str] = frozenset()
     """Options after which nothing is run (`command -v`)."""
+    runs_rest: bool = True
+    """The words after its options are a command (`script out.log` names a file)."""
+    joins: bool = False
+    """It runs the words after its options as one `sh -c` text (`watch`, `sg GROUP`)."""
 
 
 def _opts(*names: str) -> frozenset[str]:
@@ -109,9 +115,37 @@ WRAPPERS: dict[str, _Wrapper] = {
                             "--max-procs", "--delimiter", "--max-lines", "--max-chars",
                             "--arg-file", "--eof", "--process-slot-var")),
     "busybox": _Wrapper(no_exec=_opts("--list", "--list-full", "--help", "--install")),
+    "script": _Wrapper(_opts("-E", "--echo", "-I", "--log-in", "-O", "--log-out", "-T",
+                             "--log-timing", "-B", "--log-io", "-m", "--logging-format"),
+                       script_options=_opts("-c", "--command"), runs_rest=False),
+    "sg": _Wrapper(operands=1, script_options=_opts("-c"), joins=True),
+    "ssh-agent": _Wrapper(_opts("-a", "-E", "-P", "-t", "-O"),
+                          no_exec=_opts("-k", "-l", "-D", "-d", "-T")),
+    "dbus-run-session": _Wrapper(_opts("--config-file", "--dbus-daemon")),
+    "dbus-launch": _Wrapper(_opts("--config-file", "--autolaunch")),
+    "fakeroot": _Wrapper(_opts("-l", "--lib", "--faked", "-s", "-i", "-b")),
+    "eatmydata": _Wrapper(),
+    "setarch": _Wrapper(operands=1),
+    "linux32": _Wrapper(),
+    "linux64": _Wrapper(),
+    "xvfb-run": _Wrapper(_opts("-n", "--server-num", "-e", "--error-file", "-f",
+                               "--auth-file", "-p", "--xauth-protocol", "-s", "--server-args",
+                               "-w", "--wait", "-l")),
+    "faketime": _Wrapper(_opts("-m", "-p"), operands=1),
+    "torsocks": _Wrapper(_opts("-u", "-p", "-a", "-P", "--user", "--pass", "--address",
+                               "--port")),
+    "proxychains": _Wrapper(_opts("-f")),
+    "proxychains4": _Wrapper(_opts("-f")),
+    "valgrind": _Wrapper(),
+    "numactl": _Wrapper(_opts("-C", "-N", "-m", "-p", "-i", "--physcpubind", "--cpunodebind",
+                              "--membind", "--preferred", "--interleave")),
+    "prlimit": _Wrapper(no_exec=_opts("-p", "--pid")),
+    "setpriv": _Wrapper(),
+    "systemd-run": _Wrapper(_opts("-u", "--unit", "-p", "--property", "-E", "--setenv",
+                                  "--slice", "-M", "--machine", "-H", "--host", "--uid",
+                                  "--gid", "--nice", "-D", "--working-directory",
+                                  "--description", "--on-calendar", "--on-active")),
 }
-_WATCH_JOINS = "watch"
-"""`watch` runs its words as one `sh -c` text."""
 _SHELL_WITH_VALUE = _opts("-o", "+o", "-O", "+O", "--rcfile", "--init-file")
 _FIND_EXEC = _opts("-exec", "-execdir", "-ok", "-okdir")
 _ECHOES = _opts("echo", "printf")
@@ -182,11 +216,78 @@ def _wrapped(name: str, words: Sequence[Word], feeder: SimpleCommand | None) -> 
     rest = tuple(words[start:])
     if name == "xargs":
         rest = (rest or (Word("echo"),)) + _fed_words(feeder)
-    if not rest:
+    if not rest or not spec.runs_rest:
         return found
-    if name == _WATCH_JOINS:
+    if spec.joins:
         return [*found, Script(" ".join(w.text for w in rest), name, _literal(rest))]
     return [*found, Exec(rest, name)]
+
+
+_OPTION_SCRIPTS: dict[str, frozenset[str]] = {
+    "tar": _opts("--to-command", "-I", "--use-compress-program", "-F", "--info-script",
+                 "--new-volume-script", "--checkpoint-action"),
+    "rsync": _opts("-e", "--rsh", "--rsync-path"),
+    "zip": _opts("-TT", "--unzip-command"),
+}
+"""Options of programs (not wrappers: what they do themselves still counts) whose value is a
+command they run (`tar --to-command`, `rsync -e`); `--checkpoint-action=exec=CMD`'s too."""
+_GIT_CONFIG_SCRIPTS = re.compile(
+    r"core\.(sshcommand|pager|editor|askpass|fsmonitor)|sequence\.editor|diff\.external"
+    r"|pager\..+|gpg(\..+)?\.program|credential(\..+)?\.helper|alias\..+"
+    r"|(filter|diff|merge)\..+\.(clean|smudge|process|textconv|command|driver)", re.I)
+"""`git -c KEY=VALUE` keys whose value git runs as a command (an alias only from `!`)."""
+_GIT_CONFIG_ELSEWHERE = re.compile(r"core\.hookspath|include(if\..+)?\.path", re.I)
+"""`git -c` keys that make git run or read what another file holds."""
+
+
+def _option_scripts(name: str, words: Sequence[Word]) -> list[Inner]:
+    """The commands in the values of `_OPTION_SCRIPTS` options (`tar -I CMD`, `-ICMD`)."""
+    options = _OPTION_SCRIPTS[name]
+    found: list[Inner] = []
+    for i, word in enumerate(words[1:], 1):
+        flag, eq, attached = word.text.partition("=")
+        value: Word | None = None
+        if eq and flag in options:
+            value = Word(attached, word.kind)
+        elif word.text in options and i + 1 < len(words):
+            value = words[i + 1]
+        elif word.text[:2] in options and len(word.text) > 2 and not word.text.startswith("--"):
+            value = Word(word.text[2:], word.kind)
+        if value is None:
+            continue
+        text = value.text
+        if flag == "--checkpoint-action":
+            if not text.startswith("exec="):
+                continue
+            text = text.removeprefix("exec=")
+        found.append(Script(text, f"{name} {flag}", _literal([value]), strict=False))
+    return found
+
+
+def _git_config(words: Sequence[Word]) -> list[Inner]:
+    """What `git -c KEY=VALUE` (before the subcommand) makes git run."""
+    found: list[Inner] = []
+    i = 1
+    while i < len(words) and words[i].text.startswith("-"):
+        flag, _, attached = words[i].text.partition("=")
+        if flag in ("-c", "--config-env"):
+            setting = attached if attached else (words[i + 1].text if i + 1 < len(words)
+                                                 else "")
+            key, _, value = setting.partition("=")
+            runs = _GIT_CONFIG_SCRIPTS.fullmatch(key) is not None
+            if flag == "--config-env" and (runs or _GIT_CONFIG_ELSEWHERE.fullmatch(key)):
+                found.append(Blind(f"git --config-env sets {key} from the environment: "
+                                   f"cannot tell what runs"))
+            elif _GIT_CONFIG_ELSEWHERE.fullmatch(key):
+                found.append(Blind(f"git -c {key} makes git run or read {value!r}: cannot tell "
+                                   f"what runs"))
+            elif runs and (not key.casefold().startswith("alias.") or value.startswith("!")):
+                found.append(Script(value.removeprefix("!"), f"git -c {key}",
+                                    _literal(words[i:i + 2]), strict=False))
+        takes = not attached and flag in ("-C", "-c", "--git-dir", "--work-tree",
+                                          "--namespace", "--config-env")
+        i += 2 if takes else 1
+    return found
 
 
 def _find_execs(words: Sequence[Word]) -> list[Inner]:
@@ -287,6 +388,10 @@ def inner_commands(command: SimpleCommand, feeder: SimpleCommand | None) -> list
         return [Script(" ".join(w.text for w in words[1:]), "eval", _literal(words[1:]))]
     if name == "find":
         return _find_execs(words)
+    if name in _OPTION_SCRIPTS:
+        return _option_scripts(name, words)
+    if name == "git":
+        return _git_config(words)
     if name == "alias":
         return [Script(w.text.split("=", 1)[1], "alias", _literal([w]), strict=False)
                 for w in words[1:] if "=" in w.text]

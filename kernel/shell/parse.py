@@ -54,6 +54,7 @@ _SKIPPED_AT_START = frozenset(
      "esac"}
 )  # fmt: skip
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SPECIAL_PARAMS = frozenset("@*#?-$!0123456789")
 _MAX_DEPTH = 24
 _NESTED_TEXT_BUDGET = 200_000
@@ -526,6 +527,9 @@ class _Parser:
                     assignments.append(tok)
                 elif not argv and not tok.quoted and tok.text in _SKIPPED_AT_START:
                     continue
+                elif not argv and not assignments and not tok.quoted and tok.text == "coproc":
+                    i += _coproc_name(tokens, i)
+                    continue
                 elif tok.text or tok.quoted:
                     argv.append(tok)
                 continue
@@ -568,6 +572,19 @@ class _Parser:
             raise self.error("unclosed '('", opened[-1])
         flush()
         return out
+
+
+def _coproc_name(tokens: list[_Token], i: int) -> int:
+    """After the keyword `coproc`: 1 when `tokens[i]` is the NAME of `coproc NAME { …; }` or
+    `coproc NAME ( … )` (skipped like the keyword), else 0 (`coproc cmd args` runs cmd)."""
+    if i + 1 >= len(tokens):
+        return 0
+    name, after = tokens[i], tokens[i + 1]
+    if not isinstance(name, _Word) or name.quoted or not _NAME.fullmatch(name.text):
+        return 0
+    opens = (isinstance(after, _Op) and after.text == "(") or (
+        isinstance(after, _Word) and not after.quoted and after.text == "{")
+    return 1 if opens else 0
 
 
 _GROUP = SimpleCommand((), ("{ … }",))

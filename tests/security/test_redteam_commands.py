@@ -1,0 +1,66 @@
+"""Red team: spellings that hid a destructive command from the classifier and a command
+from the deny rules (the real parser, classifier and policy function). A shell keyword that
+starts a command (`coproc`), a program that runs the rest of its words or an option's value
+as a command (`script -c`, `sg`, `fakeroot`, `tar --to-command`, `rsync -e`,
+`git -c alias.x=!…`), and a target whose `..` climbs above the workspace."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kernel.policy.decide import CallFacts, Mode, Session, Verdict, decide
+from kernel.policy.facts import command_facts
+from kernel.policy.rules import parse_rule
+from kernel.policy.ruleset import RuleSet
+from kernel.shell.classify import classify
+from tests.policy.worldkit import COMMAND
+
+HIDDEN = [
+    "coproc rm -rf ~", "coproc worker { rm -rf ~; }", "coproc { rm -rf ~; }",
+    "coproc worker ( rm -rf ~ )", "true && coproc rm -rf ~",
+    "script -c 'rm -rf ~'", "script -q -c 'rm -rf ~' /dev/null", "script --command='rm -rf ~'",
+    "sg users -c 'rm -rf ~'", "sg users 'rm -rf ~'",
+    "ssh-agent rm -rf ~", "dbus-run-session rm -rf ~", "dbus-run-session -- rm -rf ~",
+    "fakeroot rm -rf ~", "fakeroot -- rm -rf ~", "eatmydata rm -rf ~", "setarch x86_64 rm -rf ~",
+    "linux64 rm -rf ~", "xvfb-run -a rm -rf ~", "faketime '2020-01-01' rm -rf ~",
+    "torsocks rm -rf ~", "proxychains4 -q rm -rf ~", "valgrind --quiet rm -rf ~",
+    "numactl --interleave=all rm -rf ~", "prlimit --nofile=10 rm -rf ~",
+    "setpriv --no-new-privs rm -rf ~", "systemd-run --user --wait rm -rf ~",
+    "tar -cf /dev/null --to-command='rm -rf ~' f", "tar -cf a.tar -I 'rm -rf ~' f",
+    "tar --use-compress-program='rm -rf ~' -cf a f",
+    "tar -cf a f --checkpoint=1 --checkpoint-action=exec='rm -rf ~'",
+    "rsync -e 'rm -rf ~' a b:c", "rsync --rsh='rm -rf ~' a b:c",
+    "git -c alias.x='!rm -rf ~' x", "git -c core.sshCommand='rm -rf ~' fetch",
+    "git -c core.pager='rm -rf ~' log", "git --config-env=core.pager=X log",
+    "rm -rf ../..", "rm -rf /tmp/../", "rm -rf ~/../..", "rm -rf ./../", "rm -rf sub/../..",
+    "rm -rf $HOME/..",
+]
+HARMLESS = [
+    "script out.log", "script -q /dev/null", "sg users", "echo coproc rm -rf ~",
+    "tar -xf a.tar", "tar -czf a.tgz src", "rsync -a src/ dst/", "git -c color.ui=never log",
+    "git -c user.name=x commit -m 'rm -rf ~'", "rm -rf ../sibling/build", "fakeroot make",
+    "valgrind ./a.out",
+]
+
+
+@pytest.mark.parametrize("text", HIDDEN)
+def test_the_hidden_destructive_command_is_seen(text: str) -> None:
+    found = classify(text)
+    assert found.destructive, text
+    assert any("recursive delete" in r or "cannot tell" in r for r in found.reasons), found
+
+
+@pytest.mark.parametrize("text", HARMLESS)
+def test_the_look_alikes_stay_harmless(text: str) -> None:
+    assert not classify(text).destructive, classify(text)
+
+
+@pytest.mark.parametrize("text", [t for t in HIDDEN if "rm -rf ~" in t])
+def test_a_deny_rule_sees_through_it(text: str, tmp_path: Path) -> None:
+    facts = CallFacts(command=command_facts(text), sandboxed=True)
+    session = Session(Mode.AUTO, workspace=tmp_path, home=tmp_path)
+    deny = RuleSet([parse_rule("run_command(rm *)")])
+    decision = decide(COMMAND, {"command": text}, facts, session, RuleSet(), RuleSet(), deny)
+    assert decision.verdict is Verdict.DENY, decision
