@@ -3,21 +3,27 @@
 Black box: `reins exec --json` runs a 420-round session against the fake model server
 (kernel.fakemodel, loopback, in this process): each answer reads 20 lines of a file (about
 1.7 KB per round), so from about round 250 the request nears the context window and old
-tool results are trimmed from it. The server notes when each request arrives; the gap
-between two consecutive requests is what one round costs. Floor, in the same run: a script
-that replays the very request bodies reins sent, in order, through the anthropic SDK
-against the same server (so the SDK's and the server's share of a round, which grows with
-the request, is in both). Harness time per round = reins' gap − the floor's gap.
+tool results are trimmed from it. Floor: a bare SDK loop (anthropic's AsyncAnthropic, the
+same streaming calls) that sends the very request bodies reins sent, in order, and runs the
+same tool calls the plain way (reads the file, takes the lines): so the SDK's, the server's
+and the tool's own share of a round, which grow with the request, are in both, and what is
+left is the harness (the loop, the policy, the store, the printer).
 
 A first run, not timed, records the bodies (comparing each with the previous one, which
-would add to the server's time). Figures (medians over the trials, trials interleaved):
+would add to the server's time). Then reins and the floor run at the same time, in turns
+(`_Turns`): each holds the other's next request at the server while it does its own round,
+so round k of both is measured within a few milliseconds of each other, alone on the
+machine, and a load that comes and goes on a shared machine falls on both alike. A round
+is the time from the server letting the previous request's answer go to the next request
+arriving; harness time per round = reins' round − the floor's round.
+
+Figures (medians over the trials):
 - the harness time per round over the whole session (goal: at most +3 ms);
 - the harness time of rounds 390–410 against rounds 10–30 (goal: at most 1.2×).
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import statistics
@@ -35,12 +41,13 @@ from kernel.fakemodel import FakeAnthropicServer, Reply, ToolUse, reply
 
 ROUNDS = 420
 LINES_PER_READ = 20
-TRIALS = 1
+TRIALS = 3
 EARLY = range(10, 31)
 LATE = range(390, 411)
 PER_ROUND_GOAL_S = 0.003
 FLAT_GOAL = 1.2
 BIN = Path(sys.executable).parent
+REINS, FLOOR = "reins", "floor"
 REPLAY_SCRIPT = """
 import asyncio, json, sys
 import anthropic
@@ -53,11 +60,24 @@ def load(path):
         body["messages"] = [table[i] for i in body["messages"]]
     return bodies
 
+def run_tools(message, workspace):
+    # the previous answer's read_file calls, done the plain way
+    for block in message["content"]:
+        if block.get("type") == "tool_use":
+            args = block["input"]
+            with open(workspace + "/" + args["path"], encoding="utf-8") as f:
+                lines = f.readlines()
+            first = args["offset"]
+            chosen = lines[first - 1:first - 1 + args["limit"]]
+            "\\n".join(f"{n:6}\\t{line.rstrip()}" for n, line in enumerate(chosen, first))
+
 async def main():
     bodies = load(sys.argv[2])
     async with anthropic.AsyncAnthropic(api_key="bench", base_url=sys.argv[1],
                                         max_retries=0) as client:
         for body in bodies:
+            if len(body["messages"]) > 1:
+                run_tools(body["messages"][-2], sys.argv[3])
             async with client.messages.stream(**body) as stream:
                 async for _ in stream:
                     pass
@@ -94,53 +114,130 @@ class _Bodies:
         path.write_text(json.dumps(self.table) + "\n" + "\n".join(self.lines) + "\n")
 
 
-class _Script:
-    """The fake model's answers (by the number of answers in the request) and the time
-    each request arrived; the server's own record of the requests is emptied as they come
-    (a growing heap in this process would slow the server down as the session grows)."""
+def answer(body: Mapping[str, Any]) -> Reply:
+    """The fake model's answer, by the number of answers already in the request."""
+    done = sum(1 for m in body["messages"] if m["role"] == "assistant")
+    if done >= ROUNDS - 1:
+        return reply("Every part of the file is read.")
+    offset = 1 + done * LINES_PER_READ
+    return reply(f"Reading lines {offset}–{offset + LINES_PER_READ - 1}.",
+                 ToolUse("read_file", {"path": "data.txt", "offset": offset,
+                                       "limit": LINES_PER_READ}, id=f"toolu_{done:04}"))
+
+
+class _Turns:
+    """Two clients take turns: a client's request that arrives hands the turn to the other
+    and is answered once the turn comes back, so only one of them works at a time and
+    round k of one is next to round k of the other. For each client: when each request
+    arrived and when its answer was let go (its round = next arrival − this release)."""
 
     def __init__(self) -> None:
-        self.arrivals: list[float] = []
-        self.lock = threading.Lock()
+        self._cond = threading.Condition()
+        self._turn = REINS
+        self._finished: set[str] = set()
+        self.arrived: dict[str, list[float]] = {REINS: [], FLOOR: []}
+        self.released: dict[str, list[float]] = {REINS: [], FLOOR: []}
+
+    def take(self, me: str) -> None:
+        other = FLOOR if me == REINS else REINS
+        with self._cond:
+            self.arrived[me].append(time.perf_counter())
+            self._turn = me if other in self._finished else other
+            self._cond.notify_all()
+            self._cond.wait_for(lambda: self._turn == me)
+            self.released[me].append(time.perf_counter())
+
+    def finished(self, me: str) -> None:
+        """`me` exited: the other no longer waits for it."""
+        with self._cond:
+            self._finished.add(me)
+            self._turn = FLOOR if me == REINS else REINS
+            self._cond.notify_all()
+
+    def rounds(self, me: str) -> list[float]:
+        arrived, released = self.arrived[me], self.released[me]
+        if len(arrived) != ROUNDS:
+            raise RuntimeError(f"expected {ROUNDS} requests from {me}, the server saw "
+                               f"{len(arrived)}")
+        return [arrived[i + 1] - released[i] for i in range(ROUNDS - 1)]
+
+
+class _Responder:
+    """The answers for one client; the server's own record of the requests is emptied as
+    they come (a growing heap in this process would slow the server down as the session
+    grows)."""
+
+    def __init__(self, name: str, turns: _Turns | None = None,
+                 bodies: _Bodies | None = None) -> None:
+        self.name, self.turns, self.bodies = name, turns, bodies
         self.server: FakeAnthropicServer | None = None
-        self.bodies: _Bodies | None = None
 
     def __call__(self, body: Mapping[str, Any]) -> Reply:
-        with self.lock:
-            self.arrivals.append(time.perf_counter())
         if self.server is not None:
             self.server.requests.clear()
         if self.bodies is not None:
             self.bodies.add(body)
-        done = sum(1 for m in body["messages"] if m["role"] == "assistant")
-        if done >= ROUNDS - 1:
-            return reply("Every part of the file is read.")
-        offset = 1 + done * LINES_PER_READ
-        return reply(f"Reading lines {offset}–{offset + LINES_PER_READ - 1}.",
-                     ToolUse("read_file", {"path": "data.txt", "offset": offset,
-                                           "limit": LINES_PER_READ}, id=f"toolu_{done:04}"))
-
-    def take(self) -> list[float]:
-        with self.lock:
-            taken, self.arrivals = self.arrivals, []
-        return taken
+        if self.turns is not None:
+            self.turns.take(self.name)
+        return answer(body)
 
 
-def _gaps(arrivals: Sequence[float]) -> list[float]:
-    if len(arrivals) != ROUNDS:
-        raise RuntimeError(f"expected {ROUNDS} requests, the server saw {len(arrivals)}")
-    return [b - a for a, b in itertools.pairwise(arrivals)]
+def _serve(responder: _Responder) -> FakeAnthropicServer:
+    server = FakeAnthropicServer(responder=responder)
+    responder.server = server
+    return server
 
 
-def _run(argv: list[str], env: Mapping[str, str]) -> None:
-    done = subprocess.run(argv, env=dict(env), stdin=subprocess.DEVNULL,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=900)
-    if done.returncode != 0:
-        raise RuntimeError(f"{argv[0]} exited {done.returncode}: {done.stderr.decode()[-400:]}")
+def _start(argv: list[str], env: Mapping[str, str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(argv, env=dict(env), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
-def _window(diffs: Sequence[float], rounds: range) -> float:
-    return statistics.median(diffs[r - 1] for r in rounds)
+def _wait(proc: subprocess.Popen[bytes]) -> str:
+    """Its standard error once it exited (it is killed after 15 minutes)."""
+    try:
+        _, err = proc.communicate(timeout=900)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, err = proc.communicate()
+    return err.decode(errors="replace")
+
+
+def _check(proc: subprocess.Popen[bytes], err: str) -> None:
+    if proc.returncode != 0:
+        raise RuntimeError(f"{proc.args[0]!r} exited {proc.returncode}: {err[-400:]}")
+
+
+def _window(rounds: Sequence[float], window: range) -> float:
+    return statistics.median(rounds[r - 1] for r in window)
+
+
+def _trial(reins_argv: list[str], floor_argv: list[str], env: Mapping[str, str],
+           home: Path) -> tuple[list[float], list[float]]:
+    """One session of each, in turns: reins' rounds and the floor's."""
+    turns = _Turns()
+    with _serve(_Responder(REINS, turns)) as reins_server, \
+            _serve(_Responder(FLOOR, turns)) as floor_server:
+        reins = _start(reins_argv, {**env, "REINS_HOME": str(home),
+                                    "ANTHROPIC_BASE_URL": reins_server.base_url})
+        floor = _start([*floor_argv[:2], floor_server.base_url, *floor_argv[2:]], env)
+        errors: dict[str, str] = {}
+
+        def follow(proc: subprocess.Popen[bytes], name: str) -> None:
+            try:
+                errors[name] = _wait(proc)
+            finally:
+                turns.finished(name)
+
+        threads = [threading.Thread(target=follow, args=(proc, name))
+                   for proc, name in ((reins, REINS), (floor, FLOOR))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        _check(reins, errors.get(REINS, ""))
+        _check(floor, errors.get(FLOOR, ""))
+    return turns.rounds(REINS), turns.rounds(FLOOR)
 
 
 def run() -> None:
@@ -153,40 +250,35 @@ def run() -> None:
         bodies_file = Path(tmp) / "bodies.jsonl"
         replay = Path(tmp) / "replay.py"
         replay.write_text(REPLAY_SCRIPT)
-        script = _Script()
-        reins_gaps: list[list[float]] = []
-        floor_gaps: list[list[float]] = []
+        env = {**os.environ, "ANTHROPIC_API_KEY": "bench"}
+        reins_argv = [str(BIN / "reins"), "exec", "--json", "--mode", "auto", "--max-rounds",
+                      str(ROUNDS + 10), "--workspace", str(workspace), "read data.txt"]
+        floor_argv = [sys.executable, str(replay), str(bodies_file), str(workspace)]
         started = time.perf_counter()
-        with FakeAnthropicServer(responder=script) as server:
-            script.server = server
-            env = {**os.environ, "ANTHROPIC_API_KEY": "bench",
-                   "ANTHROPIC_BASE_URL": server.base_url}
-            argv = [str(BIN / "reins"), "exec", "--json", "--mode", "auto", "--max-rounds",
-                    str(ROUNDS + 10), "--workspace", str(workspace), "read data.txt"]
-            script.bodies = _Bodies()  # a first run, not timed, gives the floor its bodies
-            _run(argv, {**env, "REINS_HOME": str(Path(tmp) / "capture")})
-            script.bodies.write(bodies_file)
-            script.bodies = None
-            script.take()
-            for trial in range(TRIALS):
-                _run(argv, {**env, "REINS_HOME": str(Path(tmp) / f"home{trial}")})
-                reins_gaps.append(_gaps(script.take()))
-                _run([sys.executable, str(replay), server.base_url, str(bodies_file)], env)
-                floor_gaps.append(_gaps(script.take()))
+        bodies = _Bodies()  # a first run, not timed, gives the floor its bodies
+        with _serve(_Responder(REINS, bodies=bodies)) as server:
+            capture = _start(reins_argv, {**env, "ANTHROPIC_BASE_URL": server.base_url,
+                                          "REINS_HOME": str(Path(tmp) / "capture")})
+            _check(capture, _wait(capture))
+        bodies.write(bodies_file)
+        del bodies
+        trials = [_trial(reins_argv, floor_argv, env, Path(tmp) / f"home{trial}")
+                  for trial in range(TRIALS)]
         elapsed = time.perf_counter() - started
-    diffs = [[r - f for r, f in zip(rg, fg, strict=True)] for rg, fg in zip(
-        reins_gaps, floor_gaps, strict=True)]
-    floor_round = statistics.median(statistics.mean(g) for g in floor_gaps)
+    diffs = [[r - f for r, f in zip(reins, floor, strict=True)] for reins, floor in trials]
+    floor_round = statistics.median(statistics.mean(floor) for _, floor in trials)
     per_round = statistics.median(statistics.mean(d) for d in diffs)
+    per_round_median = statistics.median(statistics.median(d) for d in diffs)
     early = statistics.median(_window(d, EARLY) for d in diffs)
     late = statistics.median(_window(d, LATE) for d in diffs)
-    floor_early = statistics.median(_window(g, EARLY) for g in floor_gaps)
-    floor_late = statistics.median(_window(g, LATE) for g in floor_gaps)
-    report("floor: SDK replaying the same bodies, per round", fmt_seconds(floor_round),
+    floor_early = statistics.median(_window(floor, EARLY) for _, floor in trials)
+    floor_late = statistics.median(_window(floor, LATE) for _, floor in trials)
+    report("floor: bare SDK loop, same bodies, per round", fmt_seconds(floor_round),
            ratio=1.0)
     report(f"reins exec harness per round ({ROUNDS} rounds)", fmt_seconds(per_round),
            ratio=(floor_round + per_round) / floor_round,
            goal=f"≤ +{PER_ROUND_GOAL_S * 1000:.0f} ms", ok=per_round <= PER_ROUND_GOAL_S)
+    report("  its median round", fmt_seconds(per_round_median))
     report(f"  floor round, rounds {EARLY.start}–{EARLY.stop - 1}", fmt_seconds(floor_early))
     report(f"  floor round, rounds {LATE.start}–{LATE.stop - 1}", fmt_seconds(floor_late))
     report(f"harness time, rounds {EARLY.start}–{EARLY.stop - 1}", fmt_seconds(early))
@@ -195,4 +287,7 @@ def run() -> None:
            goal=f"≤ {FLAT_GOAL}× rounds {EARLY.start}–{EARLY.stop - 1}", ok=flat <= FLAT_GOAL)
     print(f"     round {LATE.start}–{LATE.stop - 1} / round {EARLY.start}–{EARLY.stop - 1}"
           f"{flat:26.2f}×")
-    print(f"   ({TRIALS} trials, interleaved, in {elapsed:.0f} s)")
+    print("   per trial (mean, rounds 10–30, 390–410): " + "; ".join(
+        f"{statistics.mean(d) * 1000:+.1f} / {_window(d, EARLY) * 1000:+.1f} / "
+        f"{_window(d, LATE) * 1000:+.1f} ms" for d in diffs))
+    print(f"   ({TRIALS} trials, reins and the floor in turns, in {elapsed:.0f} s)")
