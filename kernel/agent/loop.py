@@ -274,9 +274,10 @@ class _Reporter:
             self._sink(event)
             self.last_reported = event
 
-    async def committed(self) -> None:
-        """Wait until everything submitted so far is on disk (not necessarily reported)."""
-        await asyncio.wrap_future(self._store.barrier())
+    async def committed(self, barrier: Future[None] | None = None) -> None:
+        """Wait until everything submitted so far (before `barrier`, a store barrier taken
+        earlier) is on disk and reported; raise if something of it could not be."""
+        await asyncio.wrap_future(barrier if barrier is not None else self._store.barrier())
         if self._error is not None:
             raise StoreFailed(f"the session store or the sink failed: {self._error}")
 
@@ -539,6 +540,10 @@ class _Run:
                                 and self.history[e.first_kept]["role"] == "assistant"), None)
         """The latest summary of the oldest turns, when it still fits the history."""
         self._budget_cap: int | None = None
+        self._fixed: tuple[tuple[int, tuple[str, ...]], list[dict[str, Any]],
+                           list[dict[str, Any]], int] | None = None
+        """The tools and system prompt of the last request (`_fixed_part`), by what made
+        them."""
         self._trimmer = ContextTrimmer(self._store_full)
         """Trims each request, measuring only what is new since the previous one."""
         self._summary: tuple[ContextCompacted, dict[str, Any]] | None = None
@@ -783,6 +788,7 @@ class _Run:
 
     async def _round(self) -> StopReason | None:
         round_index = self.state.rounds
+        asked = self.store.barrier()  # what came before the request: on disk by its tools
         collector = _Collector(self)
         started = time.perf_counter()
         try:
@@ -822,7 +828,7 @@ class _Run:
             self._append_message({"role": "assistant", "content": content})
         stop: StopReason | None = None
         if calls:
-            await self.reporter.committed()
+            await self.reporter.committed(asked if self._without_effects(calls) else None)
             stop = await self._run_calls(calls, trace)
         elif reason == "max_tokens":
             if self.state.continued_max_tokens:
@@ -961,6 +967,21 @@ class _Run:
         return StopReason.END_TURN
 
     # ---- tool calls ---------------------------------------------------------------------
+
+    def _without_effects(self, calls: Sequence[ToolCall]) -> bool:
+        """Every call is to a built-in read-only tool. A call with effects runs only once
+        the turn that asked for it is on disk (killed after it ran, a run resumes from that
+        turn and its stored result, never asking the model again as if nothing had
+        happened); a read changes nothing a crash could lose, so it runs while the turn is
+        being committed (its result is committed after the turn: the store keeps order),
+        once what came before the turn's request is on disk and reported (a failed commit
+        or sink stops the run as early as before)."""
+        registry = self.agent.registry
+        for call in calls:
+            spec = registry.get(call.name) if isinstance(call.name, str) else None
+            if spec is None or spec.origin != "builtin" or spec.risk is not Risk.READ:
+                return False
+        return True
 
     async def _run_calls(self, calls: list[ToolCall], trace: dict[str, Any]) -> StopReason | None:
         """Check, dispatch and answer one assistant turn's calls; a stop reason if any."""
@@ -1108,15 +1129,26 @@ class _Run:
         shown = tools_on_offer(specs, offered_tools(specs, Mode(self.session.mode)),
                                self.history, self.agent.tool_search_threshold,
                                forced=provider.forced_tool)
-        tools = cached_tools(registry.schemas(shown))
-        system = cached_system(system_prompt(self.workspace, self.agent.system_extra))
-        fixed = estimate_tokens(tools) + estimate_tokens(system)
+        tools, system, fixed = self._fixed_part(shown)
         sent = self._trimmer.trim(self._sent_history(), budget_tokens=self._input_budget(),
                                   fixed_tokens=fixed)
         params = provider.request_params(system=system, tools=tools,
                                          messages=with_cache_breakpoint(sent.messages),
                                          first_round=self.state.rounds == 0)
         return params, sent.trimmed, sent.tokens
+
+    def _fixed_part(self, shown: Sequence[str]) -> tuple[list[dict[str, Any]],
+                                                          list[dict[str, Any]], int]:
+        """The request's tools and system prompt, with their cache marks, and their size:
+        the same objects every round while the tools on offer are the same (measured, and
+        scrubbed by the provider, once)."""
+        registry = self.agent.registry
+        key = (registry.version, tuple(shown))
+        if self._fixed is None or self._fixed[0] != key:
+            tools = cached_tools(registry.schemas(shown))
+            system = cached_system(system_prompt(self.workspace, self.agent.system_extra))
+            self._fixed = (key, tools, system, estimate_tokens(tools) + estimate_tokens(system))
+        return self._fixed[1], self._fixed[2], self._fixed[3]
 
     def _store_full(self, call_id: str, text: str) -> str | None:
         stored = self.results.get(call_id) if _safe_id(call_id) else None

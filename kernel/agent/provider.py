@@ -333,6 +333,7 @@ class AnthropicProvider:
             )
         self._tool_choice = tool_choice_param(config.tool_choice)
         self._scrub_messages = _ScrubbedMessages()
+        self._scrubbed_params: dict[str, tuple[Any, Any]] = {}
         self.client = anthropic.AsyncAnthropic(
             api_key=key.key or NO_KEY_PLACEHOLDER,
             base_url=self.base_url,
@@ -389,8 +390,8 @@ class AnthropicProvider:
         return params
 
     async def stream_turn(self, params: Mapping[str, Any], callbacks: TurnCallbacks) -> ModelTurn:
-        sendable = {key: self._scrub_messages(value) if key == "messages" else scrub_text(value)
-                    for key, value in params.items()}
+        sendable = {key: self._scrub_messages(value) if key == "messages"
+                    else self._scrub_param(key, value) for key, value in params.items()}
         attempts = self.config.max_retries + 1
         for attempt in range(1, attempts + 1):
             outcome = await self._attempt(sendable, callbacks, attempt)
@@ -403,6 +404,14 @@ class AnthropicProvider:
                                            outcome.delivered))
             await asyncio.sleep(delay)
         raise AssertionError("unreachable: the last attempt returns")
+
+    def _scrub_param(self, key: str, value: Any) -> Any:
+        """`scrub_text(value)`, once for a value that is the same object as the last
+        request's (a run sends the same tools and system prompt every round)."""
+        last = self._scrubbed_params.get(key)
+        if last is None or last[0] is not value:
+            last = self._scrubbed_params[key] = (value, scrub_text(value))
+        return last[1]
 
     async def _attempt(self, params: Mapping[str, Any], callbacks: TurnCallbacks,
                        attempt: int) -> ModelTurn | _Retryable:
