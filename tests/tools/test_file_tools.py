@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from kernel.tools.builtin import builtin_tools
-from kernel.tools.builtin.files import MAX_GLOB_RESULTS, glob_regex
+from kernel.tools.builtin.files import COUNT_CHUNK_CHARS, MAX_GLOB_RESULTS, glob_regex
 from kernel.tools.registry import ToolRegistry
 from kernel.tools.spec import ErrorCode, Risk
 
@@ -64,6 +64,23 @@ def test_read_file_numbers_lines_and_pages(env: Any, d: Any) -> None:
     assert past.error_code is ErrorCode.INVALID_ARGUMENTS and "has 10 lines" in past.text
     bad = run(env, d, "read_file", path="f.txt", offset=0)
     assert bad.error_code is ErrorCode.INVALID_ARGUMENTS and "$.offset" in bad.text
+
+
+BIG = COUNT_CHUNK_CHARS
+
+
+@pytest.mark.parametrize(("content", "lines"), [
+    ("a\nb\nc\n", 3), ("a\nb\nc", 3), ("a\r\nb\r\nc\r\n", 3), ("a\nb", 2),
+    ("a\n\n\n", 3), ("a\n中文\n\u2028x\n", 3), ("a\n" + "x" * (BIG + 5), 2),
+    ("a\n" + "y\n" * (BIG // 2), 1 + BIG // 2), ("a\n" + "y\n" * (BIG // 2) + "z", 2 + BIG // 2),
+    ("a\n" + "x" * (BIG - 3) + "\n", 2), ("a\n" + "é\n" * (BIG // 2 + 7), 1 + BIG // 2 + 7),
+])
+def test_read_file_counts_every_line_after_those_it_shows(env: Any, d: Any, content: str,
+                                                          lines: int) -> None:
+    (env.workspace / "f.txt").write_bytes(content.encode())
+    first = run(env, d, "read_file", path="f.txt", offset=1, limit=1)
+    assert first.text.endswith(f"[lines 1–1 of {lines} in f.txt; call read_file with "
+                               f"offset=2 for more]")
 
 
 def test_read_file_edge_cases(env: Any, d: Any) -> None:

@@ -10,7 +10,7 @@ import re
 import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
-from typing import Annotated
+from typing import Annotated, TextIO
 
 from kernel.pathrules import secret_match
 from kernel.tools.externalize import looks_binary
@@ -22,6 +22,8 @@ MAX_READ_LINES = 2000
 MAX_LINE_CHARS = 2000
 COUNT_LINES_UP_TO_BYTES = 8 * 1024 * 1024
 """read_file counts all lines (for "lines a–b of N") only in files up to this size."""
+COUNT_CHUNK_CHARS = 1 << 20
+"""read_file counts the lines after those it shows in pieces of this many characters."""
 CHECK_EVERY = 4096
 """Lines or folder entries between two checks whether the call was stopped."""
 MAX_LIST_ENTRIES = 1000
@@ -117,6 +119,17 @@ def _check_text_arg(name: str, value: str) -> bytes:
         ) from exc
 
 
+def _lines_left(f: TextIO, ctx: ToolContext) -> int:
+    """The lines after the one just read, counted in large pieces rather than one by one
+    (lines end at "\n", as reading the file line by line splits them)."""
+    count, last = 0, "\n"
+    while chunk := f.read(COUNT_CHUNK_CHARS):
+        ctx.check_stop()
+        count += chunk.count("\n")
+        last = chunk
+    return count + (0 if last.endswith("\n") else 1)
+
+
 @tool(
     risk=Risk.READ,
     concurrent_safe=True,
@@ -146,10 +159,11 @@ def read_file(
             if total % CHECK_EVERY == 0:
                 ctx.check_stop()
             if total >= offset + limit:
-                if not count_all:
+                if count_all:
+                    total += _lines_left(f, ctx)
+                else:
                     more_unknown = True
-                    break
-                continue
+                break
             if total >= offset:
                 text = line.rstrip("\r\n")
                 if len(text) > MAX_LINE_CHARS:
