@@ -13,7 +13,8 @@ waits ARM_DELAY_MS after a request is shown. Deny is the default button.
 
 Everything the request carries came from the model: every label is plain text (never rich
 text) and shows it through `kernel.visible`, so an ESC, CR or bidirectional override in a
-command is shown as an escape and cannot hide or reorder what the preview says.
+command is shown as an escape and cannot hide or reorder what the preview says; the preview
+wraps long lines, so none can push the end of a command out of sight.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from PySide6.QtGui import (
     QShortcut,
     QSyntaxHighlighter,
     QTextCharFormat,
+    QTextOption,
 )
 from PySide6.QtWidgets import (
     QApplication,
@@ -122,7 +124,9 @@ class ApprovalDialog(QuietDialog):
         self.preview.setAccessibleName("Preview")
         self.preview.setReadOnly(True)
         self.preview.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.preview.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.preview.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.preview.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+        # wrapped, so no end of a long line hides behind a horizontal scroll bar
         self._diff = DiffHighlighter(self.preview.document())
         self.confirm_box = QCheckBox(
             "I understand this call is &destructive and want it to run", self)

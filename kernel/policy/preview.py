@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -61,17 +62,29 @@ def _secret_change(verdict: PathVerdict, args: Mapping[str, Any]) -> str:
                     + json.dumps(given, indent=2, ensure_ascii=False, default=str))
 
 
+_BLANK_RUN = re.compile(r"[ \t]{17,}")
+"""A run of blanks long enough to push the rest of a line out of sight."""
+
+
+def _blank_marker(run: re.Match[str]) -> str:
+    kinds = set(run.group())
+    what = "spaces" if kinds == {" "} else "tabs" if kinds == {"\t"} else "spaces and tabs"
+    return f" [{len(run.group())} {what}] "
+
+
 def command_preview(command: str, *, cwd: Path, sandbox: str, network: bool,
                     local_network: bool = False, writes: Mapping[str, PathVerdict] | None = None,
                     unknown_writes: Sequence[str] = ()) -> str:
     """The command's first line after `$ `, each further line after `> ` (as a shell
     prompts for them), then the facts: so no line of a command can pass for a `cwd:` or
-    `sandbox:` line. Other characters are left as they are; every place that shows a
+    `sandbox:` line. A run of more than 16 spaces or tabs is shown as a marker saying how
+    many (`[300 spaces]`), so none can push the rest of a line out of sight. Other
+    characters are left as they are; every place that shows a
     preview escapes them with `kernel.visible` (which shows only `\\n` as a line break).
     A `writes:` line per file a redirection writes (as resolved), then one for targets that
     cannot be known before the command runs."""
     net = f"yes, {describe(scope(network, local_network))}" if network else "no"
-    shown = "\n> ".join(command.split("\n"))
+    shown = "\n> ".join(_BLANK_RUN.sub(_blank_marker, command).split("\n"))
     lines = [f"$ {shown}", f"cwd: {cwd}", f"sandbox: {sandbox}", f"network: {net}"]
     lines += [f"writes: {verdict.resolved}{_where(verdict)}"
               for verdict in (writes or {}).values()]
