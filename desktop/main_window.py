@@ -32,8 +32,10 @@ from desktop.chat.view import ChatView
 from desktop.help.menus import install_menus
 from desktop.model_picker import ModelPicker
 from desktop.sessions.panel import SessionsPanel
+from desktop.status_bar import FitButton, FitLabel, StatusFitter
 from desktop.welcome import WelcomePanel
-from desktop.words import context_use
+from desktop.words import approvals_forms, sandbox_forms, usage_forms
+from desktop.words import count as words_count
 from kernel.modes import MODES
 
 if TYPE_CHECKING:
@@ -54,6 +56,10 @@ SIDE_BY_SIDE_MIN = 1160
 FULL_PANELS_MIN = 1400
 """From this width both panels have their full widths."""
 SESSIONS_WIDTH, TIMELINE_WIDTH = 260, 420
+COMPACT_TIP = ("Summarize the older turns of this conversation for the model's next "
+               "requests (the full history is kept)")
+USAGE_TIP = ("This session's tokens and cost; context: how full the model's context window "
+             "was at the last request")
 
 
 @dataclass(frozen=True)
@@ -185,38 +191,31 @@ class MainWindow(QMainWindow):
         self.mode_combo.addItems(list(MODES))
         self.mode_combo.setEnabled(False)
         self.mode_combo.textActivated.connect(self.mode_changed)
-        self.sandbox_label = QLabel("Sandbox: checking…", self)
-        self.sandbox_label.setAccessibleName("Sandbox state")
-        self.usage_label = QLabel("", self)
-        self.usage_label.setAccessibleName("Tokens and cost of this session")
-        self.approvals_button = QPushButton(self)
-        self.approvals_button.setAccessibleName("Show pending approvals")
-        self.approvals_button.setToolTip("Calls wait for your answer; click to see the first")
+        self.sandbox_label = FitLabel("Sandbox state", self)
+        self.sandbox_label.set_forms(["Sandbox: checking…"])
+        self.usage_label = FitLabel("Tokens and cost of this session", self)
+        self.approvals_button = FitButton("Show pending approvals", self)
         self.approvals_button.setStyleSheet(
             "QPushButton { background: #bf8700; color: white; font-weight: bold;"
             " border-radius: 4px; padding: 2px 10px; }")
-        self.approvals_button.hide()
-        self.kernel_label = QLabel("", self)
-        self.kernel_label.setAccessibleName("Kernel state")
-        self.grants_button = QPushButton(self)
-        self.grants_button.setAccessibleName("Show and revoke this session's grants")
-        self.grants_button.setToolTip("What this session may do without asking; click to "
-                                      "review or revoke")
+        self.kernel_label = FitLabel("Kernel state", self)
+        self.grants_button = FitButton("Show and revoke this session's grants", self)
         self.grants_button.setFlat(True)
-        self.grants_button.hide()
         self.grants_button.clicked.connect(self.grants_requested)
         for widget in (self.kernel_label, self.approvals_button, self.model_picker,
                        self.mode_combo, self.grants_button, self.sandbox_label):
             bar.addWidget(widget)
-        self.compact_button = QPushButton("Compact", self)
-        self.compact_button.setAccessibleName("Compact conversation")
-        self.compact_button.setToolTip("Summarize the older turns of this conversation for "
-                                       "the model's next requests (the full history is kept)")
+        self.compact_button = FitButton("Compact conversation", self)
         self.compact_button.setFlat(True)
-        self.compact_button.hide()
         self.compact_button.clicked.connect(self.compact_requested)
         bar.addPermanentWidget(self.compact_button)
         bar.addPermanentWidget(self.usage_label)
+        self.status_fitter = StatusFitter(bar, {
+            "kernel": self.kernel_label, "approvals": self.approvals_button,
+            "model": self.model_picker, "grants": self.grants_button,
+            "sandbox": self.sandbox_label, "compact": self.compact_button,
+            "usage": self.usage_label}, fixed=[self.mode_combo])
+        self.status_fitter.refit()
 
     def _build_menu(self) -> None:
         menu = self.menuBar().addMenu("&File")
@@ -241,7 +240,7 @@ class MainWindow(QMainWindow):
             menu.insertAction(self.quit_action, action)
         menu.insertSeparator(self.quit_action)
         self.compact_action = QAction("Co&mpact conversation", self)
-        self.compact_action.setToolTip(self.compact_button.toolTip())
+        self.compact_action.setToolTip(COMPACT_TIP)
         self.compact_action.setEnabled(False)
         self.compact_action.triggered.connect(self.compact_requested)
         menu.insertAction(self.settings_action, self.compact_action)
@@ -287,8 +286,9 @@ class MainWindow(QMainWindow):
         self.show_page(welcome=not has_session and not can_run and not problem)
         self.prompt.set_running(running)
         self.compact_action.setEnabled(has_session and can_run and not running)
-        self.compact_button.setVisible(has_session)
+        self.compact_button.set_forms(["Compact", ""] if has_session else [], COMPACT_TIP)
         self.compact_button.setEnabled(self.compact_action.isEnabled())
+        self.status_fitter.refit()
         if problem:
             self.prompt.set_enabled_for_input(False, "Fix settings.json to send prompts")
             self.banner.show_notice(problem, "Open &Settings")
@@ -323,42 +323,42 @@ class MainWindow(QMainWindow):
     def set_model(self, model: str, *, session: bool) -> None:
         """The model the current session sends to (`session`), else new sessions' model."""
         self.model_picker.show_model(model, session=session)
+        self.status_fitter.refit()
 
     def set_sandbox(self, kind: str, reason: str) -> None:
-        text = "Sandbox: bwrap" if kind == "bwrap" else f"Sandbox: none — {reason}"
-        self.sandbox_label.setText(text if len(text) <= 60 else text[:59] + "…")
-        self.sandbox_label.setToolTip(reason)
+        self.sandbox_label.set_forms(sandbox_forms(kind, reason))
+        self.status_fitter.refit()
 
     def set_usage(self, input_tokens: int, output_tokens: int, cost: float,
                   context: tuple[int, int] = (0, 0)) -> None:
         """Tokens and cost of the session, and how full the context window was at the
         last request (`context`: its tokens and the window)."""
-        if not (input_tokens or output_tokens):
-            self.usage_label.setText("")
-            return
-        used = context_use(*context)
-        self.usage_label.setText(
-            f"Tokens: {input_tokens:,} in / {output_tokens:,} out · ${cost:.4f}"
-            + (f" · {used}" if used else ""))
+        self.usage_label.set_forms(usage_forms(input_tokens, output_tokens, cost, context),
+                                   USAGE_TIP)
+        self.status_fitter.refit()
 
     def set_pending_approvals(self, count: int) -> None:
-        self.approvals_button.setText(
-            f"⚠ {count} approval{'s' if count != 1 else ''} pending — show")
-        self.approvals_button.setVisible(count > 0)
+        self.approvals_button.set_forms(approvals_forms(count) if count > 0 else (),
+                                        "Calls wait for your answer; click to see the first")
+        self.status_fitter.refit()
 
     def set_grants(self, count: int) -> None:
         """How many grants (session grants and always rules) the current session has."""
-        self.grants_button.setText(f"{count} grant{'s' if count != 1 else ''}")
-        self.grants_button.setVisible(count > 0)
+        self.grants_button.set_forms([words_count(count, "grant")] if count > 0 else [],
+                                     "What this session may do without asking; click to "
+                                     "review or revoke")
+        self.status_fitter.refit()
 
     def set_kernel_state(self, text: str) -> None:
-        self.kernel_label.setText(text)
+        self.kernel_label.set_forms([text] if text else [])
+        self.status_fitter.refit()
 
     # ---- layout -----------------------------------------------------------------------------
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self.fit_panels()
+        self.status_fitter.refit()
 
     def fit_panels(self) -> None:
         """Keep the chat at least half the window wide: below SIDE_BY_SIDE_MIN the side

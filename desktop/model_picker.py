@@ -1,12 +1,16 @@
 """The status bar's model picker: the model the current session really sends, changeable
 for that session. Its list is the endpoint's (`GET /v1/models`, asked by the kernel); a
 name can always be typed, for an endpoint that lists none. With no session open it shows
-the model new sessions get, not editable."""
+the model new sessions get, not editable. In a narrow window the status bar makes it
+narrower, then drops its label (`show_form`; desktop.status_bar)."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QWidget
+
+FORMS = ((True, 22), (True, 14), (False, 14))
+"""Its forms for the status bar: label shown, and the box's width in characters."""
 
 
 class ModelPicker(QWidget):
@@ -20,14 +24,14 @@ class ModelPicker(QWidget):
         self.combo.setAccessibleName("Model of this session")
         self.combo.setEditable(True)
         self.combo.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
-        self.combo.setMinimumContentsLength(22)
+        self.combo.setMinimumContentsLength(FORMS[0][1])
         self.combo.setSizeAdjustPolicy(
             QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.label.setBuddy(self.combo)
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.label)
-        layout.addWidget(self.combo)
+        self._row = QHBoxLayout(self)
+        self._row.setContentsMargins(0, 0, 0, 0)
+        self._row.addWidget(self.label)
+        self._row.addWidget(self.combo)
         self._model = ""
         self._listed_error = ""
         self.combo.textActivated.connect(self._activated)
@@ -40,6 +44,25 @@ class ModelPicker(QWidget):
     @property
     def model(self) -> str:
         return self._model
+
+    def form_widths(self) -> tuple[int, ...]:
+        """Its width in each of FORMS (the box is as wide as that many "x"s, as Qt sizes
+        it, and the label its text and the layout's spacing)."""
+        box = self.combo.sizeHint().width()
+        per_char = self.combo.fontMetrics().horizontalAdvance("x")
+        now = self.combo.minimumContentsLength()
+        label = self.label.sizeHint().width() + self._row.spacing()
+        return tuple(box + (chars - now) * per_char + (label if labelled else 0)
+                     for labelled, chars in FORMS)
+
+    def show_form(self, index: int) -> None:
+        labelled, chars = FORMS[index]
+        self.label.setVisible(labelled)
+        if self.combo.minimumContentsLength() != chars:
+            self.combo.setMinimumContentsLength(chars)
+            # Its size hint follows; its minimum size hint, which a layout also heeds, is
+            # never worked out again: the width is set.
+            self.combo.setFixedWidth(self.combo.sizeHint().width())
 
     def set_models(self, models: tuple[str, ...], error: str = "") -> None:
         """The endpoint's list (empty, with why, when it gave none)."""

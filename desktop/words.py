@@ -102,10 +102,42 @@ def _thousands(n: int) -> str:
     return f"{n / 1000:.0f}k" if n >= 1000 else str(n)
 
 
+def _context_percent(tokens: int, window: int) -> str:
+    share = tokens / window * 100
+    return "<1%" if 0 < share < 1 else f"{min(share, 999):.0f}%"
+
+
 def context_use(tokens: int, window: int) -> str:
     """How full the context window was at the last request: `context 21% of 200k`."""
     if window <= 0:
         return ""
-    share = tokens / window * 100
-    percent = "<1%" if 0 < share < 1 else f"{min(share, 999):.0f}%"
-    return f"context {percent} of {_thousands(window)}"
+    return f"context {_context_percent(tokens, window)} of {_thousands(window)}"
+
+
+def usage_forms(input_tokens: int, output_tokens: int, cost: float,
+                context: tuple[int, int] = (0, 0)) -> tuple[str, ...]:
+    """A session's tokens, cost and context use, whole first, then shorter forms for a
+    narrow status bar (the cost and the context's share last to go); () before any use."""
+    if not (input_tokens or output_tokens):
+        return ()
+    tokens, price = f"{input_tokens:,} in / {output_tokens:,} out", f"${cost:.4f}"
+    full = f"Tokens: {tokens} · {price}"
+    if context[1] <= 0:
+        return full, f"{tokens} · {price}", price
+    share = f"context {_context_percent(*context)}"
+    return (f"{full} · {context_use(*context)}", f"{tokens} · {price} · {share}",
+            f"{price} · {share}", price)
+
+
+def sandbox_forms(kind: str, reason: str) -> tuple[str, ...]:
+    """The sandbox's state, whole first, then shorter; a missing sandbox is never dropped
+    (its last form says so), a working one may be ("")."""
+    if kind == "bwrap":
+        return "Sandbox: bwrap", "bwrap", ""
+    return (f"Sandbox: none — {reason}" if reason else "Sandbox: none", "Sandbox: none",
+            "No sandbox")
+
+
+def approvals_forms(pending: int) -> tuple[str, str]:
+    """The pending-approvals button's text, then its short form."""
+    return f"⚠ {count(pending, 'approval')} pending — show", f"⚠ {pending:,} pending"

@@ -80,7 +80,7 @@ def test_ready_configures_the_kernel_and_shows_sandbox_state(qtbot: QtBot,
     assert client.of(p.ListModels) and client.of(p.ListSessions)
     w = controller.window
     assert "none — bubblewrap is not installed" in w.sandbox_label.text()
-    assert w.sandbox_label.toolTip() == "bubblewrap is not installed"
+    assert w.sandbox_label.toolTip() == "Sandbox: none — bubblewrap is not installed"
     assert w.windowTitle() == "Reins"
 
 

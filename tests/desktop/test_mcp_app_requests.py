@@ -92,7 +92,8 @@ def test_compact_and_an_empty_answer_are_said_in_the_chat_and_on_the_timeline(
         empty = ("The model ended its turn without writing an answer. Ask again, or say what "
                  "you expected.")
         assert empty in notices(app)
-        assert w.compact_button.isVisible()
+        w.resize(1400, 900)  # room for the whole status bar (a narrow one drops Compact)
+        qtbot.waitUntil(w.compact_button.isVisible)
         qtbot.waitUntil(w.compact_action.isEnabled, timeout=WAIT_MS)
         fake.add(reply("The user said first; the model said One."))
         w.compact_action.trigger()

@@ -5,9 +5,12 @@ of at most READABLE_WIDTH."""
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from PySide6.QtCore import QRectF, Qt
-from PySide6.QtWidgets import QApplication
+from PySide6.QtGui import QFontMetricsF
+from PySide6.QtWidgets import QApplication, QLabel, QWidget
 from pytestqt.qtbot import QtBot
 
 from desktop.chat.geometry import READABLE_WIDTH, content_width, message_pieces, row_box
@@ -19,6 +22,7 @@ from desktop.main_window import (
     PanelLayout,
     panel_layout,
 )
+from desktop.status_bar import FitLabel
 
 
 @pytest.mark.parametrize(("width", "layout"), [
@@ -118,3 +122,81 @@ def test_the_first_window_fits_the_screen(qtbot: QtBot) -> None:
     qtbot.addWidget(w)
     assert w.width() == min(1280, available.width())
     assert w.height() == min(800, available.height())
+
+
+LONG_REASON = ("bubblewrap cannot create a user namespace here (kernel.unprivileged_userns_clone"
+               " is 0); commands run unsandboxed")
+STATES = {
+    "a session, approvals waiting": dict(
+        session=True, kernel="", approvals=2, grants=3, sandbox=("bwrap", ""),
+        usage=(123_456, 7_890, 1.2345, (45_000, 200_000))),
+    "no session, no sandbox, kernel restarting": dict(
+        session=False, kernel="Database moved to /home/someone/.local/share/reins/old; "
+                               "restarting…", approvals=0, grants=0,
+        sandbox=("none", LONG_REASON), usage=(0, 0, 0.0, (0, 0))),
+    "a session, no sandbox": dict(
+        session=True, kernel="", approvals=1, grants=1, sandbox=("none", LONG_REASON),
+        usage=(1_200, 30, 0.0123, (0, 0))),
+}
+
+
+def show_state(window: MainWindow, session: bool, kernel: str, approvals: int, grants: int,
+               sandbox: tuple[str, str], usage: tuple[int, int, float, tuple[int, int]]) -> None:
+    window.set_model("claude-sonnet-4-6", session=session)
+    window.set_mode("ask" if session else None)
+    window.set_kernel_state(kernel)
+    window.set_pending_approvals(approvals)
+    window.set_grants(grants)
+    window.set_sandbox(*sandbox)
+    window.set_usage(*usage)
+    window.show_readiness(can_run=True, key_pending=False, has_session=session, running=False,
+                          interrupted=False)
+
+
+@pytest.mark.parametrize("state", list(STATES))
+@pytest.mark.parametrize(("width", "height"), [(900, 600), (1600, 1000)])
+def test_every_status_bar_text_is_whole_or_elided_with_a_tooltip(
+        qtbot: QtBot, window: MainWindow, state: str, width: int, height: int) -> None:
+    """Nothing in the status bar is cut off: each part lies inside the bar, apart from the
+    others, and each text is drawn whole in the room it has, or (a label with too little)
+    elided with "…"; a shorter form or an elided text has the whole text in its tooltip."""
+    show_state(window, **STATES[state])  # type: ignore[arg-type]
+    settle(qtbot, window, width, height)
+    bar = window.statusBar()
+    shown = sorted((w for w in bar.findChildren(QWidget) if w.isVisible() and w.parent() is bar
+                    and w.width() > 0), key=lambda w: w.x())
+    assert window.model_picker in shown and window.mode_combo in shown
+    for left, right in itertools.pairwise(shown):
+        assert left.geometry().right() < right.x(), (left.accessibleName(), right.x())
+    assert shown[0].x() >= 0 and shown[-1].geometry().right() < bar.width()
+    for label in bar.findChildren(QLabel):
+        if not label.isVisible():
+            continue
+        room = label.contentsRect().width()
+        metrics = QFontMetricsF(label.font())
+        if isinstance(label, FitLabel):
+            drawn = label.shown_text()
+            assert drawn, label.accessibleName()
+            assert label.text() in label.toolTip(), label.accessibleName()
+            if not drawn.endswith("…"):
+                assert drawn in label.form_texts(), (drawn, label.form_texts())
+        else:
+            drawn = label.text()
+        assert metrics.horizontalAdvance(drawn) <= room + 0.5, (drawn, room)
+    for button in (window.approvals_button, window.grants_button, window.compact_button):
+        if button.isVisible():
+            assert button.width() >= button.sizeHint().width(), button.text()
+            whole = button.form_texts()[0]
+            assert button.text() == whole or whole in button.toolTip(), button.text()
+    if width >= 1600 and state == "a session, approvals waiting":
+        assert window.usage_label.shown_text() == window.usage_label.text(), "room for all"
+        assert window.compact_button.isVisible() and window.sandbox_label.shown_text() == (
+            "Sandbox: bwrap")
+    # What must be seen stays at 900 px: waiting approvals, the kernel's state, a missing
+    # sandbox (each in a form of its own words).
+    assert window.approvals_button.isVisible() is (STATES[state]["approvals"] > 0)
+    assert window.kernel_label.isVisible() is bool(STATES[state]["kernel"])
+    if STATES[state]["sandbox"][0] == "none":
+        assert window.sandbox_label.isVisible()
+        assert "none" in window.sandbox_label.shown_text().lower() or (
+            window.sandbox_label.shown_text() == "No sandbox")
