@@ -16,9 +16,8 @@ Every route uses these lists: the path policy (file tools, the approval policy) 
 - a pattern without `/` names an entry wherever it is (`.env`, `.netrc`).
 
 Paths are matched as written (after dropping `.` segments and doubled slashes, each segment
-folded): callers resolve
-`~`, `..` and symlinks first (the path policy does), and pass either a path relative to the
-workspace or an absolute one.
+folded): callers resolve `~`, `..` and symlinks first (the path policy does), and pass either
+a path relative to the workspace or an absolute one.
 
 Decisions recorded here (each is tested in tests/security/test_pathrules.py):
 - `.env`, `.env.*` and `*.env` are secrets; committed templates (`.env.example`,
@@ -133,6 +132,34 @@ PROTECTED_PATTERNS: tuple[str, ...] = (
     ".idea/**",
     ".devcontainer/**",
     ".devcontainer.json",
+    ".dir-locals.el",
+    ".dir-locals-2.el",
+    ".zed/**",
+    ".helix/**",
+    "mise.toml",
+    ".mise.toml",
+    "mise.*.toml",
+    ".mise.*.toml",
+    ".mise/**",
+    ".config/mise/**",
+    ".vimrc",
+    ".gvimrc",
+    ".lvimrc",
+    ".hg/hgrc",
+    ".claude/**",
+    ".cursor/**",
+    ".gemini/**",
+    ".config/autostart/**",
+    ".config/systemd/user/**",
+    ".config/environment.d/**",
+    ".xprofile",
+    ".xsession",
+    ".xinitrc",
+    ".pam_environment",
+    ".tmux.conf",
+    ".config/nvim/**",
+    ".emacs",
+    ".emacs.d/**",
 )
 """What no tool may write without the user's approval of that very path, at any depth.
 
@@ -141,8 +168,12 @@ PROTECTED_PATTERNS: tuple[str, ...] = (
 sandbox may write the parts of a git directory git does not read as code (see GIT_DANGEROUS),
 so `git commit` works there. The rest runs when a shell starts (`.bashrc`, fish config), when
 git runs (`.gitconfig`, `.gitmodules`), when a folder is entered (`.envrc`, `.exrc`) or opened
-in an editor (`.vscode/`, `.idea/`, `.devcontainer/`, `*.code-workspace`), or configures tools
-(`.mcp.json`)."""
+in an editor (`.vscode/`, `.idea/`, `.devcontainer/`, `*.code-workspace`, Emacs's
+`.dir-locals.el`, Zed's and Helix's language servers and tasks, vim's `exrc` files), when a
+folder is entered with mise (`mise.toml`: hooks and env), when Mercurial runs (`.hg/hgrc`),
+when a coding agent starts there (`.mcp.json`, `.claude/`, `.cursor/`, `.gemini/`: hooks and
+MCP servers), or when the user logs in or starts an editor (`.config/autostart/`, systemd
+user units, `.xprofile`, `.tmux.conf`, nvim and Emacs configuration: in a home folder)."""
 
 GIT_DANGEROUS: tuple[str, ...] = (
     "config",

@@ -114,3 +114,26 @@ def test_the_file_tools_ask_before_writing_or_reading_a_spelling_in_auto_mode(
         c.call_id for c in (*writes, *reads)]
     assert all("CANARY" not in r.text for r in results)
     assert not any((repo / p).exists() for p in PROTECTED_SPELLINGS)
+
+
+RUN_WHEN_OPENED = [
+    ".dir-locals.el", "src/.dir-locals-2.el", ".zed/settings.json", ".zed/tasks.json",
+    ".helix/languages.toml", "mise.toml", ".mise.toml", "mise.local.toml",
+    ".mise.production.toml", ".mise/config.toml", ".config/mise/config.toml", ".vimrc",
+    "sub/.gvimrc", ".lvimrc", ".hg/hgrc", ".claude/settings.json",
+    ".claude/settings.local.json", ".cursor/mcp.json", ".gemini/settings.json",
+    ".config/autostart/x.desktop", ".config/systemd/user/x.service", ".xprofile",
+    ".xsession", ".xinitrc", ".pam_environment", ".config/environment.d/10-x.conf",
+    ".tmux.conf", ".config/nvim/init.lua", ".emacs", ".emacs.d/init.el",
+]
+
+
+@pytest.mark.parametrize("path", RUN_WHEN_OPENED)
+def test_what_an_editor_a_shell_or_a_login_runs_from_the_folder_is_protected(
+        repo: Path, reins_home: AppPaths, path: str) -> None:
+    """Emacs's dir-locals, Zed's and Helix's language servers and tasks, mise's hooks and
+    env, vim's exrc files, Mercurial's hooks, coding agents' hooks and MCP servers, and what
+    a login starts: each runs code when the folder is opened or the user logs in."""
+    assert protected_match(path) is not None
+    verdict = PathPolicy(repo, app_paths=reins_home).classify(path, write=True)
+    assert verdict.protected is not None and not verdict.allowed
