@@ -25,10 +25,11 @@ tool's name, arguments, result summary, duration and error code, the answer text
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import gc
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -119,20 +120,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     `exec` and `doctor` first start the work that waits in threads (kernel.ahead): the
     keyring read and the sandbox probe go on while the rest loads."""
     args = build_parser().parse_args(argv)
+    if args.command == "doctor":
+        return _doctor()  # a settings file that cannot be loaded is in its report
+    keyring: Callable[[], str | None] = (
+        Ahead(keyring_key, "keyring-lookup") if args.command == "exec" else keyring_key)
     from kernel.policy.settings import SettingsError
 
     try:
         if args.command == "exec":
-            return _exec(args)
+            return _exec(args, keyring)
         if args.command == "eval":
             from kernel.eval.command import main_eval
 
             return main_eval(args)
-        if args.command == "export":
-            from kernel.cli_export import export_command
+        from kernel.cli_export import export_command
 
-            return export_command(args.session, sys.stdout)
-        return _doctor()
+        return export_command(args.session, sys.stdout)
     except UsageError as exc:
         sys.stderr.write(f"reins {args.command}: {exc}\n")
         return EXIT_USAGE
@@ -141,15 +144,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
 
 
-def _exec(args: argparse.Namespace) -> int:
-    """`reins exec`, with the garbage collector paused while it starts (exec_command starts
-    it again, with what start-up made frozen, before the run): loading the SDK and the
-    kernel makes tens of thousands of objects that live for the run, and each collection
-    while they are made walks them all again."""
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The garbage collector paused while a command starts: loading the SDK and the kernel
+    makes tens of thousands of objects that live as long as the process, and each
+    collection while they are made walks them all again. exec_command starts it again
+    (with what start-up made frozen) before the run."""
     collecting = gc.isenabled()
     gc.disable()
     try:
-        keyring = Ahead(keyring_key, "keyring-lookup")
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _exec(args: argparse.Namespace, keyring: Callable[[], str | None]) -> int:
+    with _collector_paused():
         from kernel.paths import AppPaths
         from kernel.policy.settings import load_settings
         from kernel.sandbox.detect import detect_sandbox
@@ -160,17 +171,15 @@ def _exec(args: argparse.Namespace) -> int:
         from kernel.cli_exec import exec_command
 
         return exec_command(args, settings, keyring, sandbox)
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _doctor() -> int:
-    keyring = Ahead(keyring_key, "keyring-lookup")
-    sandbox = Ahead(_sandbox_report, "sandbox-report")
-    from kernel.cli_inspect import doctor_command
+    with _collector_paused():
+        keyring = Ahead(keyring_key, "keyring-lookup")
+        sandbox = Ahead(_sandbox_report, "sandbox-report")
+        from kernel.cli_inspect import doctor_command
 
-    return doctor_command(sys.stdout, keyring, sandbox)
+        return doctor_command(sys.stdout, keyring, sandbox)
 
 
 def _sandbox_report() -> str:

@@ -13,7 +13,6 @@ when the limits cannot be set the sandbox is killed *before* the block fd is clo
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import os
@@ -21,10 +20,14 @@ import resource
 import select
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from kernel.sandbox.limits import ResourceLimits
 from kernel.sandbox.network import NetworkUnavailable, Pasta
 from kernel.sandbox.pids import CgroupError, CommandCgroup, confine
+
+if TYPE_CHECKING:
+    import asyncio  # the loop is the caller's; `reins doctor`'s probe needs none
 
 MAX_INFO_BYTES = 64 << 10
 """bwrap's info is a few hundred bytes; more than this is not bwrap talking."""
@@ -249,6 +252,8 @@ class Handshake:
 
 
 def _current_task() -> asyncio.Task[object] | None:
+    import asyncio  # loaded already when anything is attaching
+
     try:
         return asyncio.current_task()
     except RuntimeError:  # no running loop

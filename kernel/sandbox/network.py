@@ -20,7 +20,6 @@ then SIGKILL) when the command's sandbox is released.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import fcntl
 import os
@@ -127,6 +126,8 @@ class Pasta:
 
     async def attach(self, pid: int) -> None:
         """Give the namespace of `pid` its network; returns once it is configured."""
+        import asyncio  # here, not at import: `reins doctor` reads this module without a loop
+
         self._folder = tempfile.mkdtemp(prefix="reins-pasta-")
         pid_file = Path(self._folder) / "pid"
         userns_fd = None if kernel_uid() == 0 else _owner_of_netns(pid)
@@ -173,6 +174,8 @@ class Pasta:
 
     async def aclose(self) -> None:
         """End pasta (SIGTERM, a short wait, SIGKILL) without blocking the loop."""
+        import asyncio
+
         pidfd = self._take()
         if pidfd is None:
             return

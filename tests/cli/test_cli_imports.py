@@ -1,8 +1,8 @@
 """What each command loads (each costs start-up time): `reins --help` and `reins doctor` no
-model or MCP SDK, `--help` not keyring, `doctor` not the session store; `reins exec` with no
-MCP server configured not the MCP SDK, nor PIL with no image; with no settings file neither
-loads jsonschema (the built-in tools' schemas are vouched for by kernel.tools.metaschema) nor
-the UI protocol."""
+model or MCP SDK, `--help` not keyring, `doctor` neither the session store nor asyncio;
+`reins exec` with no MCP server configured not the MCP SDK, nor PIL with no image; with no
+settings file neither loads jsonschema (the built-in tools' schemas are vouched for by
+kernel.tools.metaschema) nor the UI protocol."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ CHECK = ("import json, sys\n"
 
 
 WATCHED = ("anthropic", "mcp", "mcp_types", "httpx2", "keyring", "jsonschema", "sqlite3",
-           "kernel.agent.store", "kernel.protocol", "PIL")
+           "kernel.agent.store", "kernel.protocol", "PIL", "asyncio")
 
 
 def _loaded(cli: Cli, argv: list[str]) -> tuple[int, list[str]]:
@@ -58,7 +58,7 @@ def test_exec_without_mcp_servers_or_settings_loads_the_model_sdk_and_keyring(cl
     cli.server.add(reply("Hello."))
     code, loaded = _loaded(cli, ["exec", "--json", "say hello"])
     assert code == 0
-    assert {"anthropic", "keyring", "sqlite3"} <= set(loaded)
+    assert {"anthropic", "keyring", "sqlite3", "asyncio"} <= set(loaded)
     assert not {"mcp", "mcp_types", "jsonschema", "kernel.protocol", "PIL"} & set(loaded)
     assert len(cli.server.requests) == 1
 
