@@ -27,6 +27,7 @@ from kernel.pathrules import (
     PROTECTED_PATTERNS,
     describe_secret,
     first_match,
+    fold_name,
     git_dangerous_match,
     is_git_dir,
     secret_match,
@@ -56,14 +57,22 @@ _GIT_MARKERS = {"HEAD": stat.S_ISREG, "objects": stat.S_ISDIR, "refs": stat.S_IS
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
+def _marker(name: str) -> str | None:
+    """The entry of `_GIT_MARKERS` a file system that folds names may take `name` for
+    (`head`, `HEAD.`), else None."""
+    folded = fold_name(name)
+    return next((m for m in _GIT_MARKERS if m.casefold() == folded), None)
+
+
 def _would_be_git_dir(folder: Path, creating: str) -> bool:
     """`folder` is a git directory, or would be once the entry `creating` exists in it."""
     if is_git_dir(folder):
         return True
-    if creating not in _GIT_MARKERS:
+    marker = _marker(creating)
+    if marker is None:
         return False
     for name, kind in _GIT_MARKERS.items():
-        if name == creating:
+        if name == marker:
             continue
         try:
             if not kind(os.lstat(folder / name).st_mode):
@@ -76,7 +85,7 @@ def _would_be_git_dir(folder: Path, creating: str) -> bool:
 def _holds_git_code(folder: Path, creating: str) -> bool:
     """Writing `creating` completes a git directory in `folder` that already holds entries
     git would read as code or configuration."""
-    if creating not in _GIT_MARKERS or is_git_dir(folder):
+    if _marker(creating) is None or is_git_dir(folder):
         return False
     try:
         names = os.listdir(folder)

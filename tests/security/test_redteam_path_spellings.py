@@ -137,3 +137,19 @@ def test_what_an_editor_a_shell_or_a_login_runs_from_the_folder_is_protected(
     assert protected_match(path) is not None
     verdict = PathPolicy(repo, app_paths=reins_home).classify(path, write=True)
     assert verdict.protected is not None and not verdict.allowed
+
+
+@pytest.mark.parametrize("path", ["half/HEAD", "half/head", "half/HEAD.", "half/Head ",
+                                  "half/HE\u200bAD", "bare/CONFIG", "bare/config.",
+                                  "bare/HOOKS/pre-receive", "bare/info/ATTRIBUTES"])
+def test_a_bare_git_directory_under_another_spelling(workspace: Path, reins_home: AppPaths,
+                                                     path: str) -> None:
+    """Writing a spelling of HEAD where objects/, refs/ and a config that runs code are
+    completes a git directory; a spelling of a bare repository's config or hooks is its."""
+    for folder in ("bare", "half"):
+        (workspace / folder / "objects").mkdir(parents=True)
+        (workspace / folder / "refs").mkdir()
+    (workspace / "bare" / "HEAD").write_text("ref: refs/heads/main\n")
+    (workspace / "half" / "config").write_text("[core]\n\tfsmonitor = ./run-me\n")
+    verdict = PathPolicy(workspace, app_paths=reins_home).classify(path, write=True)
+    assert verdict.protected is not None and verdict.protected.startswith("git-dir:"), verdict
