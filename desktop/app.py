@@ -15,6 +15,7 @@ needs them, and loading them is most of a cold start.
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import sys
@@ -85,11 +86,17 @@ async def run_app(controller: AppController) -> int:
 
 
 def main() -> int:
+    # Start-up makes objects that live as long as the app (modules, classes, Qt's Python
+    # enums, widgets): no collection walks them before the first window is painted, and
+    # then they are frozen out of later collections.
+    gc.disable()
     logging.basicConfig(level=os.environ.get("REINS_LOG_LEVEL", "WARNING"),
                         format="%(levelname)s %(name)s: %(message)s")
     env_key = keystore.take_env_key()
     make_application()
     window = show_first_window()
+    gc.freeze()
+    gc.enable()
     from kernel.paths import AppPaths
 
     controller = show_app(window, AppPaths.from_env(), env_key)
