@@ -368,8 +368,43 @@ def _escapes(text: str) -> str:
     return text.replace("\\n", "\n").replace("\\t", "\t").replace("\\\\", "\\")
 
 
+_SUBSCRIPT_SUBSTITUTION = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\[[^\]]*(?:\$\(|`)")
+"""An array subscript holding a command substitution: bash evaluates a subscript in a
+variable NAME (`test -v`, `printf -v`, `read`, `let`, `(( ))`, `[[ -eq ]]`, a value later
+read as arithmetic), quotes or not."""
+_COMPOUND_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=\((.*)\)\Z", re.S)
+"""`x=(…)` given quoted to declare and its kin, which evaluate it as a compound assignment."""
+_DECLARES = _opts("declare", "typeset", "local", "export", "readonly")
+
+
+def _evaluated(command: SimpleCommand) -> list[Inner]:
+    """Quoted text bash still evaluates, so what it substitutes runs: a subscript holding a
+    substitution (`test -v 'a[$(cmd)]'`, `x='a[$(cmd)]'`) and a quoted compound assignment
+    given to declare (`declare -a 'x=([0]=$(cmd))'`)."""
+    words = [*(Word(t, command.assignment_kinds[i:i + 1] or LITERAL)
+               for i, t in enumerate(command.assignments)), *command.args]
+    declares = bool(command.argv) and base(command.argv[0]) in _DECLARES
+    found: list[Inner] = []
+    via = "bash's evaluation of a quoted name or assignment"
+    for word in words:  # read as the argument of `:`, which runs what it substitutes
+        compound = _COMPOUND_ASSIGNMENT.match(word.text) if declares else None
+        if word.kind == LITERAL and compound and ("$(" in word.text or "`" in word.text):
+            found.append(Script(f": {compound.group(1)}", via, True, strict=False))
+        elif word.kind == LITERAL and _SUBSCRIPT_SUBSTITUTION.search(word.text):
+            found.append(Script(f": {word.text}", via, True, strict=False))
+        elif word.kind == EXPANDS and compound:
+            found.append(Blind(f"{command.argv[0]} evaluates {word.text!r} as an assignment: "
+                               f"cannot tell what runs"))
+    return found
+
+
 def inner_commands(command: SimpleCommand, feeder: SimpleCommand | None) -> list[Inner]:
     """What `command` runs besides itself. `feeder` is the command piped into it, if any."""
+    evaluated = _evaluated(command)
+    return [*evaluated, *_runs(command, feeder)] if evaluated else _runs(command, feeder)
+
+
+def _runs(command: SimpleCommand, feeder: SimpleCommand | None) -> list[Inner]:
     words = command.args
     if not words:
         return []

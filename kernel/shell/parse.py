@@ -392,10 +392,12 @@ class _Lexer:
                 pos += 1
         raise self.error("unterminated backtick substitution", start)
 
-    def quoted_or_expansion(self, pos: int, subs: list[SimpleCommand]) -> int | None:
+    def quoted_or_expansion(self, pos: int, subs: list[SimpleCommand], *,
+                            arithmetic: bool = False) -> int | None:
         """Inside `$((…))` or `${…}`: skip a quoted string, an escape or an expansion at `pos`
         (collecting the commands it substitutes) and give the position after it; None when
-        `pos` holds an ordinary character."""
+        `pos` holds an ordinary character. In `arithmetic`, bash evaluates a single-quoted
+        string too (`$(( 'a[$(cmd)]' ))` runs cmd), so its substitutions count."""
         s = self.s
         c = s[pos]
         if c == "\\":
@@ -404,6 +406,9 @@ class _Lexer:
             close = s.find("'", pos + 1)
             if close < 0:
                 raise self.error("unterminated single quote", pos)
+            text = s[pos + 1:close]
+            if arithmetic and ("$(" in text or "`" in text):
+                subs.extend(self.evaluated(text))
             return close + 1
         if c == '"':
             _text, end, inner, _ = self.expansions(pos + 1, mode='"')
@@ -414,6 +419,17 @@ class _Lexer:
         subs.extend(inner)
         return end
 
+    def evaluated(self, text: str) -> list[SimpleCommand]:
+        """The commands of quoted text bash evaluates as arithmetic (read as far as it can
+        be; what cannot be read is a note that we cannot tell what runs)."""
+        try:
+            return self.ctx.parse(f": {text}",  # an argument, as bash substitutes in it
+                                  f"{self.where}in a quoted arithmetic expression: ")
+        except ShellParseError:
+            self.ctx.blind.append(f"an arithmetic expression evaluates {text!r}: cannot tell "
+                                  f"what runs")
+            return []
+
     def arithmetic(self, pos: int) -> tuple[int, list[SimpleCommand]] | None:
         """`$(( … ))` from `pos` (its `$`): its end and the commands substituted inside, or
         None when it is a command substitution starting with a subshell, `$( (…) )`."""
@@ -422,7 +438,7 @@ class _Lexer:
         depth = 0
         subs: list[SimpleCommand] = []
         while i < len(s):
-            skipped = self.quoted_or_expansion(i, subs)
+            skipped = self.quoted_or_expansion(i, subs, arithmetic=True)
             if skipped is not None:
                 i = skipped
                 continue

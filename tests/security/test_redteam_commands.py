@@ -6,6 +6,7 @@ as a command (`script -c`, `sg`, `fakeroot`, `tar --to-command`, `rsync -e`,
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -64,3 +65,35 @@ def test_a_deny_rule_sees_through_it(text: str, tmp_path: Path) -> None:
     deny = RuleSet([parse_rule("run_command(rm *)")])
     decision = decide(COMMAND, {"command": text}, facts, session, RuleSet(), RuleSet(), deny)
     assert decision.verdict is Verdict.DENY, decision
+
+
+EVALUATED = [
+    "test -v 'a[$(rm -rf ~)]'", "[ -v 'a[$(rm -rf ~)]' ]", "[[ -v 'a[$(rm -rf ~)]' ]]",
+    "printf -v 'a[$(rm -rf ~)]' x", "let 'a[$(rm -rf ~)]=1'", "read 'a[$(rm -rf ~)]' <<< x",
+    "declare -a 'x=([0]=$(rm -rf ~))'", "typeset -a \"x=([0]=\\$(rm -rf ~))\"",
+    "x='a[$(rm -rf ~)]'; echo $((x))", "echo $(( 'a[`rm -rf ~`]' ))",
+    "(( 'a[$(rm -rf ~)]' ))", "[[ 1 -eq 'a[$(rm -rf ~)]' ]]",
+]
+
+
+@pytest.mark.parametrize("text", EVALUATED)
+def test_quoted_text_bash_evaluates_is_read(text: str) -> None:
+    """Bash runs what is substituted in a quoted array subscript or compound assignment
+    given to these builtins (checked with the real bash below); so does the classifier."""
+    found = classify(text)
+    assert found.destructive and any("recursive delete of ~" in r for r in found.reasons), found
+
+
+@pytest.mark.parametrize("text", EVALUATED)
+def test_bash_really_runs_it(text: str, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    probe = text.replace("rm -rf ~", f"touch {marker}")
+    subprocess.run(["bash", "-c", probe], cwd=tmp_path, capture_output=True, timeout=10,
+                   check=False)
+    assert marker.exists(), probe
+
+
+@pytest.mark.parametrize("text", ["echo 'a[$(date)]'", "printf '%s' 'x=($(date))'",
+                                  "grep -c 'a[0]' f", "mapfile -t a < f"])
+def test_quoted_look_alikes_are_not_destructive(text: str) -> None:
+    assert not classify(text).destructive, classify(text)
