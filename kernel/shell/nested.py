@@ -119,6 +119,10 @@ WRAPPERS: dict[str, _Wrapper] = {
                              "--log-timing", "-B", "--log-io", "-m", "--logging-format"),
                        script_options=_opts("-c", "--command"), runs_rest=False),
     "sg": _Wrapper(operands=1, script_options=_opts("-c"), joins=True),
+    "mapfile": _Wrapper(_opts("-d", "-n", "-O", "-s", "-u", "-c"), script_options=_opts("-C"),
+                        runs_rest=False),
+    "readarray": _Wrapper(_opts("-d", "-n", "-O", "-s", "-u", "-c"),
+                          script_options=_opts("-C"), runs_rest=False),
     "ssh-agent": _Wrapper(_opts("-a", "-E", "-P", "-t", "-O"),
                           no_exec=_opts("-k", "-l", "-D", "-d", "-T")),
     "dbus-run-session": _Wrapper(_opts("--config-file", "--dbus-daemon")),
@@ -208,6 +212,21 @@ def _fed_words(feeder: SimpleCommand | None) -> tuple[Word, ...]:
     return (Word(XARGS_INPUT, EXPANDS),)
 
 
+def _xargs_replace(options: Sequence[Word]) -> str | None:
+    """The replace-string of xargs' options (`-I X`, `-IX`, `-i`, `--replace[=X]`), if any."""
+    for i, word in enumerate(options):
+        text = word.text
+        if text == "-I" and i + 1 < len(options):
+            return options[i + 1].text
+        if text.startswith("-I") and len(text) > 2:
+            return text[2:]
+        if text in ("-i", "--replace"):
+            return "{}"
+        if text.startswith(("-i", "--replace=")):
+            return text.split("=", 1)[1] if "=" in text else text[2:]
+    return None
+
+
 def _wrapped(name: str, words: Sequence[Word], feeder: SimpleCommand | None) -> list[Inner]:
     spec = WRAPPERS[name]
     start, found = _skip_options(name, spec, words)
@@ -215,6 +234,9 @@ def _wrapped(name: str, words: Sequence[Word], feeder: SimpleCommand | None) -> 
         return found
     rest = tuple(words[start:])
     if name == "xargs":
+        replace = _xargs_replace(words[1:start])
+        if replace is not None:  # `-I{}`: its input is put where the words say `{}`
+            rest = tuple(Word(w.text, EXPANDS) if replace in w.text else w for w in rest)
         rest = (rest or (Word("echo"),)) + _fed_words(feeder)
     if not rest or not spec.runs_rest:
         return found
@@ -335,7 +357,27 @@ def _shell_script(name: str, command: SimpleCommand, words: Sequence[Word],
         body = words[i]
         return [Script(body.text, f"{name} -c", _literal([body]))]
     if i < len(words) and not stdin:
-        return []
+        return _script_file(name, command, words[i], feeder)
+    return _stdin_script(name, command, feeder)
+
+
+_STDIN_FILES = _opts("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
+
+
+def _script_file(name: str, command: SimpleCommand, script: Word,
+                 feeder: SimpleCommand | None) -> list[Inner]:
+    """The script a shell or `source` reads from a file named in the line: its standard
+    input (`sh /dev/stdin <<< TEXT`), what a process substitution writes (`. <(…)`: cannot
+    tell), else nothing (`bash build.sh` is not read)."""
+    if script.text in _STDIN_FILES:
+        return _stdin_script(name, command, feeder)
+    if "<(" in script.text and script.kind == EXPANDS:
+        return [Blind(f"{name} runs what {script.text} writes: cannot tell what runs")]
+    return []
+
+
+def _stdin_script(name: str, command: SimpleCommand,
+                  feeder: SimpleCommand | None) -> list[Inner]:
     for redirect in reversed(command.redirects):
         if redirect.body is not None:
             return [Script(redirect.body, f"{name} <<", redirect.body_kind == LITERAL)]
@@ -358,6 +400,8 @@ def _piped_script(name: str, feeder: SimpleCommand | None) -> list[Inner]:
         escaped = _escapes(text)
         if escaped != text:
             scripts.append(Script(escaped, via, _literal(args), strict=False))
+        if base(feeder.argv[0]) == "printf":  # `printf %s TEXT`: the format places each
+            scripts += [Script(w.text, via, _literal([w]), strict=False) for w in args[1:]]
         return scripts
     shown = feeder.argv[0] if feeder.argv else "a redirection"
     return [Blind(f"{name} runs whatever `{shown}` writes into it: cannot tell what runs")]
@@ -386,6 +430,11 @@ def _evaluated(command: SimpleCommand) -> list[Inner]:
     declares = bool(command.argv) and base(command.argv[0]) in _DECLARES
     found: list[Inner] = []
     via = "bash's evaluation of a quoted name or assignment"
+    for word in words[:len(command.assignments)]:
+        variable, _, value = word.text.partition("=")
+        if variable in ("BASH_ENV", "ENV") and "<(" in value:
+            found.append(Blind(f"the shell runs at start what {value} writes: cannot tell "
+                               f"what runs"))
     for word in words:  # read as the argument of `:`, which runs what it substitutes
         compound = _COMPOUND_ASSIGNMENT.match(word.text) if declares else None
         if word.kind == LITERAL and compound and ("$(" in word.text or "`" in word.text):
@@ -430,6 +479,17 @@ def _runs(command: SimpleCommand, feeder: SimpleCommand | None) -> list[Inner]:
     if name == "alias":
         return [Script(w.text.split("=", 1)[1], "alias", _literal([w]), strict=False)
                 for w in words[1:] if "=" in w.text]
-    if name == "trap" and len(words) > 2 and words[1].text not in ("-", "-p", "-l", ""):
-        return [Script(words[1].text, "trap", _literal(words[1:2]), strict=False)]
+    if name == "trap":
+        handler = words[2:3] if words[1:2] and words[1].text == "--" else words[1:2]
+        if handler and len(words) > words.index(handler[0]) + 1 and handler[0].text not in (
+                "-", "-p", "-l", ""):
+            return [Script(handler[0].text, "trap", _literal(handler), strict=False)]
+        return []
+    if name in ("source", "."):
+        operands = [w for w in words[1:] if w.text != "--"]
+        return _script_file(name, command, operands[0], feeder) if operands else []
+    if name == "hash" and any(w.text.startswith("-") and "p" in w.text for w in words[1:]):
+        return [Blind("hash -p makes a name run another program: cannot tell what runs")]
+    if name == "enable" and any(w.text.startswith("-") and "f" in w.text for w in words[1:]):
+        return [Blind("enable -f loads a builtin from a file: cannot tell what runs")]
     return []

@@ -543,8 +543,9 @@ class _Parser:
                     assignments.append(tok)
                 elif not argv and not tok.quoted and tok.text in _SKIPPED_AT_START:
                     continue
-                elif not argv and not assignments and not tok.quoted and tok.text == "coproc":
-                    i += _coproc_name(tokens, i)
+                elif not argv and not assignments and not tok.quoted and tok.text in (
+                        "coproc", "function"):
+                    i += _keyword_name(tokens, i)
                     continue
                 elif tok.text or tok.quoted:
                     argv.append(tok)
@@ -590,9 +591,10 @@ class _Parser:
         return out
 
 
-def _coproc_name(tokens: list[_Token], i: int) -> int:
-    """After the keyword `coproc`: 1 when `tokens[i]` is the NAME of `coproc NAME { …; }` or
-    `coproc NAME ( … )` (skipped like the keyword), else 0 (`coproc cmd args` runs cmd)."""
+def _keyword_name(tokens: list[_Token], i: int) -> int:
+    """After the keyword `coproc` or `function`: 1 when `tokens[i]` is the NAME of
+    `coproc NAME { …; }`, `function NAME ( … )` or `function NAME() { …; }` (skipped like
+    the keyword), else 0 (`coproc cmd args` runs cmd)."""
     if i + 1 >= len(tokens):
         return 0
     name, after = tokens[i], tokens[i + 1]

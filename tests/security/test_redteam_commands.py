@@ -97,3 +97,44 @@ def test_bash_really_runs_it(text: str, tmp_path: Path) -> None:
                                   "grep -c 'a[0]' f", "mapfile -t a < f"])
 def test_quoted_look_alikes_are_not_destructive(text: str) -> None:
     assert not classify(text).destructive, classify(text)
+
+
+READ_FROM_ELSEWHERE = [
+    "function f { rm -rf ~; }; f", "function f() { rm -rf ~; }", "function f ( rm -rf ~ )",
+    "trap -- 'rm -rf ~' EXIT", ". <(echo rm -rf ~)", "source <(echo 'rm -rf ~')",
+    "source /dev/stdin <<< 'rm -rf ~'", ". /dev/stdin <<EOF\nrm -rf ~\nEOF",
+    "bash <(echo rm -rf ~)", "sh /dev/stdin <<< 'rm -rf ~'", "bash /dev/fd/0 <<< 'rm -rf ~'",
+    "echo 'rm -rf ~' | sh -", "echo 'rm -rf ~' | source /dev/stdin",
+    "BASH_ENV=<(echo 'rm -rf ~') bash -c :", "ENV=<(echo 'rm -rf ~') sh -i",
+    "xargs -0 -I{} sh -c {} <<< 'rm -rf ~'", "xargs -I % bash -c % <<< 'rm -rf ~'",
+    "xargs --replace sh -c '{}' <<< 'rm -rf ~'",
+    "printf %s 'rm -rf ~' | sh", "printf '%s\\n' true 'rm -rf ~' | bash",
+    "mapfile -C 'rm -rf ~' -c 1 a <<< x", "readarray -C 'rm -rf ~' a <<< x",
+    "hash -p /bin/sh x; x -c 'rm -rf ~'", "enable -f ./evil.so evil",
+]
+
+
+@pytest.mark.parametrize("text", READ_FROM_ELSEWHERE)
+def test_text_a_shell_reads_from_elsewhere_is_seen(text: str) -> None:
+    found = classify(text)
+    assert found.destructive and any("recursive delete of ~" in r or "cannot tell" in r
+                                     for r in found.reasons), found
+
+
+@pytest.mark.parametrize("text", READ_FROM_ELSEWHERE[:21])
+def test_bash_really_runs_what_they_read(text: str, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    probe = text.replace("rm -rf ~", f"touch {marker}")
+    if probe.startswith("function f") and not probe.endswith("; f"):
+        probe += "; f"
+    subprocess.run(["bash", "-c", probe], cwd=tmp_path, capture_output=True, timeout=10,
+                   check=False, stdin=subprocess.DEVNULL)
+    assert marker.exists(), probe
+
+
+@pytest.mark.parametrize("text", ["bash build.sh", "source venv/bin/activate", ". ./env.sh",
+                                  "printf '%s\\n' a b | sort", "xargs -I{} cp {} dst/ < list",
+                                  "trap - EXIT", "function_name_like_command arg",
+                                  "mapfile -t lines < f", "hash -r"])
+def test_plain_uses_stay_harmless(text: str) -> None:
+    assert not classify(text).destructive, classify(text)
