@@ -147,8 +147,12 @@ class PromptBox(QWidget):
     def set_enabled_for_input(self, enabled: bool, reason: str = "") -> None:
         self.edit.setReadOnly(not enabled)
         self.send_button.setEnabled(enabled and not self.stop_button.isEnabled())
-        if reason:
+        if reason and reason != self.edit.placeholderText():
             self.edit.setPlaceholderText(reason)
+            if self.edit.isVisible():
+                # Qt repaints only when the placeholder appears or goes, not when its text
+                # changes: on X11 "Reading the API key…" stayed after the key was read.
+                self.edit.viewport().update()
 
     def _submit(self) -> None:
         text = self.edit.toPlainText().strip()
