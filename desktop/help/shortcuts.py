@@ -9,6 +9,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
+    QHeaderView,
     QMenu,
     QMenuBar,
     QTableWidget,
@@ -73,7 +74,10 @@ class ShortcutsDialog(QDialog):
                 self.table.setItem(row, column, item)
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.resizeColumnToContents(0)
-        self.table.resizeRowsToContents()
+        # Rows follow the columns' widths as shown (fitted once, they kept the heights of
+        # the table's first, narrow columns).
+        self.table.verticalHeader().setSectionResizeMode(
+            QHeaderView.ResizeMode.ResizeToContents)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)

@@ -109,3 +109,28 @@ def test_about_says_what_and_which_version_in_plain_text(qtbot: QtBot) -> None:
     [label] = [w for w in dialog.findChildren(QLabel) if w.text().startswith("Reins ")]
     assert f"Python {platform.python_version()}" in label.text()
     assert label.textFormat().name == "PlainText"
+
+
+def test_each_shortcut_row_is_as_tall_as_its_text_at_the_width_shown(qtbot: QtBot) -> None:
+    """The rows are fitted to the columns the dialog has once shown (they were fitted to the
+    table's first, narrow columns: one-line keys two lines tall, the prompt's keys five)."""
+    window = make_window(qtbot)
+    action(window, "shortcuts").trigger()
+    dialog = window.findChild(ShortcutsDialog)
+    assert isinstance(dialog, ShortcutsDialog)
+    qtbot.waitExposed(dialog)
+    table = dialog.table
+    metrics = table.fontMetrics()
+    one_line = metrics.height()
+    for row in range(table.rowCount()):
+        lines = 1
+        for column in (0, 1):
+            item = table.item(row, column)
+            assert item is not None
+            room = table.columnWidth(column) - 8
+            lines = max(lines, -(-metrics.horizontalAdvance(item.text()) // room))
+        height = table.rowHeight(row)
+        assert height <= (lines + 1) * one_line, (table.item(row, 0).text(), height, lines)
+    heights = {table.rowHeight(r) for r in range(table.rowCount())
+               if metrics.horizontalAdvance(table.item(r, 1).text()) < table.columnWidth(1) // 2}
+    assert len(heights) == 1, "the one-line rows are all one line tall"
