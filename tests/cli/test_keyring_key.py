@@ -1,6 +1,6 @@
 """`reins exec` and `reins doctor` read the key from the keyring first (in a thread started
-before the rest loads, kernel.agent.provider_config.KeyringLookup): a real keyring backend,
-named by PYTHON_KEYRING_BACKEND, in real processes."""
+before the rest loads, kernel.ahead): a real keyring backend, named by
+PYTHON_KEYRING_BACKEND, in real processes."""
 
 from __future__ import annotations
 
