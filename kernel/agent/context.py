@@ -200,6 +200,16 @@ class ContextTrimmer:
         return Trimmed(list(walk.out), [c.call_id for c in walk.chosen],
                        fixed_tokens + _tokens(chars - walk.chars_saved))
 
+    def unlocated(self, call_id: str) -> None:
+        """The full output of this call is not where `store_full` said after all (it could
+        not be written): the next request does not point to it (store_full is asked again
+        when it is trimmed)."""
+        for candidate in self._candidates:
+            if candidate.call_id == call_id and candidate.path is not None:
+                candidate.path = None
+                if self._walk is not None:
+                    self._walk.skipped = True
+
     def _follow(self, messages: Sequence[Mapping[str, Any]]) -> bool:
         """Forget what was measured from the first message that changed and measure the
         rest; True when the history only grew (every message measured is still there)."""

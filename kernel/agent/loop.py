@@ -545,6 +545,10 @@ class _Run:
         """The tools and system prompt of the last request (`_fixed_part`), by what made
         them."""
         self._trimmer = ContextTrimmer(self._store_full)
+        self._writing: list[tuple[str, asyncio.Future[Any]]] = []
+        """Full outputs of trimmed results being written (`_store_full`)."""
+        self._unwritten: set[str] = set()
+        """Calls whose full output could not be written in a thread."""
         """Trims each request, measuring only what is new since the previous one."""
         self._summary: tuple[ContextCompacted, dict[str, Any]] | None = None
         """The summary message of `compaction`, made once (the same object every round)."""
@@ -1013,6 +1017,7 @@ class _Run:
                 self.results.put(result)
                 self._report_result(call, result)
         to_run = [c for c in calls if c.call_id not in synthetic]
+        await self._outputs_written()
         ran = await self.dispatcher.dispatch_many(to_run)
         by_id = {**synthetic, **{r.call_id: r for r in ran}}
         self._answer_calls(calls, by_id, trace)
@@ -1059,6 +1064,7 @@ class _Run:
                 self._report_result(call, stored)
         trace: dict[str, Any] = {"round": self.state.rounds - 1, "resumed": True, "tools": [],
                                  "model_tool_calls": [], "answer": ""}
+        await self._outputs_written()
         ran = await self.dispatcher.dispatch_many(calls)
         self._answer_calls(calls, {r.call_id: r for r in ran}, trace)
         self._track(self.store.submit_trace(self.session_id, trace))
@@ -1151,14 +1157,41 @@ class _Run:
         return self._fixed[1], self._fixed[2], self._fixed[3]
 
     def _store_full(self, call_id: str, text: str) -> str | None:
+        """Where a trimmed result's full output is: the file it was externalized to, else
+        the file it is now written to, in a thread (the request goes out meanwhile; no tool
+        runs before the file is there: `_outputs_written`)."""
         stored = self.results.get(call_id) if _safe_id(call_id) else None
         if stored is not None and stored.externalized_path:
             return stored.externalized_path
+        if call_id in self._unwritten:  # it failed in a thread: tried again, and waited for
+            try:
+                preview = self.outputs.externalize(call_id, text, 0)
+            except (OSError, UnsafeIdentifier):
+                return None
+            self._unwritten.discard(call_id)
+            return str(preview.path) if preview.path is not None else None
         try:
-            preview = self.outputs.externalize(call_id, text, 0)
-        except (OSError, UnsafeIdentifier):
+            path = self.outputs.path_for(call_id)
+        except UnsafeIdentifier:
             return None
-        return str(preview.path) if preview.path is not None else None
+        self._writing.append((call_id, asyncio.get_running_loop().run_in_executor(
+            None, self.outputs.externalize, call_id, text, 0)))
+        return str(path)
+
+    async def _outputs_written(self) -> None:
+        """Wait for the full outputs being written for trimmed results (a tool the model
+        calls may read them). One that could not be written is pointed to no more: the
+        next request has the result itself, unless writing it again works (the request
+        that went out with its pointer is answered with read_tool_output finding nothing,
+        if the model asks for it)."""
+        writing, self._writing = self._writing, []
+        for call_id, write in writing:
+            try:
+                await write
+            except OSError as exc:
+                log.warning("the full output of %s could not be stored: %s", call_id, exc)
+                self._unwritten.add(call_id)
+                self._trimmer.unlocated(call_id)
 
     # ---- bookkeeping --------------------------------------------------------------------
 

@@ -137,6 +137,14 @@ def scrub_text(value: Any) -> Any:
     return value
 
 
+def _same_value(old: Any, new: Any) -> bool:
+    """The same object, or two lists of the same objects."""
+    if old is new:
+        return True
+    return (type(old) is list and type(new) is list and len(old) == len(new)
+            and same_objects(old, new) == len(new))
+
+
 class _ScrubbedMessages:
     """`scrub_text` of each request's messages, kept for those that were in an earlier
     request as the very same objects (a run's history grows by appending, and a trimmed
@@ -407,11 +415,13 @@ class AnthropicProvider:
 
     def _scrub_param(self, key: str, value: Any) -> Any:
         """`scrub_text(value)`, once for a value that is the same object as the last
-        request's (a run sends the same tools and system prompt every round)."""
+        request's, or a list of the same objects (a run sends the same tools and system
+        prompt every round; `request_params` makes each request its own list)."""
         last = self._scrubbed_params.get(key)
-        if last is None or last[0] is not value:
+        if last is None or not _same_value(last[0], value):
             last = self._scrubbed_params[key] = (value, scrub_text(value))
-        return last[1]
+        return last[1] if last[0] is value or not isinstance(last[1], list) \
+            else list(last[1])
 
     async def _attempt(self, params: Mapping[str, Any], callbacks: TurnCallbacks,
                        attempt: int) -> ModelTurn | _Retryable:

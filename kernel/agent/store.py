@@ -239,7 +239,9 @@ def _result_content(content: str) -> Any:
 
 
 class SessionResultLog:
-    """The dispatcher's ResultLog for one session: results by call id.
+    """The dispatcher's ResultLog for one session: results by call id. It assumes it is
+    the only writer of the session's results while it is used (a run holds the session's
+    lock): a result stored by another log after this one first looked is not seen.
 
     By default `put` returns once the result is on disk. With `pipeline`, `put` only queues
     the commit and hands its Future to `pipeline` (the caller then reports the outcome);
@@ -253,10 +255,19 @@ class SessionResultLog:
         self.session_id = session_id
         self._pipeline = pipeline
         self._recent: dict[str, ToolResult] = {}
+        self._stored: set[str] | None = None
+        """The ids of the results stored when the log was first asked (read once, so a
+        new call costs no query; results put through this log are in `_recent`)."""
 
     def get(self, call_id: str) -> ToolResult | None:
         recent = self._recent.get(call_id)
-        return recent if recent is not None else self._store.get_result(self.session_id, call_id)
+        if recent is not None:
+            return recent
+        if self._stored is None:
+            self._stored = self._store.result_ids(self.session_id)
+        if _sql_text(call_id) not in self._stored:
+            return None
+        return self._store.get_result(self.session_id, call_id)
 
     def put(self, result: ToolResult) -> None:
         future = self._store.submit_result(self.session_id, result)
@@ -760,6 +771,11 @@ class SessionStore:
 
     def put_result(self, session_id: str, result: ToolResult) -> None:
         self.submit_result(session_id, result).result()
+
+    def result_ids(self, session_id: str) -> set[str]:
+        """The call ids of the session's stored results (as `tool_results` keys them)."""
+        return {r[0] for r in self._read(
+            "SELECT call_id FROM tool_results WHERE session_id = ?", (session_id,))}
 
     def get_result(self, session_id: str, call_id: str) -> ToolResult | None:
         rows = self._read(

@@ -251,3 +251,31 @@ def test_scrubbed_messages_equal_scrubbing_every_message_each_round() -> None:
         got = scrub(sent)
         assert got == [scrub_text(m) for m in sent]
         assert json.dumps(got, ensure_ascii=False).encode()  # encodable: no lone surrogate
+
+
+def test_a_result_unlocated_after_its_request_is_located_again_or_kept() -> None:
+    """`unlocated`: the output was not written after all; the next request points to it
+    only if store_full now says where it is, else the result stays in full."""
+    rng = random.Random(3)
+    history: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
+    count = 0
+    for _ in range(30):
+        count = _grow(rng, history, count)
+    answers: dict[str, str | None] = {}
+
+    def store_full(call_id: str, text: str) -> str | None:
+        return answers.get(call_id, f"/data/{call_id}.txt")
+
+    trimmer = ContextTrimmer(store_full)
+    first = trimmer.trim(history, budget_tokens=8000, fixed_tokens=0)
+    victim = first.trimmed[0]
+    for answer in (None, f"/elsewhere/{victim}.txt"):
+        answers[victim] = answer
+        trimmer.unlocated(victim)
+        got = trimmer.trim(history, budget_tokens=8000, fixed_tokens=0)
+        oracle_store: Callable[[str, str], str | None] = store_full
+        want, want_ids, want_tokens = oracle(history, budget_tokens=8000, fixed_tokens=0,
+                                             store_full=oracle_store)
+        assert (got.messages, got.trimmed, got.tokens) == (want, want_ids, want_tokens)
+        assert (victim in got.trimmed) is (answer is not None)
+        assert (f"/elsewhere/{victim}.txt" in json.dumps(got.messages)) is (answer is not None)

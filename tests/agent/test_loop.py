@@ -13,6 +13,7 @@ from kernel.agent.runtime import open_kernel
 from kernel.agent.store import RunState
 from kernel.events import AssistantDelta, RunFinished, ToolCallStarted
 from kernel.fakemodel import Failure, Reply, Text, Thinking, ToolUse, reply
+from kernel.tools.externalize import OutputStore
 from kernel.tools.schema import tool
 from kernel.tools.spec import ToolResult
 from tests.agent.conftest import Harness, extra_tool
@@ -361,6 +362,44 @@ def test_old_tool_results_are_trimmed_to_pointers_near_the_context_window(
     assert str(newest["content"]).count("x" * 99) == 60
     assert "b0" in harness.store.trace(sid)[-1]["trimmed_results"]
     assert str(harness.store.messages(sid)[2]["content"][0]["content"]).count("x" * 99) == 60
+
+
+def test_a_trimmed_results_full_output_is_on_disk_before_the_next_tool_runs(
+        harness: Harness, workspace: Path):
+    """The full output of a trimmed result is written in a thread while the request goes
+    out; the tool the model answers with reads it."""
+    for i in range(3):
+        (workspace / f"big{i}.txt").write_text(f"file {i}\n" + ("x" * 99 + "\n") * 60)
+    harness.server.add(*[reply(ToolUse("read_file", {"path": f"big{i}.txt"}, id=f"b{i}"))
+                         for i in range(3)],
+                       reply(ToolUse("read_tool_output", {"call_id": "b0"}, id="again")),
+                       reply("done"))
+    _, finished = harness.run("read them", context_window=9000, max_tokens=1000)
+    assert finished.stop_reason == "end_turn" and not harness.server.problems
+    asked = harness.server.requests[3].body["messages"]
+    assert "older tool result removed" in asked[2]["content"][0]["content"]
+    again = tool_results(harness.server.requests[4])["again"]
+    assert not again["is_error"] and str(again["content"]).count("x" * 99) == 60
+
+
+def test_a_full_output_that_cannot_be_written_is_not_pointed_to_again(
+        harness: Harness, workspace: Path):
+    for i in range(8):
+        (workspace / f"f{i}.txt").write_text(f"file {i}\n" + ("x" * 99 + "\n") * 30)
+    sid = harness.session()
+    OutputStore.for_session(harness.paths, sid).path_for("b0").mkdir(parents=True)
+    harness.server.add(*[reply(ToolUse("read_file", {"path": f"f{i}.txt"}, id=f"b{i}"))
+                         for i in range(8)], reply("done"))
+    _, finished = harness.run("read them", session_id=sid, context_window=9000,
+                              max_tokens=1000)
+    assert finished.stop_reason == "end_turn" and not harness.server.problems
+    requests = [r.body["messages"] for r in harness.server.requests]
+    trimming = [n for n, m in enumerate(requests) if "older tool result" in str(m)]
+    pointed = [n for n in trimming if "older tool result" in str(requests[n][2])]
+    assert len(trimming) >= 2 and pointed == trimming[:1]
+    last = requests[-1]
+    assert str(last[2]["content"][0]["content"]).count("x" * 99) == 30
+    assert "older tool result removed" in last[4]["content"][0]["content"]
 
 
 def test_a_failing_sink_stops_the_run_instead_of_going_on_unreported(harness: Harness):
