@@ -16,7 +16,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from PySide6.QtCore import QSize, Qt
+from PySide6.QtCore import QEvent, QSize, Qt
 from PySide6.QtGui import QFontMetricsF, QPainter, QPaintEvent
 from PySide6.QtWidgets import QLabel, QPushButton, QStatusBar, QWidget
 
@@ -89,11 +89,15 @@ class FitLabel(QLabel):
         self.setTextFormat(Qt.TextFormat.PlainText)
         self._forms: tuple[str, ...] = ()
         self._form = 0
+        self._sizes: tuple[tuple[int, ...], int, int] | None = None
+        """Cached: each form's width, the narrowest width, the height (the layout asks
+        for the size hints many times per change)."""
 
     def set_forms(self, forms: Sequence[str], tip: str = "") -> None:
         """Its forms, the whole text first (none: nothing to show); `tip` says more."""
         self._forms = tuple(forms)
         self._form = 0
+        self._sizes = None
         self.setText(self._forms[0] if self._forms else "")
         self.setToolTip(_whole_tip(self.text(), tip))
         self.updateGeometry()
@@ -102,7 +106,7 @@ class FitLabel(QLabel):
         return self._forms
 
     def form_widths(self) -> tuple[int, ...]:
-        return tuple(self._width(form) if form else 0 for form in self._forms)
+        return self._measured()[0]
 
     def show_form(self, index: int) -> None:
         if index != self._form:
@@ -118,19 +122,33 @@ class FitLabel(QLabel):
                                              Qt.TextElideMode.ElideRight,
                                              self.contentsRect().width())
 
-    def _width(self, text: str) -> int:
-        """Whole pixels that hold `text` (fractional advances rounded up, or it elides)."""
-        margins = self.contentsMargins()
-        return (math.ceil(QFontMetricsF(self.font()).horizontalAdvance(text)) + margins.left()
-                + margins.right())
+    def _measured(self) -> tuple[tuple[int, ...], int, int]:
+        """Whole pixels that hold each form (fractional advances rounded up, or it
+        elides), the narrowest it lets itself be made, and its height."""
+        if self._sizes is None:
+            metrics = QFontMetricsF(self.font())
+            margins = self.contentsMargins()
+
+            def width(text: str) -> int:
+                return (math.ceil(metrics.horizontalAdvance(text)) + margins.left()
+                        + margins.right())
+
+            self._sizes = (tuple(width(form) if form else 0 for form in self._forms),
+                           width(self.ELIDED_MIN), super().sizeHint().height())
+        return self._sizes
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange):
+            self._sizes = None
+        super().changeEvent(event)
 
     def sizeHint(self) -> QSize:
-        form = self._forms[self._form] if self._forms else ""
-        return QSize(self._width(form), super().sizeHint().height())
+        widths, _, height = self._measured()
+        return QSize(widths[self._form] if widths else 0, height)
 
     def minimumSizeHint(self) -> QSize:
-        hint = self.sizeHint()
-        return QSize(min(hint.width(), self._width(self.ELIDED_MIN)), hint.height())
+        widths, narrowest, height = self._measured()
+        return QSize(min(widths[self._form] if widths else 0, narrowest), height)
 
     def paintEvent(self, _event: QPaintEvent) -> None:
         painter = QPainter(self)
