@@ -23,7 +23,8 @@ Decisions recorded here (each is tested in tests/security/test_pathrules.py):
 - `.env`, `.env.*` and `*.env` are secrets; committed templates (`.env.example`,
   `.env.sample`, `.env.template`, `.env.dist`, also `.env.local.example`) are not: they are
   meant to be read and shared, and hold placeholders. An exception only lifts a NAME pattern
-  (`.env.*`), never a folder pattern (`.ssh/config.example` stays a secret).
+  (`.env.*`), never a folder pattern (`.ssh/config.example` stays a secret), and only as
+  written, case aside (`.env.example.` and `.env.ex\u200bample` stay secrets).
 - `.envrc` is both: a secret (direnv files hold `export AWS_SECRET_ACCESS_KEY=...` and the
   like) and protected (direnv runs it on `cd`).
 - `.github/workflows/**` is neither: workflows run in CI after the user pushes (and reviews)
@@ -313,11 +314,16 @@ def _index(patterns: tuple[str, ...]) -> _Index:
 
 
 def first_match(path: str, patterns: Iterable[str]) -> str | None:
-    """The first of `patterns` (globs as above: any depth, ignoring case) matching `path`."""
-    ordered = tuple(patterns)
+    """The first of `patterns` (globs as above: any depth, each segment folded) matching
+    `path`."""
+    return _first_match(_folded(_normal(path)), tuple(patterns))
+
+
+def _first_match(normal: str, ordered: tuple[str, ...]) -> str | None:
+    """The first of `ordered` matching a `_normal` path, folded or as written (case is
+    ignored either way)."""
     index = _index(ordered)
-    normal = _folded(_normal(path))
-    segments = normal.split("/")
+    segments = normal.casefold().split("/")
     candidates = [i for s in segments for i in index.anchored.get(s, ())]
     last = normal.rsplit("/", 1)[-1]
     if index.wild_names is None or index.wild_names.fullmatch(last):
@@ -340,7 +346,8 @@ def secret_match(path: str) -> str | None:
     found = first_match(path, SECRET_PATTERNS)
     if found is None or "/" in found:
         return found
-    if first_match(path, SECRET_EXCEPTIONS) is not None:
+    if _first_match(_normal(path), SECRET_EXCEPTIONS) is not None:  # as written, case aside:
+        # a spelling another file system takes for a template is another file here
         return first_match(path, _SECRET_FOLDERS)
     return found
 

@@ -36,10 +36,13 @@ PROTECTED_SPELLINGS = [
 SECRET_SPELLINGS = [
     ".env ", ".env.", ".e\u200cnv", "id_rsa.", "\uff49d_rsa", ".netrc\u200b",
     ".ssh\u200c/config", ".aws./credentials", "sub/.npmrc  ", ".git-credentials\u2063",
-    ".ENV\u180e", ".ssh\ufe0f/known_hosts",
+    ".ENV\u180e", ".ssh\ufe0f/known_hosts", ".env.example.", ".env.ex\u200bample",
+    ".env.example\u200d", ".env.sample ",
 ]
+"""A template's name lifts the secret only as written: a spelling that may name the template
+on one file system is another file on this one, and may hold anything."""
 PLAIN = [
-    ".gitignore", "git./config", ".github/workflows/ci.yml", "notes.txt.", ".env.example.",
+    ".gitignore", "git./config", ".github/workflows/ci.yml", "notes.txt.", ".ENV.EXAMPLE",
     ".gitkeep", ".vscodeignore", "\uff32\uff25\uff21\uff24\uff2d\uff25.md", "src/.git-blame",
     "caf\u00e9/menu.txt", "cafe\u0301/menu.txt", "...", "a/../b.txt",
 ]
