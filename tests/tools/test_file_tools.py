@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import io
+import itertools
+import random
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kernel.tools.builtin import builtin_tools
-from kernel.tools.builtin.files import COUNT_CHUNK_CHARS, MAX_GLOB_RESULTS, glob_regex
+from kernel.tools.builtin.files import (
+    COUNT_CHUNK_CHARS,
+    MAX_GLOB_RESULTS,
+    glob_regex,
+    read_lines,
+)
 from kernel.tools.registry import ToolRegistry
 from kernel.tools.spec import ErrorCode, Risk
 
@@ -81,6 +89,32 @@ def test_read_file_counts_every_line_after_those_it_shows(env: Any, d: Any, cont
     first = run(env, d, "read_file", path="f.txt", offset=1, limit=1)
     assert first.text.endswith(f"[lines 1–1 of {lines} in f.txt; call read_file with "
                                f"offset=2 for more]")
+
+
+def _lines_oracle(text: str, first: int, limit: int,
+                  count_all: bool) -> tuple[list[str], int, bool]:
+    lines = list(io.StringIO(text, newline="\n"))
+    shown = [line.removesuffix("\n") for line in lines[first - 1:first - 1 + limit]]
+    if len(shown) < limit:
+        return shown, len(lines), False
+    if not count_all:
+        return shown, first - 1 + limit, len(lines) > first - 1 + limit
+    return shown, len(lines), False
+
+
+def test_read_lines_equals_splitting_the_whole_text() -> None:
+    rng = random.Random(5)
+    texts = ["", "\n", "a", "a\n", "a\nb", "\n\n\n", "a\r\nb\r\n", "中文\né\n",
+             "a\u2028b\x85c\n", *("".join(rng.choice(["a", "bb", "\n", "\n\n", "ccc\n", "é",
+                                                  "\r\n"]) for _ in range(rng.randrange(60)))
+                                for _ in range(60))]
+    for text in texts:
+        for first, limit, chunk, count_all in itertools.product(
+                (1, 2, 3, 5, 9), (1, 2, 7, 100), (1, 3, 64), (True, False)):
+            got = read_lines(io.StringIO(text, newline="\n"), first, limit,
+                             count_all=count_all, check=lambda: None, chunk_chars=chunk)
+            assert (got.shown, got.total, got.more_unknown) == _lines_oracle(
+                text, first, limit, count_all), (text, first, limit, chunk, count_all)
 
 
 def test_read_file_edge_cases(env: Any, d: Any) -> None:

@@ -5,10 +5,12 @@ file content go through directory file descriptors (see pathpolicy)."""
 from __future__ import annotations
 
 import difflib
+import itertools
 import os
 import re
 import stat
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Annotated, TextIO
 
@@ -23,7 +25,7 @@ MAX_LINE_CHARS = 2000
 COUNT_LINES_UP_TO_BYTES = 8 * 1024 * 1024
 """read_file counts all lines (for "lines a–b of N") only in files up to this size."""
 COUNT_CHUNK_CHARS = 1 << 20
-"""read_file counts the lines after those it shows in pieces of this many characters."""
+"""read_file reads, and counts lines, in pieces of this many characters."""
 CHECK_EVERY = 4096
 """Lines or folder entries between two checks whether the call was stopped."""
 MAX_LIST_ENTRIES = 1000
@@ -119,15 +121,42 @@ def _check_text_arg(name: str, value: str) -> bytes:
         ) from exc
 
 
-def _lines_left(f: TextIO, ctx: ToolContext) -> int:
-    """The lines after the one just read, counted in large pieces rather than one by one
-    (lines end at "\n", as reading the file line by line splits them)."""
-    count, last = 0, "\n"
-    while chunk := f.read(COUNT_CHUNK_CHARS):
-        ctx.check_stop()
-        count += chunk.count("\n")
+@dataclass(frozen=True)
+class Lines:
+    """What `read_lines` found: the lines asked for (without their line ends), how many
+    lines the file has (when `counted`), and whether more lines follow uncounted."""
+
+    shown: list[str]
+    total: int
+    more_unknown: bool
+
+
+def read_lines(f: TextIO, first: int, limit: int, *, count_all: bool,
+               check: Callable[[], None], chunk_chars: int = COUNT_CHUNK_CHARS) -> Lines:
+    """Lines `first`..`first + limit - 1` of `f` (lines end at "\n", as reading a file
+    opened with newline="\n" line by line splits them), with `count_all` counting the
+    lines after them too. Lines are skipped CHECK_EVERY at a time and the rest counted in
+    pieces of `chunk_chars` (no Python step per line); `check` is called between them (a
+    stopped call raises there)."""
+    number = 0
+    while number < first - 1:
+        passed = len(list(itertools.islice(f, min(CHECK_EVERY, first - 1 - number))))
+        check()
+        number += passed
+        if not passed:
+            return Lines([], number, False)
+    shown = [line.removesuffix("\n") for line in itertools.islice(f, limit)]
+    number += len(shown)
+    if len(shown) < limit:
+        return Lines(shown, number, False)
+    if not count_all:
+        return Lines(shown, number, bool(f.read(1)))
+    last = "\n"
+    while chunk := f.read(chunk_chars):
+        check()
+        number += chunk.count("\n")
         last = chunk
-    return count + (0 if last.endswith("\n") else 1)
+    return Lines(shown, number + (0 if last.endswith("\n") else 1), False)
 
 
 @tool(
@@ -151,26 +180,17 @@ def read_file(
     fd = _open_text_file(ctx, resolved, path)
     size = os.fstat(fd).st_size
     count_all = size <= COUNT_LINES_UP_TO_BYTES
-    shown: list[str] = []
-    total = 0
-    more_unknown = False
     with open(fd, encoding="utf-8", errors="replace", newline="\n") as f:
-        for total, line in enumerate(f, 1):
-            if total % CHECK_EVERY == 0:
-                ctx.check_stop()
-            if total >= offset + limit:
-                if count_all:
-                    total += _lines_left(f, ctx)
-                else:
-                    more_unknown = True
-                break
-            if total >= offset:
-                text = line.rstrip("\r\n")
-                if len(text) > MAX_LINE_CHARS:
-                    text = text[:MAX_LINE_CHARS] + f"… [line cut at {MAX_LINE_CHARS} characters]"
-                shown.append(f"{total:6}\t{text}")
+        found = read_lines(f, offset, limit, count_all=count_all, check=ctx.check_stop)
+    total = found.total
+    shown: list[str] = []
+    for number, line in enumerate(found.shown, offset):
+        text = line.rstrip("\r\n")
+        if len(text) > MAX_LINE_CHARS:
+            text = text[:MAX_LINE_CHARS] + f"… [line cut at {MAX_LINE_CHARS} characters]"
+        shown.append(f"{number:6}\t{text}")
     name = _shown(ctx, resolved)
-    if more_unknown:
+    if found.more_unknown:
         last = offset + len(shown) - 1
         return "\n".join(shown) + (
             f"\n[lines {offset}–{last} of {name} ({size} bytes, more lines follow); call "
