@@ -260,14 +260,16 @@ def _ignorable(ch: str) -> bool:
 
 
 def fold_name(segment: str) -> str:
-    """One path segment as the names a file system may take for it collapse: without
-    default-ignorable code points, in NFKC, case-folded, without trailing dots and spaces
+    """One path segment as the names a file system may take for it collapse, and its
+    look-alikes with them: without default-ignorable code points, in NFKC, case-folded,
+    without combining marks (`.gİt`, `.vscöde`) and without trailing dots and spaces
     (`.G\u200bit. ` is `.git`); `.` and `..` stay, and so does a name of only dots."""
     if segment.isascii():
         folded = segment.lower()
     else:
         kept = "".join(ch for ch in segment if not _ignorable(ch))
-        folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", kept).casefold())
+        split = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", kept).casefold())
+        folded = "".join(ch for ch in split if unicodedata.category(ch) != "Mn")
     return folded.rstrip(". ") or folded
 
 

@@ -32,12 +32,13 @@ PROTECTED_SPELLINGS = [
     "x.code-workspace.", "sub/.git.", "sub/.GIT\u200e", ".gitmodules.", ".BASHRC ",
     ".bash\u00adrc", ".mcp.json\ufeff", ".\uff4dcp.json", ".idea\u2060/workspace.xml",
     ".devcontainer\u202e/devcontainer.json", ".zsh\u034frc", "deep/er/.profile...",
+    ".g\u0130t/config", ".gi\u0307t/hooks/x", ".vsc\u00f6de/tasks.json", ".\u0130dea/x.xml",
 ]
 SECRET_SPELLINGS = [
     ".env ", ".env.", ".e\u200cnv", "id_rsa.", "\uff49d_rsa", ".netrc\u200b",
     ".ssh\u200c/config", ".aws./credentials", "sub/.npmrc  ", ".git-credentials\u2063",
     ".ENV\u180e", ".ssh\ufe0f/known_hosts", ".env.example.", ".env.ex\u200bample",
-    ".env.example\u200d", ".env.sample ",
+    ".env.example\u200d", ".env.sample ", ".\u212aube/config", ".\u015bsh/id_ed25519.pub",
 ]
 """A template's name lifts the secret only as written: a spelling that may name the template
 on one file system is another file on this one, and may hold anything."""
@@ -69,7 +70,8 @@ def test_plain_names_stay_plain(path: str) -> None:
 @pytest.mark.parametrize(("name", "folded"), [
     (".GIT", ".git"), (".git.", ".git"), (".git . .", ".git"), ("..", ".."), (".", "."),
     ("...", "..."), ("\u200b", ""), (".g\u200cit", ".git"), ("\uff0egit", ".git"),
-    ("Stra\u00dfe", "strasse"), ("cafe\u0301", "caf\u00e9"), ("a b", "a b"),
+    ("Stra\u00dfe", "strasse"), ("cafe\u0301", "cafe"), ("caf\u00e9", "cafe"), ("a b", "a b"),
+    (".g\u0130t", ".git"), ("\u212aube", "kube"),
 ])
 def test_fold_name(name: str, folded: str) -> None:
     assert fold_name(name) == folded
