@@ -219,6 +219,9 @@ class _Reporter:
         self.sink_failed = False
         """The sink raised: nothing more can be reported."""
         self.last_reported: Event | None = None
+        self._last: Future[Any] | None = None
+        """The store write of the last event emitted: an event not stored (a streamed
+        delta, one already stored) is reported once that write is done, in order."""
 
     def emit(self, event: Event, *, store: bool = True,
              write: Future[Any] | None = None) -> None:
@@ -226,9 +229,14 @@ class _Reporter:
         `write`: the store write that stores this event (with more), already submitted."""
         if self._error is not None:
             raise StoreFailed(f"the session store or the sink failed: {self._error}")
-        future: Future[Any] = write if write is not None else (
-            self._store.submit_event(event) if store and event.stored
-            else self._store.barrier())
+        future: Future[Any]
+        if write is not None:
+            future = write
+        elif store and event.stored:
+            future = self._store.submit_event(event)
+        else:  # reported right after the event before it (no trip through the writer)
+            future = self._last if self._last is not None else self._store.barrier()
+        self._last = future
         self._pending += 1
         self._idle.clear()
         future.add_done_callback(

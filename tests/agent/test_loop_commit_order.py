@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from kernel.events import Risk
-from kernel.fakemodel import Reply, ToolUse, reply
+from kernel.fakemodel import Reply, Text, ToolUse, reply
 from kernel.tools.schema import tool
 from kernel.tools.spec import ToolSpec
 from tests.agent.conftest import Harness, extra_tool
@@ -81,4 +81,25 @@ def test_a_builtin_read_runs_while_its_turn_is_being_committed(harness: Harness)
     assert finished.stop_reason == "end_turn"
     assert seen == {"r1": []}
     assert _stored_calls(harness) == ["r1"]
+    assert harness.stored(sid) == harness.reported()
+
+
+def test_streamed_deltas_are_reported_in_place_between_stored_events(harness: Harness) -> None:
+    """A delta is not stored: it is reported right after the event before it (no trip
+    through the store's writer), still in order with everything around it."""
+    text = "a streamed answer in many small pieces " * 5
+    harness.server.add(Reply((Text(text), ToolUse("read_file", {"path": "a.txt"}, id="r1")),
+                             chunk_chars=3),
+                       Reply((Text("done " * 20),), chunk_chars=4))
+    sid, finished = harness.run("go")
+    assert finished.stop_reason == "end_turn"
+    kinds = [e.type for e in harness.seen]
+    deltas = [n for n, kind in enumerate(kinds) if kind == "assistant_delta"]
+    texts = [n for n, kind in enumerate(kinds) if kind == "assistant_text"]
+    assert len(deltas) > 40 and len(texts) == 2
+    first = [n for n in deltas if n < texts[0]]
+    assert first == list(range(kinds.index("user_message") + 1, texts[0]))
+    assert "".join(harness.seen[n].text for n in first) == text
+    second = [n for n in deltas if n > texts[0]]
+    assert second == list(range(kinds.index("tool_result") + 1, texts[1]))
     assert harness.stored(sid) == harness.reported()
