@@ -2,8 +2,8 @@
 its answer (or raises its exception), the same on every call.
 
 What `reins exec` and `reins doctor` start right after parsing their arguments, so that work
-that waits (keyring's backend discovery runs ldconfig and gcc; the sandbox probe runs
-bubblewrap) goes on while the SDK and Reins' modules load, instead of after.
+that waits (keyring loads its backends and asks each whether it can be used, over D-Bus;
+the sandbox probe runs bubblewrap) goes on while the SDK and Reins' modules load, instead of after.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from collections.abc import MutableMapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kernel.keys import ENV_VAR, KEYRING_SERVICE, KEYRING_USER
+from kernel.keys import ENV_VAR, KEYRING_SERVICE, KEYRING_USER, keyring_backend
 
 if TYPE_CHECKING:
     import keyring.backend
@@ -36,7 +36,7 @@ def keyring_state() -> KeyringState:
     import keyring.errors
 
     try:
-        backend = keyring.get_keyring()
+        backend = keyring_backend()  # the kernel's choice, the same as when it reads the key
     except (keyring.errors.KeyringError, RuntimeError, OSError) as exc:
         return KeyringState(False, "none", f"The system keyring cannot be used ({exc}).")
     name = type(backend).__module__ + "." + type(backend).__name__

@@ -20,7 +20,7 @@ from kernel.agent.models import (
     ModelLimits,
     model_limits,
 )
-from kernel.keys import ENV_VAR, KEYRING_SERVICE, KEYRING_USER
+from kernel.keys import ENV_VAR, KEYRING_SERVICE, KEYRING_USER, keyring_backend
 
 NO_KEY_PLACEHOLDER = "no-key"
 """Sent to a custom base URL when no key is configured (local servers ignore it)."""
@@ -86,12 +86,11 @@ class KeySource:
 def keyring_key() -> str | None:
     """The key stored in the OS keyring, or None (no keyring module, backend or entry)."""
     try:
-        import keyring
         import keyring.errors
     except ImportError:
         return None
     try:
-        return keyring.get_password(KEYRING_SERVICE, KEYRING_USER) or None
+        return keyring_backend().get_password(KEYRING_SERVICE, KEYRING_USER) or None
     except (keyring.errors.KeyringError, RuntimeError, OSError):
         return None
 
