@@ -34,6 +34,7 @@ from kernel.pathrules import (
     SECRET_PATTERNS,
     WORKTREE_PROTECTED,
     first_match,
+    fold_name,
     git_dangerous_match,
     secret_match,
 )
@@ -92,7 +93,7 @@ def classify(path: str, entry: EntryKind, ino: int, *, git_dir: str | None,
             return Seen(None, "descend", git_dir)
         return Seen(None, "stop", None)
     name = path.rsplit("/", 1)[-1]
-    if name.casefold() == ".git":
+    if fold_name(name) == ".git":
         if entry == "dir":
             return Seen(Mark(path, "git-dir", ".git", entry, ino), "descend", path)
         return Seen(Mark(path, "protected", ".git", entry, ino), "stop", None)
@@ -143,7 +144,7 @@ def _segment(glob: str) -> re.Pattern[str]:
 
 
 _TAIL_GLOBS = tuple(dict.fromkeys(_tail(p) for p in (*SECRET_PATTERNS, *WORKTREE_PROTECTED)))
-_TAIL_NAMES = frozenset(t.casefold() for t in _TAIL_GLOBS if not any(c in t for c in "*?"))
+_TAIL_NAMES = frozenset(fold_name(t) for t in _TAIL_GLOBS if not any(c in t for c in "*?"))
 _TAIL_WILD = re.compile(
     "|".join(f"(?:{_segment_body(t)})" for t in _TAIL_GLOBS if any(c in t for c in "*?")),
     re.IGNORECASE | re.DOTALL)
@@ -151,9 +152,11 @@ _TAIL_WILD = re.compile(
 
 def may_be_marked(name: str) -> bool:
     """Only an entry so named can be a secret or a protected entry outside git directories
-    (or a `.git`): the walk tries the full patterns on these few."""
-    folded = name.casefold()
-    return folded in _TAIL_NAMES or folded == ".git" or _TAIL_WILD.fullmatch(name) is not None
+    (or a `.git`): the walk tries the full patterns on these few. Names are folded as
+    kernel.pathrules matches them (`.g\u200cit`, `.envrc.`: what a file system that folds
+    names opens for `.git`, `.envrc`)."""
+    folded = fold_name(name)
+    return folded in _TAIL_NAMES or folded == ".git" or _TAIL_WILD.fullmatch(folded) is not None
 
 
 _CONFIG_KEYS: dict[str, frozenset[str]] = {

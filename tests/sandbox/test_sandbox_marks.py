@@ -65,6 +65,14 @@ CLASSIFY = [
     ("src/main.py", "file", None, False, (None, "", "stop", None)),
     ("src/config", "file", None, False, (None, "", "stop", None)),
     ("hooks", "dir", None, False, (None, "", "descend", None)),
+    # Spellings a file system that folds names opens for these (kernel.pathrules.fold_name).
+    ("a/.g\u200cit", "dir", None, False, ("git-dir", ".git", "descend", "a/.g\u200cit")),
+    (".git.", "dir", None, False, ("git-dir", ".git", "descend", ".git.")),
+    ("w/.ＧＩＴ", "file", None, False, ("protected", ".git", "stop", None)),
+    ("a/.envrc.", "file", None, False, ("secret", ".envrc", "stop", None)),
+    ("a/.vsc\u200bode", "dir", None, False, ("protected", ".vscode/**", "stop", None)),
+    ("a/.e\u200cnv", "file", None, False, ("secret", ".env", "stop", None)),
+    ("a/.bashrc ", "file", None, False, ("protected", ".bashrc", "stop", None)),
 ]
 
 
@@ -155,6 +163,8 @@ def test_inert_hooks(names: dict[str, str], expected: bool) -> None:
     ("id_rsa", True), ("gh", True), (".git", True), (".vscode", True), ("x.code-workspace", True),
     ("credentials.toml", True), ("main.py", False), ("README.md", False), ("src", False),
     ("node_modules", False), ("index.js", False),
+    (".g\u200cit", True), (".git.", True), (".envrc.", True), (".ｅnv", True),
+    ("x.code-workspace.", True), ("mainpy.", False),
 ])
 def test_may_be_marked(name: str, expected: bool) -> None:
     assert may_be_marked(name) is expected
