@@ -92,6 +92,21 @@ def test_result_log_round_trip(store: SessionStore, tmp_path: Path):
     assert store.result_log(store.create_session(tmp_path, "m")).get("c1") is None
 
 
+def test_a_new_result_log_finds_what_was_stored_before_it_and_only_that(
+        store: SessionStore, tmp_path: Path):
+    sid = store.create_session(tmp_path, "m")
+    ids = ["c1", "toolu_01", "x\udc80y", "中文"]
+    for call_id in ids:
+        store.put_result(sid, ToolResult(call_id, f"out {call_id}"))
+    log = store.result_log(sid)
+    for call_id in ids:
+        found = log.get(call_id)
+        assert found is not None and found.content == f"out {call_id}"
+    for missing in ("c2", "C1", "x\udc81y", ""):
+        assert log.get(missing) is None
+    assert store.result_ids(sid) == {"c1", "toolu_01", "x\\udc80y", "中文"}
+
+
 def test_run_state_and_interrupted_after_crash(store: SessionStore, tmp_path: Path):
     a = store.create_session(tmp_path, "m")
     b = store.create_session(tmp_path, "m")
