@@ -59,7 +59,10 @@ def _timed_out(env: Any, name: str, args: dict[str, Any]) -> tuple[ToolResult, f
 
     async def go() -> tuple[ToolResult, float]:
         result = await d.dispatch(ToolCall("c1", name, args))
-        return result, await _busy_after()
+        # A stopped thread ends at its next check; on a loaded machine it may wait to be
+        # scheduled for that, so the CPU is counted from 0.2 s after the timeout: one still
+        # working uses a good part of the 0.8 s after, one that stopped none of it.
+        return result, await _busy_after(settle=0.2)
 
     return asyncio.run(go())
 
