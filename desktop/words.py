@@ -66,6 +66,35 @@ def format_bytes(n: int) -> str:
     return f"{value / 1024:.1f} TB"
 
 
+_DECISIONS = {
+    "allow_once": "allowed once", "allow_session": "allowed for this session",
+    "allow_always": "allowed always (a rule in settings)", "allow": "allowed",
+    "deny": "denied", "unavailable": "no answer (approval unavailable)",
+}
+_DECIDERS = {
+    "ui": "you, in the app", "terminal": "you, in the terminal",
+    "cli": "the --approve flag", "user": "you", "policy": "the rules and the mode",
+}
+_SCOPES = {"once": "this call", "call": "this call", "session": "this session",
+           "always": "every session"}
+
+
+def decision_words(decision: str) -> str:
+    """An approval decision (kernel.events.Decided) as a person says it."""
+    return _DECISIONS.get(decision, decision)
+
+
+def decider_words(decided_by: str) -> str:
+    """Who decided: the approval channel that carried a person's answer, or the rules; a
+    suspended grant says so in its own words."""
+    return _DECIDERS.get(decided_by, decided_by)
+
+
+def scope_words(scope: str) -> str:
+    """What a decision covers (kernel.events.DecisionScope)."""
+    return _SCOPES.get(scope, scope)
+
+
 def count(n: int, noun: str) -> str:
     """`1 call`, `2 calls`, `0 calls`, `1,204 lines`."""
     return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"

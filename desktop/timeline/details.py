@@ -43,7 +43,13 @@ from PySide6.QtWidgets import (
 
 from desktop.timeline.record import CallRecord, Status, status_words
 from desktop.timeline.tail import TAIL_LINES, tail_lines
-from desktop.words import format_bytes, format_duration
+from desktop.words import (
+    decider_words,
+    decision_words,
+    format_bytes,
+    format_duration,
+    scope_words,
+)
 from kernel.visible import one_line, visible
 
 PREVIEW_CHARS = 4_000
@@ -229,9 +235,9 @@ class DetailsPane(QWidget):
         values = {
             "Risk": approval.risk or record.risk,
             "Reason": approval.reason,
-            "Decision": approval.decision,
-            "Decided by": approval.decided_by,
-            "Scope": approval.scope,
+            "Decision": decision_words(approval.decision),
+            "Decided by": decider_words(approval.decided_by),
+            "Scope": scope_words(approval.scope),
             "Rule": approval.rule or approval.requested_rule,
             "Message": approval.message,
         }

@@ -95,12 +95,15 @@ class TimelinePanel(QWidget):
         self.status_filter.setAccessibleName("Filter by status")
         self.status_filter.setSizeAdjustPolicy(
             QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.status_filter.setMinimumContentsLength(10)
+        self.status_filter.setMinimumContentsLength(7)
         for label, key, _ in STATUS_CHOICES:
             self.status_filter.addItem(label, key)
         self.status_filter.currentIndexChanged.connect(self._status_changed)
         self.tool_filter = QComboBox()
         self.tool_filter.setAccessibleName("Filter by tool")
+        self.tool_filter.setSizeAdjustPolicy(  # an MCP tool's name is long: elided, not wide
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.tool_filter.setMinimumContentsLength(7)
         self.tool_filter.addItem("All tools", "")
         self.tool_filter.currentIndexChanged.connect(
             lambda _i: self.proxy.set_tool(self.tool_filter.currentData() or None)
@@ -108,11 +111,15 @@ class TimelinePanel(QWidget):
         self.model.tools_changed.connect(self._refresh_tools)
         self.count = QLabel()
         self.count.setAccessibleName("Number of calls shown")
-        bar = QHBoxLayout()
-        bar.addWidget(self.search, 3)
-        bar.addWidget(self.status_filter, 2)
-        bar.addWidget(self.tool_filter, 1)
-        bar.addWidget(self.count)
+        top = QHBoxLayout()  # two rows, so the search keeps its room in a narrow dock
+        top.addWidget(self.search, 1)
+        top.addWidget(self.count)
+        filters = QHBoxLayout()
+        filters.addWidget(self.status_filter, 1)
+        filters.addWidget(self.tool_filter, 1)
+        bar = QVBoxLayout()
+        bar.addLayout(top)
+        bar.addLayout(filters)
 
         self.delegate = TimelineDelegate(self)
         self.delegate.stop_clicked.connect(self.stop_requested)

@@ -19,6 +19,7 @@ from desktop.main_window import window_title
 from kernel import events as ev
 from kernel import protocol as p
 from kernel.paths import AppPaths
+from tests.desktop.conftest import wait_armed
 
 
 class RecordingClient(QObject):
@@ -133,7 +134,7 @@ def test_approval_request_opens_the_dialog_and_answers_go_to_the_kernel(
     client.batch.emit([p.EventMessage(request)])
     dialog = controller.approvals.dialog
     assert dialog.isVisible() and controller.window.approvals_button.isVisible()
-    qtbot.waitUntil(lambda: dialog.armed)
+    wait_armed(qtbot, dialog, dialog.allow_session)
     dialog.allow_session.click()
     assert client.of(p.ApprovalAnswer) == [p.ApprovalAnswer("s1", "c9", "allow_session")]
     assert not controller.window.approvals_button.isVisible()

@@ -133,15 +133,16 @@ def test_details_pane_shows_everything_and_copies(qtbot: QtBot) -> None:
 
     assert panel.select_call("bash2")
     assert selected == ["grep1"]  # jumping from a chat card does not echo back
-    assert details.approval_fields["Decision"].text() == "deny"
+    assert details.approval_fields["Decision"].text() == "denied"
     assert details.approval_fields["Message"].text() == "not now"
     assert details.approval_fields["Reason"].text() == "destructive command"
     assert details.approval_fields["Risk"].text() == "destructive"
     assert details.title.text().startswith("bash — denied")
 
     assert panel.select_call("bash1")
-    assert details.approval_fields["Decided by"].text() == "user"
-    assert details.approval_fields["Scope"].text() == "session"
+    assert details.approval_fields["Decided by"].text() == "you"
+    assert details.approval_fields["Scope"].text() == "this session"
+    assert details.approval_fields["Decision"].text() == "allowed for this session"
     assert details.result_info.text() == "Running: 4.0 KB so far"
     assert details.stop_button.isEnabled() and not details.open_button.isEnabled()
     # The pane follows live updates of the call it shows.
@@ -286,3 +287,27 @@ def test_long_tool_names_keep_both_ends_and_show_in_full_on_hover(qtbot: QtBot) 
     panel.view.viewport().grab()  # paints the rows
     painted = [key for key in panel.delegate._elided if key[0] == name]
     assert painted and all(key[2] is Qt.TextElideMode.ElideMiddle for key in painted)
+
+
+def test_the_filter_bar_fits_the_narrowest_dock(qtbot: QtBot) -> None:
+    """In a 900 px window the timeline is a tab at its least width (about 300 px): the
+    search, both filters and the count stay inside it, with a long MCP tool name among the
+    tools and a filter on."""
+    panel = make_panel(qtbot)
+    name = "mcp__filesystem_of_the_build_server__read_multiple_files"
+    panel.apply(ToolCallStarted(S, "m1", name, {"paths": ["a"]}, summary="a"))
+    qtbot.waitUntil(lambda: panel.tool_filter.findData(name) >= 0, timeout=3000)
+    panel.status_filter.setCurrentIndex(1)
+    assert " of " in panel.count.text()
+    narrowest = panel.minimumSizeHint().width()
+    assert narrowest <= 310
+    panel.resize(narrowest, 600)
+    qtbot.waitUntil(lambda: panel.width() == narrowest, timeout=3000)
+    for part in (panel.search, panel.status_filter, panel.tool_filter, panel.count):
+        geometry = part.geometry()
+        assert geometry.left() >= 0 and geometry.right() < panel.width(), (
+            part.accessibleName(), geometry, panel.width())
+        assert geometry.width() >= part.minimumSizeHint().width()
+    count = panel.count
+    assert count.fontMetrics().horizontalAdvance(count.text()) <= count.width()
+    assert panel.search.width() >= panel.width() // 2, "the search keeps room to type in"

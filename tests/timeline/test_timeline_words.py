@@ -11,7 +11,7 @@ from pytestqt.qtbot import QtBot
 from desktop.timeline import TimelinePanel
 from desktop.timeline.model import Column, TimelineModel, duration_tip
 from desktop.timeline.record import CallRecord, advance, status_words
-from desktop.words import count
+from desktop.words import count, decider_words, decision_words, scope_words
 from kernel.events import (
     ApprovalDecision,
     ApprovalRequest,
@@ -102,3 +102,21 @@ def test_the_count_says_call_or_calls(qtbot: QtBot) -> None:
     panel.apply(start("two"))
     panel.model.flush()
     qtbot.waitUntil(lambda: panel.count.text() == "2 calls")
+
+
+@pytest.mark.parametrize(("decision", "decided_by", "scope", "words"), [
+    ("allow_once", "ui", "once", ("allowed once", "you, in the app", "this call")),
+    ("allow_session", "terminal", "session",
+     ("allowed for this session", "you, in the terminal", "this session")),
+    ("allow_always", "ui", "always",
+     ("allowed always (a rule in settings)", "you, in the app", "every session")),
+    ("deny", "cli", "call", ("denied", "the --approve flag", "this call")),
+    ("allow", "policy", "call", ("allowed", "the rules and the mode", "this call")),
+    ("unavailable", "ui", "call", ("no answer (approval unavailable)", "you, in the app",
+                                   "this call")),
+    ("deny", "grant suspended run_command(ls *)", "call",
+     ("denied", "grant suspended run_command(ls *)", "this call")),
+])
+def test_the_details_say_the_decision_in_words(decision: str, decided_by: str, scope: str,
+                                               words: tuple[str, str, str]) -> None:
+    assert (decision_words(decision), decider_words(decided_by), scope_words(scope)) == words
