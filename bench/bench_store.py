@@ -18,7 +18,7 @@ from pathlib import Path
 
 from bench.common import report
 from kernel.agent.store import SessionStore
-from kernel.events import ToolProgress
+from kernel.events import ToolCallStarted
 
 N_ONE_BY_ONE = 1_000
 """Events for the one-commit-per-event figures (stopped after MAX_S on a slow disk)."""
@@ -27,9 +27,10 @@ N_PIPELINED = 30_000
 GOAL = 5_000
 
 
-def _event(sid: str, i: int) -> ToolProgress:
-    return ToolProgress(sid, call_id="toolu_bench", bytes_so_far=i * 100,
-                        last_line=f"line {i} of the command output", elapsed_s=i / 1000)
+def _event(sid: str, i: int) -> ToolCallStarted:
+    """An event the store keeps each of (progress events are coalesced, one per call)."""
+    return ToolCallStarted(sid, call_id=f"toolu_bench_{i}", name="read_file",
+                           input={"path": f"src/file_{i}.py"}, summary=f"src/file_{i}.py")
 
 
 def _floor(path: Path) -> float:
