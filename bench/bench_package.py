@@ -27,6 +27,10 @@ ROOT = Path(__file__).resolve().parent.parent
 RUNS = 5
 SHOW_TIMEOUT_S = 60.0
 
+SIZE_GOAL_MB = 155
+"""As the bundle test's SIZE_GOAL_BYTES (tests/packaging/test_package_bundle.py): 150 MB
+before Pillow, which issue 18 added (6 MB: images are downscaled, not lost)."""
+
 
 def bundle_or_reason() -> tuple[Path | None, str]:
     """The frozen app (built now, or reused from the build cache), or why there is none."""
@@ -136,6 +140,7 @@ def run() -> None:
            ratio=frozen_median / floor)
     report("frozen bundle, slowest launch", fmt_seconds(max(samples["frozen"])),
            ratio=max(samples["frozen"]) / floor)
-    report("bundle size unpacked", f"{size / 1e6:.0f} MB", goal="≤ 150 MB", ok=size <= 150e6)
+    report("bundle size unpacked", f"{size / 1e6:.0f} MB", goal=f"≤ {SIZE_GOAL_MB} MB",
+           ok=size <= SIZE_GOAL_MB * 1e6)
     for archive in sorted(bundle.parent.glob("reins-*.tar.gz")):
         report(f"archive {archive.name}", f"{archive.stat().st_size / 1e6:.0f} MB")
