@@ -328,7 +328,12 @@ class ToolRegistry:
 
     def register(self, spec: ToolSpec) -> None:
         """Add a tool, or raise RegistrationError saying what is wrong and how to fix it."""
-        entry = _check_spec(spec)
+        try:
+            entry = _check_spec(spec)
+        except RecursionError as exc:  # an MCP server's schema is untrusted input
+            raise RegistrationError(
+                f"tool {spec.name!r}: input_schema is nested too deeply to check"
+            ) from exc
         if spec.name in self._tools:
             existing = self._tools[spec.name].spec
             raise RegistrationError(

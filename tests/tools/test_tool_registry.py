@@ -98,6 +98,19 @@ def test_schema_must_be_a_mapping(schema: Any) -> None:
         ToolRegistry().register(spec(input_schema=schema))
 
 
+@pytest.mark.parametrize("keyword", ["not", "items", "additionalProperties"])
+def test_a_schema_nested_too_deeply_is_refused_not_raised(keyword: str) -> None:
+    """An MCP server's schema is untrusted: nesting past the interpreter's recursion limit
+    is a clear refusal, like any other bad schema."""
+    schema: dict[str, Any] = {"type": "object", "properties": {}, "required": []}
+    inner = schema
+    for _ in range(5000):
+        inner[keyword] = {"type": "object"}
+        inner = inner[keyword]
+    with pytest.raises(RegistrationError, match="nested too deeply"):
+        ToolRegistry().register(spec(input_schema=schema))
+
+
 def test_schema_must_be_plain_json() -> None:
     schema = {"type": "object", "properties": {"a": {"default": object()}}, "required": ["a"]}
     with pytest.raises(RegistrationError, match="plain JSON"):
