@@ -14,11 +14,17 @@ Forms (the `permissions.allow|ask|deny` lists of settings.json):
                                  `**` matches any number of folders, `*` and `?` stay inside
                                  one name. `docs/**` matches what is inside `docs`.
 
-A rule that cannot be parsed raises `RuleError` naming it; it is never skipped.
+A rule that cannot be parsed raises `RuleError` naming it; it is never skipped. A rule of
+settings.json (`parse_setting_rule`) must also name a tool Reins has: one of
+`BUILTIN_TOOLS`, an MCP tool `mcp__<server>__<tool>`, or a `*` pattern that can match one of
+them; a rule naming no such tool would match nothing (a deny rule `Bash(curl *)` copied from
+Claude Code would deny no curl), so it is refused, with the Reins spelling for Claude Code's
+tool names.
 """
 
 from __future__ import annotations
 
+import difflib
 import enum
 import fnmatch
 import re
@@ -28,6 +34,34 @@ from pathlib import PurePosixPath
 
 from kernel.shell.parse import ShellParseError, parse_line
 from kernel.shell.words import GLOB, LITERAL
+
+
+class SpecKind(enum.Enum):
+    """What a tool's rules may give in parentheses."""
+
+    NONE = "none"
+    """Nothing: the tool's name alone (`read_tool_output`)."""
+    COMMAND = "command"
+    PATH = "path"
+
+
+BUILTIN_TOOLS: Mapping[str, SpecKind] = {
+    "read_file": SpecKind.PATH,
+    "write_file": SpecKind.PATH,
+    "edit_file": SpecKind.PATH,
+    "list_directory": SpecKind.PATH,
+    "glob": SpecKind.PATH,
+    "grep": SpecKind.PATH,
+    "read_tool_output": SpecKind.NONE,
+    "run_command": SpecKind.COMMAND,
+    "find_tools": SpecKind.NONE,
+    "mcp_resources": SpecKind.NONE,
+}
+"""THE names of the tools Reins registers besides MCP tools (tested equal to the registry's,
+with the spec each one's rules take), and what their rules may give in parentheses."""
+MCP_PREFIX = "mcp__"
+_MCP_TOOL = re.compile(r"mcp__[A-Za-z0-9_-]+?__[A-Za-z0-9_-]+\Z")
+"""`mcp__<server>__<tool>` (kernel.mcp.naming), server and tool not empty."""
 
 COMMAND_TOOLS: Mapping[str, str] = {"run_command": "command"}
 """Tools whose rule spec is a command, and the argument that holds it."""
@@ -159,6 +193,95 @@ def parse_rules(texts: Iterable[str]) -> tuple[Rule, ...]:
     return tuple(parse_rule(t) for t in texts)
 
 
+def parse_setting_rule(text: str) -> Rule:
+    """A rule a person wrote (settings.json): parsed, and refused with RuleError unless it
+    names a tool Reins has and gives a spec only where that tool's rules take one."""
+    m = _RULE.match(text) if isinstance(text, str) else None
+    if m is not None:
+        _check_tool(text, m.group("tool"), m.group("spec"))
+    rule = parse_rule(text)
+    kind = BUILTIN_TOOLS.get(rule.tool, SpecKind.NONE)
+    if rule.has_spec and kind is SpecKind.NONE:
+        what = "an MCP tool's arguments are not matched" if rule.tool.startswith(
+            MCP_PREFIX) else f"{rule.tool} has no command or path argument to match"
+        raise RuleError(text, f"{rule.tool} takes no (spec) ({what}); write `{rule.tool}` "
+                              f"alone for every call of it")
+    return rule
+
+
+def _check_tool(text: str, tool: str, spec: str | None) -> None:
+    if tool in BUILTIN_TOOLS or _MCP_TOOL.match(tool):
+        return
+    if "*" in tool:
+        head = tool.split("*", 1)[0]
+        if head.startswith(MCP_PREFIX) or MCP_PREFIX.startswith(head) or any(
+                fnmatch.fnmatchcase(name, tool) for name in BUILTIN_TOOLS):
+            return
+        raise RuleError(text, f"`{tool}` matches no Reins tool (Reins' tools: "
+                              f"{', '.join(BUILTIN_TOOLS)}, and MCP tools named "
+                              f"mcp__<server>__<tool>)")
+    claude = _CLAUDE_CODE.get(tool) or next(
+        (v for k, v in _CLAUDE_CODE.items() if k.casefold() == tool.casefold()), None)
+    if claude is not None:
+        names, note = claude
+        said = f"`{tool}` is Claude Code's tool name, not a Reins tool"
+        if names:
+            said += f"; in Reins write {' and '.join(_spelled(n, spec) for n in names)}"
+        if names != ("run_command",) and spec is not None and re.match(r"\s*/[^/]", spec):
+            said += (" (in Claude Code `/path` is relative to the settings file, in Reins it "
+                     "is absolute: write the path from the workspace if that is what it "
+                     "meant)")
+        raise RuleError(text, f"{said}{'. ' + note if note else ''}")
+    if re.fullmatch(r"mcp__[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*", tool):
+        raise RuleError(text, f"`{tool}` names an MCP server, not one of its tools, and "
+                              f"would match nothing; for every tool of that server write "
+                              f"`{tool}__*`")
+    folded = {n.casefold(): n for n in BUILTIN_TOOLS}
+    key = tool.casefold()
+    close = [key] if key in folded else difflib.get_close_matches(key, list(folded), n=1,
+                                                                  cutoff=0.5)
+    hint = f"; did you mean {_spelled(folded[close[0]], spec)}?" if close else ""
+    raise RuleError(text, f"`{tool}` is not a Reins tool, so the rule would match nothing"
+                          f"{hint} (Reins' tools: {', '.join(BUILTIN_TOOLS)}, and MCP tools "
+                          f"named mcp__<server>__<tool>)")
+
+
+def _spelled(tool: str, spec: str | None) -> str:
+    """The rule for `tool` with the same spec, as settings would store it; with the reason
+    when that rule itself cannot be parsed (Claude Code's `curl:*`)."""
+    text = f"{tool}({spec.strip()})" if spec is not None and spec.strip() else tool
+    try:
+        return f"`{parse_rule(text).text}`"
+    except RuleError as exc:
+        return f"`{text}` ({exc.problem})"
+
+
+_NO_SUCH = ((), "Reins has no such tool")
+_CLAUDE_CODE: Mapping[str, tuple[tuple[str, ...], str]] = {
+    "Bash": (("run_command",), ""),
+    "Read": (("read_file",), "Claude Code's Read rules also cover Grep, Glob and LS; in Reins "
+                             "each tool has its own rules, so write one for grep, glob and "
+                             "list_directory too"),
+    "Edit": (("edit_file", "write_file"), "Claude Code's Edit rules cover every tool that "
+                                          "changes files"),
+    "MultiEdit": (("edit_file",), ""),
+    "Write": (("write_file",), ""),
+    "NotebookEdit": (("edit_file",), ""),
+    "NotebookRead": (("read_file",), ""),
+    "Glob": (("glob",), ""),
+    "Grep": (("grep",), ""),
+    "LS": (("list_directory",), ""),
+    "WebFetch": ((), "Reins has no tool that fetches web pages: commands reach the network "
+                     "only when you allow it, and a rule for a downloader names the command, "
+                     "e.g. `run_command(curl *)`, `run_command(wget *)`"),
+    "WebSearch": ((), "Reins has no tool that searches the web"),
+    **{name: _NO_SUCH for name in ("Task", "Agent", "TodoWrite", "TodoRead", "BashOutput",
+                                   "KillShell", "KillBash", "ExitPlanMode", "SlashCommand",
+                                   "Skill", "ListMcpResourcesTool", "ReadMcpResourceTool")},
+}
+"""Claude Code's tool names: what to write in Reins instead."""
+
+
 def _tool_regex(tool: str) -> re.Pattern[str] | None:
     if "*" not in tool:
         return None
@@ -228,6 +351,9 @@ def _parse_path(text: str, spec: str) -> PathPattern:
     if not parts:
         raise RuleError(text, "the path names no file or folder; use `**` for everything")
     glob = "/".join(parts)
+    if glob != glob.strip():
+        raise RuleError(text, "the path starts or ends with a blank (before a `/` that is "
+                              "dropped), which the rule's text cannot keep; write it without")
     shown = {Anchor.HOME: "~/" + glob, Anchor.ABSOLUTE: "/" + glob, Anchor.WORKSPACE: glob}
     return PathPattern(anchor=anchor, glob=shown[anchor], regex=_path_regex(text, parts))
 

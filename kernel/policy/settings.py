@@ -47,7 +47,7 @@ from kernel.mcp.config import MCP_SERVERS_SCHEMA, McpConfigError, parse_server
 from kernel.paths import AppPaths
 from kernel.policy.decide import Mode
 from kernel.policy.jsonpos import line_of
-from kernel.policy.rules import RuleError, parse_rule
+from kernel.policy.rules import RuleError, parse_rule, parse_setting_rule
 from kernel.policy.ruleset import RuleSet
 from kernel.sandbox.limits import MiB, ResourceLimits
 from kernel.sandbox.settings import DEFAULT_GRACE_S, ExecSettings
@@ -195,7 +195,7 @@ def parse_settings(text: str, source: str = "settings.json") -> Settings:
         rules = []
         for i, rule_text in enumerate(perms.get(name, [])):
             try:
-                rules.append(parse_rule(rule_text))
+                rules.append(parse_setting_rule(rule_text))
             except RuleError as exc:
                 raise SettingsError(source, line_of(text, ["permissions", name, i]),
                                     f"permissions/{name}/{i}: {exc}",
@@ -324,7 +324,7 @@ def settings_problems(data: Any, source: str = "settings.json") -> list[Settings
         for i, rule_text in enumerate(rules if isinstance(rules, list) else ()):
             if isinstance(rule_text, str) and rule_text:
                 try:
-                    parse_rule(rule_text)
+                    parse_setting_rule(rule_text)
                 except RuleError as exc:
                     problems.append(SettingsProblem(("permissions", name, str(i)), str(exc)))
     servers = data.get("mcpServers") if isinstance(data, dict) else None
@@ -463,10 +463,10 @@ def _locked(file: Path) -> Iterator[None]:
 
 
 def rule_warnings(settings: Settings, specs: Iterable[ToolSpec]) -> list[str]:
-    """Rules that can never match any of these tools, said in words (for `reins doctor` and
-    the settings page): a tool name no tool has, a path spec on a tool without path
-    arguments. They are not errors (MCP tools register later), but they would otherwise be
-    silently ignored."""
+    """Rules that match none of these tools now, said in words (for `reins doctor` and the
+    settings page): an MCP tool or pattern no server offers at the moment. They are not
+    errors (MCP tools register later); a rule naming no tool Reins can have does not load
+    (kernel.policy.rules.parse_setting_rule)."""
     by_name = {s.name: s for s in specs}
     out: list[str] = []
     for list_name in RULE_LISTS:
@@ -481,6 +481,4 @@ def rule_warnings(settings: Settings, specs: Iterable[ToolSpec]) -> list[str]:
                 close = difflib.get_close_matches(rule.tool, list(by_name), n=1)
                 hint = f" (did you mean {close[0]}?)" if close else ""
                 out.append(f"{where} names no tool{hint}")
-            elif rule.path is not None and not spec.path_params:
-                out.append(f"{where} gives a path, but {spec.name} takes no path argument")
     return out

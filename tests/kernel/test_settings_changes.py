@@ -56,7 +56,7 @@ def test_a_change_that_cannot_be_made_says_why(change: C, words: str) -> None:
 
 @pytest.mark.parametrize(("data", "paths", "words"), [
     (BASE, [], ""),
-    ({"permissions": {"allow": ["run_command(", "ok", "write_file(a"]}},
+    ({"permissions": {"allow": ["run_command(", "read_file", "write_file(a"]}},
      [("permissions", "allow", "0"), ("permissions", "allow", "2")], ""),
     ({"permissions": {"deny": ["run_command(a && b)"]}}, [("permissions", "deny", "0")], ""),
     ({"mcpServers": {"a": {"command": "x", "url": "http://y"}, "b": {"args": []},

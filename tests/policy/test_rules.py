@@ -223,6 +223,8 @@ def test_equivalent_spellings_have_one_canonical_text(spelled: str, canonical: s
         ("read_file(~bob/x)", "only `~/`"),
         ("write_file(docs/a**b)", "whole path component"),
         ("write_file(.)", "names no file"),
+        ("read_file(0\r/)", "starts or ends with a blank"),
+        ("write_file(docs /)", "starts or ends with a blank"),
         ("x" * 65, "expected `Tool` or `Tool(spec)`"),
     ],
 )

@@ -24,6 +24,7 @@ from kernel.policy.settings import (
 from kernel.protocol import SettingChange
 from kernel.sandbox.limits import MiB, ResourceLimits
 from kernel.sandbox.settings import ExecSettings
+from kernel.tools.spec import Risk, ToolSpec
 
 FULL = """{
   "model": "claude-sonnet-4-5",
@@ -190,18 +191,19 @@ def test_rules_that_can_never_match_are_reported() -> None:
     from kernel.tools.builtin import builtin_tools
 
     settings = parse_settings(json.dumps({"permissions": {
-        "allow": ["wirte_file(docs/**)", "read_file(docs/**)", "read_tool_output(x/**)",
-                  "mcp__git__*", "run_command(ls)"],
-        "deny": ["nonesuch"]}}))
-    warnings = rule_warnings(settings, builtin_tools())
+        "allow": ["read_file(docs/**)", "read_tool_output", "mcp__git__*", "run_command(ls)"],
+        "deny": ["mcp__time__nwo"]}}))
+    warnings = rule_warnings(settings, [*builtin_tools(), _mcp_tool("mcp__time__now")])
     assert warnings == [
-        "permissions/allow: wirte_file(docs/**) names no tool (did you mean write_file?)",
-        "permissions/allow: read_tool_output(x/**) gives a path, but read_tool_output takes "
-        "no path argument",
         "permissions/allow: mcp__git__* matches no tool at the moment",
         "permissions/allow: run_command(ls) names no tool",
-        "permissions/deny: nonesuch names no tool",
+        "permissions/deny: mcp__time__nwo names no tool (did you mean mcp__time__now?)",
     ]
+
+
+def _mcp_tool(name: str) -> ToolSpec:
+    return ToolSpec(name=name, description="d", input_schema={"type": "object"},
+                    handler=lambda: "", risk=Risk.READ, origin="mcp:time")
 
 
 def test_update_settings_is_public_and_refuses_an_invalid_result(reins_home: AppPaths) -> None:
