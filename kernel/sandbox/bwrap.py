@@ -24,12 +24,12 @@ private, empty namespace unless allowed.
 from __future__ import annotations
 
 import functools
-import glob
 import os
 import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from kernel.hardlinks import anchored
 from kernel.pathrules import SECRET_PATTERNS
 from kernel.paths import AppPaths
 from kernel.sandbox.marks import Mark
@@ -95,10 +95,7 @@ def _hide(path: str) -> list[str]:
 def home_secrets(home: str) -> list[str]:
     """The secret locations of kernel.pathrules anchored at the home folder (`~/.ssh`,
     `~/.cargo/credentials.toml`, `~/.bash_history`), as they exist now."""
-    found: list[str] = []
-    for pattern in SECRET_PATTERNS:
-        found += glob.glob(os.path.join(glob.escape(home), pattern.removesuffix("/**")))
-    return sorted(set(found))
+    return anchored(home, SECRET_PATTERNS)
 
 
 def mark_mounts(workspace: str, marks: Iterable[Mark]) -> list[str]:

@@ -9,7 +9,8 @@ large workspace takes a while; the event loop never waits on it):
   `<data>/quarantine/<label>`, and a protected link it removed or replaced is made again
   (kernel.sandbox.revert);
 - `protected_links(workspace)` for the file tools: where each protected name that is a
-  link (`.vscode -> shared`) leads, so a write there by its own name is protected too.
+  link (`.vscode -> shared`) leads, so a write there by its own name is protected too, and
+  each other name (hard link) of a secret or protected file (kernel.sandbox.samefiles).
 Reins' own folders (and the sandbox home in them) are not part of any workspace's index.
 """
 
@@ -23,11 +24,13 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path
 
+from kernel.hardlinks import Named, verdict_text
 from kernel.pathrules import describe_secret, secret_match
 from kernel.paths import AppPaths
 from kernel.sandbox.marks import Mark
 from kernel.sandbox.refusal import CommandRefused
 from kernel.sandbox.revert import Reverted, quarantine, restore, to_restore, to_revert
+from kernel.sandbox.samefiles import SameFiles, with_same
 from kernel.sandbox.workspace_index import WorkspaceIndex, with_led
 
 KEPT = 8
@@ -38,6 +41,7 @@ class WorkspaceGuards:
     def __init__(self, paths: AppPaths) -> None:
         self.paths = paths
         self._indexes: OrderedDict[str, WorkspaceIndex] = OrderedDict()
+        self._same: dict[str, SameFiles] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._using = threading.Lock()
         """Held while an index is built or refreshed (a worker thread, or the loop's
@@ -64,9 +68,10 @@ class WorkspaceGuards:
                 index = await asyncio.to_thread(self._current, key)
             else:
                 self._indexes.move_to_end(key)
-                if not index.current:  # else no thread hop: the usual case, nothing changed
-                    await asyncio.to_thread(self._current, key)
-            return with_led(key, index.marks)
+                if not index.current or not self._same[key].quiet(index.marks):
+                    await asyncio.to_thread(self._current, key)  # else no thread hop: the
+                    # usual case, nothing changed
+            return with_same(with_led(key, index.marks), self._same[key].marks(index.linked))
 
     def _current(self, key: str) -> WorkspaceIndex:
         """The workspace's index, made or refreshed now (blocking)."""
@@ -77,23 +82,36 @@ class WorkspaceGuards:
                 self._keep(key, index)
             elif not index.current:
                 index.refresh()
+            same = self._same.setdefault(key, SameFiles(str(Path.home()), key))
+            if same.current(index.marks, index.linked):
+                index.rescan()
+                same.current(index.marks, index.linked)
             return index
 
     def protected_links(self, workspace: Path) -> dict[Path, str]:
         """Where each protected link of the workspace leads (resolved) → the link's path
-        in the workspace. Blocking when the workspace was never indexed (a run makes its
-        index as it starts, kernel.sandbox.executor.prepare) or changed a lot."""
+        in the workspace; and each other name of a secret or protected file → that file
+        (kernel.hardlinks.verdict_text). Blocking when the workspace was never indexed (a
+        run makes its index as it starts, kernel.sandbox.executor.prepare) or changed a
+        lot."""
         root = os.path.realpath(workspace)
-        marks = self._current(root).marks
-        return {Path(os.path.realpath(os.path.join(root, mark.path))): mark.path
-                for mark in marks.values()
-                if mark.entry == "link" and mark.kind in ("protected", "git-entry")}
+        index = self._current(root)
+        links = {Path(os.path.realpath(os.path.join(root, mark.path))): mark.path
+                 for mark in index.marks.values()
+                 if mark.entry == "link" and mark.kind in ("protected", "git-entry")}
+        for rel, mark in self._same[root].marks(index.linked).items():
+            links[Path(root, rel)] = verdict_text(Named(
+                mark.same_as, "secret" if mark.kind == "secret" else "protected", mark.rule, 0))
+        return links
 
     def _keep(self, key: str, index: WorkspaceIndex) -> None:
         self._indexes[key] = index
         while len(self._indexes) > KEPT:
-            _key, evicted = self._indexes.popitem(last=False)
-            evicted.close()
+            evicted, index = self._indexes.popitem(last=False)
+            index.close()
+            same = self._same.pop(evicted, None)
+            if same is not None:
+                same.close()
 
     async def undo(self, workspace: Path, before: Mapping[str, Mark], label: str
                    ) -> tuple[Reverted, ...]:
@@ -114,5 +132,8 @@ class WorkspaceGuards:
     def close(self) -> None:
         for index in self._indexes.values():
             index.close()
+        for same in self._same.values():
+            same.close()
         self._indexes.clear()
+        self._same.clear()
 

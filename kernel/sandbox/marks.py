@@ -63,6 +63,9 @@ class Mark:
     via: tuple[str, ...] = ()
     """For where a protected link leads (workspace_index.with_led): the links followed to
     get here, first the protected one; empty for an entry the walk marked by its name."""
+    same_as: str = ""
+    """For another name (a hard link) of a secret or protected file: that file's path
+    (absolute; kernel.sandbox.samefiles). Never undone: the command did not make it."""
 
 
 Walk = Literal["descend", "stop"]

@@ -80,7 +80,7 @@ def to_revert(workspace: Path, before: Mapping[str, Mark], after: Mapping[str, M
     found: list[Mark] = []
     for path in sorted(after):
         mark = after[path]
-        if before.get(path) == mark or mark.kind == "git-dir":
+        if before.get(path) == mark or mark.kind == "git-dir" or mark.same_as:
             continue
         if any(before.get(hop) != after.get(hop) for hop in mark.via):
             continue  # a link on the way changed: it is undone, what it led to is not

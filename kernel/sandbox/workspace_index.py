@@ -8,6 +8,8 @@ and what a command changed when it did.
 - Folders the walk does not enter (a hidden secret, a read-only protected folder, the parts
   of a git directory git never reads as code: objects, refs, logs) are not watched.
 - A folder that changed is read again; a new folder below it is walked whole.
+- Each file outside git directories is looked at once (an lstat) for its link count: the
+  files with more than one name are `linked`, for kernel.sandbox.samefiles.
 - When inotify's queue overflows the index walks the workspace again; when inotify is
   missing or a watch cannot be added (the user's watch limit), every refresh walks the
   whole workspace: slower, never wrong (`watching` says which).
@@ -100,6 +102,9 @@ class WorkspaceIndex:
         self.root = root
         self._excluded = frozenset(excluded)
         self.marks: dict[str, Mark] = {}
+        self.linked: dict[str, tuple[int, int]] = {}
+        """path → (st_dev, st_ino) of every file outside git directories with more than one
+        name (kernel.hardlinks): one lstat per file the walk meets."""
         self._folders: dict[str, _Folder] = {}
         self._by_wd: dict[int, str] = {}
         self._notify: Inotify | None = None
@@ -154,6 +159,7 @@ class WorkspaceIndex:
     def _rebuild(self) -> None:
         self.close()
         self.marks.clear()
+        self.linked.clear()
         self._folders.clear()
         self._by_wd.clear()
         if self._want_watch:
@@ -203,9 +209,10 @@ class WorkspaceIndex:
         fresh: list[tuple[str, str | None]] = []
         plain = folder.git_dir is None
         for name, (kind, ino) in listing.items():
-            if plain and kind != "dir" and not may_be_marked(name):
-                continue  # most files: nothing to judge
             child = f"{rel}/{name}" if rel else name
+            if plain and kind != "dir" and not may_be_marked(name):
+                self._note_names(folder, name, child, kind)
+                continue  # most files: nothing else to judge
             if kind == "dir" and self._excluded and self._abs(child) in self._excluded:
                 continue
             bare = plain and kind == "dir" and _looks_bare(self._abs(child))
@@ -226,7 +233,29 @@ class WorkspaceIndex:
                 folder.children.add(name)
                 if walked is None:
                     fresh.append((child, seen.git_dir))
+            if plain:
+                self._note_names(folder, name, child, kind)
         return fresh
+
+    def _note_names(self, folder: _Folder, name: str, rel: str, kind: EntryKind) -> None:
+        """Note in `linked` whether `rel`, the entry `name` of `folder`, is a file with more
+        than one name."""
+        info = None
+        if kind == "file":
+            try:
+                info = os.lstat(self._abs(rel))
+            except OSError:
+                info = None
+        if info is None or info.st_nlink < 2 or not stat.S_ISREG(info.st_mode):
+            self.linked.pop(rel, None)
+            return
+        self.linked[rel] = (info.st_dev, info.st_ino)
+        folder.children.add(name)
+
+    def rescan(self) -> None:
+        """Walk the whole workspace again (a file's other name may have been made where no
+        watch sees it: a name's link count changes without an event in its folder)."""
+        self._rebuild()
 
     def _forget(self, rel: str) -> None:
         """Drop the entry `rel` and everything the index knows below it."""
@@ -238,6 +267,8 @@ class WorkspaceIndex:
                 self._notify.rm_watch(gone.wd)
         for path in [p for p in self.marks if p == rel or p.startswith(prefix)]:
             del self.marks[path]
+        for path in [p for p in self.linked if p == rel or p.startswith(prefix)]:
+            del self.linked[path]
 
 
 MAX_HOPS = 40

@@ -26,12 +26,14 @@ USERS = ["current", "nobody"]
 def run_confined(who: str, commands: list[str], *, processes: int = 512,
                  network: bool = False, prepare: Callable[[Path], None] | None = None,
                  settings: dict[str, Any] | None = None,
-                 inspect: Callable[[Path, dict[str, Any]], None] | None = None
+                 inspect: Callable[[Path, dict[str, Any]], None] | None = None,
+                 script: Path = CONFINED, spec: dict[str, Any] | None = None
                  ) -> dict[str, Any]:
     """Run `commands` one after another in one executor as `who`; the parsed report.
 
     `prepare(folder)` fills `folder/workspace` before; `inspect(folder, report)` looks at it
-    after (as the user running the tests), before the folder is removed."""
+    after (as the user running the tests), before the folder is removed. `script` runs them
+    (confined.py, or another taking the same arguments) with `spec` added to its SPEC."""
     folder = Path(tempfile.mkdtemp(prefix="reins-sec-"))
     folder.chmod(0o777)  # reachable by nobody
     try:
@@ -41,9 +43,9 @@ def run_confined(who: str, commands: list[str], *, processes: int = 512,
             if who == "nobody":
                 subprocess.run(["chown", "-R", "65534:65534", str(folder)], check=True)
         done = subprocess.run(
-            [sys.executable, str(CONFINED), who, str(folder),
+            [sys.executable, str(script), who, str(folder),
              json.dumps({"commands": commands, "processes": processes, "network": network,
-                         "settings": settings or {}})],
+                         "settings": settings or {}, **(spec or {})})],
             capture_output=True, text=True, timeout=300, check=False,
             env={**os.environ, "PYTHONPATH": str(ROOT)})
         assert done.returncode == 0, done.stderr
