@@ -7,6 +7,12 @@ outside the workspace is refused unless the user allowed that path for this call
 (`allowing`). Writes inside the workspace are also refused for protected files (git hooks
 and config, shell start-up files, editor settings, Reins' own folders).
 
+A file may have other names (hard links): one that is another name of a secret or protected
+file (kernel.hardlinks: `ln ~/.ssh/id_ed25519 notes.txt`, `ln .git/config gitconfig.txt`) is
+a secret or protected as that file is, by inode, whatever its own name. The workspace
+index knows them inside the workspace (through `links`); for a file outside it, or without
+an index, the home's secret and protected files are compared directly.
+
 Checking a path and then opening it by name leaves a gap: a symlink swapped in between
 would redirect the write. So writes (and reads) go through file descriptors: the parent
 directory is opened one component at a time with O_NOFOLLOW starting from the workspace
@@ -23,6 +29,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from kernel.hardlinks import SAME_FILE_PREFIX, Named, at_home, parse_verdict
 from kernel.pathrules import (
     PROTECTED_PATTERNS,
     describe_secret,
@@ -119,6 +126,10 @@ class PathVerdict:
     secret_approved: bool = False
     """The user allowed this path, or a folder above it INSIDE the matched secret location
     (`.ssh` for `.ssh/id_rsa`), for the current call; approving `~` does not open `~/.ssh`."""
+    same_file: str = ""
+    """The secret or protected file (absolute path) this file is another name of (a hard
+    link, kernel.hardlinks), else ''. Then `secret` is that file's pattern (only this very
+    path approved lifts it), or, for a write, `protected` is SAME_FILE_PREFIX + the path."""
 
     @property
     def allowed(self) -> bool:
@@ -177,7 +188,7 @@ def _open_child_dir(fd: int, part: str, *, create: bool, target: Path) -> int:
 def _through_link(resolved: Path, links: Mapping[Path, str]) -> str | None:
     """`LINK_PREFIX`<link> when `resolved` is, or is inside, where a protected link leads."""
     for target, link in links.items():
-        if resolved.is_relative_to(target):
+        if not link.startswith(SAME_FILE_PREFIX) and resolved.is_relative_to(target):
             return f"{LINK_PREFIX}{link}"
     return None
 
@@ -195,7 +206,9 @@ class PathPolicy:
         links: Callable[[], Mapping[Path, str]] | None = None,
     ) -> None:
         """`links()`: where each protected link of the workspace leads (resolved) → the
-        link's path (kernel.sandbox.guard); a write there is protected as the link is."""
+        link's path (kernel.sandbox.guard); a write there is protected as the link is. It
+        also maps each other name of a secret or protected file to that file
+        (kernel.hardlinks.verdict_text)."""
         self.workspace = Path(os.path.realpath(Path(workspace).expanduser()))
         self._links = links
         self._protected_input = tuple(protected)
@@ -262,8 +275,28 @@ class PathPolicy:
             top = Path(subtree_root(resolved.as_posix(), secret))
             secret_approved = any(resolved.is_relative_to(root) and root.is_relative_to(top)
                                   for root in self.extra)
+        same = self._same_file(resolved, inside)
+        if same is not None and same.kind == "secret" and secret is None:
+            secret, secret_approved = same.rule, resolved in self.extra
+        elif same is not None and same.kind == "protected" and write and protected is None:
+            protected = f"{SAME_FILE_PREFIX}{same.path}"
         return PathVerdict(resolved, inside, protected, approved, resolved in self.extra,
-                           secret, secret_approved)
+                           secret, secret_approved, "" if same is None else same.path)
+
+    def _same_file(self, resolved: Path, inside: bool) -> Named | None:
+        """The secret or protected file `resolved` is another name of (kernel.hardlinks),
+        else None. Only a file with several names is looked up."""
+        try:
+            info = os.stat(resolved)
+        except (OSError, ValueError):
+            return None
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink < 2:
+            return None
+        if self._links is not None and inside:
+            text = self._links().get(resolved)
+            return None if text is None else parse_verdict(text)
+        named = at_home(str(Path.home())).get((info.st_dev, info.st_ino))
+        return None if named is None or named.path == str(resolved) else named
 
     def _protected_reason(self, resolved: Path, inside: bool) -> str | None:
         for root in self._reins_roots:
@@ -320,7 +353,11 @@ class PathPolicy:
             )
         protected = verdict.protected
         if protected is not None:
-            if protected.startswith(GIT_DIR_PREFIX):
+            if protected.startswith(SAME_FILE_PREFIX):
+                why = (f"it is another name (a hard link) of the protected file "
+                       f"{protected.removeprefix(SAME_FILE_PREFIX)}: writing it changes that "
+                       f"file")
+            elif protected.startswith(GIT_DIR_PREFIX):
                 why = (f"it would change what git runs or reads as configuration in the git "
                        f"directory {protected.removeprefix(GIT_DIR_PREFIX)}")
             elif protected.startswith(LINK_PREFIX):
@@ -337,8 +374,10 @@ class PathPolicy:
             )
         if verdict.secret is not None and not verdict.secret_approved:
             action = "Writing" if write else "Reading"
+            what = (f"another name (a hard link) of the secret location {verdict.same_file}"
+                    if verdict.same_file else "a secret location")
             raise PathRefused(
-                f"{action} {where} is refused: it is a secret location "
+                f"{action} {where} is refused: it is {what} "
                 f"({describe_secret(verdict.secret)}) and the user has not approved it for "
                 f"this call.",
                 hint="Only a call the user approves may read or change it; do without it if "
