@@ -31,13 +31,14 @@ import gc
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from kernel.agent.models import DEFAULT_MODEL
 from kernel.agent.provider_config import keyring_key
-from kernel.ahead import Ahead
+from kernel.ahead import Ahead, in_child
 from kernel.cli_errors import EXIT_USAGE, UsageError
 from kernel.eval.arguments import add_eval_parser
+from kernel.keys import picks_as_a_new_process
 from kernel.modes import MODES
 
 
@@ -123,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "doctor":
         return _doctor()  # a settings file that cannot be loaded is in its report
     keyring: Callable[[], str | None] = (
-        Ahead(keyring_key, "keyring-lookup") if args.command == "exec" else keyring_key)
+        _keyring_lookup() if args.command == "exec" else keyring_key)
     from kernel.policy.settings import SettingsError
 
     try:
@@ -175,11 +176,25 @@ def _exec(args: argparse.Namespace, keyring: Callable[[], str | None]) -> int:
 
 def _doctor() -> int:
     with _collector_paused():
-        keyring = Ahead(keyring_key, "keyring-lookup")
+        keyring = _keyring_lookup()
         sandbox = Ahead(_sandbox_report, "sandbox-report")
         from kernel.cli_inspect import doctor_command
 
         return doctor_command(sys.stdout, keyring, sandbox)
+
+
+def _keyring_lookup() -> Callable[[], str | None]:
+    """The key stored in the keyring, read from now on: in a child interpreter when it would
+    pick the backend this process would (kernel.keys.picks_as_a_new_process), so keyring's
+    loading runs beside this process's instead of adding to it; else in a thread."""
+    if picks_as_a_new_process():
+        return in_child(f"{keyring_key.__module__}:{keyring_key.__name__}", _is_key,
+                        keyring_key, "keyring-lookup")
+    return Ahead(keyring_key, "keyring-lookup")
+
+
+def _is_key(answer: object) -> TypeGuard[str | None]:
+    return answer is None or isinstance(answer, str)
 
 
 def _sandbox_report() -> str:

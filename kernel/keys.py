@@ -7,8 +7,13 @@ when loaded (keyring only when the backend is asked for), so the UI process can 
 without loading the anthropic SDK.
 
 `keyring_backend()` is the one place that picks the backend, so that what the app stores
-the kernel reads. It picks as keyring.core does (keyring 24-25: `_detect_backend`):
-1. a backend already set in this process (keyring.set_keyring) stays;
+the kernel reads. It picks as keyring.core does (keyring 24-25: `_detect_backend`), once per
+process, and sets its choice as keyring's own (keyring.set_keyring):
+1. a backend chosen in this process stays: the first choice, or one set with `use_backend`
+   (tests, a program embedding the kernel); this module keeps that state itself and never
+   reads keyring's (it has no public way to ask whether a backend was set). After the first
+   choice keyring's current backend is the answer, so one set with keyring.set_keyring
+   later is used too;
 2. PYTHON_KEYRING_BACKEND, else keyring's config file (keyringrc.cfg in
    keyring.util.platform_.config_root()): keyring's own loaders, `load_env` and
    `load_config`, decide;
@@ -22,7 +27,9 @@ gcc and ld, about 50 ms with their processes), while its priority raises unless
 platform.system() is Darwin. Elsewhere that module is not loaded: it could not be chosen.
 Every other entry point is loaded as keyring loads it and every registered backend asked its
 priority; when the chainer would be the answer (or tie), keyring's own discovery is run
-instead (the chainer lists its backends through it).
+instead (keyring.core.init_backend; the chainer lists its backends through it). The entry
+points are read with importlib.metadata (its `group=` selection), the standard library's
+copy of the importlib_metadata keyring reads them with before Python 3.12.
 """
 
 from __future__ import annotations
@@ -42,6 +49,8 @@ CHAINER_PRIORITY = 10
 """keyring.backends.chainer.ChainerBackend's priority when it has backends to chain."""
 
 _LOCK = threading.Lock()
+_chosen_here: list[keyring.backend.KeyringBackend] = []
+"""The backend chosen in this process (step 1), once there is one."""
 
 
 def keyring_backend() -> keyring.backend.KeyringBackend:
@@ -50,12 +59,32 @@ def keyring_backend() -> keyring.backend.KeyringBackend:
     use it too. Raises what keyring raises for a PYTHON_KEYRING_BACKEND or config file that
     names a backend that cannot be loaded or used."""
     import keyring
-    import keyring.core
 
     with _LOCK:
-        if keyring.core._keyring_backend is None:  # nothing set in this process yet
-            keyring.set_keyring(_chosen())
+        if not _chosen_here:
+            _use(_chosen())
     return keyring.get_keyring()
+
+
+def use_backend(backend: keyring.backend.KeyringBackend) -> None:
+    """Make `backend` this process's choice (keyring's too), as if keyring_backend() had
+    chosen it."""
+    with _LOCK:
+        _use(backend)
+
+
+def _use(backend: keyring.backend.KeyringBackend) -> None:
+    import keyring
+
+    keyring.set_keyring(backend)
+    _chosen_here[:] = [backend]
+
+
+def picks_as_a_new_process() -> bool:
+    """Whether a new interpreter, started now with this environment, current folder and
+    sys.path, picks the backend `keyring_backend()` would pick here: true until one is
+    chosen in this process (step 1), for every other step reads what the child inherits."""
+    return not _chosen_here
 
 
 def _chosen() -> keyring.backend.KeyringBackend:
@@ -65,7 +94,11 @@ def _chosen() -> keyring.backend.KeyringBackend:
     named = keyring.core.load_env() or keyring.core.load_config()
     if named is not None:
         return named
-    return _detected() or keyring.get_keyring()
+    found = _detected()
+    if found is None:
+        keyring.core.init_backend()  # keyring's own discovery
+        found = keyring.get_keyring()
+    return found
 
 
 def _detected() -> keyring.backend.KeyringBackend | None:
@@ -74,10 +107,10 @@ def _detected() -> keyring.backend.KeyringBackend | None:
     fail.Keyring, always registered): the caller then runs keyring's own discovery."""
     import logging
     import platform
+    from importlib import metadata
 
     import keyring.backend
     import keyring.backends.chainer
-    from keyring.compat.py312 import metadata
 
     for entry in metadata.entry_points(group="keyring.backends"):
         if entry.value == MACOS_ENTRY_POINT and platform.system() != "Darwin":

@@ -46,19 +46,21 @@ def test_help_loads_nothing_watched(cli: Cli, argv: list[str]) -> None:
     assert loaded == []
 
 
-def test_doctor_loads_keyring_only(cli: Cli) -> None:
+def test_doctor_loads_nothing_watched(cli: Cli) -> None:
+    """Not even keyring: the key is read in a child interpreter (kernel.ahead.in_child)."""
     assert not cli.paths.settings_file.exists()
     code, loaded = _loaded(cli, ["doctor"])
     assert code in (0, 1)
-    assert loaded == ["keyring"]
+    assert loaded == []
 
 
-def test_exec_without_mcp_servers_or_settings_loads_the_model_sdk_and_keyring(cli: Cli) -> None:
+def test_exec_without_mcp_servers_or_settings_loads_the_model_sdk(cli: Cli) -> None:
     assert not cli.paths.settings_file.exists()
     cli.server.add(reply("Hello."))
     code, loaded = _loaded(cli, ["exec", "--json", "say hello"])
     assert code == 0
-    assert {"anthropic", "keyring", "sqlite3", "asyncio"} <= set(loaded)
+    assert {"anthropic", "sqlite3", "asyncio"} <= set(loaded)
+    assert "keyring" not in loaded  # read in a child interpreter
     assert not {"mcp", "mcp_types", "jsonschema", "kernel.protocol", "PIL"} & set(loaded)
     assert len(cli.server.requests) == 1
 

@@ -45,11 +45,12 @@ def name(ring):
 
 if {preset!r}:
     import keyring.backends.null
-    keyring.set_keyring(keyring.backends.null.Keyring())
+    from kernel.keys import use_backend
+    use_backend(keyring.backends.null.Keyring())
 ours = keyring_backend()
 macos = "keyring.backends.macOS" in sys.modules
 same = keyring.get_keyring() is ours
-theirs = keyring.core._keyring_backend if {preset!r} else keyring.core._detect_backend()
+theirs = keyring.get_keyring() if {preset!r} else keyring.core._detect_backend()
 print(json.dumps({{"ours": name(ours), "theirs": name(theirs), "macos": macos, "same": same,
                   "key": ours.get_password(KEYRING_SERVICE, KEYRING_USER)
                   if name(ours).startswith("ring_") else None}}))
@@ -101,7 +102,7 @@ ROWS = {
         "ring_a.Keyring", plugins={"ring_a": 20, "ring_b": 2}),
     "a plugin that fails to load is passed over": Row(
         "ring_plugin.Keyring", plugins={"ring_plugin": 1}, broken_plugin=True),
-    "a backend already set in the process stays": Row(
+    "a backend already chosen in the process stays": Row(
         "keyring.backends.null.Keyring", plugins={"ring_plugin": 1}, preset=True),
 }
 
@@ -161,14 +162,54 @@ def test_a_backend_that_cannot_be_loaded_raises_as_keyring_does(tmp_path: Path) 
         assert done.returncode == 1 and "No module named 'no_such_ring'" in done.stderr
 
 
-def test_doctor_reads_the_chosen_backend_without_the_macos_backend(tmp_path: Path) -> None:
+DOCTOR = """
+import sys
+if {preset!r}:
+    import ring_plugin
+    from kernel.keys import use_backend
+    use_backend(ring_plugin.Keyring())
+from kernel.cli import main
+rc = main(['doctor'])
+print('KEYRING', 'keyring' in sys.modules, 'MACOS', 'keyring.backends.macOS' in sys.modules)
+"""
+
+
+@pytest.mark.parametrize("preset", [False, True], ids=["nothing set: a child reads",
+                                                      "chosen in the process: read here"])
+def test_doctor_reads_the_chosen_backend_without_the_macos_backend(preset: bool,
+                                                                   tmp_path: Path) -> None:
     """The whole `reins doctor` in a process where nothing names a backend: the key comes
-    from the one keyring would pick (a plugin here), and the macOS module is never loaded."""
-    env = _environment(Row("", plugins={"ring_plugin": 1}), tmp_path)
+    from the one keyring would pick (a plugin, found through the entry points of a folder
+    on PYTHONPATH, which the child interpreter gets as sys.path), read by a child
+    interpreter that loads keyring instead of this process; with a backend chosen in the
+    process (kernel.keys.use_backend; only the plugin module on the path: discovery would
+    choose fail), from that one, read here. The macOS module is never loaded."""
+    row = Row("", on_path={"ring_plugin": 1}) if preset else Row("", plugins={"ring_plugin": 1})
+    env = _environment(row, tmp_path)
     env.update(REINS_HOME=str(tmp_path / "home"), ANTHROPIC_API_KEY="environment-key")
-    script = ("import sys\nfrom kernel.cli import main\nrc = main(['doctor'])\n"
-              "print('MACOS', 'keyring.backends.macOS' in sys.modules)\n")
-    done = subprocess.run([sys.executable, "-c", script], env=env, cwd=tmp_path,
-                          capture_output=True, text=True, timeout=60, check=False)
+    done = subprocess.run([sys.executable, "-c", DOCTOR.format(preset=preset)], env=env,
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
     assert "API key: found in the keyring" in done.stdout, done.stdout + done.stderr
+    assert f"KEYRING {preset}" in done.stdout
     assert ("MACOS False" in done.stdout) or sys.platform == "darwin"
+
+
+LATER = '''
+import keyring, keyring.backends.null
+from kernel.keys import keyring_backend, picks_as_a_new_process
+before = picks_as_a_new_process()
+first = keyring_backend()
+later = keyring.backends.null.Keyring()
+keyring.set_keyring(later)
+print(before, picks_as_a_new_process(), type(first).__module__, keyring_backend() is later)
+'''
+
+
+def test_once_chosen_keyrings_current_backend_is_the_answer(tmp_path: Path) -> None:
+    """After the first choice (which a new process would make the same way until then), a
+    backend set with keyring.set_keyring is what keyring_backend() answers, as keyring's
+    own calls use it."""
+    env = _environment(Row("", plugins={"ring_plugin": 1}), tmp_path)
+    done = subprocess.run([sys.executable, "-c", LATER], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.stdout.split() == ["True", "False", "ring_plugin", "True"], done.stderr

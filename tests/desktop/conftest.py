@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QApplication, QLineEdit, QPushButton, QVBoxLayout,
 from pytestqt.qtbot import QtBot
 
 from kernel.fakemodel import FakeAnthropicServer
+from kernel.keys import use_backend
 from kernel.paths import AppPaths
 
 
@@ -25,9 +26,9 @@ from kernel.paths import AppPaths
 def no_keyring() -> Iterator[None]:
     """No system keyring (the fail backend), for the test's length."""
     previous = keyring.get_keyring()
-    keyring.set_keyring(keyring.backends.fail.Keyring())
+    use_backend(keyring.backends.fail.Keyring())
     yield
-    keyring.set_keyring(previous)
+    use_backend(previous)
 
 
 @contextmanager

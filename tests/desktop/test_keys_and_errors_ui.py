@@ -18,6 +18,7 @@ from desktop.settings import keystore
 from desktop.welcome import IN_MEMORY
 from kernel import events as ev
 from kernel import protocol as p
+from kernel.keys import use_backend
 from kernel.paths import AppPaths
 from tests.desktop.test_main_window import RecordingClient, load, make
 
@@ -74,12 +75,12 @@ def test_without_a_keyring_the_key_is_entered_and_held_in_memory(
 def test_a_failing_keyring_never_leaves_the_prompt_waiting(qtbot: QtBot,
                                                           reins_home: AppPaths) -> None:
     previous = keyring.get_keyring()
-    keyring.set_keyring(BrokenKeyring())
+    use_backend(BrokenKeyring())
     try:
         assert keystore.keyring_state().available
         controller, _ = started(qtbot, reins_home, "sk-env")
     finally:
-        keyring.set_keyring(previous)
+        use_backend(previous)
     edit = controller.window.prompt.edit
     assert not edit.isReadOnly()
     assert "keyring" not in edit.placeholderText()

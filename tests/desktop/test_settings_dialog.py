@@ -21,6 +21,7 @@ from desktop.settings import keystore
 from desktop.settings.dialog import SavedSettings, SettingsDialog, rule_lines, sort_problems
 from desktop.welcome import WelcomePanel
 from kernel import protocol as p
+from kernel.keys import use_backend
 from kernel.paths import AppPaths
 
 
@@ -47,9 +48,9 @@ class MemoryKeyring(keyring.backend.KeyringBackend):
 def memory_keyring() -> Iterator[MemoryKeyring]:
     previous = keyring.get_keyring()
     backend = MemoryKeyring()
-    keyring.set_keyring(backend)
+    use_backend(backend)
     yield backend
-    keyring.set_keyring(previous)
+    use_backend(previous)
 
 
 SNAPSHOT = p.SettingsSnapshot(
