@@ -33,13 +33,14 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from kernel.agent.models import DEFAULT_MODEL
-from kernel.agent.provider_config import keyring_key
 from kernel.ahead import Ahead, in_child
 from kernel.cli_errors import EXIT_USAGE, UsageError
-from kernel.eval.arguments import add_eval_parser
 from kernel.keys import picks_as_a_new_process
 from kernel.modes import MODES
+
+READS_THE_KEY = ("exec", "doctor")
+KEYRING_READ = "kernel.agent.provider_config:keyring_key"
+"""The function that reads the key stored in the keyring, as kernel.ahead.in_child names it."""
 
 
 class _ArgumentParser(argparse.ArgumentParser):
@@ -53,6 +54,9 @@ class _ArgumentParser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from kernel.agent.models import DEFAULT_MODEL
+    from kernel.eval.arguments import add_eval_parser
+
     parser = _ArgumentParser(prog="reins", description="Reins: an AI assistant that "
                                      "acts on your computer while you keep hold of the reins.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -118,13 +122,14 @@ def _positive_int(text: str) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse, then import only what the command needs (`reins --help` imports no SDK).
-    `exec` and `doctor` first start the work that waits in threads (kernel.ahead): the
-    keyring read and the sandbox probe go on while the rest loads."""
-    args = build_parser().parse_args(argv)
+    `exec` and `doctor` first start the work that waits (kernel.ahead): the keyring read,
+    even before the parser is built (the first word is the command: the options of `reins`
+    itself are only -h and --help), then the sandbox probe; they go on while the rest loads."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    keyring = _keyring_lookup() if words[:1] and words[0] in READS_THE_KEY else _read_keyring
+    args = build_parser().parse_args(words)
     if args.command == "doctor":
-        return _doctor()  # a settings file that cannot be loaded is in its report
-    keyring: Callable[[], str | None] = (
-        _keyring_lookup() if args.command == "exec" else keyring_key)
+        return _doctor(keyring)  # a settings file that cannot be loaded is in its report
     from kernel.policy.settings import SettingsError
 
     try:
@@ -174,9 +179,8 @@ def _exec(args: argparse.Namespace, keyring: Callable[[], str | None]) -> int:
         return exec_command(args, settings, keyring, sandbox)
 
 
-def _doctor() -> int:
+def _doctor(keyring: Callable[[], str | None]) -> int:
     with _collector_paused():
-        keyring = _keyring_lookup()
         sandbox = Ahead(_sandbox_report, "sandbox-report")
         from kernel.cli_inspect import doctor_command
 
@@ -188,9 +192,14 @@ def _keyring_lookup() -> Callable[[], str | None]:
     pick the backend this process would (kernel.keys.picks_as_a_new_process), so keyring's
     loading runs beside this process's instead of adding to it; else in a thread."""
     if picks_as_a_new_process():
-        return in_child(f"{keyring_key.__module__}:{keyring_key.__name__}", _is_key,
-                        keyring_key, "keyring-lookup")
-    return Ahead(keyring_key, "keyring-lookup")
+        return in_child(KEYRING_READ, _is_key, _read_keyring, "keyring-lookup")
+    return Ahead(_read_keyring, "keyring-lookup")
+
+
+def _read_keyring() -> str | None:
+    from kernel.agent.provider_config import keyring_key
+
+    return keyring_key()
 
 
 def _is_key(answer: object) -> TypeGuard[str | None]:

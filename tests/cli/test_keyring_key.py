@@ -4,10 +4,13 @@ PYTHON_KEYRING_BACKEND, in real processes."""
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 import pytest
 
+from kernel.agent.provider_config import keyring_key
+from kernel.cli import KEYRING_READ
 from kernel.fakemodel import reply
 from tests.cli.conftest import Cli, events
 
@@ -53,3 +56,8 @@ def test_doctor_finds_the_key_in_the_keyring(ring: Cli) -> None:
     done = ring.run("doctor")
     assert "API key: found in the keyring" in done.stdout
 
+
+
+def test_the_child_is_asked_for_the_function_the_kernel_reads_with() -> None:
+    module, _, name = KEYRING_READ.partition(":")
+    assert getattr(importlib.import_module(module), name) is keyring_key
