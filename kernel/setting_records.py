@@ -16,6 +16,11 @@ RuleList = Literal["allow", "ask", "deny"]
 RULE_LISTS: tuple[RuleList, ...] = typing.get_args(RuleList)
 """settings.json's `permissions` lists (kernel.policy.settings, the settings dialog)."""
 
+DEFAULT_TOOL_SEARCH_THRESHOLD = 40
+"""The `tool_search_threshold` setting when it is not set: with more tools on offer,
+kernel.tools.find_tools searches the rest (here so that loading the settings does not load
+the tools)."""
+
 
 @dataclass(frozen=True)
 class SettingChange:

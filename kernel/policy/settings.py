@@ -44,19 +44,25 @@ from typing import TYPE_CHECKING, Any
 
 from kernel.agent.models import MODELS_SCHEMA
 from kernel.mcp.config import MCP_SERVERS_SCHEMA, McpConfigError, parse_server
+from kernel.modes import Mode
 from kernel.paths import AppPaths
-from kernel.policy.decide import Mode
 from kernel.policy.jsonpos import line_of
 from kernel.policy.rules import RuleError, parse_rule, parse_setting_rule
 from kernel.policy.ruleset import RuleSet
 from kernel.sandbox.limits import MiB, ResourceLimits
 from kernel.sandbox.settings import DEFAULT_GRACE_S, ExecSettings
-from kernel.setting_records import RULE_LISTS, RuleList, SettingChange, SettingsProblem
-from kernel.tools.find_tools import DEFAULT_THRESHOLD
-from kernel.tools.spec import ToolSpec
+from kernel.setting_records import (
+    DEFAULT_TOOL_SEARCH_THRESHOLD,
+    RULE_LISTS,
+    RuleList,
+    SettingChange,
+    SettingsProblem,
+)
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
+
+    from kernel.tools.spec import ToolSpec
 
 _ENV_NAME: dict[str, Any] = {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"}
 _NAMES: dict[str, Any] = {"type": "array", "items": _ENV_NAME, "uniqueItems": True}
@@ -154,7 +160,7 @@ class Settings:
     models: Mapping[str, Any] = field(default_factory=dict)
     """The `models` object: per model `context_window` and `max_tokens` (kernel.agent.models
     reads it)."""
-    tool_search_threshold: int = DEFAULT_THRESHOLD
+    tool_search_threshold: int = DEFAULT_TOOL_SEARCH_THRESHOLD
     """More tools on offer than this: find_tools searches the rest (kernel.tools.find_tools)."""
     raw: Mapping[str, Any] = field(default_factory=dict)
 
@@ -209,7 +215,7 @@ def parse_settings(text: str, source: str = "settings.json") -> Settings:
         exec=_exec_settings(data.get("exec", {})),
         mcp_servers=data.get("mcpServers", {}),
         models=data.get("models", {}),
-        tool_search_threshold=data.get("tool_search_threshold", DEFAULT_THRESHOLD),
+        tool_search_threshold=data.get("tool_search_threshold", DEFAULT_TOOL_SEARCH_THRESHOLD),
         raw=data,
     )
 

@@ -29,11 +29,12 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Annotated, Any
 
+from kernel.setting_records import DEFAULT_TOOL_SEARCH_THRESHOLD
 from kernel.tools.schema import tool
 from kernel.tools.spec import Risk, ToolSpec
 
 FIND_TOOLS = "find_tools"
-DEFAULT_THRESHOLD = 40
+DEFAULT_THRESHOLD = DEFAULT_TOOL_SEARCH_THRESHOLD
 MAX_RESULTS = 10
 K1, B = 1.5, 0.75
 

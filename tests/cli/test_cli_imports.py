@@ -1,5 +1,6 @@
 """What each command loads (each costs start-up time): `reins --help` and `reins doctor` no
-model or MCP SDK, `--help` not keyring, `doctor` neither the session store nor asyncio;
+model or MCP SDK, nor keyring (read in a child), nor the policy's deciding, events or tools
+(the settings are read without them); `doctor` neither the session store nor asyncio;
 `reins exec` with no MCP server configured not the MCP SDK, nor PIL with no image; with no
 settings file neither loads jsonschema (the built-in tools' schemas are vouched for by
 kernel.tools.metaschema) nor the UI protocol."""
@@ -27,7 +28,9 @@ CHECK = ("import json, sys\n"
 
 
 WATCHED = ("anthropic", "mcp", "mcp_types", "httpx2", "keyring", "jsonschema", "sqlite3",
-           "kernel.agent.store", "kernel.protocol", "PIL", "asyncio")
+           "kernel.agent.store", "kernel.protocol", "PIL", "asyncio",
+           # the policy's deciding, the events and the tools: not for reading the settings
+           "kernel.policy.decide", "kernel.events", "kernel.tools.spec")
 
 
 def _loaded(cli: Cli, argv: list[str]) -> tuple[int, list[str]]:
