@@ -180,11 +180,15 @@ def _exec(args: argparse.Namespace, keyring: Callable[[], str | None]) -> int:
 
 
 def _doctor(keyring: Callable[[], str | None]) -> int:
+    """The settings first (their `exec` is the sandbox the report is about), then the
+    sandbox report in a thread while the rest loads and the key is read."""
     with _collector_paused():
-        sandbox = Ahead(_sandbox_report, "sandbox-report")
-        from kernel.cli_inspect import doctor_command
+        from kernel.cli_inspect import doctor_command, read_settings, sandbox_report
+        from kernel.paths import AppPaths
 
-        return doctor_command(sys.stdout, keyring, sandbox)
+        loaded = read_settings(AppPaths.from_env())
+        sandbox = Ahead(functools.partial(sandbox_report, loaded), "sandbox-report")
+        return doctor_command(sys.stdout, keyring, loaded, sandbox)
 
 
 def _keyring_lookup() -> Callable[[], str | None]:
@@ -204,9 +208,3 @@ def _read_keyring() -> str | None:
 
 def _is_key(answer: object) -> TypeGuard[str | None]:
     return answer is None or isinstance(answer, str)
-
-
-def _sandbox_report() -> str:
-    from kernel.sandbox.doctor import report
-
-    return report()

@@ -17,37 +17,55 @@ from kernel.agent.provider_config import (
 from kernel.cli_errors import EXIT_ERROR, EXIT_OK
 from kernel.paths import AppPaths
 from kernel.policy.settings import Settings, SettingsError, load_settings
-from kernel.sandbox.detect import detect_sandbox
-from kernel.sandbox.doctor import report as sandbox_report
+
+Loaded = tuple[Settings, str]
+"""The settings, and why the file cannot be used ("": it loads; then the defaults)."""
+
+
+def read_settings(paths: AppPaths) -> Loaded:
+    try:
+        return load_settings(paths), ""
+    except SettingsError as exc:
+        return Settings(), str(exc)
+
+
+def sandbox_report(loaded: Loaded) -> str:
+    """The sandbox's lines for these settings' `exec` (kernel.sandbox.doctor)."""
+    from kernel.sandbox.doctor import report
+
+    return report(loaded[0].exec)
 
 
 def doctor_command(out: TextIO, keyring_lookup: Callable[[], str | None] = keyring_key,
-                   sandbox_text: Callable[[], str] = sandbox_report) -> int:
+                   loaded: Loaded | None = None,
+                   sandbox_text: Callable[[], str] | None = None) -> int:
     """The sandbox report, then the model connection and the data folders; exit 0 when a
     sandbox and an API key are there and the settings load. `keyring_lookup` reads the key
-    stored in the keyring and `sandbox_text` makes the sandbox's lines (kernel.cli passes
-    both already started, kernel.ahead)."""
+    stored in the keyring, `loaded` is what read_settings read and `sandbox_text` makes the
+    sandbox's lines for it (kernel.cli passes the lookup and the lines already started,
+    kernel.ahead)."""
     text, healthy = doctor_report(AppPaths.from_env(),
                                   lambda: resolve_api_key(keyring_lookup=keyring_lookup),
-                                  sandbox_text)
+                                  loaded, sandbox_text)
     out.write(text)
     return EXIT_OK if healthy else EXIT_ERROR
 
 
 def doctor_report(paths: AppPaths, resolve_key: Callable[[], KeySource],
-                  sandbox_text: Callable[[], str] = sandbox_report) -> tuple[str, bool]:
+                  loaded: Loaded | None = None,
+                  sandbox_text: Callable[[], str] | None = None) -> tuple[str, bool]:
     """`reins doctor`'s text (also the app's Sandbox page, from the kernel) and whether a
-    sandbox and an API key are there and the settings load. The settings are read first and
-    the sandbox's lines and the key asked for after, so that probes and a keyring lookup
+    sandbox and an API key are there and the settings load. The sandbox is the one the
+    settings' `exec` gives commands (its bubblewrap, pasta, limits and network); the
+    sandbox's lines and the key are asked for last, so that probes and a keyring lookup
     already under way go on meanwhile."""
-    settings_problem = ""
-    try:
-        settings = load_settings(paths)
-    except SettingsError as exc:
-        settings, settings_problem = Settings(), str(exc)
+    from kernel.sandbox.detect import detect_sandbox
+
+    settings, settings_problem = loaded if loaded is not None else read_settings(paths)
     base_url = resolve_base_url(ProviderConfig(base_url=settings.base_url))
-    sandbox = sandbox_text()
-    status = detect_sandbox()  # the report's own probe, cached
+    sandbox = sandbox_text() if sandbox_text is not None else sandbox_report(
+        (settings, settings_problem))
+    status = detect_sandbox(settings.exec.bwrap)  # the report's own probe, cached
     key = resolve_key()
     lines = [
         sandbox,

@@ -7,6 +7,8 @@ import json
 import os
 import signal
 
+import pytest
+
 from kernel.agent.runlock import RunLock
 from kernel.fakemodel import Failure, Reply, Text, ToolUse, reply
 from tests.cli.conftest import Cli, events, types
@@ -179,6 +181,33 @@ def test_doctor_reports_sandbox_key_and_folders(cli: Cli):
     assert "sandbox:" in out and "found in the environment" in out
     assert str(cli.paths.database) in out and "test-key" not in out
     assert code == (0 if "sandbox: bwrap" in out else 1)
+
+
+DOCTOR_EXEC = {"exec": {"limits": {"memory_mb": 2048, "processes": 64},
+                        "local_network": True, "bwrap": "bwrap-not-installed-here"}}
+
+
+@pytest.mark.parametrize("run", ["in this process", "reins doctor"])
+def test_doctor_reports_the_sandbox_the_settings_give_commands(cli: Cli, run: str):
+    """Its sandbox lines are about settings.json's `exec` (its bubblewrap, limits and
+    network), as commands get it, not the defaults; and an invalid file says so and reports
+    the defaults."""
+    cli.paths.config.mkdir(parents=True, exist_ok=True)
+    cli.paths.settings_file.write_text(json.dumps(DOCTOR_EXEC))
+    if run == "reins doctor":
+        done = cli.run("doctor")
+        code, out = done.returncode, done.stdout
+    else:
+        code, out, _ = cli.call("doctor")
+    assert code == 1  # no sandbox: that bubblewrap is not installed
+    assert "sandbox: none (commands NOT sandboxed)" in out
+    assert "bubblewrap (bwrap-not-installed-here) is not installed" in out
+    assert "limits: memory (address space) 2 GiB, file size 1 GiB, processes 64" in out
+    assert "exec.local_network is on" in out
+    cli.paths.settings_file.write_text('{"exec": {"limits": {"memory_mb": 1}}}')
+    code, out, _ = cli.call("doctor")
+    assert code == 1 and "settings: " in out and "INVALID" in out
+    assert "limits: memory (address space) 4 GiB" in out and "local_network" not in out
 
 
 def test_a_session_running_in_another_process_is_refused(cli: Cli):
