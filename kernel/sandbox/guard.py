@@ -96,10 +96,12 @@ class WorkspaceGuards:
         lot."""
         root = os.path.realpath(workspace)
         index = self._current(root)
+        with self._using:  # the file tools' threads call this while a command's refresh runs
+            marks, same = list(index.marks.values()), self._same[root].marks(index.linked)
         links = {Path(os.path.realpath(os.path.join(root, mark.path))): mark.path
-                 for mark in index.marks.values()
+                 for mark in marks
                  if mark.entry == "link" and mark.kind in ("protected", "git-entry")}
-        for rel, mark in self._same[root].marks(index.linked).items():
+        for rel, mark in same.items():
             links[Path(root, rel)] = verdict_text(Named(
                 mark.same_as, "secret" if mark.kind == "secret" else "protected", mark.rule, 0))
         return links

@@ -77,18 +77,12 @@ class SameFiles:
         except InotifyError:
             self._notify = None
         self._watch(self.home)
-        files = at_home(self.home)
         for path in anchored(self.home, (*SECRET_PATTERNS, *WORKTREE_PROTECTED)):
             self._watch(path)
         for mark in marks.values():
-            kind = _KINDS.get(mark.kind)
-            if kind is None or mark.same_as or mark.entry not in ("file", "dir"):
-                continue
-            path = os.path.join(self.root, mark.path)
-            if mark.entry == "dir":
-                self._watch(path)
-            add_files(files, path, "secret" if kind == "secret" else "protected", mark.rule)
-        self.files = files
+            if mark.kind in _KINDS and mark.entry == "dir" and not mark.same_as:
+                self._watch(os.path.join(self.root, mark.path))
+        self.files = look_up(self.home, self.root, marks)
         self._marks = dict(marks)
 
     def _watch(self, path: str) -> None:
@@ -101,15 +95,31 @@ class SameFiles:
 
     def marks(self, linked: Mapping[str, Inode]) -> dict[str, Mark]:
         """A mark for each of `linked` that is another name of one of `files`."""
-        found: dict[str, Mark] = {}
-        for rel, key in linked.items():
-            named = self.files.get(key)
-            path = os.path.join(self.root, rel)
-            if named is None or named.path == path:
-                continue
-            found[rel] = Mark(rel, named.kind, named.rule, "file", key[1],
-                              same_as=named.path)
-        return found
+        return same_marks(self.root, self.files, linked)
+
+
+def look_up(home: str, root: str, marks: Mapping[str, Mark]) -> dict[Inode, Named]:
+    """The secret and protected files anchored at `home` and of the workspace `root`'s
+    `marks` (with the files in the folders they mark), by inode."""
+    files = at_home(home)
+    for mark in marks.values():
+        kind = _KINDS.get(mark.kind)
+        if kind is not None and not mark.same_as and mark.entry in ("file", "dir"):
+            add_files(files, os.path.join(root, mark.path),
+                      "secret" if kind == "secret" else "protected", mark.rule)
+    return files
+
+
+def same_marks(root: str, files: Mapping[Inode, Named], linked: Mapping[str, Inode]
+               ) -> dict[str, Mark]:
+    """A mark for each of `linked` (paths in the workspace `root`) that is another name of
+    one of `files`."""
+    found: dict[str, Mark] = {}
+    for rel, key in linked.items():
+        named = files.get(key)
+        if named is not None and named.path != os.path.join(root, rel):
+            found[rel] = Mark(rel, named.kind, named.rule, "file", key[1], same_as=named.path)
+    return found
 
 
 def with_same(marks: Mapping[str, Mark], same: Mapping[str, Mark]) -> dict[str, Mark]:

@@ -40,6 +40,7 @@ from kernel.sandbox.bwrap import (
     mark_mounts,
     resolv_mounts,
 )
+from kernel.sandbox.samefiles import look_up, same_marks, with_same
 from kernel.sandbox.workspace_index import WorkspaceIndex, with_led
 
 
@@ -80,7 +81,9 @@ def server_bwrap_argv(
     for socket in _session_sockets():
         argv += _hide(socket)
     if ws is not None:
-        marks = with_led(ws, WorkspaceIndex(ws, watch=False, excluded=tuple(own)).marks)
+        index = WorkspaceIndex(ws, watch=False, excluded=tuple(own))
+        same = same_marks(ws, look_up(home, ws, index.marks), index.linked)
+        marks = with_same(with_led(ws, index.marks), same)
         argv += ["--bind", ws, ws, *mark_mounts(ws, marks.values())]
     hidden = [folder for folder in own if os.path.isdir(folder)]
     for folder in hidden:

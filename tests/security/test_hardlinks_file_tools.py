@@ -190,7 +190,8 @@ def test_in_auto_mode_reading_and_writing_through_another_name_asks(
                                                 "content": "[core]\n\tfsmonitor = evil\n"},
                                  id="w1"),
                          ToolUse("write_file", {"path": ".venv/lib/pkg.py", "content": "x\n"},
-                                 id="w2")),
+                                 id="w2"),
+                         ToolUse("grep", {"pattern": "CANARY"}, id="g1")),
                    reply("Done."))
     code, text, err = cli.call("exec", "--json", "--mode", "auto", "--approve", "deny",
                                "look at my notes")
@@ -201,5 +202,7 @@ def test_in_auto_mode_reading_and_writing_through_another_name_asks(
     results = {e["call_id"]: e for e in out if e["type"] == "tool_result"}
     assert results["r1"]["error_code"] == results["w1"]["error_code"] == "approval_denied"
     assert not results["w2"]["is_error"], results["w2"]
+    skipped = [".env", "sub/.envrc", "deploy/.ssh/", *SECRET_NAMES, "alias.txt", "copy-of-envrc"]
+    assert f"[{len(skipped)} secret location(s) not searched" in results["g1"]["preview"]
     assert CANARY not in text
     assert (cli.workspace / "repo/.git/config").read_text() == config
