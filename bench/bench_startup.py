@@ -5,12 +5,17 @@ Black box, each a fresh process, runs interleaved, medians:
   fake model server (kernel.fakemodel, loopback, in this process). Floor: a bare
   anthropic-SDK script (import the SDK, make an AsyncAnthropic client, stream one message)
   started the same way. Goal: `reins exec` within 1.15× the floor.
-- `reins --help` and `reins doctor` to their exit. Floor: `python -c pass` with the same
-  interpreter. Goal: within 0.3 s of the floor.
+- `reins --help` and `reins doctor` to their exit, doctor both with no settings file (a
+  first start) and with one that has rules, an `exec` section and an MCP server (what a
+  user who changed settings has: it is validated, jsonschema included). Floor: `python -c
+  pass` with the same interpreter. Goal: within 0.3 s of the floor.
+Each round runs every variant once, starting with a different one each round, so that none
+always runs first or right after another.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import statistics
 import subprocess
@@ -24,8 +29,10 @@ from typing import Any
 
 from bench.common import fmt_seconds, report
 from kernel.fakemodel import FakeAnthropicServer, Reply, reply
+from kernel.paths import AppPaths
 
-RUNS = 5
+FIRST_REQUEST_RUNS = 9
+CLI_RUNS = 15
 BIN = Path(sys.executable).parent
 FIRST_REQUEST_GOAL = 1.15
 CLI_GOAL_S = 0.3
@@ -42,6 +49,15 @@ async def main():
 
 asyncio.run(main())
 """
+SETTINGS = {
+    "model": "claude-sonnet-4-6",
+    "default_mode": "ask",
+    "permissions": {"allow": ["run_command(git status)", "run_command(npm test *)",
+                              "write_file(docs/**)"],
+                    "ask": ["mcp__git__*"], "deny": ["read_file(~/.ssh/**)"]},
+    "exec": {"env": ["JAVA_HOME"], "limits": {"memory_mb": 4096}},
+    "mcpServers": {"git": {"command": "uvx", "args": ["mcp-server-git"]}},
+}
 
 
 class _Arrivals:
@@ -87,10 +103,12 @@ def _wall(argv: list[str], env: Mapping[str, str]) -> float:
 
 
 def _interleaved(runs: int, **measures: Callable[[], float]) -> dict[str, float]:
+    """The median of each measure over `runs` rounds; round i starts with the i-th."""
     samples: dict[str, list[float]] = {name: [] for name in measures}
-    for _ in range(runs):
-        for name, measure in measures.items():
-            samples[name].append(measure())
+    names = list(measures)
+    for i in range(runs):
+        for name in names[i % len(names):] + names[:i % len(names)]:
+            samples[name].append(measures[name]())
     return {name: statistics.median(values) for name, values in samples.items()}
 
 
@@ -109,22 +127,29 @@ def run() -> None:
                          str(workspace), "say hello"]
             _wall(exec_argv, env)  # the database and folders exist from the first run on
             first = _interleaved(
-                RUNS,
+                FIRST_REQUEST_RUNS,
                 bare=lambda: _first_request([sys.executable, str(bare_script),
                                              server.base_url], env, arrivals, workspace),
                 reins=lambda: _first_request(exec_argv, env, arrivals, workspace))
+            configured = {**env, "REINS_HOME": str(Path(tmp) / "configured")}
+            settings_file = AppPaths.from_env(configured).settings_file
+            settings_file.parent.mkdir(parents=True)
+            settings_file.write_text(json.dumps(SETTINGS))
             cli = _interleaved(
-                RUNS,
+                CLI_RUNS,
                 floor=lambda: _wall([sys.executable, "-c", "pass"], env),
                 help=lambda: _wall([reins, "--help"], env),
-                doctor=lambda: _wall([reins, "doctor"], env))
+                doctor=lambda: _wall([reins, "doctor"], env),
+                configured=lambda: _wall([reins, "doctor"], configured))
     ratio = first["reins"] / first["bare"]
     report("first request: bare SDK script (floor)", fmt_seconds(first["bare"]), ratio=1.0)
     report("first request: reins exec", fmt_seconds(first["reins"]), ratio=ratio,
            goal=f"≤ {FIRST_REQUEST_GOAL}× floor", ok=ratio <= FIRST_REQUEST_GOAL)
     report("python -c pass (floor)", fmt_seconds(cli["floor"]), ratio=1.0)
-    for name, label in (("help", "reins --help"), ("doctor", "reins doctor")):
+    for name, label in (("help", "reins --help"), ("doctor", "reins doctor"),
+                        ("configured", "reins doctor (a settings file with rules)")):
         extra = cli[name] - cli["floor"]
         report(label, fmt_seconds(cli[name]), ratio=cli[name] / cli["floor"],
                goal=f"≤ floor + {CLI_GOAL_S} s", ok=extra <= CLI_GOAL_S)
-    print(f"   (medians of {RUNS} interleaved runs, each a new process)")
+    print(f"   (medians of {FIRST_REQUEST_RUNS} and {CLI_RUNS} interleaved runs, each a new "
+          f"process; load average {os.getloadavg()[0]:.1f})")
