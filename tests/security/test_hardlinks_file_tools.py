@@ -9,8 +9,12 @@ clone) stays an ordinary file."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
+import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +26,7 @@ from kernel.paths import AppPaths
 from kernel.sandbox.guard import WorkspaceGuards
 from kernel.tools.pathpolicy import PathPolicy, PathRefused
 from tests.cli.conftest import Cli, cli, events
+from tests.security.conftest import ROOT
 
 __all__ = ["cli"]
 
@@ -206,3 +211,54 @@ def test_in_auto_mode_reading_and_writing_through_another_name_asks(
     assert f"[{len(skipped)} secret location(s) not searched" in results["g1"]["preview"]
     assert CANARY not in text
     assert (cli.workspace / "repo/.git/config").read_text() == config
+
+
+NOBODY_PROBE = """
+import json, os, sys
+from pathlib import Path
+from kernel.paths import AppPaths
+from kernel.sandbox.guard import WorkspaceGuards
+from kernel.tools.pathpolicy import PathPolicy
+from tests.sandbox.unprivileged_run import become_nobody
+folder = Path(sys.argv[1])
+become_nobody()
+os.environ["HOME"] = str(folder / "home")
+paths = AppPaths(data=folder / "data", config=folder / "config")
+guards = WorkspaceGuards(paths)
+workspace = folder / "workspace"
+policy = PathPolicy(workspace, app_paths=paths, links=lambda: guards.protected_links(workspace))
+print(json.dumps({"uid": os.getuid(), "reads": {n: policy.classify(n, write=False).same_file
+                                                for n in sys.argv[2].split(",")},
+                  "writes": {n: policy.classify(n, write=True).protected
+                             for n in sys.argv[3].split(",")}}))
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="already unprivileged: the tests above cover it")
+def test_as_nobody_the_other_names_are_found_too() -> None:
+    folder = Path(tempfile.mkdtemp(prefix="reins-hl-", dir="/var/tmp"))
+    try:
+        home, workspace = folder / "home", folder / "workspace"
+        for rel in HOME_SECRETS:
+            (home / rel).parent.mkdir(parents=True, exist_ok=True)
+            (home / rel).write_text(f"token = {CANARY}\n")
+        (home / ".aws").symlink_to("cloud/aws")
+        (home / ".bashrc").write_text("# the user's bashrc\n")
+        workspace.mkdir()
+        _plant(home, workspace)
+        subprocess.run(["chown", "-R", "65534:65534", str(folder)], check=True)
+        done = subprocess.run(
+            [sys.executable, "-c", NOBODY_PROBE, str(folder), ",".join(SECRET_NAMES),
+             ",".join(n for n in PROTECTED_NAMES if n != "copy-of-envrc")],
+            capture_output=True, text=True, timeout=120, check=False,
+            env={**os.environ, "PYTHONPATH": str(ROOT)})
+        assert done.returncode == 0, done.stderr
+        report = json.loads(done.stdout.strip().splitlines()[-1])
+        assert report["uid"] == 0  # uid 0 of a user namespace that is kernel uid 65534
+        for name, location in SECRET_NAMES.items():
+            assert report["reads"][name] == str(_where(home, workspace, location)), report
+        for name, protected in report["writes"].items():
+            where = _where(home, workspace, PROTECTED_NAMES[name])
+            assert protected == f"{SAME_FILE_PREFIX}{where}", report
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
