@@ -18,12 +18,14 @@ computed by the caller and passed in. Precedence:
 6. `allow` rules covering the whole call (every path, every command part)      → allow
 7. the mode (`read-only`/`ask`/`auto-edit`/`auto`, see `_by_mode`)            → allow | ask
 
-A command's redirections to files (`> f`, `2>> log`, `&> out`; not dups or /dev/null) are
-writes of those files, judged as write_file calls: into Reins' data → deny (0); `write_file`
-deny and ask rules apply (1, 3); a protected path, a secret location, or a target that cannot
-be named before the command runs (`> "$F"`) always asks (4); and before 5–7 can allow, every
-written file must be covered by `write_file` allow rules or grants, or lie inside the
-workspace in `auto-edit` or `auto` mode (outside the workspace, or in `ask` mode, it asks).
+A command's redirections to files (`> f`, `2>> log`, `&> out`; not dups or /dev/null), and
+the files its writing programs are told to write (`tee f`, `cp a f`, `dd of=f`, `sed -i … f`:
+kernel.shell.writes), are writes of those files, judged as write_file calls: into Reins'
+data → deny (0); `write_file` deny and ask rules apply (1, 3); a protected path, a secret
+location, or a target that cannot be named before the command runs (`> "$F"`) always asks
+(4); and before 5–7 can allow, every written file must be covered by `write_file` allow
+rules or grants, or lie inside the workspace in `auto-edit` or `auto` mode (outside the
+workspace, or in `ask` mode, it asks).
 """
 
 from __future__ import annotations
@@ -67,9 +69,10 @@ class CommandFacts:
     literal: bool = False
     """Every word of every part is literal: a grant made from it matches it again."""
     writes: tuple[str, ...] = ()
-    """Files its redirections write, as written (`> out.txt`, `2>> ~/log`)."""
+    """Files it writes, as written (`> out.txt`, `2>> ~/log`, `tee x`: kernel.shell.writes)."""
     unknown_writes: tuple[str, ...] = ()
-    """Redirection targets it cannot name (`> "$F"`, a relative path after `cd`)."""
+    """Files it writes that it cannot name (`> "$F"`, `sed -i … *`, a relative path after
+    `cd`)."""
     destructive: bool = False
     destructive_reason: str = ""
     network: bool = False
@@ -87,7 +90,7 @@ class CallFacts:
     sandboxed: bool = True
     """A sandbox is available for commands (kernel.sandbox.detect)."""
     writes: Mapping[str, PathVerdict] = field(default_factory=dict)
-    """The path policy's verdict (as a write) on each file a command's redirections write."""
+    """The path policy's verdict (as a write) on each file a command writes."""
 
 
 @dataclass(frozen=True)
@@ -244,7 +247,7 @@ def _by_mode(spec: ToolSpec, mode: Mode, outside: Sequence[str], network: bool,
 
 
 def _written(writes: Mapping[str, PathVerdict], session: Session) -> Target:
-    """A command's redirections as the write_file calls they amount to (rules for
+    """What a command writes as the write_file calls it amounts to (rules for
     `write_file(…)` apply to them)."""
     workspace, home = str(session.workspace), str(session.home)
     return Target(WRITES_AS, paths=tuple(relative_paths(str(v.resolved), workspace, home)
@@ -253,17 +256,17 @@ def _written(writes: Mapping[str, PathVerdict], session: Session) -> Target:
 
 def _write_reason(writes: Mapping[str, PathVerdict], mode: Mode, written: Target,
                   allow: RuleSet, granted: Sequence[Rule]) -> str:
-    """Why the files a command's redirections write must be asked about ('' when they need
-    not): as for write_file, a write outside the workspace asks, and writes ask unless the
-    mode lets writes run, or allow rules or grants for write_file cover every file."""
+    """Why the files a command writes must be asked about ('' when they need not): as for
+    write_file, a write outside the workspace asks, and writes ask unless the mode lets
+    writes run, or allow rules or grants for write_file cover every file."""
     if not writes or allow.covering(written) or covering(granted, written):
         return ""
     outside = [p for p, v in writes.items() if not v.inside_workspace]
     if outside:
         return f"the command writes {', '.join(outside)}, outside the workspace"
     if mode not in (Mode.AUTO_EDIT, Mode.AUTO):
-        return (f"the command writes {', '.join(writes)} (a redirection is a write), and "
-                f"writes ask in {mode.value} mode")
+        return (f"the command writes {', '.join(writes)}, and writes ask in {mode.value} "
+                f"mode")
     return ""
 
 

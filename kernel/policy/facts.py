@@ -2,8 +2,9 @@
 
 Paths go through THE path policy (`PathPolicy.classify`), commands through kernel.shell: one
 reading (`read`) gives the parts the rules match, what each word is, the files its
-redirections write (which then go through the path policy as writes) and, through
-`classify`, destructive / network. Nothing here decides anything; `decide()` does.
+redirections and its writing programs write (kernel.shell.writes: `tee f`, `cp a f`, which
+then go through the path policy as writes) and, through `classify`, destructive / network.
+Nothing here decides anything; `decide()` does.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from kernel.policy.rules import COMMAND_TOOLS
 from kernel.shell.classify import classify
 from kernel.shell.parse import ShellParseError, read
 from kernel.shell.words import LITERAL
+from kernel.shell.writes import line_writes
 from kernel.tools.pathpolicy import PathPolicy, PathVerdict
 from kernel.tools.spec import Risk, ToolSpec
 
@@ -39,7 +41,7 @@ def command_facts(text: str) -> CommandFacts:
     except ShellParseError as exc:
         return CommandFacts(text=text, parse_error=str(exc))
     found = classify(line)
-    writes, unknown = line.writes()
+    writes, unknown = line_writes(line)
     return CommandFacts(
         text=text,
         parts=line.parts,
@@ -55,8 +57,9 @@ def command_facts(text: str) -> CommandFacts:
 
 def _command_writes(command: CommandFacts, cwd: object,
                     policy: PathPolicy) -> dict[str, PathVerdict]:
-    """The path policy's verdict, as a write, on each file the command's redirections name
-    (relative ones from the command's working folder)."""
+    """The path policy's verdict, as a write, on each file the command writes (its
+    redirections, and the files writing programs are told to write: kernel.shell.writes),
+    relative ones from the command's working folder."""
     where = cwd if isinstance(cwd, str) else ""
     return {target: policy.classify(os.path.join(where, target) if where and not
                                     target.startswith(("/", "~")) else target, write=True)

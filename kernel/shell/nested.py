@@ -235,9 +235,10 @@ def _wrapped(name: str, words: Sequence[Word], feeder: SimpleCommand | None) -> 
     rest = tuple(words[start:])
     if name == "xargs":
         replace = _xargs_replace(words[1:start])
-        if replace is not None:  # `-I{}`: its input is put where the words say `{}`
+        if replace is not None:  # `-I{}`: its input is put where the words say `{}`, and
             rest = tuple(Word(w.text, EXPANDS) if replace in w.text else w for w in rest)
-        rest = (rest or (Word("echo"),)) + _fed_words(feeder)
+        if replace is None or not rest:  # nowhere else
+            rest = (rest or (Word("echo"),)) + _fed_words(feeder)
     if not rest or not spec.runs_rest:
         return found
     if spec.joins:

@@ -62,8 +62,7 @@ class Redirect:
             is_file = not re.fullmatch(r"[0-9]+-?|-", self.target.text)
         else:
             is_file = self.op in WRITE_OPERATORS
-        text = self.target.text
-        return is_file and not (text in NOT_FILES or _FD_PATH.match(text))
+        return is_file and names_a_file(self.target.text)
 
     @property
     def words(self) -> list[Word]:
@@ -140,23 +139,10 @@ class CommandLine:
     def changes_directory(self) -> bool:
         return any(c.argv and c.argv[0] in _DIR_CHANGERS for c in self.commands)
 
-    def writes(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """The files its redirections write: (paths it names, targets it cannot name).
-        A relative path after a `cd` cannot be named (which folder is it in?)."""
-        known: list[str] = []
-        unknown: list[str] = []
-        moved = self.changes_directory
-        for command in self.commands:
-            for redirect in command.redirects:
-                if not redirect.writes_file:
-                    continue
-                target = redirect.target
-                relative = not target.text.startswith(("/", "~"))
-                if target.kind in (LITERAL, TILDE) and not (moved and relative):
-                    known.append(target.text)
-                else:
-                    unknown.append(target.text)
-        return tuple(dict.fromkeys(known)), tuple(dict.fromkeys(unknown))
+
+def names_a_file(path: str) -> bool:
+    """Writing it writes a file: not /dev/null, /dev/stdout, /dev/fd/N and the like."""
+    return not (path in NOT_FILES or _FD_PATH.match(path))
 
 
 def normalized(path: str) -> str:

