@@ -168,29 +168,36 @@ if {preset!r}:
     import ring_plugin
     from kernel.keys import use_backend
     use_backend(ring_plugin.Keyring())
+if {loaded!r}:
+    import keyring
 from kernel.cli import main
 rc = main(['doctor'])
-print('KEYRING', 'keyring' in sys.modules, 'MACOS', 'keyring.backends.macOS' in sys.modules)
+print('KEYRING', 'keyring' in sys.modules, 'HERE', 'ring_plugin' in sys.modules,
+      'MACOS', 'keyring.backends.macOS' in sys.modules)
 """
 
 
-@pytest.mark.parametrize("preset", [False, True], ids=["nothing set: a child reads",
-                                                      "chosen in the process: read here"])
-def test_doctor_reads_the_chosen_backend_without_the_macos_backend(preset: bool,
+@pytest.mark.parametrize(("preset", "loaded"), [(False, False), (True, False), (False, True)],
+                         ids=["nothing set: a child reads", "chosen in the process: read here",
+                              "keyring loaded, nothing chosen: read here"])
+def test_doctor_reads_the_chosen_backend_without_the_macos_backend(preset: bool, loaded: bool,
                                                                    tmp_path: Path) -> None:
     """The whole `reins doctor` in a process where nothing names a backend: the key comes
     from the one keyring would pick (a plugin, found through the entry points of a folder
     on PYTHONPATH, which the child interpreter gets as sys.path), read by a child
     interpreter that loads keyring instead of this process; with a backend chosen in the
     process (kernel.keys.use_backend; only the plugin module on the path: discovery would
-    choose fail), from that one, read here. The macOS module is never loaded."""
+    choose fail), from that one, read here; with keyring already loaded (nothing for a
+    child to take off this process), discovered and read here. The macOS module is never
+    loaded."""
     row = Row("", on_path={"ring_plugin": 1}) if preset else Row("", plugins={"ring_plugin": 1})
     env = _environment(row, tmp_path)
     env.update(REINS_HOME=str(tmp_path / "home"), ANTHROPIC_API_KEY="environment-key")
-    done = subprocess.run([sys.executable, "-c", DOCTOR.format(preset=preset)], env=env,
-                          cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+    done = subprocess.run([sys.executable, "-c", DOCTOR.format(preset=preset, loaded=loaded)],
+                          env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                          check=False)
     assert "API key: found in the keyring" in done.stdout, done.stdout + done.stderr
-    assert f"KEYRING {preset}" in done.stdout
+    assert f"KEYRING {preset or loaded} HERE {preset or loaded}" in done.stdout
     assert ("MACOS False" in done.stdout) or sys.platform == "darwin"
 
 
