@@ -14,7 +14,9 @@ Mounts, in order (later ones lie on top of earlier ones):
 5. Reins' own config and data folders hidden (unless the hidden home already hides them and
    nothing bound above shows them again), then the sandbox home (HOME) bound read-write;
 6. the hiding tmpfs mounts remounted read-only, so writes into the real home fail.
-What a command makes anew among these is undone after it (kernel.sandbox.revert).
+What a command makes anew among these is undone after it (kernel.sandbox.revert). The marked
+links, which bubblewrap cannot bind (it follows them), are bound onto themselves by the
+kernel before the command starts (kernel.sandbox.pin; the program is then a shell stage).
 The command is its own session (`--new-session`), in a user namespace of its own with no
 capability (`--cap-drop ALL`; no nested user namespace where bubblewrap can forbid it), the
 init of a new PID namespace dies with Reins (`--die-with-parent`), and the network is a

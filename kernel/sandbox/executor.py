@@ -52,6 +52,7 @@ from kernel.sandbox.limits import ResourceLimits, describe_stop
 from kernel.sandbox.marks import Mark
 from kernel.sandbox.network import FIX_PASTA, NetworkScope, Pasta, find_pasta, resolv_conf, scope
 from kernel.sandbox.pids import CgroupError, CommandCgroup, remove_when_empty
+from kernel.sandbox.pin import PinStage, links_to_pin
 from kernel.sandbox.proctree import ProcId, alive, descendants, signal_all
 from kernel.sandbox.refusal import CommandRefused, OutputSink
 from kernel.sandbox.revert import Reverted
@@ -117,6 +118,9 @@ class CommandOutcome:
     reverted: tuple[Reverted, ...] = ()
     """What the command made that git, a shell or an editor would run outside the sandbox,
     moved out of the workspace after it (kernel.sandbox.revert)."""
+    pinned: tuple[str, ...] = ()
+    """The workspace's marked links, fixed in place while the command ran (kernel.sandbox.pin):
+    removing, renaming or replacing them failed (EBUSY). Paths relative to the workspace."""
 
     @property
     def ok(self) -> bool:
@@ -369,7 +373,10 @@ class CommandExecutor:
                 if before is not None:  # also when cancelled: nothing planted stays
                     reverted = await asyncio.shield(
                         self._guards.undo(workspace, before, spool.path.stem))
-            return replace(outcome, reverted=reverted)
+            pinned = tuple(os.path.relpath(pin.path, workspace) for pin in
+                           links_to_pin(str(workspace), request.marks)
+                           ) if launcher.kernel_sets_limits else ()
+            return replace(outcome, reverted=reverted, pinned=pinned)
         finally:
             if ahead_timer is not None:
                 ahead_timer.cancel()
@@ -381,10 +388,13 @@ class CommandExecutor:
     def _start(self, launcher: Launcher, request: LaunchRequest, env: dict[str, str],
                script: bytes | None) -> _Sandbox:
         """Start the launcher; its shell gets `script` now, or later through `fill`."""
-        handshake = (Handshake(_network(request.network, self.settings.pasta))
-                     if launcher.kernel_sets_limits else None)
-        if handshake is not None:
-            request = replace(request, handshake_fds=handshake.child_fds)
+        handshake: Handshake | None = None
+        if launcher.kernel_sets_limits:
+            pins = links_to_pin(str(request.workspace), request.marks)
+            handshake = Handshake(_network(request.network, self.settings.pasta),
+                                  PinStage(pins) if pins else None)
+            request = replace(request, handshake_fds=handshake.child_fds,
+                              stage_fds=handshake.stage.child_fds if handshake.stage else None)
         read_fd, write_fd = os.pipe()
         script_fd = _script_file()
         try:
@@ -403,7 +413,7 @@ class CommandExecutor:
                 cwd="/" if launcher.private_tmp else request.cwd,
                 start_new_session=True,
                 close_fds=True,
-                pass_fds=handshake.child_fds if handshake is not None else (),
+                pass_fds=handshake.pass_fds if handshake is not None else (),
             ), launcher, request, handshake, read_fd, script_fd, made_from)  # fmt: skip
         except BaseException as exc:
             for fd in (read_fd, script_fd):
@@ -431,7 +441,8 @@ class CommandExecutor:
         """The sandbox is alive and made from exactly what a call of `request` gets now."""
         return (sandbox.launcher == launcher and sandbox.proc.poll() is None
                 and sandbox.fingerprint == fingerprint(launcher.argv(
-                    replace(request, handshake_fds=sandbox.request.handshake_fds)), env))
+                    replace(request, handshake_fds=sandbox.request.handshake_fds,
+                            stage_fds=sandbox.request.stage_fds)), env))
 
     def _take_ahead(self, launcher: Launcher, request: LaunchRequest, env: dict[str, str]
                     ) -> _Sandbox | None:

@@ -8,7 +8,9 @@ inherit the limits. This costs no extra program in front of bwrap (util-linux `p
 exec per command) and runs nothing in a forked copy of the kernel (no `preexec_fn`).
 
 Fail closed: bwrap starts the command on any read of the block fd, end of file included, so
-when the limits cannot be set the sandbox is killed *before* the block fd is closed.
+when the limits cannot be set the sandbox is killed *before* the block fd is closed. In a
+workspace with marked links bwrap's program is a shell stage that waits once more while the
+kernel binds the links (kernel.sandbox.pin); it is killed when that fails.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import TYPE_CHECKING
 from kernel.sandbox.limits import ResourceLimits
 from kernel.sandbox.network import NetworkUnavailable, Pasta
 from kernel.sandbox.pids import CgroupError, CommandCgroup, confine
+from kernel.sandbox.pin import PinError, PinStage
 
 if TYPE_CHECKING:
     import asyncio  # the loop is the caller's; `reins doctor`'s probe needs none
@@ -67,10 +70,13 @@ def set_limits(pid: int, limits: ResourceLimits) -> None:
 class Handshake:
     """The two pipes of one bwrap start: bwrap's info comes in, the go-ahead goes out."""
 
-    def __init__(self, network: Pasta | None = None) -> None:
+    def __init__(self, network: Pasta | None = None, stage: PinStage | None = None) -> None:
         self.network = network
         """Attached to the sandbox's network namespace before the go-ahead (kernel.sandbox.network);
         the caller stops it once the command has ended."""
+        self.stage = stage
+        """After the go-ahead, the sandbox's links are pinned before its command starts
+        (kernel.sandbox.pin)."""
         self._attaching: asyncio.Task[None] | None = None
         self.cgroup: CommandCgroup | None = None
         """The command's pids cgroup, where one enforces the process limit (kernel.sandbox.pids);
@@ -94,12 +100,19 @@ class Handshake:
         """(info fd, block fd) as bwrap sees them (pass them with `pass_fds`)."""
         return self._info_write, self._block_read
 
+    @property
+    def pass_fds(self) -> tuple[int, ...]:
+        """Every descriptor bwrap must get: the handshake's, and the pin stage's."""
+        return self.child_fds + (self.stage.child_fds if self.stage is not None else ())
+
     def started(self) -> None:
         """Close the child's ends here once bwrap has them (else no end of file comes)."""
         for fd in (self._info_write, self._block_read):
             with contextlib.suppress(OSError):
                 os.close(fd)
         self._info_write = self._block_read = -1
+        if self.stage is not None:
+            self.stage.started()
 
     def complete(self, limits: ResourceLimits, timeout_s: float) -> None:
         """Blocking: read bwrap's info, set the limits, let the command start.
@@ -112,8 +125,9 @@ class Handshake:
                 raise HandshakeError(f"bubblewrap did not report its sandbox in {timeout_s:g} s")
             if self._read_some():
                 break
-        if self.network is not None:
-            raise HandshakeError("a sandbox with a network of its own is started from the loop")
+        if self.network is not None or self.stage is not None:
+            raise HandshakeError("a sandbox with a network of its own or links to pin is "
+                                 "started from the loop")
         self._confine(limits)
         self._go()
 
@@ -187,23 +201,31 @@ class Handshake:
             on_failure(str(exc))
             self.close()
             return
-        if self.network is None:
+        if self.network is None and self.stage is None:
             self._go()
             if on_started is not None:
                 on_started()
         else:
-            self._attaching = loop.create_task(
-                self._attach_then_go(self.network, pid, on_failure, on_started))
+            self._attaching = loop.create_task(self._finish(pid, on_failure, on_started))
 
-    async def _attach_then_go(self, network: Pasta, pid: int, on_failure: Callable[[str], None],
-                              on_started: Callable[[], None] | None) -> None:
-        try:
-            await network.attach(pid)
-        except NetworkUnavailable as exc:
-            on_failure(f"the command's network could not be set up: {exc}")
-            self.close()
-            return
+    async def _finish(self, pid: int, on_failure: Callable[[str], None],
+                      on_started: Callable[[], None] | None) -> None:
+        """Attach the network, let bwrap go, pin the links, let the command go."""
+        if self.network is not None:
+            try:
+                await self.network.attach(pid)
+            except NetworkUnavailable as exc:
+                on_failure(f"the command's network could not be set up: {exc}")
+                self.close()
+                return
         self._go()
+        if self.stage is not None:
+            try:
+                await self.stage.run(pid)
+            except (PinError, OSError) as exc:
+                on_failure(str(exc))
+                self.close()
+                return
         if on_started is not None:
             on_started()
 
@@ -230,7 +252,8 @@ class Handshake:
     def _go(self) -> None:
         with contextlib.suppress(OSError):  # bwrap gone already: it runs nothing
             os.write(self._block_write, b"1")
-        self.close()
+        self._stop_watching()
+        self._close_fds()
 
     def _stop_watching(self) -> None:
         if self._loop is not None:
@@ -243,6 +266,11 @@ class Handshake:
         attaching, self._attaching = self._attaching, None
         if attaching is not None and attaching is not _current_task():
             attaching.cancel()
+        if self.stage is not None:
+            self.stage.close()
+        self._close_fds()
+
+    def _close_fds(self) -> None:
         for name in ("_info_read", "_info_write", "_block_read", "_block_write"):
             fd = getattr(self, name)
             if fd >= 0:

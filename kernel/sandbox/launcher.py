@@ -38,6 +38,7 @@ from kernel.sandbox.bwrap import bwrap_argv
 from kernel.sandbox.limits import ResourceLimits
 from kernel.sandbox.marks import Mark
 from kernel.sandbox.network import NetworkScope
+from kernel.sandbox.pin import links_to_pin, staged_shell
 
 REAPER = Path(__file__).with_name("reaper.py")
 SHELL = ("/bin/sh", "-s")
@@ -67,6 +68,9 @@ class LaunchRequest:
     """The resolv.conf of a command with the internet (kernel.sandbox.network)."""
     marks: tuple[Mark, ...] = ()
     """The workspace's secret and protected entries (kernel.sandbox.guard)."""
+    stage_fds: tuple[int, int] | None = None
+    """(ready fd, go fd) of the stage that waits while the kernel pins the marked links
+    (kernel.sandbox.pin), for a launcher whose `kernel_sets_limits` when there are any."""
 
 
 class Launcher(Protocol):
@@ -110,9 +114,14 @@ class BwrapLauncher:
     def argv(self, request: LaunchRequest) -> list[str]:
         if request.handshake_fds is None:
             raise ValueError("bubblewrap needs the start handshake: the limits are set there")
+        program: tuple[str, ...] = SHELL
+        if links_to_pin(str(request.workspace), request.marks):
+            if request.stage_fds is None:
+                raise ValueError("the workspace's marked links are pinned from a stage")
+            program = staged_shell(*request.stage_fds, SHELL)
         return bwrap_argv(
             self.bwrap,
-            program=SHELL,
+            program=program,
             cwd=request.cwd,
             workspace=request.workspace,
             network=request.network == "host",

@@ -17,9 +17,10 @@ Symbolic links are not followed. A link is never hidden by its name (the path po
 where a link leads, and so does the sandbox: the entry it leads to is met by the walk under
 its own name), but a protected name is protected as a link too (`.git/hooks -> ../hooks`,
 `.vscode -> ../shared`): git and editors follow it, so where it leads is bound read-only.
-The link itself is no mount point: a command can remove it or make it again leading
-elsewhere, which kernel.sandbox.revert undoes after the command (a mark of a link holds its
-text, `Mark.led`, since the link made again often gets the freed inode back).
+bubblewrap cannot bind the link itself (it follows it); kernel.sandbox.pin binds every marked
+link onto itself in the sandbox before the command starts, and should one change anyway,
+kernel.sandbox.revert undoes it after the command (a mark of a link holds its text,
+`Mark.led`, since a link made again often gets the freed inode back).
 """
 
 from __future__ import annotations

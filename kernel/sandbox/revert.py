@@ -7,11 +7,12 @@ cannot be written, renamed or replaced). What a command can still do is make NEW
 the workspace index is refreshed; every new mark that is not inert is moved out of the
 workspace into Reins' quarantine folder, and the command's result says so.
 
-A protected LINK (`.vscode -> shared`, `.git/hooks -> ../../myhooks`) is no mount point: the
-sandbox binds where it leads read-only, but the link itself sits in a writable folder and
-can be removed, renamed or made again to lead elsewhere (with the freed inode: marks.Mark.led
-tells the two apart). What leads elsewhere is new and moved out like the rest; then the
-link as it was is made again (`to_restore`, `restore`).
+A protected LINK (`.vscode -> shared`, `.git/hooks -> ../../myhooks`) sits in a writable
+folder; the sandbox binds where it leads read-only and the link onto itself
+(kernel.sandbox.pin), and whatever changed it anyway (removed, renamed, made again to lead
+elsewhere, with the freed inode: marks.Mark.led tells the two apart) is undone here: what
+leads elsewhere is new and moved out like the rest; then the link as it was is made again
+(`to_restore`, `restore`).
 
 Inert, and kept: a git config `git init` or `git clone` could have written (see
 marks.inert_git_config), a hooks folder holding only `*.sample` files, and new secrets by

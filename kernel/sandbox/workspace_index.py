@@ -277,10 +277,11 @@ MAX_HOPS = 40
 
 def with_led(workspace: str, marks: Mapping[str, Mark]) -> dict[str, Mark]:
     """`marks` and, marked as protected too, where each protected link among them leads
-    inside the workspace, hop by hop (`.idea -> cfg/hop -> real`): what exists is bound
-    read-only; what does not (`.vscode -> missing`, `.envrc -> sub/envrc`) and a command
-    makes is new and undone after it, unless a link on the way changed (then that link is
-    undone, and what it led to is not the protected link's)."""
+    inside the workspace, hop by hop (`.idea -> cfg/hop -> real`), with the links to folders
+    met on the way (`.envrc -> sub/envrc` with `sub -> real`): what exists is bound
+    read-only, the links pinned; what does not (`.vscode -> missing`, `.envrc -> sub/envrc`)
+    and a command makes is new and undone after it, unless a link on the way changed (then
+    that link is undone, and what it led to is not the protected link's)."""
     root = os.path.realpath(workspace)
     led: dict[str, Mark] = {}
     for mark in marks.values():
@@ -289,31 +290,62 @@ def with_led(workspace: str, marks: Mapping[str, Mark]) -> dict[str, Mark]:
         rule, hop = f"where {mark.path} leads", mark
         via: tuple[str, ...] = (mark.path,)
         for _ in range(MAX_HOPS):
-            found = _led_to(root, hop, rule, via)
+            met, found = _led_to(root, hop, rule, via)
+            for folder_link in met:
+                led.setdefault(folder_link.path, folder_link)
             if found is None:
                 break
             led.setdefault(found.path, found)
             if found.entry != "link":
                 break
-            via, hop = (*via, found.path), found
+            via, hop = (*found.via, found.path), found
     return {**led, **marks}
 
 
-def _led_to(root: str, link: Mark, rule: str, via: tuple[str, ...]) -> Mark | None:
-    """The entry `link` holds the path of, marked; None when that is outside the
-    workspace or missing."""
-    target = os.path.join(os.path.dirname(os.path.join(root, link.path)), link.led)
-    folder = os.path.realpath(os.path.dirname(target))
-    target = os.path.join(folder, os.path.basename(target))
+def _led_to(root: str, link: Mark, rule: str, via: tuple[str, ...]
+            ) -> tuple[list[Mark], Mark | None]:
+    """The links to folders inside the workspace met on the way to the entry `link` holds
+    the path of, and that entry, marked (None when it is outside the workspace or missing);
+    the entry's `via` ends with the links met."""
+    start = "/" if link.led.startswith("/") else os.path.dirname(os.path.join(root, link.path))
+    folder, met = _folders(root, start, os.path.dirname(link.led), rule, via)
+    via = (*via, *(m.path for m in met))
+    target = os.path.join(folder, os.path.basename(link.led))
     if not target.startswith(root + "/") or os.path.basename(target) in ("", ".", ".."):
-        return None
+        return met, None
     try:
         info = os.lstat(target)
     except OSError:
-        return None
+        return met, None
     path = target[len(root) + 1:]
     if stat.S_ISLNK(info.st_mode):
-        return Mark(path, "protected", rule, "link", info.st_ino, _readlink(target), via)
+        return met, Mark(path, "protected", rule, "link", info.st_ino, _readlink(target), via)
     entry: EntryKind = ("dir" if stat.S_ISDIR(info.st_mode) else
                         "file" if stat.S_ISREG(info.st_mode) else "other")
-    return Mark(path, "protected", rule, entry, info.st_ino, via=via)
+    return met, Mark(path, "protected", rule, entry, info.st_ino, via=via)
+
+
+def _folders(root: str, start: str, text: str, rule: str, via: tuple[str, ...]
+             ) -> tuple[str, list[Mark]]:
+    """The folder `text` names from the real folder `start`, resolved as the kernel does,
+    and the links inside the workspace it passes, marked."""
+    folder, met = start, []
+    for part in text.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            folder = os.path.dirname(folder)
+            continue
+        step = os.path.join(folder, part)
+        try:
+            info = os.lstat(step)
+        except OSError:
+            info = None
+        if info is not None and stat.S_ISLNK(info.st_mode):
+            if step.startswith(root + "/"):
+                met.append(Mark(step[len(root) + 1:], "protected", rule, "link", info.st_ino,
+                                _readlink(step), via))
+            folder = os.path.realpath(step)
+        else:
+            folder = step
+    return folder, met

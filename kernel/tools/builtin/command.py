@@ -87,6 +87,9 @@ def check_command(command: str) -> None:
         ) from exc
 
 
+SHOWN_PINNED = 10
+
+
 def _header(outcome: CommandOutcome) -> list[str]:
     exit_text = "none (never ended)" if outcome.exit_code is None else str(outcome.exit_code)
     lines = [
@@ -103,6 +106,12 @@ def _header(outcome: CommandOutcome) -> list[str]:
     if outcome.write_error:
         lines.append(f"output incomplete: {outcome.write_error}")
     lines += describe(outcome.reverted, "the command")
+    if outcome.pinned and not outcome.ok:
+        lines.append("fixed in place by Reins while the command ran (links git or an editor "
+                     "follows; removing, renaming or replacing them fails with 'Device or "
+                     "resource busy'): " + ", ".join(outcome.pinned[:SHOWN_PINNED])
+                     + (f" … and {len(outcome.pinned) - SHOWN_PINNED} more"
+                        if len(outcome.pinned) > SHOWN_PINNED else ""))
     return lines
 
 
