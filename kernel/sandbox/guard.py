@@ -90,20 +90,24 @@ class WorkspaceGuards:
 
     def protected_links(self, workspace: Path) -> dict[Path, str]:
         """Where each protected link of the workspace leads (resolved) → the link's path
-        in the workspace; and each other name of a secret or protected file → that file
-        (kernel.hardlinks.verdict_text). Blocking when the workspace was never indexed (a
-        run makes its index as it starts, kernel.sandbox.executor.prepare) or changed a
-        lot."""
+        in the workspace; each other name in the workspace of a secret or protected file →
+        that file (kernel.hardlinks.verdict_text), and each such file with other names →
+        itself, for a name the walk does not meet (PathPolicy compares inodes). Blocking
+        when the workspace was never indexed (a run makes its index as it starts,
+        kernel.sandbox.executor.prepare) or changed a lot."""
         root = os.path.realpath(workspace)
         index = self._current(root)
         with self._using:  # the file tools' threads call this while a command's refresh runs
             marks, same = list(index.marks.values()), self._same[root].marks(index.linked)
+            several = [n for n in self._same[root].files.values() if n.nlink > 1]
         links = {Path(os.path.realpath(os.path.join(root, mark.path))): mark.path
                  for mark in marks
                  if mark.entry == "link" and mark.kind in ("protected", "git-entry")}
         for rel, mark in same.items():
             links[Path(root, rel)] = verdict_text(Named(
                 mark.same_as, "secret" if mark.kind == "secret" else "protected", mark.rule, 0))
+        for named in several:  # for names the walk does not meet (inside .git, outside)
+            links.setdefault(Path(named.path), verdict_text(named))
         return links
 
     def _keep(self, key: str, index: WorkspaceIndex) -> None:

@@ -10,8 +10,8 @@ and config, shell start-up files, editor settings, Reins' own folders).
 A file may have other names (hard links): one that is another name of a secret or protected
 file (kernel.hardlinks: `ln ~/.ssh/id_ed25519 notes.txt`, `ln .git/config gitconfig.txt`) is
 a secret or protected as that file is, by inode, whatever its own name. The workspace
-index knows them inside the workspace (through `links`); for a file outside it, or without
-an index, the home's secret and protected files are compared directly.
+index knows those files and their names in the workspace (through `links`); without an
+index the home's secret and protected files are compared directly.
 
 Checking a path and then opening it by name leaves a gap: a symlink swapped in between
 would redirect the write. So writes (and reads) go through file descriptors: the parent
@@ -292,11 +292,25 @@ class PathPolicy:
             return None
         if not stat.S_ISREG(info.st_mode) or info.st_nlink < 2:
             return None
-        if self._links is not None and inside:
-            text = self._links().get(resolved)
-            return None if text is None else parse_verdict(text)
-        named = at_home(str(Path.home())).get((info.st_dev, info.st_ino))
-        return None if named is None or named.path == str(resolved) else named
+        key = (info.st_dev, info.st_ino)
+        if self._links is None:
+            named = at_home(str(Path.home())).get(key)
+            return None if named is None or named.path == str(resolved) else named
+        found = [(path, parse_verdict(text)) for path, text in self._links().items()
+                 if text.startswith(SAME_FILE_PREFIX)]
+        for path, named in found:  # a name the workspace index knows
+            if path == resolved and named is not None and named.path != str(resolved):
+                return named
+        for path, named in found:  # a secret or protected file that has other names
+            if named is None or named.path != str(path) or named.path == str(resolved):
+                continue
+            try:
+                other = os.stat(path, follow_symlinks=False)
+            except OSError:
+                continue
+            if (other.st_dev, other.st_ino) == key:
+                return named
+        return None
 
     def _protected_reason(self, resolved: Path, inside: bool) -> str | None:
         for root in self._reins_roots:

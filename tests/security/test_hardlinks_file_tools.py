@@ -173,6 +173,30 @@ def test_links_made_renamed_and_removed_during_the_session(
     assert policy.classify("deep/er/renamed.txt", write=False).allowed
 
 
+def test_names_the_walk_does_not_meet_are_compared_by_inode(
+        home: Path, workspace: Path, reins_home: AppPaths, tmp_path: Path) -> None:
+    _plant(home, workspace)
+    os.link(home / ".ssh/id_ed25519", workspace / "repo/.git/description.bak")  # inside .git
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.link(home / ".config/gh/hosts.yml", outside / "hosts-backup.yml")
+    os.link(workspace / "repo/.git/config", outside / "config-copy")
+    guards = WorkspaceGuards(reins_home)
+    try:
+        policy = PathPolicy(workspace, app_paths=reins_home,
+                            links=lambda: guards.protected_links(workspace)).allowing([outside])
+        inside = policy.classify("repo/.git/description.bak", write=False)
+        assert inside.secret == ".ssh/**" and not inside.allowed
+        assert inside.same_file == str(home / ".ssh/id_ed25519")
+        backup = policy.classify(str(outside / "hosts-backup.yml"), write=False)
+        assert backup.secret == ".config/gh/**" and not backup.allowed
+        assert policy.classify(str(outside / "config-copy"), write=True).protected == \
+            f"{SAME_FILE_PREFIX}{workspace}/repo/.git/config"
+        assert policy.classify(str(home / ".ssh/id_ed25519"), write=False).same_file == ""
+    finally:
+        guards.close()
+
+
 def test_without_an_index_and_outside_the_workspace_the_home_is_compared(
         home: Path, workspace: Path, reins_home: AppPaths, tmp_path: Path) -> None:
     outside = tmp_path / "outside"
