@@ -187,7 +187,7 @@ def _doctor(keyring: Callable[[], str | None]) -> int:
         from kernel.paths import AppPaths
 
         loaded = read_settings(AppPaths.from_env())
-        sandbox = Ahead(functools.partial(sandbox_report, loaded), "sandbox-report")
+        sandbox = Ahead(functools.partial(sandbox_report, loaded[0].exec), "sandbox-report")
         return doctor_command(sys.stdout, keyring, loaded, sandbox)
 
 

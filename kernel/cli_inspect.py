@@ -17,6 +17,7 @@ from kernel.agent.provider_config import (
 from kernel.cli_errors import EXIT_ERROR, EXIT_OK
 from kernel.paths import AppPaths
 from kernel.policy.settings import Settings, SettingsError, load_settings
+from kernel.sandbox.settings import ExecSettings
 
 Loaded = tuple[Settings, str]
 """The settings, and why the file cannot be used ("": it loads; then the defaults)."""
@@ -29,11 +30,11 @@ def read_settings(paths: AppPaths) -> Loaded:
         return Settings(), str(exc)
 
 
-def sandbox_report(loaded: Loaded) -> str:
-    """The sandbox's lines for these settings' `exec` (kernel.sandbox.doctor)."""
+def sandbox_report(exec_settings: ExecSettings) -> str:
+    """The sandbox's lines for what `exec_settings` gives commands (kernel.sandbox.doctor)."""
     from kernel.sandbox.doctor import report
 
-    return report(loaded[0].exec)
+    return report(exec_settings)
 
 
 def doctor_command(out: TextIO, keyring_lookup: Callable[[], str | None] = keyring_key,
@@ -63,8 +64,7 @@ def doctor_report(paths: AppPaths, resolve_key: Callable[[], KeySource],
 
     settings, settings_problem = loaded if loaded is not None else read_settings(paths)
     base_url = resolve_base_url(ProviderConfig(base_url=settings.base_url))
-    sandbox = sandbox_text() if sandbox_text is not None else sandbox_report(
-        (settings, settings_problem))
+    sandbox = sandbox_text() if sandbox_text is not None else sandbox_report(settings.exec)
     status = detect_sandbox(settings.exec.bwrap)  # the report's own probe, cached
     key = resolve_key()
     lines = [
