@@ -32,6 +32,7 @@ from kernel.shell.words import (
     Word,
     normalized,
 )
+from kernel.shell.writes import program_writes
 
 
 @dataclass(frozen=True)
@@ -62,11 +63,6 @@ _DISK_TOOLS = frozenset(
      "blkdiscard", "cryptsetup", "diskutil", "format"}
 )  # fmt: skip
 _POWER = frozenset({"shutdown", "reboot", "halt", "poweroff", "kexec"})
-_WRITERS_ANY_ARG = frozenset(
-    {"rm", "rmdir", "unlink", "shred", "truncate", "touch", "chmod", "chown", "chgrp", "mv",
-     "tee", "mkdir", "chattr", "setfacl"}
-)  # fmt: skip
-_WRITERS_LAST_ARG = frozenset({"cp", "install", "ln", "rsync", "scp"})
 _DOWNLOADERS = frozenset({"curl", "wget", "fetch", "aria2c", "http", "https", "xh"})
 _INTERPRETERS = SHELLS | frozenset(
     {"python", "python3", "perl", "ruby", "node", "php", "source", ".", "eval"}
@@ -121,6 +117,8 @@ def classify(command: str | CommandLine) -> Classification:
         if name in WRAPPERS:
             continue
         reasons.extend(_command_reasons(cmd.args))
+        reasons.extend(_write_target_reasons([w.text for w in program_writes(cmd)],
+                                             f"{name} writes"))
         network = network or _needs_network(list(cmd.argv))
     reasons.extend(command.blind)
     reasons.extend(_pipe_to_shell(command.commands))
@@ -268,26 +266,17 @@ def _command_reasons(words: Sequence[Word]) -> list[str]:
         broad = [t for t in operands[:-1] if _is_broad(t) or _git_dir(t)]
         if broad:
             reasons.append(f"moves {', '.join(broad)} away")
-    if name in _WRITERS_ANY_ARG:
-        verb = "changes" if name in ("chmod", "chown", "chgrp", "chattr", "setfacl") else "writes"
-        reasons.extend(_write_target_reasons(operands, f"{name} {verb}"))
-    if name in _WRITERS_LAST_ARG and operands:
-        reasons.extend(_write_target_reasons(operands[-1:], f"{name} writes to"))
     if name == "rsync" and any(f.startswith("--delete") or f == "--remove-source-files"
                                for f in flags) and operands:
         target = operands[-1]
         if _is_broad(target) or _git_dir(target) or normalized(target) in (".", "..") or (
                 _glob_everything(target)):
             reasons.append(f"rsync --delete removes what is not in the source from {target}")
-    if name == "sed" and flags & {"i", "--in-place"}:
-        reasons.extend(_write_target_reasons(operands[1:], "sed -i edits"))
     if name.startswith("mkfs") or name in _DISK_TOOLS:
         reasons.append(f"{name} formats or repartitions a disk")
-    if name == "dd":
-        for word in words[1:]:
-            if word.text.startswith("of=") and (_system_path(word.text[3:])
-                                                or word.kind == EXPANDS):
-                reasons.append(f"dd writes to {word.text[3:]}")
+    if name == "dd":  # where it writes, if known, is judged with every writer's
+        reasons += [f"dd writes to {w.text[3:]}" for w in words[1:]
+                    if w.text.startswith("of=") and w.kind == EXPANDS]
     if name == "shred":
         reasons.append("shred destroys file contents beyond recovery")
     if name == "find":
