@@ -80,7 +80,7 @@ def _child_answer(target: str, accept: Callable[[object], TypeGuard[T]],
             done = subprocess.run(
                 [sys.executable, "-I", "-c", CHILD_CODE, json.dumps(sys.path), target],
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, check=False)
-        except OSError:
+        except (OSError, ValueError, TypeError):  # no interpreter; a path JSON cannot carry
             done = None
         if done is not None and done.returncode == 0:
             with contextlib.suppress(ValueError):

@@ -115,6 +115,12 @@ def test_a_module_in_the_current_folder_is_not_the_childs(tmp_path: Path,
     assert in_child("planted:answer", _is_str, lambda: "fallback")() == "fallback"
 
 
+def test_a_path_the_child_cannot_be_given_leaves_it_to_the_fallback(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "path", [*sys.path, b"/a/bytes/entry"])  # JSON has no bytes
+    assert in_child("os:getpid", _is_int, os.getpid)() == os.getpid()
+
+
 def test_a_frozen_app_asks_its_fallback_in_the_thread(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "frozen", True, raising=False)
     assert in_child("os:getpid", _is_int, os.getpid)() == os.getpid()
