@@ -8,12 +8,19 @@ shell reader, the real path policy and `decide()`."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from kernel.fakemodel import FakeAnthropicServer
+from kernel.fakemodel.script import ToolUse, reply
+from kernel.paths import AppPaths
 from kernel.policy.decide import Decision, Mode, Verdict, decide
 from kernel.policy.facts import call_facts
 from kernel.policy.rules import parse_rule
@@ -185,3 +192,45 @@ def test_write_file_rules_apply_to_what_programs_write(world: PolicyWorld) -> No
 
 def test_tables_are_large() -> None:
     assert len(PROTECTED) >= 150 and len(HARMLESS) >= 30
+
+
+def test_reins_exec_in_auto_mode_asks_before_a_program_writes_a_protected_path(
+        workspace: Path, reins_home: AppPaths) -> None:
+    """End to end through the real `reins exec` (auto mode, `--approve deny`, bubblewrap):
+    each write through a program is asked about and, denied, changes nothing; a plain copy
+    inside the workspace runs."""
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    (workspace / "hook.sh").write_text("#!/bin/sh\necho pwned\n")
+    (workspace / ".envrc").write_text("export A=1\n")
+    commands = {
+        "tee": "echo pwned | tee -a .git/hooks/pre-commit",
+        "cp": "cp hook.sh .git/hooks/pre-commit",
+        "sed": "sed -i s/A=1/A=2/ .envrc",
+        "dd": "dd if=hook.sh of=.vscode/settings.json",
+        "ln": "ln -sf ../../hook.sh .git/hooks/post-checkout",
+        "plain": "cp hook.sh copy.sh",
+    }
+    calls = [ToolUse("run_command", {"command": c}, id=k) for k, c in commands.items()]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    with FakeAnthropicServer([reply("on it", *calls), reply("done")],
+                             api_key="test-key") as server:
+        env.update(ANTHROPIC_BASE_URL=server.base_url, ANTHROPIC_API_KEY="test-key",
+                   PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring")
+        done = subprocess.run(
+            [str(Path(sys.executable).with_name("reins")), "exec", "--json", "--workspace",
+             str(workspace), "--mode", "auto", "--approve", "deny", "go"], env=env,
+            capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL,
+            check=False)
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    asked = {e["call_id"]: e for e in events if e["type"] == "approval_request"}
+    results = {e["call_id"]: e for e in events if e["type"] == "tool_result"}
+    assert set(asked) == set(commands) - {"plain"}, asked
+    assert all("protected path or a secret location" in asked[k]["reason"] for k in asked)
+    assert all(results[k]["error_code"] == "approval_denied" for k in asked), results
+    assert results["plain"]["error_code"] is None, results["plain"]
+    assert (workspace / "copy.sh").exists()
+    hooks = workspace / ".git" / "hooks"
+    assert not (hooks / "pre-commit").exists() and not (hooks / "post-checkout").exists()
+    assert (workspace / ".envrc").read_text() == "export A=1\n"
+    assert not (workspace / ".vscode").exists()
