@@ -12,8 +12,13 @@ mark). A file with one name (st_nlink 1) has no other; a name made later for it 
 A file with several names whose other names are none of these is left alone: hard links are
 common (uv and pnpm link packages into `.venv` and `node_modules` from their caches, `git
 clone` of a local repository links its objects, `cp -al` backups), and Linux cannot tell a
-file's other names without searching the whole file system. Secret locations deeper in the
-home than the patterns anchored there (`~/other-project/.env`) are not searched either.
+file's other names without searching the whole file system. What is not covered, for that
+reason: secret locations deeper in the home than the patterns anchored there
+(`~/other-project/.env`) or elsewhere on the disk; for commands, a name the workspace walk
+never lists (inside a git directory's objects and refs) or outside the workspace (the
+sandbox shows the root file system read-only: `/var/tmp/key` linked to `~/.ssh/id_rsa` is
+readable there); the file tools compare such a name's inode with the files above that had
+other names when last looked up.
 """
 
 from __future__ import annotations
