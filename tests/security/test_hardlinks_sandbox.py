@@ -84,6 +84,7 @@ STEPS_LIST: list[Any] = [
     "cat later/deep/todo.md bin/renamed.txt 2>&1; echo EVIL >> plain.sh; "
     "echo EVIL >> bin/run.sh; true",
     ORDINARY,
+    "mkdir -p sub2 && echo x > fresh && ln fresh sub2/.envrc && echo linked",  # made here
 ]
 
 
@@ -96,8 +97,9 @@ def _check(folder: Path, report: dict[str, Any]) -> None:
         assert (folder / path).read_text() == text, (path, outcomes)
     assert (folder / "workspace/repo/.git/hooks/pre-commit").read_text() == HOOK
     assert "EVIL" not in (folder / "workspace/repo/.git/config").read_text()
-    assert (folder / "workspace/plain.sh").read_text() == "echo plain\n", outcomes[-2]
-    assert (folder / "home/.profile").read_text() == "", outcomes[-2]
+    assert (folder / "workspace/plain.sh").read_text() == "echo plain\n", outcomes[-3]
+    assert (folder / "home/.profile").read_text() == "", outcomes[-3]
+    assert not (folder / "workspace/sub2/.envrc").exists()
     assert (folder / "uv-cache/pkg.py").read_text() == "print('a package')\nmore\n"
     linked = outcomes[2]["output"]
     for made in ("x1", "x2", "x3", "x4", "x5", "repo/.git/hooks/post-checkout"):
@@ -121,6 +123,9 @@ def test_hard_links_to_secrets_and_protected_files_in_the_sandbox(confined: Conf
     said = report["outcomes"][1]["output"]
     assert said.count("EVIL") == 0
     assert "Read-only file system" in said or "Permission denied" in said, said
-    ordinary = report["outcomes"][-1]
+    ordinary = report["outcomes"][-2]
     assert ordinary["exit_code"] == 0 and "a package" in ordinary["output"], ordinary
-    assert all(o.get("reverted", []) == [] for o in report["outcomes"]), report["outcomes"]
+    assert all(o.get("reverted", []) == [] for o in report["outcomes"][:-1]), report["outcomes"]
+    made = report["outcomes"][-1]  # a link it makes under a protected name is undone
+    assert "linked" in made["output"], made
+    assert [(r["path"], bool(r["moved_to"])) for r in made["reverted"]] == [("sub2/.envrc", True)]
