@@ -45,7 +45,7 @@ SAME_FILE_PREFIX = "hard-link:"
 
 @dataclass(frozen=True)
 class Named:
-    """A secret or protected file with more than one name."""
+    """A secret or protected file."""
 
     path: str
     """Absolute: the name by which it is secret or protected."""
@@ -53,6 +53,7 @@ class Named:
     rule: str
     """The pattern of kernel.pathrules it matches (or the mark's rule)."""
     nlink: int
+    """Its link count when it was looked at (more than 1: it has other names)."""
 
 
 def anchored(folder: str, patterns: Iterable[str]) -> list[str]:
@@ -133,7 +134,8 @@ def parse_verdict(text: str) -> Named | None:
     """The `Named` of a `verdict_text`, else None."""
     if not text.startswith(SAME_FILE_PREFIX):
         return None
-    kind, rule, path = text.removeprefix(SAME_FILE_PREFIX).split(":", 2)
-    if kind not in ("secret", "protected"):
+    parts = text.removeprefix(SAME_FILE_PREFIX).split(":", 2)
+    if len(parts) != 3 or parts[0] not in ("secret", "protected"):
         return None
+    kind, rule, path = parts
     return Named(path, "secret" if kind == "secret" else "protected", rule, 0)

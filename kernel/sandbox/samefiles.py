@@ -12,7 +12,7 @@ folder the workspace's marks name (`.git/hooks`, `.vscode`): a command pays noth
 none did. A name made for an existing file elsewhere changes its link count without an
 event in its own folder (`ln scripts/hook.sh .git/hooks/pre-commit`), so when a secret or
 protected file has gained a name the index does not know, the workspace is walked again
-(`needs_rescan`).
+(`SameFiles.current` says so).
 """
 
 from __future__ import annotations

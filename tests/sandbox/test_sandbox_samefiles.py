@@ -57,7 +57,8 @@ def test_the_verdict_text_reads_back(named: Named) -> None:
         named.path, named.kind, named.rule)
 
 
-@pytest.mark.parametrize("text", ["", ".vscode", "hard-link:other:x:/p", "link:.vscode"])
+@pytest.mark.parametrize("text", ["", ".vscode", "hard-link:other:x:/p", "link:.vscode",
+                                  "hard-link:secret", "hard-link:secret:.env"])
 def test_other_texts_are_no_verdict(text: str) -> None:
     assert parse_verdict(text) is None
 
