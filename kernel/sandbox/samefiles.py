@@ -17,15 +17,26 @@ protected file has gained a name the index does not know, the workspace is walke
 
 from __future__ import annotations
 
+import fnmatch
 import os
 from collections.abc import Mapping
+from pathlib import PurePosixPath
 
 from kernel.hardlinks import Inode, Named, add_files, anchored, at_home
-from kernel.pathrules import SECRET_PATTERNS, WORKTREE_PROTECTED
+from kernel.pathrules import SECRET_PATTERNS, WORKTREE_PROTECTED, fold_name
 from kernel.sandbox.inotify import FOLDER_CHANGES, IN_DONT_FOLLOW, Inotify, InotifyError
 from kernel.sandbox.marks import Mark
 
 _KINDS = {"secret": "secret", "protected": "protected", "git-entry": "protected"}
+_HEADS = tuple(dict.fromkeys(fold_name(PurePosixPath(p).parts[0])
+                             for p in (*SECRET_PATTERNS, *WORKTREE_PROTECTED)))
+"""The first segments of the lists' patterns: only an entry of the home so named matters
+(the home changes often: `~/.claude.json`, editors' backups)."""
+
+
+def _matters_at_home(name: str) -> bool:
+    folded = fold_name(name)
+    return any(fnmatch.fnmatchcase(folded, head) for head in _HEADS)
 
 
 class SameFiles:
@@ -37,6 +48,8 @@ class SameFiles:
         self.files: dict[Inode, Named] = {}
         self._marks: dict[str, Mark] | None = None
         self._notify: Inotify | None = None
+        self._home_watch: int | None = None
+        self._stale = True
         self._several: set[tuple[Inode, int]] | None = None
         """(inode, link count) of the files with several names when last looked up (None
         before the first look-up, which follows the index's first walk)."""
@@ -66,9 +79,13 @@ class SameFiles:
 
     def quiet(self, marks: Mapping[str, Mark]) -> bool:
         """Nothing to look up again: the same marks, and no entry made, removed or renamed
-        where the files are."""
-        return (self._marks == marks and self._notify is not None
-                and not self._notify.pending())
+        where the files are (in the home, none named as the lists' patterns begin)."""
+        if self._marks != marks or self._notify is None:
+            return False
+        for event in self._notify.read():
+            if event.wd != self._home_watch or _matters_at_home(event.name):
+                self._stale = True
+        return not self._stale
 
     def _look_up(self, marks: Mapping[str, Mark]) -> None:
         self.close()
@@ -76,7 +93,8 @@ class SameFiles:
             self._notify = Inotify()
         except InotifyError:
             self._notify = None
-        self._watch(self.home)
+        self._stale = False
+        self._home_watch = self._watch(self.home)
         for path in anchored(self.home, (*SECRET_PATTERNS, *WORKTREE_PROTECTED)):
             self._watch(path)
         for mark in marks.values():
@@ -85,13 +103,14 @@ class SameFiles:
         self.files = look_up(self.home, self.root, marks)
         self._marks = dict(marks)
 
-    def _watch(self, path: str) -> None:
+    def _watch(self, path: str) -> int | None:
         if self._notify is None or not os.path.isdir(path):
-            return
+            return None
         try:
-            self._notify.add_watch(path, FOLDER_CHANGES & ~IN_DONT_FOLLOW)
+            return self._notify.add_watch(path, FOLDER_CHANGES & ~IN_DONT_FOLLOW)
         except InotifyError:
             self.close()  # from now on they are looked up before every command
+            return None
 
     def marks(self, linked: Mapping[str, Inode]) -> dict[str, Mark]:
         """A mark for each of `linked` that is another name of one of `files`."""

@@ -182,3 +182,24 @@ def test_at_home_keeps_every_file_of_a_folder_reached_through_a_link(tmp_path: P
     found = {named.path: (named.kind, named.rule) for named in at_home(str(tmp_path)).values()}
     assert found == {str(tmp_path / ".aws/credentials"): ("secret", ".aws/**"),
                      str(tmp_path / ".bashrc"): ("protected", ".bashrc")}
+
+
+@pytest.mark.parametrize(("name", "matters"), [
+    (".claude.json", False), ("notes.txt", False), (".cache", False), ("Downloads", False),
+    (".profile", True), (".bash_history", True), (".ssh", True), (".config", True),
+    (".SSH", True), ("key.ppk", True), ("prod.env", True), ("mise.local.toml", True),
+])
+def test_only_entries_of_the_home_named_as_the_lists_begin_look_up_again(
+        tmp_path: Path, name: str, matters: bool) -> None:
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    home.mkdir()
+    ws.mkdir()
+    same = SameFiles(str(home), str(ws))
+    try:
+        same.current({}, {})
+        assert same.quiet({})
+        (home / name).write_text("x")
+        assert same.quiet({}) is not matters
+        assert same.quiet({"a": Mark("a", "secret", ".env", "file", 1)}) is False
+    finally:
+        same.close()
