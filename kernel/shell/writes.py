@@ -25,7 +25,7 @@ import posixpath
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 from kernel.pathrules import PROTECTED_PATTERNS, SECRET_PATTERNS, fold_name, protected_match
 from kernel.pathrules import secret_match as _secret_match
@@ -195,6 +195,7 @@ def _lands_apart(folder: Word, inside: Word) -> bool:
             or (_flagged(inside.text) and not _flagged(folder.text)))
 
 
+@lru_cache(maxsize=4096)
 def _flagged(path: str) -> bool:
     return protected_match(path) is not None or _secret_match(path) is not None
 
@@ -458,18 +459,20 @@ def line_writes(line: CommandLine) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 @cache
-def _probes() -> tuple[str, ...]:
-    """Every name the protected and secret lists hold (`*` in a name as one letter)."""
+def _probes() -> tuple[tuple[str, str], ...]:
+    """Every name the protected and secret lists hold (`*` in a name as one letter), and
+    its folded form."""
     names = {segment.replace("*", "x").replace("?", "x")
              for pattern in (*PROTECTED_PATTERNS, *SECRET_PATTERNS)
              for segment in pattern.split("/") if segment and segment != "**"}
-    return tuple(sorted(names))
+    return tuple((name, fold_name(name)) for name in sorted(names))
 
 
-_MAX_CANDIDATES = 4096
+_MAX_CANDIDATES = 256
 _GLOB_CHARS = frozenset("*?[")
 
 
+@lru_cache(maxsize=1024)
 def _may_match_flagged(glob: str, dots: bool) -> bool:
     """Could this glob name a protected or secret path? Each name with glob characters is
     tried as each listed name it matches (as a file system that folds names may take it,
@@ -481,10 +484,10 @@ def _may_match_flagged(glob: str, dots: bool) -> bool:
         if not set(segment) & _GLOB_CHARS:
             choices.append((segment,))
             continue
-        pattern = fold_name(segment)
+        matches = re.compile(fnmatch.translate(fold_name(segment)), re.S).match
         hidden = dots or segment.startswith(".")
-        names = [n for n in _probes() if (hidden or not n.startswith("."))
-                 and fnmatch.fnmatchcase(fold_name(n), pattern)]
+        names = [n for n, folded in _probes() if (hidden or not n.startswith("."))
+                 and matches(folded)]
         names.append(re.sub(r"[*?]|\[[^\]]*\]", "x", segment))
         count *= len(names)
         if count > _MAX_CANDIDATES:
