@@ -197,3 +197,15 @@ def test_reins_exec_with_such_a_deny_rule_runs_nothing(reins_home: AppPaths,
     assert done.returncode == 2, done.stderr
     assert f"{reins_home.settings_file}:5:" in done.stderr
     assert "permissions/deny/0" in done.stderr and "`run_command(curl *)`" in done.stderr
+
+
+def test_the_settings_dialog_shows_the_hint_under_the_rule() -> None:
+    """The dialog puts the kernel's problem under the line of the rule's box."""
+    from desktop.settings.dialog import sort_problems
+
+    data = {"permissions": {"deny": ["run_command(curl *)", "WebFetch(domain:x.com)"]}}
+    by_list, other = sort_problems(tuple(settings_problems(data)), {"allow": [], "ask": [],
+                                                                    "deny": [1, 2]})
+    [shown] = by_list["deny"]
+    assert shown.startswith("line 2: ") and "no tool that fetches" in shown
+    assert other == []
