@@ -1,9 +1,9 @@
 """What a command line writes: the files its redirections open for writing, and the files
 common writing programs are told to write (`tee F`, `cp SRC DST`, `dd of=F`, `sed -i … F`,
 `install`, `mv`, `ln`, `truncate`, `touch`, `rsync`, `tar -x -C DIR`, `patch`, `curl -o`,
-…), in every simple command of the line, those a wrapper, a shell or `find -exec` runs
-included (kernel.shell.parse derives them). The policy judges each as a write of that file
-(kernel.policy.facts, `decide`), as it judges `> f`.
+`openssl -out`, `ssh-keygen -f`, …), in every simple command of the line, those a wrapper,
+a shell or `find -exec` runs included (kernel.shell.parse derives them). The policy judges
+each as a write of that file (kernel.policy.facts, `decide`), as it judges `> f`.
 
 Pure functions over words. A program's options are read as GNU's getopt reads them: before
 or after the operands, up to `--`, short ones bundled (`-sfo FILE`), a value attached or
@@ -349,6 +349,22 @@ def _wget(words: Sequence[Word]) -> list[Word]:
     return out + [_inside(folder, _url_name(u)) for u in operands]
 
 
+def _openssl(words: Sequence[Word]) -> list[Word]:
+    """`openssl … -out FILE` (its options are long ones with one dash), `-keyout FILE`."""
+    return [words[i + 1] for i in range(1, len(words) - 1)
+            if words[i].text in ("-out", "-keyout") and words[i + 1].text != "-"]
+
+
+def _ssh_keygen(words: Sequence[Word]) -> list[Word]:
+    """`ssh-keygen -f FILE` writes FILE and FILE.pub."""
+    found, _ = _scan(words, _SSH_KEYGEN)
+    return [w for key in _given(found, "-f") for w in (key, Word(key.text + ".pub", key.kind))]
+
+
+_SSH_KEYGEN = _opts("-f -b -t -C -N -P -O -n -I -V -z -m -a -E -Z -w -D -F -G -J -K -M -r "
+                    "-s -S -T -Y")
+
+
 def _option_values(spec: _Options, *names: str) -> Callable[[Sequence[Word]], list[Word]]:
     def written(words: Sequence[Word]) -> list[Word]:
         found, _ = _scan(words, spec)
@@ -420,6 +436,11 @@ WRITERS: dict[str, Callable[[Sequence[Word]], list[Word]]] = {
                                  "--files0-from --batch-size --compress-program"),
                            "-o", "--output"),
     "uniq": _nth(_opts("-f --skip-fields -s --skip-chars -w --check-chars"), 1),
+    "openssl": _openssl,
+    "ssh-keygen": _ssh_keygen,
+    "gpg": _option_values(_opts("-o --output -r --recipient -u --local-user --homedir -e "
+                                "--passphrase --passphrase-file --default-key"),
+                          "-o", "--output"),
 }
 """The programs whose written files are read from their words, and how."""
 
