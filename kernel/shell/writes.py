@@ -149,16 +149,18 @@ def _remote(word: Word) -> bool:
     return ":" in head
 
 
-def _copies(spec: _Options, *, moves: bool = False) -> Callable[[Sequence[Word]], list[Word]]:
+def _copies(spec: _Options, *, moves: bool = False, remote: bool = False
+            ) -> Callable[[Sequence[Word]], list[Word]]:
     """cp, mv, install, ln, rsync, scp: the last operand (or each source's name inside
     `-t DIR`); a source's name inside the last operand too where only that spelling is a
     protected or secret path, or the last operand is plainly a folder (`…/`, `.`, `~`);
     `mv` also removes its sources; `ln` with one operand makes its name here. What a
-    folder's contents copied (`rsync -a src/ dst`) are called is not known here."""
+    folder's contents copied (`rsync -a src/ dst`) are called is not known here. `remote`:
+    `host:path` is on another computer (rsync, scp; for cp, `a:b` is a folder here)."""
 
     def written(words: Sequence[Word]) -> list[Word]:
         found, operands = _scan(words, spec)
-        return [w for w in _copied(words[0], found, operands) if not _remote(w)]
+        return [w for w in _copied(words[0], found, operands) if not (remote and _remote(w))]
 
     def _copied(program: Word, found: Found, operands: list[Word]) -> list[Word]:
         into = _given(found, "-t", "--target-directory")
@@ -407,8 +409,8 @@ WRITERS: dict[str, Callable[[Sequence[Word]], list[Word]]] = {
     "ln": _copies(_opts("-t --target-directory -S --suffix", "--backup",
                         "--no-target-directory")),
     "link": _nth(_Options(), 1),
-    "rsync": _copies(_RSYNC),
-    "scp": _copies(_SCP),
+    "rsync": _copies(_RSYNC, remote=True),
+    "scp": _copies(_SCP, remote=True),
     "truncate": _all(_opts("-s --size -r --reference")),
     "touch": _all(_opts("-d --date -r --reference -t")),
     "mkdir": _all(_opts("-m --mode", "--context")),

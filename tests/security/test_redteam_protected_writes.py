@@ -80,7 +80,7 @@ PROTECTED = [
     f"ln -sf /tmp/evil {H}", "ln -s /x/.bashrc", "ln -s /x/.bashrc .",
     "ln -t .git/hooks -s /tmp/pre-commit", "ln --symbolic --force evil .envrc",
     "link x .envrc", "rsync -a hooks/ .git/hooks/", "rsync x .bashrc",
-    "rsync --exclude x -a src/ .vscode/", "scp host:x .bashrc",
+    "rsync --exclude x -a src/ .vscode/", "scp host:x .bashrc", "cp x a:/../.bashrc",
     # truncate / touch / mkdir / rm / chmod
     "truncate -s 0 .envrc", "truncate --size=0 .bashrc", "truncate -s0 .git/config",
     f"touch {H}", "touch -d yesterday .envrc", "mkdir .vscode", "mkdir -p .git/hooks/d",

@@ -84,6 +84,8 @@ PROGRAM_WRITES = [
     ("rsync -e ssh x host:.bashrc", [], []),
     ("scp host:x .bashrc", [".bashrc"], []),
     ("scp -P 22 x user@host:.bashrc", [], []),
+    ("cp x a:/../.bashrc", ["a:/../.bashrc"], []),
+    ("mv x host:.bashrc", ["x", "host:.bashrc"], []),
     # truncate, touch, mkdir, rm and their kin: every operand
     ("truncate -s 0 .envrc", [".envrc"], []),
     ("truncate --size=0 .bashrc", [".bashrc"], []),
