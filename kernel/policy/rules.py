@@ -24,7 +24,6 @@ tool names.
 
 from __future__ import annotations
 
-import difflib
 import enum
 import fnmatch
 import re
@@ -236,6 +235,8 @@ def _check_tool(text: str, tool: str, spec: str | None) -> None:
         raise RuleError(text, f"`{tool}` names an MCP server, not one of its tools, and "
                               f"would match nothing; for every tool of that server write "
                               f"`{tool}__*`")
+    import difflib  # only to explain a refused rule: settings that load never need it
+
     folded = {n.casefold(): n for n in BUILTIN_TOOLS}
     key = tool.casefold()
     close = [key] if key in folded else difflib.get_close_matches(key, list(folded), n=1,
