@@ -56,7 +56,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 import time
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
@@ -206,13 +208,23 @@ class StoreFailed(RuntimeError):
 
 
 class _Reporter:
-    """Commits events through the store's writer and reports each, in order, once stored."""
+    """Commits events through the store's writer and reports each, in order, once stored.
+
+    What is emitted waits in one queue, in order, each with the store write it waits for.
+    A write that completes (in the store's writer thread) wakes the event loop once for
+    all that are done by then, not once per write, and the loop reports, in order, each
+    entry at the head of the queue whose write is done (the writer completes writes in the
+    order they were submitted, so this is the order they complete in)."""
 
     def __init__(self, store: SessionStore, sink: Sink) -> None:
         self._store = store
         self._sink = sink
         self._loop = asyncio.get_running_loop()
-        self._pending = 0
+        self._loop_thread = threading.get_ident()
+        self._queue: deque[tuple[Event | None, Future[Any]]] = deque()
+        self._lock = threading.Lock()
+        self._woken = False
+        """A drain is scheduled and has not started yet."""
         self._idle = asyncio.Event()
         self._idle.set()
         self._error: BaseException | None = None
@@ -237,22 +249,39 @@ class _Reporter:
         else:  # reported right after the event before it (no trip through the writer)
             future = self._last if self._last is not None else self._store.barrier()
         self._last = future
-        self._pending += 1
-        self._idle.clear()
-        future.add_done_callback(
-            lambda f: self._loop.call_soon_threadsafe(self._deliver, event, f))
+        self._enqueue(event, future)
 
     def track(self, future: Future[Any]) -> None:
         """Follow a pipelined store write: a failure stops the run at the next emit/flush."""
-        self._pending += 1
+        self._enqueue(None, future)
+
+    def _enqueue(self, event: Event | None, future: Future[Any]) -> None:
+        self._queue.append((event, future))
         self._idle.clear()
-        future.add_done_callback(
-            lambda f: self._loop.call_soon_threadsafe(self._deliver, None, f))
+        future.add_done_callback(self._wake)
+
+    def _wake(self, _done: Future[Any]) -> None:
+        """A write is done (in any thread): schedule a drain unless one is pending."""
+        with self._lock:
+            if self._woken:
+                return
+            self._woken = True
+        if threading.get_ident() == self._loop_thread:
+            self._loop.call_soon(self._drain)
+        else:
+            self._loop.call_soon_threadsafe(self._drain)
+
+    def _drain(self) -> None:
+        with self._lock:
+            self._woken = False
+        queue = self._queue
+        while queue and queue[0][1].done():
+            event, future = queue.popleft()
+            self._deliver(event, future)
+        if not queue:
+            self._idle.set()
 
     def _deliver(self, event: Event | None, future: Future[Any]) -> None:
-        self._pending -= 1
-        if self._pending == 0:
-            self._idle.set()
         if self._error is not None:
             return
         error = future.exception()
@@ -548,12 +577,14 @@ class _Run:
                                 and self.history[e.first_kept]["role"] == "assistant"), None)
         """The latest summary of the oldest turns, when it still fits the history."""
         self._budget_cap: int | None = None
+        self._asked: Future[None] | None = None
+        """A store barrier taken as the last request was made (`_round`)."""
         self._fixed: tuple[tuple[int, tuple[str, ...]], list[dict[str, Any]],
                            list[dict[str, Any]], int] | None = None
         """The tools and system prompt of the last request (`_fixed_part`), by what made
         them."""
         self._trimmer = ContextTrimmer(self._store_full)
-        self._writing: list[tuple[str, asyncio.Future[Any]]] = []
+        self._writing: list[tuple[str, Path, asyncio.Future[Any]]] = []
         """Full outputs of trimmed results being written (`_store_full`)."""
         self._unwritten: set[str] = set()
         """Calls whose full output could not be written in a thread."""
@@ -718,10 +749,14 @@ class _Run:
                     self._track(self.store.submit_rename_session(self.session_id,
                                                                  _title_from(prompt)))
                 self._add_prompt(prompt, attachments, kept)
-            finished = self._finish(await self._loop())
+            stop = await self._loop()
+            await self._outputs_written()
+            finished = self._finish(stop)
             await self.reporter.flush()
             return finished
         except asyncio.CancelledError:
+            with contextlib.suppress(StoreFailed):  # the flush below says so
+                await self._outputs_written()
             if self._suspend_requested:
                 self._track(self.store.submit_run_state(
                     self.session_id, RunState.INTERRUPTED,
@@ -745,6 +780,8 @@ class _Run:
     async def _crashed(self, exc: Exception) -> RunFinished:
         """End the stream of a run that failed unexpectedly (see the module docstring)."""
         log.error("the run of session %s failed", self.session_id, exc_info=exc)
+        with contextlib.suppress(StoreFailed):
+            await self._outputs_written()
         with contextlib.suppress(StoreFailed):
             await self.reporter.flush()
         if self.reporter.sink_failed:
@@ -800,7 +837,9 @@ class _Run:
 
     async def _round(self) -> StopReason | None:
         round_index = self.state.rounds
-        asked = self.store.barrier()  # what came before the request: on disk by its tools
+        if self._asked is not None:  # what came before the last request: reported by now
+            await self.reporter.committed(self._asked)
+        self._asked = self.store.barrier()
         collector = _Collector(self)
         started = time.perf_counter()
         try:
@@ -840,7 +879,8 @@ class _Run:
             self._append_message({"role": "assistant", "content": content})
         stop: StopReason | None = None
         if calls:
-            await self.reporter.committed(asked if self._without_effects(calls) else None)
+            if not self._without_effects(calls):
+                await self.reporter.committed()
             stop = await self._run_calls(calls, trace)
         elif reason == "max_tokens":
             if self.state.continued_max_tokens:
@@ -984,10 +1024,12 @@ class _Run:
         """Every call is to a built-in read-only tool. A call with effects runs only once
         the turn that asked for it is on disk (killed after it ran, a run resumes from that
         turn and its stored result, never asking the model again as if nothing had
-        happened); a read changes nothing a crash could lose, so it runs while the turn is
-        being committed (its result is committed after the turn: the store keeps order),
-        once what came before the turn's request is on disk and reported (a failed commit
-        or sink stops the run as early as before)."""
+        happened); a read changes nothing a crash could lose, so it runs at once, while the
+        turn (and what came before it) is being committed: its result is committed after
+        them (the store keeps order) and reported only then. A failed commit or sink stops
+        the run before the next request but one: each round waits, before it asks, for
+        what came before the previous request (a round earlier, so that wait is over
+        unless the disk is a whole round behind)."""
         registry = self.agent.registry
         for call in calls:
             spec = registry.get(call.name) if isinstance(call.name, str) else None
@@ -1182,24 +1224,36 @@ class _Run:
             path = self.outputs.path_for(call_id)
         except UnsafeIdentifier:
             return None
-        self._writing.append((call_id, asyncio.get_running_loop().run_in_executor(
+        self._writing.append((call_id, path, asyncio.get_running_loop().run_in_executor(
             None, self.outputs.externalize, call_id, text, 0)))
         return str(path)
 
     async def _outputs_written(self) -> None:
-        """Wait for the full outputs being written for trimmed results (a tool the model
-        calls may read them). One that could not be written is pointed to no more: the
-        next request has the result itself, unless writing it again works (the request
-        that went out with its pointer is answered with read_tool_output finding nothing,
-        if the model asks for it)."""
-        writing, self._writing = self._writing, []
-        for call_id, write in writing:
+        """Wait for the full outputs being written for trimmed results: before the tools
+        of a turn run (a tool the model calls may read them) and before the run ends.
+        One that could not be written is an `error` event (code `output_not_stored`) and is
+        pointed to no more: the next request has the result itself, unless writing it
+        again works (the request that went out with its pointer is answered with
+        read_tool_output finding nothing, if the model asks for it). A write stays listed
+        until it is awaited to its end (a cancelled wait leaves it for the run's end)."""
+        while self._writing:
+            call_id, path, write = self._writing[0]
             try:
-                await write
-            except OSError as exc:
-                log.warning("the full output of %s could not be stored: %s", call_id, exc)
+                await asyncio.shield(write)
+                error: Exception | None = None
+            except Exception as exc:
+                error = exc
+            del self._writing[0]
+            if error is not None:
+                log.warning("the full output of %s could not be stored: %s", call_id, error)
                 self._unwritten.add(call_id)
                 self._trimmer.unlocated(call_id)
+                self.emit(ErrorEvent(self.session_id, "output_not_stored", (
+                    f"The full output of tool call {call_id} could not be saved to {path} "
+                    f"({_reason(error)}). A request that left that result out to save room "
+                    f"pointed the model to this file, so reading it again there finds "
+                    f"nothing; the result itself is kept in the session and sent in full "
+                    f"in the next requests.")))
 
     # ---- bookkeeping --------------------------------------------------------------------
 
@@ -1324,6 +1378,14 @@ def _summary(spec: ToolSpec | None, args: Any) -> str:
         return str(spec.summarize(args))[:200]
     except Exception:
         return ""
+
+
+def _reason(error: BaseException) -> str:
+    """Why a write failed, in words: the system's reason and the path it names."""
+    if isinstance(error, OSError) and error.strerror:
+        where = f": {error.filename}" if error.filename else ""
+        return f"{error.strerror}{where}"
+    return f"{type(error).__name__}: {error}"
 
 
 def _safe_id(call_id: Any) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -382,24 +383,56 @@ def test_a_trimmed_results_full_output_is_on_disk_before_the_next_tool_runs(
     assert not again["is_error"] and str(again["content"]).count("x" * 99) == 60
 
 
+def _reads_near_the_window(harness: Harness, sid: str, names: list[str]
+                           ) -> tuple[list[list[dict[str, Any]]], RunFinished]:
+    """A run that reads `names` (call ids b0, b1, …) in a 9,000-token window, then ends:
+    the messages of each request, and how the run finished."""
+    harness.server.add(*[reply(ToolUse("read_file", {"path": name}, id=f"b{i}"))
+                         for i, name in enumerate(names)], reply("done"))
+    _, finished = harness.run("read them", session_id=sid, context_window=9000,
+                              max_tokens=1000)
+    assert finished.stop_reason == "end_turn" and not harness.server.problems
+    return [r.body["messages"] for r in harness.server.requests], finished
+
+
 def test_a_full_output_that_cannot_be_written_is_not_pointed_to_again(
         harness: Harness, workspace: Path):
     for i in range(8):
         (workspace / f"f{i}.txt").write_text(f"file {i}\n" + ("x" * 99 + "\n") * 30)
     sid = harness.session()
     OutputStore.for_session(harness.paths, sid).path_for("b0").mkdir(parents=True)
-    harness.server.add(*[reply(ToolUse("read_file", {"path": f"f{i}.txt"}, id=f"b{i}"))
-                         for i in range(8)], reply("done"))
-    _, finished = harness.run("read them", session_id=sid, context_window=9000,
-                              max_tokens=1000)
-    assert finished.stop_reason == "end_turn" and not harness.server.problems
-    requests = [r.body["messages"] for r in harness.server.requests]
+    requests, _ = _reads_near_the_window(harness, sid, [f"f{i}.txt" for i in range(8)])
     trimming = [n for n, m in enumerate(requests) if "older tool result" in str(m)]
     pointed = [n for n in trimming if "older tool result" in str(requests[n][2])]
     assert len(trimming) >= 2 and pointed == trimming[:1]
     last = requests[-1]
     assert str(last[2]["content"][0]["content"]).count("x" * 99) == 30
     assert "older tool result removed" in last[4]["content"][0]["content"]
+
+
+def test_a_full_output_written_after_the_last_request_is_awaited_and_its_failure_reported(
+        harness: Harness, workspace: Path):
+    """The last request trims a result: its full output is written in a thread while that
+    request goes out, and no tool runs after it. The run waits for the write before it
+    ends; the write fails (the session's output folder is a file, which stops root too)
+    and says so in an error event, stored and reported before run_finished."""
+    for i in range(3):
+        (workspace / f"big{i}.txt").write_text(f"file {i}\n" + ("x" * 99 + "\n") * 60)
+    sid = harness.session()
+    root = OutputStore.for_session(harness.paths, sid).root
+    root.parent.mkdir(parents=True)
+    root.write_text("a file where the output folder goes")
+    requests, finished = _reads_near_the_window(harness, sid,
+                                                [f"big{i}.txt" for i in range(3)])
+    assert [n for n, m in enumerate(requests) if "older tool result" in str(m)] == [3]
+    reported = harness.reported()
+    (error,) = [e for e in reported if e.type == "error"]
+    assert error.code == "output_not_stored"
+    assert "b0" in error.message and str(root / "b0.txt") in error.message
+    assert "File exists" in error.message or "Not a directory" in error.message
+    assert reported[-2:] == [error, finished]
+    assert harness.stored(sid) == reported
+    assert root.read_text() == "a file where the output folder goes"
 
 
 def test_a_failing_sink_stops_the_run_instead_of_going_on_unreported(harness: Harness):
