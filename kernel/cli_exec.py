@@ -96,7 +96,8 @@ def exec_command(args: argparse.Namespace, settings: Settings,
     try:
         session_id = _prepare_session(kernel.store, args, settings)
         printer = OncePerRequest(
-            JsonPrinter(sys.stdout) if args.json else HumanPrinter(sys.stdout, sys.stderr))
+            JsonPrinter(sys.stdout, kernel.store.event_text) if args.json
+            else HumanPrinter(sys.stdout, sys.stderr))
         if args.session:
             for _, event in kernel.store.events(session_id):
                 printer(event)
@@ -295,15 +296,17 @@ class JsonPrinter:
     """`--json`: one event per line, exactly `event.to_dict()`; deltas are not printed.
 
     Each line is `kernel.events.json_text`: no character in it splits a line for any
-    reader (U+2028, U+2029, U+0085 are escaped), and lone surrogates are escaped too."""
+    reader (U+2028, U+2029, U+0085 are escaped), and lone surrogates are escaped too.
+    `text(event)` makes it: the store's `event_text`, the very text it stored."""
 
-    def __init__(self, out: TextIO) -> None:
+    def __init__(self, out: TextIO, text: Callable[[Event], str] | None = None) -> None:
         self.out = out
+        self._text = text or (lambda event: json_text(event.to_dict()))
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, AssistantDelta):
             return
-        self.out.write(json_text(event.to_dict()) + "\n")
+        self.out.write(self._text(event) + "\n")
         self.out.flush()
 
 

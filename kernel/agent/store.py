@@ -41,6 +41,7 @@ import secrets
 import sqlite3
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -54,6 +55,8 @@ from kernel.tools.spec import ErrorCode, ToolResult
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
+_KEPT_TEXTS = 256
+"""Event texts kept for `SessionStore.event_text` (a run's printer asks for each soon)."""
 
 _BASE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -325,6 +328,10 @@ class SessionStore:
                 f"the session database {self.path} cannot be opened: {exc}. Move it aside to "
                 f"start with an empty one.") from exc
         self._read_lock = threading.Lock()
+        self._texts: OrderedDict[int, tuple[Event, str]] = OrderedDict()
+        """The JSON text of the events submitted last, by event object (`event_text`); the
+        event is kept with it, so its id is not reused while it is here."""
+        self._texts_lock = threading.Lock()
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._closed = False
         self._thread = threading.Thread(
@@ -618,17 +625,41 @@ class SessionStore:
         A `tool_progress` event replaces the call's previous one (a session keeps the
         latest progress line of each call, not one row per tick) and alone is committed
         without an fsync (see `_Job.durable`): it is still on disk before it is reported."""
-        insert = self._insert_events([event])
+        data = json_text(event.to_dict())
+        with self._texts_lock:
+            self._texts[id(event)] = (event, data)
+            if len(self._texts) > _KEPT_TEXTS:
+                self._texts.popitem(last=False)
+        insert = self._insert_rows([(event, data)])
         return self._submit(lambda conn: insert(conn)[0],
                             durable=event.type != ToolProgress.type)
+
+    def event_text(self, event: Event) -> str:
+        """`event` as the store writes it (`kernel.events.json_text` of its `to_dict()`,
+        the line `reins exec --json` prints); for an event just submitted, the very text it
+        stored, made once (the printer writes it rather than encoding each event a second
+        time). Each text is handed out once."""
+        with self._texts_lock:
+            kept = self._texts.pop(id(event), None)
+        if kept is not None and kept[0] is event:
+            return kept[1]
+        return json_text(event.to_dict())
 
     def append_events(self, events: Iterable[Event]) -> list[int]:
         """Store several events in one transaction; their sequence numbers, in order."""
         return self._write(self._insert_events(events))
 
+    @classmethod
+    def _insert_events(cls, events: Iterable[Event]) -> Callable[[sqlite3.Connection],
+                                                                  list[int]]:
+        return cls._insert_rows([(e, json_text(e.to_dict())) for e in events])
+
     @staticmethod
-    def _insert_events(events: Iterable[Event]) -> Callable[[sqlite3.Connection], list[int]]:
-        rows = [(e.session_id, e.type, _dumps(e.to_dict()), _call_id_of(e)) for e in events]
+    def _insert_rows(events: Iterable[tuple[Event, str]]
+                     ) -> Callable[[sqlite3.Connection], list[int]]:
+        """Insert each event with its JSON text (`json_text(event.to_dict())`: what
+        `reins exec --json` prints, so one encoding serves both)."""
+        rows = [(e.session_id, e.type, data, _call_id_of(e)) for e, data in events]
 
         def insert(conn: sqlite3.Connection) -> list[int]:
             now = time.time()

@@ -234,3 +234,25 @@ def test_a_failure_inside_the_writer_fails_its_callers_and_the_writer_goes_on(
         failed.result(timeout=10)
     store.append_event(UserMessage(sid, "still here"))
     assert [e.text for _, e in store.events(sid)] == ["still here"]
+
+
+def test_an_events_text_is_the_one_it_stored_made_once(store: SessionStore, tmp_path: Path):
+    """`event_text` (what `reins exec --json` prints) is the very string the store wrote
+    for an event just submitted, the same JSON for any other event."""
+    import json
+
+    from kernel.events import json_text
+
+    sid = store.create_session(tmp_path, "m")
+    events = [AssistantText(sid, "line\u2028break \ud800"),
+              ToolCallStarted(sid, call_id="c1", name="read_file", input={"path": "ü"})]
+    for event in events:
+        store.submit_event(event).result()
+    texts = [store.event_text(event) for event in events]
+    with sqlite3.connect(store.path) as db:
+        stored = [row[0] for row in db.execute("SELECT data FROM events ORDER BY seq")]
+    assert texts == stored == [json_text(e.to_dict()) for e in events]
+    assert [json.loads(t) for t in texts] == [e.to_dict() for e in events]
+    assert store.event_text(events[0]) == texts[0]  # handed out once, then made again
+    other = AssistantText(sid, "never stored")
+    assert store.event_text(other) == json_text(other.to_dict())
