@@ -30,6 +30,8 @@ at an Anthropic-compatible server.
 from __future__ import annotations
 
 import asyncio
+import itertools
+import operator
 import random
 import re
 import time
@@ -149,7 +151,9 @@ class _ScrubbedMessages:
     """`scrub_text` of each request's messages, kept for those that were in an earlier
     request as the very same objects (a run's history grows by appending, and a trimmed
     message stays the same object while it is trimmed the same way), so a round scrubs what
-    is new since the last one, not the whole conversation again."""
+    is new since the last one, not the whole conversation again. The messages are compared
+    with the last request's place by place in C (a message newly trimmed is replaced in
+    place; those after it are still the same), so a round costs the same at 400 as at 20."""
 
     def __init__(self) -> None:
         self._seen: list[Any] = []
@@ -157,17 +161,22 @@ class _ScrubbedMessages:
         self._known: dict[int, tuple[Any, Any]] = {}
 
     def __call__(self, messages: Sequence[Any]) -> list[Any]:
-        same = same_objects(self._seen, messages)
-        out = self._scrubbed[:same]
-        for message in messages[same:]:
-            entry = self._known.get(id(message))
-            if entry is None or entry[0] is not message:
-                entry = self._known[id(message)] = (message, scrub_text(message))
-            out.append(entry[1])
+        seen = self._seen
+        common = min(len(seen), len(messages))
+        out = self._scrubbed[:common]
+        for index in itertools.compress(range(common), map(operator.is_not, seen, messages)):
+            out[index] = self._scrubbed_one(messages[index])  # in place: a trimmed message
+        out.extend(self._scrubbed_one(message) for message in messages[common:])
         if len(self._known) > 2 * len(messages) + 16:
             self._known = {id(m): (m, s) for m, s in zip(messages, out, strict=True)}
         self._seen, self._scrubbed = list(messages), out
         return list(out)
+
+    def _scrubbed_one(self, message: Any) -> Any:
+        entry = self._known.get(id(message))
+        if entry is None or entry[0] is not message:
+            entry = self._known[id(message)] = (message, scrub_text(message))
+        return entry[1]
 
 
 def _usage(message: Any) -> dict[str, int]:

@@ -253,6 +253,22 @@ def test_scrubbed_messages_equal_scrubbing_every_message_each_round() -> None:
         assert json.dumps(got, ensure_ascii=False).encode()  # encodable: no lone surrogate
 
 
+def test_a_message_replaced_in_place_is_scrubbed_again_and_the_others_are_kept() -> None:
+    """A trimmed message takes the place of the original: it is scrubbed anew, every other
+    message (before it and after it) keeps the scrubbed object of the last request."""
+    scrub = _ScrubbedMessages()
+    history: list[dict[str, Any]] = [{"role": "user", "content": f"bad \ud800 {i}"}
+                                     for i in range(6)]
+    first = scrub(history)
+    history[2] = {"role": "user", "content": "trimmed \udfff"}
+    second = scrub([*history, {"role": "assistant", "content": "new \ud801"}])
+    assert second == [scrub_text(m) for m in history] + [
+        {"role": "assistant", "content": "new \ufffd"}]
+    assert [a is b for a, b in zip(first, second, strict=False)] == [
+        True, True, False, True, True, True]
+    assert scrub(history[:4]) == second[:4] and scrub(history[:4])[3] is first[3]
+
+
 def test_a_result_unlocated_after_its_request_is_located_again_or_kept() -> None:
     """`unlocated`: the output was not written after all; the next request points to it
     only if store_full now says where it is, else the result stays in full."""

@@ -18,6 +18,7 @@ from kernel.tools.externalize import (
     OutputStore,
     clean_for_model,
     encode_text,
+    looks_binary,
     split_budget,
 )
 from kernel.tools.schema import tool
@@ -219,3 +220,30 @@ def test_read_tool_output_errors(env: Any) -> None:
     env.outputs.path_for("small").write_text("abc")
     past = env.call(d, "read_tool_output", {"call_id": "small", "offset": 3}, "c4")
     assert past.error_code is ErrorCode.INVALID_ARGUMENTS and "past the end" in past.text
+
+
+def _controls_share(sample: bytes) -> float:
+    """The definition: the share of ASCII bytes in the first 4 KiB that are neither
+    printable nor common whitespace (a byte >= 128 may be part of a character)."""
+    text = set(range(32, 127)) | set(b"\n\r\t\f\b\x1b")
+    head = sample[:4096]
+    return sum(1 for b in head if b < 128 and b not in text) / len(head)
+
+
+@pytest.mark.parametrize("sample", [
+    b"", b"plain text\n", b"\x00", b"text with a NUL \x00 inside", "ünïcödé ✓\n".encode(),
+    b"\x01\x02\x03 abc", b"\x01\x02\x03abcdefg", b"\x7f" * 10, b"\x1b[31mred\x1b[0m\n",
+    bytes(range(1, 32)) * 3, bytes(range(128, 256)) * 20, b"a" * 4096 + b"\x01" * 5000,
+    b"\x01" * 4096 + b"a" * 5000, b"\x01" * 3 + b"a" * 7, b"\x01" * 3 + b"a" * 6,
+    b"\x0b\x0c\x0e text", b"\r\n\t\f\b" * 100,
+])
+def test_looks_binary_is_a_nul_or_more_than_three_tenths_control_bytes(sample: bytes) -> None:
+    expected = bool(sample) and (b"\x00" in sample or _controls_share(sample) > 0.3)
+    assert looks_binary(sample) is expected
+
+
+@given(st.binary(max_size=5000))
+@settings(max_examples=200, deadline=None)
+def test_looks_binary_matches_its_definition_on_any_bytes(sample: bytes) -> None:
+    expected = bool(sample) and (b"\x00" in sample or _controls_share(sample) > 0.3)
+    assert looks_binary(sample) is expected
