@@ -38,7 +38,7 @@ from kernel.mcp.failures import STARTUP_TIMEOUT_HINT, exit_hint, start_error, wi
 from kernel.mcp.launch import ServerLaunch
 from kernel.mcp.stdio import EXIT_GRACE_S, StdioChannel, open_stdio
 from kernel.mcp.tools import definition_fingerprint
-from kernel.sandbox.network import NetworkUnavailable
+from kernel.sandbox.server_start import ServerStartFailed
 
 log = logging.getLogger(__name__)
 
@@ -156,8 +156,8 @@ class McpConnection:
             raise _first_leaf(group, where) from group
         except OSError as exc:
             raise ServerFailed(self._start_error(exc)) from exc
-        except NetworkUnavailable as exc:
-            raise ServerFailed(f"the server's sandbox could not get its network: {exc}") from exc
+        except ServerStartFailed as exc:
+            raise ServerFailed(f"the server's sandbox could not be completed: {exc}") from exc
 
     def _start_error(self, exc: OSError) -> str:
         """Why the program could not be executed (its first line read for a #! line)."""
@@ -392,7 +392,7 @@ class McpConnection:
             program, *args = self.launch.argv
             async with open_stdio(program, args, env=self.launch.env, cwd=self.launch.cwd,
                                   stderr=stderr, on_message=self._on_wire,
-                                  network=self.launch.network) as channel:
+                                  start=self.launch.start) as channel:
                 self.pid = channel.pid
                 self._process = channel.process
                 self._channel = channel

@@ -4,7 +4,7 @@
 builds the environment (`kernel.mcp.environment.server_env`, with the login PATH asked at
 the first start), finds the command on that PATH, and picks the folder; a server whose
 entry says `"sandbox": true` is wrapped in bubblewrap (`kernel.sandbox.server`) with its own
-state folder for caches and the internet through pasta (`kernel.sandbox.server_network`; the
+state folder for caches and the internet through pasta (`kernel.sandbox.server_start`; the
 host's network only with the user's `exec.local_network`), and fails to start, saying why,
 when no sandbox (or no pasta) is available here.
 """
@@ -24,8 +24,9 @@ from kernel.mcp.naming import sanitize
 from kernel.paths import AppPaths
 from kernel.sandbox.detect import detect_sandbox
 from kernel.sandbox.network import FIX_PASTA, find_pasta, resolv_conf
-from kernel.sandbox.server import server_bwrap_argv
-from kernel.sandbox.server_network import ServerNetwork
+from kernel.sandbox.pin import PinStage, links_to_pin
+from kernel.sandbox.server import safe_workspace, server_bwrap_argv, server_marks
+from kernel.sandbox.server_start import ServerStart
 from kernel.sandbox.settings import ExecSettings
 
 
@@ -36,8 +37,9 @@ class ServerLaunch:
     argv: tuple[str, ...]
     env: Mapping[str, str]
     cwd: str
-    network: ServerNetwork | None = None
-    """A sandboxed server's internet (pasta), attached once its process is started."""
+    start: ServerStart | None = None
+    """A sandboxed server's start: its internet (pasta) attached and its links pinned once
+    its process is started (kernel.sandbox.server_start)."""
 
 
 LaunchBuilder = Callable[[McpServerConfig], Awaitable[ServerLaunch]]
@@ -85,14 +87,20 @@ def sandboxed_launch(config: McpServerConfig, env: Mapping[str, str], *, paths: 
     state.mkdir(parents=True, exist_ok=True)
     inner = sandboxed_env(env, state)
     program = (resolve_command(config.command, env.get("PATH", "")), *config.args)
-    workspace = Path(config.cwd) if config.cwd else None
-    network = ServerNetwork(pasta) if pasta is not None else None
+    home = Path(env["HOME"])
+    workspace = safe_workspace(config.cwd, home, paths) if config.cwd else None
+    marks = server_marks(workspace, home, paths) if workspace is not None else {}
+    pins = links_to_pin(workspace, marks.values()) if workspace is not None else ()
+    start = (ServerStart(pasta, PinStage(pins) if pins else None)
+             if pasta is not None or pins else None)
     argv = server_bwrap_argv(bwrap, program=program, state=state, workspace=workspace,
-                             real_home=Path(env["HOME"]), paths=paths,
-                             disable_userns=disable_userns,
-                             handshake_fds=network.child_fds if network else None,
-                             resolv_conf=resolv_conf(paths.data / "sandbox-net"))
-    return ServerLaunch(tuple(argv), inner, config.cwd or str(state), network)
+                             real_home=home, paths=paths, disable_userns=disable_userns,
+                             handshake_fds=start.child_fds if start else None,
+                             own_network=pasta is not None,
+                             resolv_conf=resolv_conf(paths.data / "sandbox-net"),
+                             marks=marks,
+                             stage_fds=start.stage.child_fds if start and start.stage else None)
+    return ServerLaunch(tuple(argv), inner, config.cwd or str(state), start)
 
 
 def launch_builder(paths: AppPaths, exec_settings: ExecSettings | None = None,

@@ -23,7 +23,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.os.posix.utilities import terminate_posix_process_tree
 from mcp.shared.message import SessionMessage
 
-from kernel.sandbox.server_network import ServerNetwork
+from kernel.sandbox.server_start import ServerStart
 
 EXIT_GRACE_S = 2.0
 """How long a server may take to exit by itself once its stdin is closed."""
@@ -98,26 +98,26 @@ async def open_stdio(
     cwd: Path | str | None,
     stderr: IO[Any],
     on_message: Callable[[SessionMessage], None] | None = None,
-    network: ServerNetwork | None = None,
+    start: ServerStart | None = None,
 ) -> AsyncIterator[StdioChannel]:
     """Start `command` and speak newline-delimited JSON-RPC with it until the block ends;
     `on_message` sees every message the moment it is read, in order. A sandboxed server's
-    `network` is attached before it runs, and ended with it.
+    `start` (its network, its pinned links) is completed before it runs, and ended with it.
 
-    Raises OSError when the program cannot be started, NetworkUnavailable when its network
-    cannot be set up (it is ended first: it never ran).
+    Raises OSError when the program cannot be started, ServerStartFailed when its sandbox
+    cannot be completed (it is ended first: it never ran).
     """
     process = await anyio.open_process(
         [command, *args], env=dict(env), cwd=cwd, stderr=stderr, start_new_session=True,
-        pass_fds=network.child_fds if network is not None else ())
-    if network is not None:
-        network.started()
+        pass_fds=start.pass_fds if start is not None else ())
+    if start is not None:
+        start.started()
         try:
-            await network.connect()
+            await start.connect()
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await stop_process(process, 0)
-                await network.aclose()
+                await start.aclose()
             raise
     read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](0)
@@ -183,8 +183,8 @@ async def open_stdio(
                 await write_send.aclose()
                 await stop_process(process, channel.exit_grace_s)
                 await read_recv.aclose()
-                if network is not None:
-                    await network.aclose()
+                if start is not None:
+                    await start.aclose()
             tg.cancel_scope.cancel()
 
 

@@ -4,10 +4,10 @@ A server is not a command: it lives as long as the kernel, speaks over stdin and
 needs the network (APIs, fetchers, package downloads) and a place for its caches. So it gets
 the same namespaces as a command (`NAMESPACE_FLAGS`: its own user namespace with no
 capability, pid, ipc, uts; no nested user namespace where bubblewrap can forbid it) and,
-given `handshake_fds`, a network namespace of its own that kernel.sandbox.server_network
-gives the internet through pasta (not this machine's loopback services or abstract
-sockets); without them it shares the host's network. Its mounts, in order (later ones lie
-on top of earlier ones):
+with `own_network`, a network namespace of its own that kernel.sandbox.server_start gives
+the internet through pasta (not this machine's loopback services or abstract sockets);
+without it, it shares the host's network (the user's `exec.local_network`). Its mounts, in
+order (later ones lie on top of earlier ones):
 1. the root read-only, the user's home with it (git identity and the user's tools are
    read, nothing in the home can be changed), a minimal /dev, a fresh /proc, a private /tmp;
 2. the secret locations of kernel.pathrules in the home hidden, and the sockets of the
@@ -15,8 +15,9 @@ on top of earlier ones):
 3. its workspace (the entry's `cwd`, when it has one) read-write, with the secrets in it
    hidden and its protected entries (git directories and what git reads in them as code,
    editor folders, …) read-only at any depth, as for commands (kernel.sandbox.marks), since
-   those run outside the sandbox later (a server lives long: what it makes anew is not
-   undone as a command's is);
+   those run outside the sandbox later, and its marked links bound onto themselves before
+   it starts (kernel.sandbox.pin) (a server lives long: what it makes anew is not undone as
+   a command's is);
 4. Reins' own config and data folders hidden (the sandbox home commands write lies there);
 5. its own state folder (under Reins' data) read-write: its HOME-independent caches;
 6. the hiding tmpfs mounts of step 4 remounted read-only.
@@ -25,7 +26,7 @@ on top of earlier ones):
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from kernel.paths import AppPaths
@@ -40,6 +41,8 @@ from kernel.sandbox.bwrap import (
     mark_mounts,
     resolv_mounts,
 )
+from kernel.sandbox.marks import Mark
+from kernel.sandbox.pin import links_to_pin, staged_shell
 from kernel.sandbox.samefiles import look_up, same_marks, with_same
 from kernel.sandbox.workspace_index import WorkspaceIndex, with_led
 
@@ -53,39 +56,47 @@ def server_bwrap_argv(
     *,
     program: Sequence[str],
     state: Path,
-    workspace: Path | None,
+    workspace: Path | str | None,
     real_home: Path,
     paths: AppPaths,
     disable_userns: bool = True,
     handshake_fds: tuple[int, int] | None = None,
+    own_network: bool = True,
     resolv_conf: Path | None = None,
+    marks: Mapping[str, Mark] | None = None,
+    stage_fds: tuple[int, int] | None = None,
 ) -> list[str]:
     """`bwrap … -- PROGRAM` for one server (see the module docstring); it starts in its
     workspace, else in its state folder. Raises UnsafeServerSandbox for a workspace that is
-    the home, or lies above it or in one of Reins' folders."""
-    home, own = os.path.realpath(real_home), _own_folders(paths)
-    ws = os.path.realpath(workspace) if workspace is not None else None
-    if ws is not None and (_inside(home, ws) or any(_inside(ws, o) for o in own)):
-        raise UnsafeServerSandbox(
-            f"the workspace {ws} of a sandboxed server may not be the home folder, a folder "
-            f"above it, or inside Reins' own folders: it would show what the sandbox hides")
+    the home, or lies above it or in one of Reins' folders.
+
+    With `handshake_fds` (info fd, block fd: kernel.sandbox.server_start) bwrap reports the
+    sandbox and waits, and with `own_network` the server has a network namespace of its own.
+    `marks` are `server_marks(...)` (made here when None); when they hold links, PROGRAM runs
+    after the stage of `stage_fds` (kernel.sandbox.pin), which needs `handshake_fds`."""
+    home = os.path.realpath(real_home)
+    ws = safe_workspace(workspace, real_home, paths)
     argv = [bwrap, *NAMESPACE_FLAGS, *(NO_NESTED_USERNS if disable_userns else ())]
     if handshake_fds is not None:
         info_fd, block_fd = handshake_fds
-        argv += ["--unshare-net", "--info-fd", str(info_fd), "--block-fd", str(block_fd)]
+        argv += [*(["--unshare-net"] if own_network else []), "--info-fd", str(info_fd),
+                 "--block-fd", str(block_fd)]
     argv += base_mounts()
-    if handshake_fds is not None and resolv_conf is not None:
+    if handshake_fds is not None and own_network and resolv_conf is not None:
         argv += resolv_mounts(resolv_conf)
     for secret in home_secrets(home):
         argv += _hide(secret)
     for socket in _session_sockets():
         argv += _hide(socket)
     if ws is not None:
-        index = WorkspaceIndex(ws, watch=False, excluded=tuple(own))
-        same = same_marks(ws, look_up(home, ws, index.marks), index.linked)
-        marks = with_same(with_led(ws, index.marks), same)
+        if marks is None:
+            marks = server_marks(ws, real_home, paths)
+        if links_to_pin(ws, marks.values()):
+            if stage_fds is None or handshake_fds is None:
+                raise ValueError("the workspace's marked links are pinned from a stage")
+            program = staged_shell(*stage_fds, program)
         argv += ["--bind", ws, ws, *mark_mounts(ws, marks.values())]
-    hidden = [folder for folder in own if os.path.isdir(folder)]
+    hidden = [folder for folder in _own_folders(paths) if os.path.isdir(folder)]
     for folder in hidden:
         argv += ["--tmpfs", folder]
     argv += ["--bind", str(state), str(state)]
@@ -93,6 +104,30 @@ def server_bwrap_argv(
         argv += ["--remount-ro", folder]
     argv += ["--chdir", ws or str(state), "--", *program]
     return argv
+
+
+def safe_workspace(workspace: Path | str | None, real_home: Path, paths: AppPaths
+                   ) -> str | None:
+    """The server's workspace, resolved; UnsafeServerSandbox for one that is the home, or
+    lies above it or in one of Reins' folders."""
+    if workspace is None:
+        return None
+    home, ws = os.path.realpath(real_home), os.path.realpath(workspace)
+    if _inside(home, ws) or any(_inside(ws, o) for o in _own_folders(paths)):
+        raise UnsafeServerSandbox(
+            f"the workspace {ws} of a sandboxed server may not be the home folder, a folder "
+            f"above it, or inside Reins' own folders: it would show what the sandbox hides")
+    return ws
+
+
+def server_marks(workspace: Path | str, real_home: Path, paths: AppPaths) -> dict[str, Mark]:
+    """The secret and protected entries of a server's workspace (resolved and safe: see
+    `safe_workspace`), as a command's sandbox has them (kernel.sandbox.guard)."""
+    ws = os.path.realpath(workspace)
+    home = os.path.realpath(real_home)
+    index = WorkspaceIndex(ws, watch=False, excluded=tuple(_own_folders(paths)))
+    same = same_marks(ws, look_up(home, ws, index.marks), index.linked)
+    return with_same(with_led(ws, index.marks), same)
 
 
 def _own_folders(paths: AppPaths) -> list[str]:

@@ -4,7 +4,7 @@
 confined.py) and FOLDER holds `home/` (the user's home), `workspace/` and Reins' folders.
 Without COMMANDS the probe reports capabilities and what it could read and write, one
 `name=value` line each. With COMMANDS (a JSON list of shell commands) each runs as a server
-with the internet through pasta (kernel.sandbox.server_network); their outputs are reported,
+with the internet through pasta (kernel.sandbox.server_start); their outputs are reported,
 and the pastas left running after.
 """
 
@@ -21,7 +21,7 @@ from kernel.paths import AppPaths
 from kernel.sandbox.detect import SandboxStatus, detect_sandbox
 from kernel.sandbox.network import find_pasta, resolv_conf
 from kernel.sandbox.server import server_bwrap_argv
-from kernel.sandbox.server_network import ServerNetwork
+from kernel.sandbox.server_start import ServerStart
 from tests.sandbox.unprivileged_run import become_nobody
 from tests.security.confined import children_named
 
@@ -46,7 +46,7 @@ async def _served(status: SandboxStatus, folder: Path, command: str) -> str:
     state.mkdir(parents=True, exist_ok=True)
     pasta = find_pasta()
     assert pasta is not None
-    network = ServerNetwork(pasta)
+    network = ServerStart(pasta)
     argv = server_bwrap_argv(status.bwrap_path, program=("/bin/sh", "-c", command),
                              state=state, workspace=None, real_home=folder / "home",
                              paths=paths, disable_userns=status.nested_userns_blocked,
@@ -54,7 +54,7 @@ async def _served(status: SandboxStatus, folder: Path, command: str) -> str:
                              resolv_conf=resolv_conf(folder / "data" / "net"))
     proc = await asyncio.create_subprocess_exec(
         *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-        pass_fds=network.child_fds, env={"PATH": "/usr/bin:/bin"})
+        pass_fds=network.pass_fds, env={"PATH": "/usr/bin:/bin"})
     network.started()
     try:
         await network.connect()

@@ -194,7 +194,7 @@ def test_a_sandboxed_mcp_server_gets_the_internet_not_this_machine(
     outside_host: socket.socket | None,
 ) -> None:
     """A `"sandbox": true` server's bubblewrap with its network through pasta
-    (kernel.sandbox.server_network): the same spellings as for a command."""
+    (kernel.sandbox.server_start): the same spellings as for a command."""
     _needs_pasta()
     commands = _spellings(host_services)
     if outside_host is not None:

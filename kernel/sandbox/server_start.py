@@ -1,0 +1,119 @@
+"""The start of a sandboxed MCP server: its internet through pasta, its links pinned.
+
+A server's bubblewrap (kernel.sandbox.server) reports the sandbox's pid on its info fd and
+waits on its block fd when the server gets a network namespace of its own or its workspace
+has marked links; once the server process is started, `connect` attaches pasta to that
+namespace (kernel.sandbox.network: outside hosts reached, this machine's loopback services
+and abstract sockets not), lets bubblewrap go and, with links to pin, binds them onto
+themselves while the server's shell stage waits (kernel.sandbox.pin, as for a command: a
+server lives long, and an editor or git reading a link it replaced would take the server's),
+then lets the server go. `aclose` ends pasta with the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+
+from kernel.sandbox.handshake import MAX_INFO_BYTES, HandshakeError, child_pid
+from kernel.sandbox.network import START_TIMEOUT_S, NetworkUnavailable, Pasta
+from kernel.sandbox.pin import PinError, PinStage
+
+
+class ServerStartFailed(Exception):
+    """The server's sandbox could not be completed; the caller ends the server (it never ran)."""
+
+
+class ServerStart:
+    def __init__(self, pasta: str | None, stage: PinStage | None = None) -> None:
+        self._pasta = Pasta(pasta) if pasta is not None else None
+        self.stage = stage
+        self._info_read, self._info_write = os.pipe()
+        self._block_read, self._block_write = os.pipe()
+
+    @property
+    def own_network(self) -> bool:
+        """The server gets a network namespace of its own (with pasta)."""
+        return self._pasta is not None
+
+    @property
+    def child_fds(self) -> tuple[int, int]:
+        """(info fd, block fd) as bwrap sees them."""
+        return self._info_write, self._block_read
+
+    @property
+    def pass_fds(self) -> tuple[int, ...]:
+        """Every descriptor bwrap must get (pass them with `pass_fds`)."""
+        return self.child_fds + (self.stage.child_fds if self.stage is not None else ())
+
+    def started(self) -> None:
+        """Close the child's ends here once bwrap has them."""
+        self._close("_info_write", "_block_read")
+        if self.stage is not None:
+            self.stage.started()
+
+    async def connect(self, timeout_s: float = START_TIMEOUT_S) -> None:
+        """Attach pasta, let bwrap go, pin the links, let the server start. Raises
+        ServerStartFailed (the caller ends the server: it never ran)."""
+        try:
+            info = await asyncio.wait_for(self._read_info(), timeout_s)
+            pid = child_pid(info)
+        except TimeoutError:
+            raise ServerStartFailed(
+                f"bubblewrap did not report the server's sandbox in {timeout_s:g} s") from None
+        except HandshakeError as exc:
+            raise ServerStartFailed(str(exc)) from exc
+        if self._pasta is not None:
+            try:
+                await self._pasta.attach(pid)
+            except NetworkUnavailable as exc:
+                raise ServerStartFailed(f"the server's network could not be set up: {exc}") from exc
+        with contextlib.suppress(OSError):  # bwrap gone already: it runs nothing
+            os.write(self._block_write, b"1")
+        self._close("_block_write")
+        if self.stage is not None:
+            try:
+                await self.stage.run(pid)
+            except (PinError, OSError) as exc:
+                raise ServerStartFailed(str(exc)) from exc
+
+    async def _read_info(self) -> bytes:
+        loop = asyncio.get_running_loop()
+        os.set_blocking(self._info_read, False)
+        info = bytearray()
+        done: asyncio.Future[None] = loop.create_future()
+
+        def readable() -> None:
+            try:
+                data = os.read(self._info_read, 4096)
+            except BlockingIOError:
+                return
+            except OSError:
+                data = b""
+            info.extend(data)
+            if (not data or len(info) > MAX_INFO_BYTES) and not done.done():
+                done.set_result(None)
+
+        loop.add_reader(self._info_read, readable)
+        try:
+            await done
+        finally:
+            loop.remove_reader(self._info_read)
+        return bytes(info)
+
+    async def aclose(self) -> None:
+        """End pasta (the server has ended, or is being ended) and close every fd."""
+        if self._pasta is not None:
+            await self._pasta.aclose()
+        if self.stage is not None:
+            self.stage.close()
+        self._close("_info_read", "_info_write", "_block_read", "_block_write")
+
+    def _close(self, *names: str) -> None:
+        for name in names:
+            fd = getattr(self, name)
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+                setattr(self, name, -1)
