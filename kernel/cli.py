@@ -192,14 +192,21 @@ def _doctor(keyring: Callable[[], str | None]) -> int:
 
 
 def _keyring_lookup() -> Callable[[], str | None]:
-    """The key stored in the keyring, read from now on: in a child interpreter while keyring
-    is not loaded here and the child would pick the backend this process would
-    (kernel.keys.picks_as_a_new_process), so keyring's loading (about 0.13 s of CPU) runs
-    beside this process's instead of adding to it; else in a thread (with keyring loaded,
-    that costs less than starting an interpreter)."""
-    if "keyring" not in sys.modules and picks_as_a_new_process():
+    """The key stored in the keyring, read from now on: the first time in this process, in
+    a child interpreter while keyring is not loaded here and the child would pick the
+    backend this process would (kernel.keys.picks_as_a_new_process), so keyring's loading
+    (about 0.13 s of CPU) runs beside this process's instead of adding to it; else in a
+    thread. A process that asks again (one calling main() again and again: the eval
+    runner's workers, tests) loads keyring once and keeps its backend, which costs less
+    than an interpreter for every call."""
+    if not _CHILD_ASKED and "keyring" not in sys.modules and picks_as_a_new_process():
+        _CHILD_ASKED.append(KEYRING_READ)
         return in_child(KEYRING_READ, _is_key, _read_keyring, "keyring-lookup")
     return Ahead(_read_keyring, "keyring-lookup")
+
+
+_CHILD_ASKED: list[str] = []
+"""What a child interpreter was asked for in this process (at most once)."""
 
 
 def _read_keyring() -> str | None:

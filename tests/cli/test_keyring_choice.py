@@ -220,3 +220,26 @@ def test_once_chosen_keyrings_current_backend_is_the_answer(tmp_path: Path) -> N
     done = subprocess.run([sys.executable, "-c", LATER], env=env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.stdout.split() == ["True", "False", "ring_plugin", "True"], done.stderr
+
+
+TWICE = '''
+import sys
+from kernel.cli import main
+for _ in range(2):
+    main(['doctor'])
+    print('KEYRING', 'keyring' in sys.modules)
+'''
+
+
+def test_a_process_that_asks_again_reads_the_keyring_itself(tmp_path: Path) -> None:
+    """A child for the first lookup only: one calling main() again and again (the eval
+    runner's workers) then loads keyring once rather than an interpreter for each call;
+    both find the key of the backend keyring picks."""
+    env = _environment(Row("", plugins={"ring_plugin": 1}), tmp_path)
+    env.update(REINS_HOME=str(tmp_path / "home"))
+    done = subprocess.run([sys.executable, "-c", TWICE], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60, check=False)
+    lines = done.stdout.splitlines()
+    assert [line for line in lines if line.startswith("KEYRING")] == ["KEYRING False",
+                                                                      "KEYRING True"]
+    assert sum("API key: found in the keyring" in line for line in lines) == 2, done.stdout
