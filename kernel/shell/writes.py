@@ -1,9 +1,10 @@
 """What a command line writes: the files its redirections open for writing, and the files
 common writing programs are told to write (`tee F`, `cp SRC DST`, `dd of=F`, `sed -i … F`,
 `install`, `mv`, `ln`, `truncate`, `touch`, `rsync`, `tar -x -C DIR`, `patch`, `curl -o`,
-`openssl -out`, `ssh-keygen -f`, …), in every simple command of the line, those a wrapper,
-a shell or `find -exec` runs included (kernel.shell.parse derives them). The policy judges
-each as a write of that file (kernel.policy.facts, `decide`), as it judges `> f`.
+`openssl -out`, `ssh-keygen -f`, `git config`, …), in every simple command of the line,
+those a wrapper, a shell or `find -exec` runs included (kernel.shell.parse derives them).
+The policy judges each as a write of that file (kernel.policy.facts, `decide`), as it
+judges `> f`.
 
 Pure functions over words. A program's options are read as GNU's getopt reads them: before
 or after the operands, up to `--`, short ones bundled (`-sfo FILE`), a value attached or
@@ -400,6 +401,71 @@ _RSYNC = _opts(
     "--partial --compress --checksum --backup --links --copy-links --delete")
 _SCP = _opts("-c -F -i -J -l -o -P -S -D -X")
 
+_GIT_VALUES = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace",
+                         "--config-env", "--super-prefix", "--exec-path"})
+"""git's own options before its command that take a value (the next word, or `=value`)."""
+_GIT_CONFIG_READS = frozenset({"--get", "--get-all", "--get-regexp", "--get-urlmatch",
+                               "--get-color", "--get-colorbool", "--list", "-l", "get",
+                               "list", "--blob"})
+_GIT_CONFIG = _opts("-f --file --blob --type --default --comment -t --show-scope")
+_GIT_REMOTE_WRITES = frozenset({"add", "rename", "remove", "rm", "set-url", "set-branches",
+                                "set-head"})
+_GIT_BRANCH_WRITES = frozenset({"-u", "--set-upstream-to", "--unset-upstream",
+                                "--edit-description", "--track"})
+
+
+def _git(words: Sequence[Word]) -> list[Word]:
+    """The config files git's commands that change configuration write: `git config` (the
+    repository's `.git/config` unless told `--file`, `--global`, `--system`), `git remote
+    add|set-url|…`, `git branch -u|--set-upstream-to|…`, `git submodule add` (and its
+    `.gitmodules`); a `-C DIR` or `--git-dir` before the command says which repository."""
+    folder, git_dir, i = Word("."), None, 1
+    while i < len(words) and words[i].text.startswith("-") and words[i].text != "-":
+        name, eq, attached = words[i].text.partition("=")
+        value = Word(attached, words[i].kind) if eq else (
+            words[i + 1] if name in _GIT_VALUES and i + 1 < len(words) else None)
+        i += 1 if eq or name not in _GIT_VALUES else 2
+        if value is not None and name == "-C":
+            folder = _under(folder, value)
+        elif value is not None and name == "--git-dir":
+            git_dir = value
+    if i >= len(words):
+        return []
+    git_dir = _under(folder, git_dir or Word(".git"))
+    repo_config = _under(git_dir, Word("config"))
+    command, rest = words[i].text, [words[i], *words[i + 1:]]
+    if command == "config":
+        found, operands = _scan(rest, _GIT_CONFIG)
+        if _has(found, *_GIT_CONFIG_READS) or (operands and operands[0].text in
+                                               _GIT_CONFIG_READS):
+            return []
+        files = _given(found, "-f", "--file")
+        if files:
+            return files
+        if _has(found, "--global"):
+            return [Word("~/.gitconfig", TILDE)]
+        if _has(found, "--system"):
+            return [Word("/etc/gitconfig")]
+        if _has(found, "--worktree"):
+            return [_under(git_dir, Word("config.worktree"))]
+        return [repo_config]
+    if command == "remote" and len(rest) > 1 and rest[1].text in _GIT_REMOTE_WRITES:
+        return [repo_config]
+    if command == "branch" and any(w.text.partition("=")[0] in _GIT_BRANCH_WRITES
+                                   for w in rest[1:]):
+        return [repo_config]
+    if command == "submodule" and any(w.text == "add" for w in rest[1:]):
+        return [_under(folder, Word(".gitmodules")), repo_config]
+    return []
+
+
+def _under(folder: Word, path: Word) -> Word:
+    """`path` taken from `folder` (`-C sub` then `.git`: `sub/.git`)."""
+    if folder.text == "." or path.text.startswith(("/", "~")):
+        return path
+    return Word(posixpath.join(folder.text, path.text), _kind(folder, path))
+
+
 WRITERS: dict[str, Callable[[Sequence[Word]], list[Word]]] = {
     "tee": _all(_opts("", "--output-error")),
     "dd": _dd,
@@ -440,6 +506,7 @@ WRITERS: dict[str, Callable[[Sequence[Word]], list[Word]]] = {
     "uniq": _nth(_opts("-f --skip-fields -s --skip-chars -w --check-chars"), 1),
     "openssl": _openssl,
     "ssh-keygen": _ssh_keygen,
+    "git": _git,
     "gpg": _option_values(_opts("-o --output -r --recipient -u --local-user --homedir -e "
                                 "--passphrase --passphrase-file --default-key"),
                           "-o", "--output"),

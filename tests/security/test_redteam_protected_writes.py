@@ -117,6 +117,19 @@ PROTECTED = [
     "tee x.code-workspace", "tee .claude/settings.json", "tee ~/.config/autostart/x.desktop",
     "tee ~/.aws/credentials", "tee ~/.ssh/config", "tee .npmrc", "tee -a .git/info/attributes",
     "dd of=.git/config conv=notrunc", "cp x .git/config", "ln -s x .git/hooks/post-checkout",
+    # git's own commands that write its config (core.fsmonitor, core.hooksPath, aliases run)
+    "git config core.fsmonitor 'touch /tmp/x'", "git config core.hooksPath evil",
+    "git -C . config alias.st '!sh x'", "git -C sub config core.pager less",
+    "git --git-dir=.git config core.editor vim", "git --git-dir .git config core.editor vim",
+    "git config set core.sshCommand evil", "git config --add core.fsmonitor x",
+    "git config --unset core.pager", "git config -e", "git config --file .git/config a.b c",
+    "git config -f .git/config a.b c", "git -c x.y=z config core.fsmonitor x",
+    "git --no-pager config core.fsmonitor x", "git config --local core.fsmonitor x",
+    "git config --worktree core.fsmonitor x", "git config --global core.fsmonitor x",
+    "git remote add x 'ext::sh -c touch% /tmp/x'", "git remote set-url origin 'ext::sh x'",
+    "git branch --set-upstream-to=origin/main", "git branch -u origin/main",
+    "git submodule add https://x/y", "sudo git config core.fsmonitor x",
+    "sh -c 'git config core.fsmonitor x'", "/usr/bin/git config core.fsmonitor x",
 ]
 
 HARMLESS = [
@@ -129,6 +142,9 @@ HARMLESS = [
     "chmod +x script.sh", "mkdir build", "rm build.log", "sed -i s/a/b/ src/*.py",
     "cp x/*.py sub/", "tee /dev/null", "dd if=x of=/dev/null", "cp x /dev/null",
     "echo x | tee -a notes.md", "find . -name '*.o' -exec touch stamp \\;",
+    "git config --get user.name", "git config --list", "git config -l", "git config get a.b",
+    "git config list", "git config --get-regexp alias", "git status", "git log -1",
+    "git -c core.pager=cat log", "git branch -a", "git diff",
 ]
 
 OUTSIDE = ["cp x /tmp/y", "tee ~/notes/x", "mv a ../elsewhere", "sed -i s/a/b/ /tmp/f",
