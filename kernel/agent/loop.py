@@ -1209,7 +1209,10 @@ class _Run:
     def _store_full(self, call_id: str, text: str) -> str | None:
         """Where a trimmed result's full output is: the file it was externalized to, else
         the file it is now written to, in a thread (the request goes out meanwhile; no tool
-        runs before the file is there: `_outputs_written`)."""
+        runs before the file is there: `_outputs_written`). The thread is given the write
+        by a task, which runs once the loop has control again: when the request is sent
+        and waits for the server, not while the SDK builds it (a thread started then would
+        take the interpreter's lock from that building, over and over)."""
         stored = self.results.get(call_id) if _safe_id(call_id) else None
         if stored is not None and stored.externalized_path:
             return stored.externalized_path
@@ -1224,8 +1227,8 @@ class _Run:
             path = self.outputs.path_for(call_id)
         except UnsafeIdentifier:
             return None
-        self._writing.append((call_id, path, asyncio.get_running_loop().run_in_executor(
-            None, self.outputs.externalize, call_id, text, 0)))
+        self._writing.append((call_id, path, asyncio.ensure_future(
+            asyncio.to_thread(self.outputs.externalize, call_id, text, 0))))
         return str(path)
 
     async def _outputs_written(self) -> None:
