@@ -438,8 +438,11 @@ class CommandExecutor:
     @staticmethod
     def _fits(sandbox: _Sandbox, launcher: Launcher, request: LaunchRequest,
               env: dict[str, str]) -> bool:
-        """The sandbox is alive and made from exactly what a call of `request` gets now."""
+        """The sandbox is alive and made from exactly what a call of `request` gets now
+        (with a pin stage exactly when the request's workspace has links to pin)."""
+        staged = bool(links_to_pin(str(request.workspace), request.marks))
         return (sandbox.launcher == launcher and sandbox.proc.poll() is None
+                and staged == (sandbox.request.stage_fds is not None)
                 and sandbox.fingerprint == fingerprint(launcher.argv(
                     replace(request, handshake_fds=sandbox.request.handshake_fds,
                             stage_fds=sandbox.request.stage_fds)), env))

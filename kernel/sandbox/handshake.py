@@ -176,8 +176,12 @@ class Handshake:
                     self._pid = child_pid(bytes(self._info))
                     if self._processes is not None:
                         self._join_cgroup(self._pid, self._processes)
+                    if self.stage is not None:
+                        self.stage.prepare(self._pid)
                 except HandshakeError as exc:
                     self._failure = str(exc)
+                except OSError as exc:
+                    self._failure = f"the protected links could not be pinned: {exc}"
             if self._waiting is not None:
                 self._proceed(loop)
 
@@ -222,8 +226,9 @@ class Handshake:
         if self.stage is not None:
             try:
                 await self.stage.run(pid)
-            except (PinError, OSError) as exc:
-                on_failure(str(exc))
+            except Exception as exc:  # any: the command must not start, nor wait forever
+                on_failure(str(exc) if isinstance(exc, (PinError, OSError)) else
+                           f"the protected links could not be pinned ({exc!r})")
                 self.close()
                 return
         if on_started is not None:

@@ -41,9 +41,8 @@ from kernel.sandbox.marks import Mark
 if TYPE_CHECKING:
     import asyncio
 
-READY_TIMEOUT_S = 10.0
-"""How long the stage may take to say it is ready (bubblewrap makes a sandbox in milliseconds)."""
 PIN_TIMEOUT_S = 10.0
+"""How long the stage may take to be ready and the links to be bound (milliseconds, usually)."""
 MAX_MESSAGE = 2000
 
 CLONE_NEWNS = 0x00020000
@@ -98,6 +97,8 @@ class PinStage:
         self.pins = pins
         self._ready_read, self._ready_write = os.pipe()
         self._go_read, self._go_write = os.pipe()
+        self._binder: tuple[int, int] | None = None
+        """(pid, read end of its report) of the forked copy, once `prepare` made it."""
 
     @property
     def child_fds(self) -> tuple[int, int]:
@@ -109,28 +110,32 @@ class PinStage:
         for name in ("_ready_write", "_go_read"):
             self._close(name)
 
+    def prepare(self, pid: int) -> None:
+        """Fork the copy that binds the links of the sandbox whose init is `pid`; it waits
+        until the stage is ready. As soon as bubblewrap reports the sandbox (for one made
+        ahead, long before its command comes), so the fork is off the command's way.
+        Raises OSError."""
+        if self._binder is None:
+            self._binder = _fork_binder(pid, self.pins, self._ready_read)
+
     async def run(self, pid: int) -> None:
-        """Wait for the stage, pin every link in the sandbox whose init is `pid`, let the
-        stage go. Raises PinError (the caller stops the sandbox, then calls `close`)."""
+        """Pin every link in the sandbox whose init is `pid` once the stage is ready (the
+        go-ahead has been given to bubblewrap), then let the stage go. Raises PinError (the
+        caller stops the sandbox, then calls `close`)."""
         import asyncio  # the loop's caller has it loaded; `reins doctor` needs none
 
-        loop = asyncio.get_running_loop()
-        ready: asyncio.Future[None] = loop.create_future()
-
-        def readable() -> None:
-            if not ready.done():
-                ready.set_result(None)
-
-        loop.add_reader(self._ready_read, readable)
+        self.prepare(pid)
+        assert self._binder is not None
+        child, report = self._binder
+        code = await _exit_code(asyncio.get_running_loop(), child)
+        self._binder = None
         try:
-            await asyncio.wait_for(ready, READY_TIMEOUT_S)
-        except TimeoutError:
-            raise PinError(f"the sandbox did not start in {READY_TIMEOUT_S:g} s") from None
+            why = os.read(report, MAX_MESSAGE).decode("utf-8", "replace")
         finally:
-            loop.remove_reader(self._ready_read)
-        if not os.read(self._ready_read, 1):
-            raise PinError("the sandbox ended before its command started")
-        await _bind(pid, self.pins)
+            os.close(report)
+        if code != 0 or why:
+            raise PinError("a protected link could not be pinned in the sandbox: "
+                           f"{why or f'exit status {code}'}")
         try:
             os.write(self._go_write, b"\n")
         except OSError as exc:
@@ -138,6 +143,14 @@ class PinStage:
         self.close()
 
     def close(self) -> None:
+        """Close every end; a copy still waiting is killed."""
+        binder, self._binder = self._binder, None
+        if binder is not None:
+            child, report = binder
+            with contextlib.suppress(OSError):
+                os.kill(child, signal.SIGKILL)
+                os.waitpid(child, 0)  # at once: killed while it waits
+            os.close(report)
         for name in ("_ready_read", "_ready_write", "_go_read", "_go_write"):
             self._close(name)
 
@@ -149,32 +162,22 @@ class PinStage:
             setattr(self, name, -1)
 
 
-async def _bind(pid: int, pins: tuple[Pin, ...]) -> None:
-    """Bind `pins` in the sandbox of `pid` from a forked copy; PinError with its reason."""
-    import asyncio
-
-    loop = asyncio.get_running_loop()
+def _fork_binder(pid: int, pins: tuple[Pin, ...], ready: int) -> tuple[int, int]:
+    """Fork the copy that binds `pins` in the sandbox of `pid` once `ready` is written;
+    (its pid, the read end of its report)."""
     report_read, report_write = os.pipe()
     try:
         with warnings.catch_warnings():  # the copy runs only system calls, then _exit
             warnings.simplefilter("ignore", DeprecationWarning)
             child = os.fork()
-        if child == 0:  # pragma: no cover - the copy; its parent checks what it did
-            _child(report_write, pid, pins)
+    except BaseException:
+        os.close(report_read)
         os.close(report_write)
-        report_write = -1
-        code = await _exit_code(loop, child)
-        why = os.read(report_read, MAX_MESSAGE).decode("utf-8", "replace")
-    except OSError as exc:
-        raise PinError(f"the protected links could not be pinned: {exc}") from exc
-    finally:
-        for fd in (report_read, report_write):
-            if fd >= 0:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-    if code != 0 or why:
-        raise PinError("a protected link could not be pinned in the sandbox: "
-                       f"{why or f'exit status {code}'}")
+        raise
+    if child == 0:  # pragma: no cover - the copy; its parent checks what it did
+        _child(report_write, pid, pins, ready)
+    os.close(report_write)
+    return child, report_read
 
 
 async def _exit_code(loop: asyncio.AbstractEventLoop, child: int) -> int:
@@ -194,8 +197,8 @@ async def _exit_code(loop: asyncio.AbstractEventLoop, child: int) -> int:
     except BaseException as exc:
         os.kill(child, signal.SIGKILL)
         if isinstance(exc, TimeoutError):
-            raise PinError(
-                f"the protected links could not be pinned in {PIN_TIMEOUT_S:g} s") from None
+            raise PinError(f"the sandbox did not start, or its protected links could not be "
+                           f"pinned, in {PIN_TIMEOUT_S:g} s") from None
         raise
     finally:
         loop.remove_reader(pidfd)
@@ -204,10 +207,14 @@ async def _exit_code(loop: asyncio.AbstractEventLoop, child: int) -> int:
     return os.waitstatus_to_exitcode(status)
 
 
-def _child(report: int, pid: int, pins: tuple[Pin, ...]) -> None:
-    """In the forked copy: enter the sandbox, bind every link, report a failure, _exit."""
+def _child(report: int, pid: int, pins: tuple[Pin, ...], ready: int) -> None:
+    """In the forked copy: wait for the stage, enter the sandbox, bind every link, report a
+    failure, _exit."""
     code = 0
     try:
+        _keep_only(report, ready)
+        if not os.read(ready, 1):
+            raise PinError("the sandbox ended before its command started")
         _enter(pid)
         for pin in pins:
             _pin(pin)
@@ -216,6 +223,16 @@ def _child(report: int, pid: int, pins: tuple[Pin, ...]) -> None:
         with contextlib.suppress(BaseException):
             os.write(report, str(exc).encode("utf-8", "replace")[:MAX_MESSAGE] or b"failed")
     os._exit(code)
+
+
+def _keep_only(*fds: int) -> None:
+    """Close every descriptor but `fds` and the standard ones: the copy holds no other
+    sandbox's pipe open (its stage would not see its end) and none of the kernel's files."""
+    low = 3
+    for fd in sorted(fds):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, os.sysconf("SC_OPEN_MAX"))
 
 
 def _check(result: int, what: str) -> int:

@@ -75,8 +75,10 @@ class ServerStart:
         if self.stage is not None:
             try:
                 await self.stage.run(pid)
-            except (PinError, OSError) as exc:
-                raise ServerStartFailed(str(exc)) from exc
+            except Exception as exc:  # any: the server must not start
+                raise ServerStartFailed(str(exc) if isinstance(exc, (PinError, OSError)) else
+                                        f"its protected links could not be pinned ({exc!r})"
+                                        ) from exc
 
     async def _read_info(self) -> bytes:
         loop = asyncio.get_running_loop()

@@ -307,3 +307,32 @@ def test_when_the_next_sandbox_is_made(executor: CommandExecutor, workspace: Pat
 
     during, after = asyncio.run(run())
     assert (during, after) == (int(made_while_it_runs), 1)
+
+
+def test_a_sandbox_made_ahead_with_pinned_links_is_used_and_only_where_it_fits(
+        executor: CommandExecutor, workspace: Path, outputs: OutputStore,
+        tmp_path: Path) -> None:
+    """A workspace with protected links gets a sandbox with the pin stage (kernel.sandbox.pin),
+    made ahead like any; one made for a workspace without links does not fit it, nor the
+    other way round (that raised in the fit check before)."""
+    (workspace / "shared").mkdir()
+    (workspace / ".vscode").symlink_to("shared")
+    plain = tmp_path / "plain"
+    plain.mkdir()
+
+    async def run() -> list[tuple[int | None, bool, str]]:
+        done = []
+        for index, where in enumerate([workspace, workspace, plain, workspace, plain, plain]):
+            await asyncio.sleep(IDLE_S)
+            with outputs.spool(f"c{index}") as spool:
+                outcome = await executor.run("rm .vscode 2>/dev/null; readlink .vscode || true",
+                                             workspace=where, spool=spool, timeout_s=30)
+            done.append((outcome.exit_code, outcome.made_ahead,
+                         outcome.spool_path.read_text().strip()))
+        return done
+
+    done = asyncio.run(run())
+    assert [code for code, _, _ in done] == [0] * 6, done
+    assert [text for _, _, text in done] == ["shared", "shared", "", "shared", "", ""], done
+    assert [ahead for _, ahead, _ in done] == [False, True, False, False, False, True], done
+    assert os.readlink(workspace / ".vscode") == "shared"
