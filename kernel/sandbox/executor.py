@@ -374,7 +374,7 @@ class CommandExecutor:
                     reverted = await asyncio.shield(
                         self._guards.undo(workspace, before, spool.path.stem))
             pinned = tuple(os.path.relpath(pin.path, workspace) for pin in
-                           links_to_pin(str(workspace), request.marks)
+                           links_to_pin(str(workspace), request.marks) if not pin.folder
                            ) if launcher.kernel_sets_limits else ()
             return replace(outcome, reverted=reverted, pinned=pinned)
         finally:

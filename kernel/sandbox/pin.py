@@ -51,6 +51,7 @@ NS_GET_USERNS = 0xB701
 AT_FDCWD = -100
 OPEN_TREE_CLONE = 1
 AT_SYMLINK_NOFOLLOW = 0x100
+AT_RECURSIVE = 0x8000
 MOVE_MOUNT_F_EMPTY_PATH = 0x4
 SYS_OPEN_TREE = 428
 SYS_MOVE_MOUNT = 429
@@ -73,13 +74,22 @@ class Pin:
     """Absolute, as the sandbox sees it (the workspace is bound at its own path)."""
     text: str
     """What the link holds (Mark.led): a link changed since the workspace was indexed is not
-    pinned but refused, and the next index sees it."""
+    pinned but refused, and the next index sees it. Empty for a folder."""
+    folder: bool = False
+    """A folder of the workspace above a marked link: bound onto itself with what is mounted
+    below it, so it cannot be renamed away with the link and a new link made in its place
+    (`mv deep deep2 && mkdir -p deep/sub && ln -s evil deep/sub/.idea`)."""
 
 
 def links_to_pin(workspace: str, marks: Iterable[Mark]) -> tuple[Pin, ...]:
-    """Every marked link of the workspace, in path order."""
-    return tuple(Pin(os.path.join(workspace, m.path), m.led)
-                 for m in sorted(marks, key=lambda m: m.path) if m.entry == "link")
+    """Every marked link of the workspace, in path order, then every folder above one
+    inside the workspace, the outermost first."""
+    links = sorted(m.path for m in marks if m.entry == "link")
+    texts = {m.path: m.led for m in marks if m.entry == "link"}
+    folders = sorted({"/".join(parts[:depth]) for parts in (p.split("/") for p in links)
+                      for depth in range(1, len(parts))}, key=lambda f: (f.count("/"), f))
+    return (*(Pin(os.path.join(workspace, p), texts[p]) for p in links),
+            *(Pin(os.path.join(workspace, f), "", folder=True) for f in folders))
 
 
 def staged_shell(ready_fd: int, go_fd: int, shell: Sequence[str]) -> tuple[str, ...]:
@@ -250,21 +260,26 @@ def _enter(pid: int) -> None:
 
 
 def _pin(pin: Pin) -> None:
-    """Bind the link at `pin.path` onto itself, when it is the link holding `pin.text`."""
+    """Bind the link at `pin.path` onto itself, when it is the link holding `pin.text`; or
+    the folder there, when it is a folder (not a link), with the mounts below it."""
+    what = "folder" if pin.folder else "link"
     try:
         info = os.lstat(pin.path)
         held = os.readlink(pin.path) if stat.S_ISLNK(info.st_mode) else None
     except OSError as exc:
         raise PinError(f"{pin.path}: {exc.strerror}") from exc
-    if held != pin.text:
+    if pin.folder and not stat.S_ISDIR(info.st_mode):
+        raise PinError(f"{pin.path} is no longer the folder it was")
+    if not pin.folder and held != pin.text:
         raise PinError(f"{pin.path} is no longer the link it was ({pin.text!r})")
     path = os.fsencode(pin.path)
     long = ctypes.c_long  # syscall(2) takes longs: no upper half left undefined
+    flags = OPEN_TREE_CLONE | os.O_CLOEXEC | AT_SYMLINK_NOFOLLOW
     tree = _check(_SYSCALL(long(SYS_OPEN_TREE), long(AT_FDCWD), path,
-                           long(OPEN_TREE_CLONE | os.O_CLOEXEC | AT_SYMLINK_NOFOLLOW)),
-                  f"copying the link {pin.path}")
+                           long(flags | (AT_RECURSIVE if pin.folder else 0))),
+                  f"copying the {what} {pin.path}")
     try:
         _check(_SYSCALL(long(SYS_MOVE_MOUNT), long(tree), b"", long(AT_FDCWD), path,
-                        long(MOVE_MOUNT_F_EMPTY_PATH)), f"binding the link {pin.path}")
+                        long(MOVE_MOUNT_F_EMPTY_PATH)), f"binding the {what} {pin.path}")
     finally:
         os.close(tree)

@@ -41,6 +41,12 @@ ATTACKS: dict[str, str] = {
         "&& chmod +x repo/.git/hooks/pre-commit",
     "a link on the way made again leading elsewhere": "mkdir evil2 && rm hop && ln -s evil2 hop",
     "a link on the way made again leading to the user's folder": "rm hop && ln -s src hop",
+    "the folder above a link renamed away, the link made again in a new one":
+        "mkdir -p evil4 && mv deep deep2 && mkdir -p deep/sub && "
+        "ln -s ../../evil4 deep/sub/.idea",
+    "the link's own folder renamed away, the link made again in a new one":
+        "mkdir -p evil5 && mv deep/sub deep/s2 && mkdir deep/sub && "
+        "ln -s ../../evil5 deep/sub/.idea",
     "a folder link on the way made again leading elsewhere":
         "mkdir evil3 && echo 'echo evil' > evil3/envrc && rm dirlink && ln -s evil3 dirlink",
 }
