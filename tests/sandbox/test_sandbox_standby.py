@@ -280,14 +280,19 @@ def test_a_sandbox_made_ahead_holds_the_process_limit_and_leaves_no_cgroup(
     assert mine == []
 
 
-@pytest.mark.parametrize(("command", "made_while_it_runs"), [
-    ("sleep 0.6", True),       # a long command: its successor's sandbox is ready when it ends
-    ("true", False),           # a quick one: made after it (not while it starts and ends)
-    ("sleep 0.01", False),
+@pytest.mark.parametrize(("command", "ahead_after_s", "made_while_it_runs"), [
+    ("sleep 0.6", 0.05, True),  # a long command: its successor's sandbox is ready when it ends
+    ("true", 5.0, False),       # a quick one: made after it (not while it starts and ends)
+    ("sleep 0.01", 5.0, False),
 ])
 def test_when_the_next_sandbox_is_made(executor: CommandExecutor, workspace: Path,
-                                       outputs: OutputStore, command: str,
-                                       made_while_it_runs: bool) -> None:
+                                       outputs: OutputStore, command: str, ahead_after_s: float,
+                                       made_while_it_runs: bool,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """What is "quick" is set far from the command's length either way: under load a
+    `sleep 0.01` ran past the 50 ms mark and its successor was (rightly) made meanwhile."""
+    monkeypatch.setattr("kernel.sandbox.executor.AHEAD_AFTER_S", ahead_after_s)
+
     async def run() -> tuple[int, int]:
         with outputs.spool("first") as spool:
             task = asyncio.ensure_future(executor.run(command, workspace=workspace,
