@@ -101,13 +101,20 @@ def home_secrets(home: str) -> list[str]:
 
 
 def mark_mounts(workspace: str, marks: Iterable[Mark]) -> list[str]:
-    """The mounts of the workspace index's marks (paths relative to `workspace`)."""
+    """The mounts of the workspace index's marks (paths relative to `workspace`). A mark
+    inside a hidden secret folder (where a protected link or a git config leads:
+    `.vscode -> .ssh/sub`) is hidden with it: binding it would show it again (and the empty
+    folder hiding the secret cannot hold its mount point)."""
     argv: list[str] = []
+    hidden: list[str] = []
     for mark in sorted(marks, key=lambda m: m.path):
         target = os.path.join(workspace, mark.path)
         if mark.entry not in ("dir", "file"):
             continue  # a socket or fifo holds nothing; where a link leads is a mark itself
+        if any(mark.path.startswith(folder + "/") for folder in hidden):
+            continue
         if mark.kind == "secret":
+            hidden.append(mark.path)
             argv += (["--tmpfs", target, "--remount-ro", target] if mark.entry == "dir"
                      else ["--ro-bind", "/dev/null", target])
         elif mark.kind == "git-dir":

@@ -9,8 +9,10 @@ large workspace takes a while; the event loop never waits on it):
   `<data>/quarantine/<label>`, and a protected link it removed or replaced is made again
   (kernel.sandbox.revert);
 - `protected_links(workspace)` for the file tools: where each protected name that is a
-  link (`.vscode -> shared`) leads, so a write there by its own name is protected too, and
-  each other name (hard link) of a secret or protected file (kernel.sandbox.samefiles).
+  link (`.vscode -> shared`) leads, so a write there by its own name is protected too,
+  each other name (hard link) of a secret or protected file (kernel.sandbox.samefiles),
+  and what a repository's git config names that git runs or reads (kernel.sandbox.git_named:
+  `core.hooksPath`'s folder, included files), whether it exists yet or not.
 Reins' own folders (and the sandbox home in them) are not part of any workspace's index.
 """
 
@@ -27,6 +29,7 @@ from pathlib import Path
 from kernel.hardlinks import Named, verdict_text
 from kernel.pathrules import describe_secret, secret_match
 from kernel.paths import AppPaths
+from kernel.sandbox.git_named import NAMED_PREFIX, named_paths, with_named
 from kernel.sandbox.marks import Mark
 from kernel.sandbox.refusal import CommandRefused
 from kernel.sandbox.revert import Reverted, quarantine, restore, to_restore, to_revert
@@ -71,7 +74,8 @@ class WorkspaceGuards:
                 if not index.current or not self._same[key].quiet(index.marks):
                     await asyncio.to_thread(self._current, key)  # else no thread hop: the
                     # usual case, nothing changed
-            return with_same(with_led(key, index.marks), self._same[key].marks(index.linked))
+            marks = with_named(key, index.marks, home=str(Path.home()), environ=os.environ)
+            return with_same(with_led(key, marks), self._same[key].marks(index.linked))
 
     def _current(self, key: str) -> WorkspaceIndex:
         """The workspace's index, made or refreshed now (blocking)."""
@@ -108,6 +112,10 @@ class WorkspaceGuards:
                 mark.same_as, "secret" if mark.kind == "secret" else "protected", mark.rule, 0))
         for named in several:  # for names the walk does not meet (inside .git, outside)
             links.setdefault(Path(named.path), verdict_text(named))
+        for rel, rule in named_paths(root, index.marks, home=str(Path.home()),
+                                     environ=os.environ).items():
+            links.setdefault(Path(os.path.realpath(os.path.join(root, rel))),
+                             f"{NAMED_PREFIX}{rule}")
         return links
 
     def _keep(self, key: str, index: WorkspaceIndex) -> None:

@@ -83,9 +83,14 @@ class Pin:
 
 def links_to_pin(workspace: str, marks: Iterable[Mark]) -> tuple[Pin, ...]:
     """Every marked link of the workspace, in path order, then every folder above one
-    inside the workspace, the outermost first."""
-    links = sorted(m.path for m in marks if m.entry == "link")
-    texts = {m.path: m.led for m in marks if m.entry == "link"}
+    inside the workspace, the outermost first. A link inside a hidden secret folder is not
+    there in the sandbox (kernel.sandbox.bwrap.mark_mounts), so it is not pinned."""
+    marks = list(marks)
+    hidden = [m.path + "/" for m in marks if m.kind == "secret" and m.entry == "dir"]
+    shown = [m for m in marks if m.entry == "link"
+             and not any(m.path.startswith(folder) for folder in hidden)]
+    links = sorted(m.path for m in shown)
+    texts = {m.path: m.led for m in shown}
     folders = sorted({"/".join(parts[:depth]) for parts in (p.split("/") for p in links)
                       for depth in range(1, len(parts))}, key=lambda f: (f.count("/"), f))
     return (*(Pin(os.path.join(workspace, p), texts[p]) for p in links),

@@ -41,6 +41,7 @@ from kernel.pathrules import (
     subtree_root,
 )
 from kernel.paths import AppPaths
+from kernel.sandbox.git_named import NAMED_PREFIX
 from kernel.tools.errors import ErrorCode, ToolError
 
 
@@ -186,10 +187,11 @@ def _open_child_dir(fd: int, part: str, *, create: bool, target: Path) -> int:
 
 
 def _through_link(resolved: Path, links: Mapping[Path, str]) -> str | None:
-    """`LINK_PREFIX`<link> when `resolved` is, or is inside, where a protected link leads."""
+    """`LINK_PREFIX`<link> when `resolved` is, or is inside, where a protected link leads;
+    the `NAMED_PREFIX` text when it is, or is inside, what a git config names."""
     for target, link in links.items():
         if not link.startswith(SAME_FILE_PREFIX) and resolved.is_relative_to(target):
-            return f"{LINK_PREFIX}{link}"
+            return link if link.startswith(NAMED_PREFIX) else f"{LINK_PREFIX}{link}"
     return None
 
 
@@ -374,6 +376,9 @@ class PathPolicy:
             elif protected.startswith(GIT_DIR_PREFIX):
                 why = (f"it would change what git runs or reads as configuration in the git "
                        f"directory {protected.removeprefix(GIT_DIR_PREFIX)}")
+            elif protected.startswith(NAMED_PREFIX):
+                why = (f"git runs it or reads it as configuration: it is what "
+                       f"{protected.removeprefix(NAMED_PREFIX)} names")
             elif protected.startswith(LINK_PREFIX):
                 why = (f"it is where the protected link {protected.removeprefix(LINK_PREFIX)} "
                        f"leads, and editors and git read it by that name")

@@ -13,7 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kernel.fakemodel import FakeAnthropicServer
+from kernel.fakemodel import FakeAnthropicServer, ToolUse, reply
+from tests.cli.conftest import Cli, events
 
 REINS = str(Path(sys.executable).with_name("reins"))
 
@@ -94,3 +95,18 @@ class Terminal:
         for fd in (self.controller, self.terminal):
             if fd >= 0:
                 os.close(fd)
+
+
+def write_is_asked_and_denied(cli: Cli, path: str, prompt: str) -> None:
+    """The model writes `path` with write_file in `auto` mode under `--approve deny`: the call
+    is asked about, denied, and nothing is written."""
+    cli.server.add(reply(ToolUse("write_file", {"path": path, "content": "PWNED"}, id="w1")),
+                   reply("It was denied."))
+    code, text, err = cli.call("exec", "--json", "--mode", "auto", "--approve", "deny", prompt)
+    assert code == 0, err
+    out = events(text)
+    assert any(e["type"] == "approval_request" and e["call_id"] == "w1" for e in out), out
+    result = next(e for e in out if e["type"] == "tool_result")
+    assert result["is_error"] and result["error_code"] == "approval_denied"
+    target = cli.workspace / path
+    assert not target.exists() or "PWNED" not in target.read_text()

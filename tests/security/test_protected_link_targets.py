@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from kernel.fakemodel import ToolUse, reply
 from kernel.paths import AppPaths
 from kernel.sandbox.guard import WorkspaceGuards
 from kernel.tools.pathpolicy import LINK_PREFIX, PathPolicy, PathRefused
-from tests.cli.conftest import Cli, cli, events
+from tests.cli.conftest import Cli, cli
+from tests.security.execkit import write_is_asked_and_denied
 
 __all__ = ["cli"]
 
@@ -92,17 +92,7 @@ def test_a_link_made_later_is_seen_and_one_removed_is_forgotten(
                                   "myhooks/pre-commit"])
 def test_in_auto_mode_writing_there_asks(cli: Cli, path: str) -> None:
     _links(cli.workspace)
-    cli.server.add(reply(ToolUse("write_file", {"path": path, "content": "PWNED"}, id="w1")),
-                   reply("It was denied."))
-    code, text, err = cli.call("exec", "--json", "--mode", "auto", "--approve", "deny",
-                               "change the editor tasks")
-    assert code == 0, err
-    out = events(text)
-    assert any(e["type"] == "approval_request" and e["call_id"] == "w1" for e in out), out
-    result = next(e for e in out if e["type"] == "tool_result")
-    assert result["is_error"] and result["error_code"] == "approval_denied"
-    target = cli.workspace / path
-    assert not target.exists() or "PWNED" not in target.read_text()
+    write_is_asked_and_denied(cli, path, "change the editor tasks")
     assert (cli.workspace / "shared" / "tasks.json").read_text() == "{}\n"
 
 
