@@ -49,6 +49,7 @@ from kernel.paths import AppPaths
 from kernel.policy.jsonpos import line_of
 from kernel.policy.rules import RuleError, parse_rule, parse_setting_rule
 from kernel.policy.ruleset import RuleSet
+from kernel.quickschema import compile_check
 from kernel.sandbox.limits import MiB, ResourceLimits
 from kernel.sandbox.settings import DEFAULT_GRACE_S, ExecSettings
 from kernel.setting_records import (
@@ -115,12 +116,16 @@ SETTINGS_SCHEMA: Mapping[str, Any] = {
 }
 """The schema of settings.json. `mcpServers` is owned by kernel.mcp.config."""
 
+@functools.cache
+def _quick_check() -> Callable[[Any], bool | None] | None:
+    """The schema checked without jsonschema (kernel.quickschema): what it finds valid is."""
+    return compile_check(SETTINGS_SCHEMA)
 
 
 @functools.cache
 def _validator() -> Draft202012Validator:
-    """The schema's validator, made when a settings file is first read: with none there is
-    nothing to validate, and jsonschema is not imported."""
+    """The schema's validator, made when a settings file is not seen valid by the quick check
+    (then jsonschema decides and says what is wrong): settings that load never import it."""
     from jsonschema import Draft202012Validator
 
     return Draft202012Validator(SETTINGS_SCHEMA)
@@ -184,7 +189,10 @@ def parse_settings(text: str, source: str = "settings.json") -> Settings:
     except json.JSONDecodeError as exc:
         raise SettingsError(source, exc.lineno, f"not valid JSON: {exc.msg} "
                                                 f"(column {exc.colno})") from exc
-    errors = sorted(_validator().iter_errors(data), key=lambda e: list(e.absolute_path))
+    quick = _quick_check()
+    vouched = quick is not None and quick(data) is True
+    errors = [] if vouched else sorted(_validator().iter_errors(data),
+                                       key=lambda e: list(e.absolute_path))
     if errors:
         first = errors[0]
         path = list(first.absolute_path)

@@ -1,9 +1,10 @@
 """What each command loads (each costs start-up time): `reins --help` and `reins doctor` no
 model or MCP SDK, nor keyring (read in a child), nor the policy's deciding, events or tools
 (the settings are read without them); `doctor` neither the session store nor asyncio;
-`reins exec` with no MCP server configured not the MCP SDK, nor PIL with no image; with no
-settings file neither loads jsonschema (the built-in tools' schemas are vouched for by
-kernel.tools.metaschema) nor the UI protocol."""
+`reins exec` with no MCP server configured not the MCP SDK, nor PIL with no image; neither
+loads jsonschema for settings that load (kernel.quickschema vouches for them; the built-in
+tools' schemas are vouched for by kernel.tools.metaschema) nor the UI protocol; a bad
+settings file is still explained by jsonschema, naming its line."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import sys
 
 import pytest
 
+from bench.bench_startup import SETTINGS as BENCH_SETTINGS
 from kernel.fakemodel import reply
 from tests.cli.conftest import Cli
 
@@ -74,3 +76,27 @@ def test_a_settings_file_is_still_validated_with_jsonschema(cli: Cli) -> None:
     code, loaded = _loaded(cli, ["doctor"])
     assert code == 1
     assert "jsonschema" in loaded
+
+
+def test_settings_that_load_need_no_jsonschema(cli: Cli) -> None:
+    """The bench's settings file: rules, an `exec` section and an MCP server."""
+    cli.paths.settings_file.parent.mkdir(parents=True, exist_ok=True)
+    cli.paths.settings_file.write_text(json.dumps(BENCH_SETTINGS, indent=2))
+    code, loaded = _loaded(cli, ["doctor"])
+    assert code in (0, 1)
+    assert "jsonschema" not in loaded
+    assert "INVALID" not in cli.run("doctor").stdout
+
+
+@pytest.mark.parametrize("command", [["doctor"], ["exec", "--json", "say hello"]])
+def test_a_bad_settings_file_is_reported_naming_its_line(cli: Cli, command: list[str]) -> None:
+    cli.paths.settings_file.parent.mkdir(parents=True, exist_ok=True)
+    bad = BENCH_SETTINGS | {"exec": {"env": ["JAVA_HOME"], "limits": {"memory_mb": 15}}}
+    text = json.dumps(bad, indent=2)
+    assert text.splitlines()[21] == '      "memory_mb": 15'
+    cli.paths.settings_file.write_text(text)
+    done = cli.run(*command)
+    said = done.stdout + done.stderr
+    assert (f"{cli.paths.settings_file}:22: exec/limits/memory_mb: 15 is less than the "
+            f"minimum of 16") in said
+    assert done.returncode in (1, 2) and cli.server.requests == []
