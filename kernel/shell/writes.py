@@ -1,21 +1,32 @@
 """What a command line writes: the files its redirections open for writing, and the files
 common writing programs are told to write (`tee F`, `cp SRC DST`, `dd of=F`, `sed -i … F`,
-`install`, `mv`, `ln`, `truncate`, `touch`, `rsync`, `tar -x -C DIR`, `patch`, `curl -o`,
-`openssl -out`, `ssh-keygen -f`, `git config`, …), in every simple command of the line,
-those a wrapper, a shell or `find -exec` runs included (kernel.shell.parse derives them).
-The policy judges each as a write of that file (kernel.policy.facts, `decide`), as it
-judges `> f`.
+`install`, `mv`, `ln`, `truncate`, `touch`, `rsync`, `patch`, `curl -o`, `openssl -out`,
+`ssh-keygen -f`, git's commands (`git config`, `checkout -- P`, `checkout-index
+--prefix=P`, `archive -o`, `diff --output`, `clone`, `init`, …), compressors (`gzip F`
+writes F.gz and removes F), `zip`, `split`, `sort -o`, `gawk -i inplace`, `sqlite3 DB`,
+`python -m venv DIR`, `cc -o`, …), in every simple command of the line, those a wrapper,
+a shell or `find -exec` runs included (kernel.shell.parse derives them). The policy judges
+each as a write of that file (kernel.policy.facts, `decide`), as it judges `> f`.
 
 Pure functions over words. A program's options are read as GNU's getopt reads them: before
 or after the operands, up to `--`, short ones bundled (`-sfo FILE`), a value attached or
 the next word, a long option by any unambiguous prefix (`--target-dir=D`). A program not
-in the table names no file here (the sandbox bounds what it writes, as for `python -c`).
+in the table names no file here (the sandbox bounds what it writes, as for `python -c`,
+`awk '{print > F}'`, `make`, a plain `npm install` or `pip install`, and git's branch
+switches, merges and resets, which write the repository's own tracked files).
 
 A written path the line names is `known`: literal or `~` words, and globs that cannot match
 a protected or secret name (`src/*.py`; kernel.pathrules' lists, probed with each name they
 hold). Others are `unknown` (asked about): an expansion (`tee "$F"`), a glob that could
 match one (`sed -i … *`, `.g*/hooks/x`), what `find -exec` puts for `{}`, a relative path
-after a `cd`, and every glob a redirection names.
+after a `cd`, every glob a redirection names; and the files whose names only the data
+knows, as `DIR/*` in the folder they land in: what an archive extracts (`tar -x`, `unzip`,
+`cpio -i`, `7z x`, `ar x`, here without `-C`/`-d`/`-o`), what a patch names (`patch -p1`,
+`git apply`, `git am`, under `-d`/`--directory`/`-C`/`--work-tree`), what packages hold
+(`pip install --target`, `npm install --prefix`), what a server names (`curl -OJ`,
+`wget -r`); and `(any file … names)` where nothing bounds them: an editor's commands (`vim
+-c`, `ex`, `ed`), SQL (`ATTACH`, `writefile()`, `.output`), members allowed `..` or `/`
+(`tar -P`, `cpio -i`).
 """
 
 from __future__ import annotations
@@ -144,6 +155,16 @@ def _inside(folder: Word, source: Word) -> Word:
     return Word(posixpath.join(folder.text, name), _kind(folder, source))
 
 
+def _any_in(folder: Word) -> Word:
+    """Files whose names only the data knows (an archive's, a patch's), in `folder`."""
+    return Word(posixpath.join(folder.text, "*"), EXPANDS)
+
+
+def _anywhere(what: str) -> Word:
+    """Files anywhere, named only by `what` (a script, SQL, a patch allowed `..`)."""
+    return Word(f"(any file {what} names)", EXPANDS)
+
+
 def _remote(word: Word) -> bool:
     """`host:path` or `user@host:path` (rsync, scp): not a file here."""
     head = word.text.split("/", 1)[0]
@@ -153,11 +174,12 @@ def _remote(word: Word) -> bool:
 def _copies(spec: _Options, *, moves: bool = False, remote: bool = False
             ) -> Callable[[Sequence[Word]], list[Word]]:
     """cp, mv, install, ln, rsync, scp: the last operand (or each source's name inside
-    `-t DIR`); a source's name inside the last operand too where only that spelling is a
-    protected or secret path, or the last operand is plainly a folder (`…/`, `.`, `~`);
-    `mv` also removes its sources; `ln` with one operand makes its name here. What a
-    folder's contents copied (`rsync -a src/ dst`) are called is not known here. `remote`:
-    `host:path` is on another computer (rsync, scp; for cp, `a:b` is a folder here)."""
+    `-t DIR`; its whole path inside the last operand with `cp --parents`); a source's
+    name inside the last operand too where only that spelling is a protected or secret
+    path, or the last operand is plainly a folder (`…/`, `.`, `~`); `mv` also removes its
+    sources; `ln` with one operand makes its name here. What a folder's contents copied
+    (`rsync -a src/ dst`) are called is not known here. `remote`: `host:path` is on another
+    computer (rsync, scp; for cp, `a:b` is a folder here)."""
 
     def written(words: Sequence[Word]) -> list[Word]:
         found, operands = _scan(words, spec)
@@ -172,6 +194,10 @@ def _copies(spec: _Options, *, moves: bool = False, remote: bool = False
             return out + [_inside(into[-1], s) for s in operands]
         if not operands:
             return out
+        if _has(found, "--parents") and len(operands) > 1:
+            *sources, target = operands
+            return out + [target] + [Word(posixpath.join(target.text, s.text.lstrip("/")),
+                                          _kind(target, s)) for s in sources]
         if len(operands) == 1:
             return out + ([_inside(Word("."), operands[0])]
                           if base(program.text) in ("ln", "link") else [])
@@ -267,13 +293,14 @@ _TAR = _opts(
     "--hole-detection --quoting-style --blocking-factor",
     "--backup --checkpoint",
     "--extract --get --create --append --update --catenate --concatenate --to-stdout "
-    "--list --diff --compare --delete")
+    "--list --diff --compare --delete --absolute-names")
 _TAR_KEYS = {"x": "-x", "c": "-c", "r": "-r", "u": "-u", "A": "-A", "t": "-t"}
 
 
 def _tar(words: Sequence[Word]) -> list[Word]:
-    """Extracting: each `-C DIR` (what lands there is the archive's); creating or adding
-    to: the archive (`-f FILE`)."""
+    """Extracting: names only the archive knows, in each `-C DIR` (or here; anywhere with
+    `-P`; none to stdout or to a command); creating or adding to: the archive (`-f
+    FILE`)."""
     words = list(words)
     if len(words) > 1 and not words[1].text.startswith("-"):  # `tar xzf a.tar`: old keys
         keys, rest = words[1].text, words[2:]
@@ -284,8 +311,11 @@ def _tar(words: Sequence[Word]) -> list[Word]:
         words = [words[0], *bundled, *rest]
     found, _operands = _scan(words, _TAR)
     out: list[Word] = []
-    if _has(found, "-x", "--extract", "--get"):
-        out += _given(found, "-C", "--directory")
+    if _has(found, "-x", "--extract", "--get") and not _has(found, "-O", "--to-stdout",
+                                                            "--to-command"):
+        if _has(found, "-P", "--absolute-names"):
+            return [_anywhere(f"{base(words[0].text)}'s archive")]
+        out += [_any_in(d) for d in _given(found, "-C", "--directory")] or [_any_in(Word("."))]
     if _has(found, "-c", "--create", "-r", "--append", "-u", "--update", "-A", "--catenate",
             "--concatenate"):
         out += [w for w in _given(found, "-f", "--file") if w.text != "-"]
@@ -298,11 +328,25 @@ _PATCH = _opts("-p --strip -i --input -o --output -d --directory -r --reject-fil
 
 
 def _patch(words: Sequence[Word]) -> list[Word]:
-    """The file patched (its first operand, or `-o FILE`), the reject file, `-d DIR`."""
+    """The file patched (its first operand, or `-o FILE`; without either, the files the
+    patch names: not known here), its backup (`-B PREFIX`, `-Y PREFIX`, `-z SUFFIX`) and
+    the reject file, all from `-d DIR`."""
     found, operands = _scan(words, _PATCH)
-    output = _given(found, "-o", "--output")
-    out = [w for w in output if w.text != "-"] or operands[:1]
-    return out + _given(found, "-r", "--reject-file", "-d", "--directory")
+    folder = (_given(found, "-d", "--directory") or [Word(".")])[-1]
+    given = _given(found, "-o", "--output")
+    output = [w for w in given if w.text != "-"]
+    if not given and not operands:
+        return [_any_in(folder)]
+    targets = output if given else operands[:1]
+    backups = [Word(p.text + t.text, _kind(p, t)) for p in _given(found, "-B", "--prefix")
+               for t in targets]
+    backups += [Word(posixpath.join(posixpath.dirname(t.text), p.text + base(t.text)),
+                     _kind(p, t)) for p in _given(found, "-Y", "--basename-prefix")
+                for t in targets]
+    backups += [Word(t.text + z.text, _kind(t, z)) for z in _given(found, "-z", "--suffix")
+                for t in targets]
+    rejects = _given(found, "-r", "--reject-file")
+    return [_under(folder, w) for w in targets + backups + rejects]
 
 
 _CURL = _opts(
@@ -312,7 +356,7 @@ _CURL = _opts(
     "--cookie -K --config -T --upload-file -F --form -x --proxy -w --write-out -m --max-time "
     "--connect-timeout -r --range -C --continue-at -Y --speed-limit -y --speed-time -z "
     "--time-cond -E --cert --key --cacert -Q --quote --resolve --retry -U --proxy-user",
-    "", "--remote-name --remote-name-all --create-dirs")
+    "", "--remote-name --remote-name-all --create-dirs --remote-header-name")
 
 
 def _url_name(url: Word) -> Word:
@@ -328,6 +372,8 @@ def _curl(words: Sequence[Word]) -> list[Word]:
            if w.text != "-"]
     if _has(found, "-O", "--remote-name", "--remote-name-all"):
         folder = (_given(found, "--output-dir") or [Word(".")])[-1]
+        if _has(found, "-J", "--remote-header-name"):  # the server names the file
+            return [*out, _any_in(folder)]
         out += [_inside(folder, _url_name(u)) for u in operands]
     return out
 
@@ -338,7 +384,8 @@ _WGET = _opts(
     "--quota -l --level -A --accept -R --reject -D --domains -I --include-directories -X "
     "--exclude-directories --post-data --post-file --user --password --load-cookies "
     "--save-cookies --ca-certificate --certificate --private-key -B --base",
-    "", "--recursive --mirror")
+    "", "--recursive --mirror --content-disposition --trust-server-names "
+    "--force-directories")
 
 
 def _wget(words: Sequence[Word]) -> list[Word]:
@@ -349,6 +396,9 @@ def _wget(words: Sequence[Word]) -> list[Word]:
     if document:
         return out + [w for w in document if w.text != "-"]
     folder = (_given(found, "-P", "--directory-prefix") or [Word(".")])[-1]
+    if _has(found, "-r", "--recursive", "-m", "--mirror", "-i", "--input-file",
+            "--content-disposition", "--trust-server-names", "-x", "--force-directories"):
+        return [*out, _any_in(folder)]  # names from the pages, the server, a list
     return out + [_inside(folder, _url_name(u)) for u in operands]
 
 
@@ -385,7 +435,7 @@ def _nth(spec: _Options, n: int) -> Callable[[Sequence[Word]], list[Word]]:
 
 _CP = _opts("-t --target-directory -S --suffix --sparse --no-preserve",
             "--backup --reflink --preserve --context --update",
-            "--no-target-directory")
+            "--no-target-directory --parents")
 _INSTALL = _opts("-t --target-directory -S --suffix -m --mode -o --owner -g --group "
                  "--strip-program", "--backup --context",
                  "--no-target-directory --directory --strip")
@@ -414,12 +464,27 @@ _GIT_BRANCH_WRITES = frozenset({"-u", "--set-upstream-to", "--unset-upstream",
                                 "--edit-description", "--track"})
 
 
+@dataclass(frozen=True)
+class _Repo:
+    """Where a git command works: the folder (`-C`), the git directory (`--git-dir`) and
+    the work tree (`--work-tree`), each as the line names it."""
+
+    folder: Word
+    git_dir: Word
+    work_tree: Word
+
+    def config(self) -> Word:
+        return _under(self.git_dir, Word("config"))
+
+    def at(self, path: Word) -> Word:
+        """A path the command's words give, from the folder it runs in."""
+        return _under(self.folder, path)
+
+
 def _git(words: Sequence[Word]) -> list[Word]:
-    """The config files git's commands that change configuration write: `git config` (the
-    repository's `.git/config` unless told `--file`, `--global`, `--system`), `git remote
-    add|set-url|…`, `git branch -u|--set-upstream-to|…`, `git submodule add` (and its
-    `.gitmodules`); a `-C DIR` or `--git-dir` before the command says which repository."""
-    folder, git_dir, i = Word("."), None, 1
+    """What git's commands write (_GIT_COMMANDS); a `-C DIR`, `--git-dir` or `--work-tree`
+    before the command says which repository and which tree."""
+    folder, git_dir, work_tree, i = Word("."), None, None, 1
     while i < len(words) and words[i].text.startswith("-") and words[i].text != "-":
         name, eq, attached = words[i].text.partition("=")
         value = Word(attached, words[i].kind) if eq else (
@@ -429,34 +494,284 @@ def _git(words: Sequence[Word]) -> list[Word]:
             folder = _under(folder, value)
         elif value is not None and name == "--git-dir":
             git_dir = value
+        elif value is not None and name == "--work-tree":
+            work_tree = value
     if i >= len(words):
         return []
-    git_dir = _under(folder, git_dir or Word(".git"))
-    repo_config = _under(git_dir, Word("config"))
-    command, rest = words[i].text, [words[i], *words[i + 1:]]
-    if command == "config":
-        found, operands = _scan(rest, _GIT_CONFIG)
-        if _has(found, *_GIT_CONFIG_READS) or (operands and operands[0].text in
-                                               _GIT_CONFIG_READS):
-            return []
-        files = _given(found, "-f", "--file")
-        if files:
-            return files
-        if _has(found, "--global"):
-            return [Word("~/.gitconfig", TILDE)]
-        if _has(found, "--system"):
-            return [Word("/etc/gitconfig")]
-        if _has(found, "--worktree"):
-            return [_under(git_dir, Word("config.worktree"))]
-        return [repo_config]
-    if command == "remote" and len(rest) > 1 and rest[1].text in _GIT_REMOTE_WRITES:
-        return [repo_config]
-    if command == "branch" and any(w.text.partition("=")[0] in _GIT_BRANCH_WRITES
-                                   for w in rest[1:]):
-        return [repo_config]
-    if command == "submodule" and any(w.text == "add" for w in rest[1:]):
-        return [_under(folder, Word(".gitmodules")), repo_config]
+    repo = _Repo(folder, _under(folder, git_dir or Word(".git")),
+                 _under(folder, work_tree) if work_tree is not None else folder)
+    command = _GIT_COMMANDS.get(words[i].text)
+    return [] if command is None else command(repo, [words[i], *words[i + 1:]])
+
+
+def _git_config(repo: _Repo, rest: list[Word]) -> list[Word]:
+    """`git config`: the repository's `.git/config` unless told `--file`, `--global`,
+    `--system`, `--worktree`; nothing when it only reads."""
+    found, operands = _scan(rest, _GIT_CONFIG)
+    if _has(found, *_GIT_CONFIG_READS) or (operands and operands[0].text in
+                                           _GIT_CONFIG_READS):
+        return []
+    files = _given(found, "-f", "--file")
+    if files:
+        return files
+    if _has(found, "--global"):
+        return [Word("~/.gitconfig", TILDE)]
+    if _has(found, "--system"):
+        return [Word("/etc/gitconfig")]
+    if _has(found, "--worktree"):
+        return [_under(repo.git_dir, Word("config.worktree"))]
+    return [repo.config()]
+
+
+def _git_remote(repo: _Repo, rest: list[Word]) -> list[Word]:
+    return [repo.config()] if len(rest) > 1 and rest[1].text in _GIT_REMOTE_WRITES else []
+
+
+def _git_branch(repo: _Repo, rest: list[Word]) -> list[Word]:
+    return [repo.config()] if any(w.text.partition("=")[0] in _GIT_BRANCH_WRITES
+                                  for w in rest[1:]) else []
+
+
+def _git_submodule(repo: _Repo, rest: list[Word]) -> list[Word]:
+    if any(w.text == "add" for w in rest[1:]):
+        return [repo.at(Word(".gitmodules")), repo.config()]
     return []
+
+
+_GIT_APPLY = _opts("-p -C --exclude --include --directory --whitespace -S --build-fake-ancestor "
+                   "--patch-format --resolvemsg --show-current-patch",
+                   "", "--cached --check --stat --numstat --summary --apply --unsafe-paths "
+                   "--index --abort --quit")
+
+
+def _git_patches(repo: _Repo, rest: list[Word]) -> list[Word]:
+    """`git apply`, `git am`: the files the patches name, in the work tree (under
+    `--directory`); `--cached` and the reports (`--check`, `--stat`) write no file."""
+    found, _ = _scan(rest, _GIT_APPLY)
+    if rest[0].text == "apply" and (_has(found, "--cached") or (
+            _has(found, "--check", "--stat", "--numstat", "--summary")
+            and not _has(found, "--apply"))):
+        return []
+    if rest[0].text == "am" and _has(found, "--show-current-patch", "--quit"):
+        return []
+    if _has(found, "--unsafe-paths"):
+        return [_anywhere(f"git {rest[0].text}'s patches")]
+    tree = repo.work_tree
+    for root in _given(found, "--directory"):
+        tree = _under(tree, root)
+    return [_any_in(tree)]
+
+
+_GIT_WORKTREE = _opts("-b -B --reason")
+
+
+def _git_worktree(repo: _Repo, rest: list[Word]) -> list[Word]:
+    """`git worktree add PATH`: the folder PATH, a checked-out tree."""
+    operands = _scan(rest, _GIT_WORKTREE)[1]
+    if len(operands) < 2 or operands[0].text != "add":
+        return []
+    return [repo.at(operands[1])]
+
+
+_GIT_CLONE = _opts("-o --origin -b --branch -u --upload-pack --reference --reference-if-able "
+                   "--separate-git-dir --depth --shallow-since --shallow-exclude -c --config "
+                   "--server-option -j --jobs --filter --template --bundle-uri --revision "
+                   "--ref-format", "--recurse-submodules", "--bare --mirror")
+
+
+def _git_clone(repo: _Repo, rest: list[Word]) -> list[Word]:
+    """`git clone URL [DIR]`: the new folder DIR (named after the URL when not given), a
+    repository and its tree, and its git directory elsewhere with `--separate-git-dir`;
+    what `--template` puts in the git directory (hooks) is not named."""
+    found, operands = _scan(rest, _GIT_CLONE)
+    if not operands:
+        return []
+    if len(operands) > 1:
+        into = operands[1]
+    else:
+        name = re.sub(r"(/\.git)?/*$", "", operands[0].text)
+        name = re.split(r"[/:]", name)[-1]
+        name = name.removesuffix(".git") + (".git" if _has(found, "--bare", "--mirror")
+                                            else "")
+        into = Word(name or ".", operands[0].kind)
+    out = [repo.at(into)] + [repo.at(d) for d in _given(found, "--separate-git-dir")]
+    return out + ([_any_in(out[-1])] if _has(found, "--template") else [])
+
+
+_GIT_INIT = _opts("--template --separate-git-dir -b --initial-branch --object-format "
+                  "--ref-format", "--shared", "--bare")
+
+
+def _git_init(repo: _Repo, rest: list[Word]) -> list[Word]:
+    """`git init [DIR]`: the git directory (`DIR/.git`, DIR with `--bare`, or
+    `--separate-git-dir`); what `--template` puts in it (hooks) is not named."""
+    found, operands = _scan(rest, _GIT_INIT)
+    into = repo.at(operands[0]) if operands else repo.folder
+    separate = _given(found, "--separate-git-dir")
+    if separate:
+        git_dir = repo.at(separate[-1])
+    elif _has(found, "--bare"):
+        git_dir = into
+    else:
+        git_dir = repo.git_dir if not operands else _under(into, Word(".git"))
+    return [git_dir] + ([_any_in(git_dir)] if _has(found, "--template") else [])
+
+
+_GIT_OUTPUT = _opts("-o --output --output-directory --prefix --remote --exec --add-file "
+                    "--add-virtual-file --suffix --subject-prefix --in-reply-to --to --cc "
+                    "--signature --signature-file --base --interdiff --range-diff "
+                    "--creation-factor --reroll-count", "--from", "--stdout --numbered-files")
+_GIT_ARCHIVE = _opts("-o --output --format --prefix --remote --exec --add-file "
+                     "--add-virtual-file")
+_GIT_DIFFS = frozenset({"diff", "log", "show", "whatchanged", "diff-tree", "diff-files",
+                        "diff-index", "range-diff", "format-patch"})
+
+
+def _git_output(repo: _Repo, rest: list[Word]) -> list[Word]:
+    """`--output FILE` (diff, log, show, …), `git archive -o FILE`, the patches
+    `git format-patch` writes (into `-o DIR`)."""
+    command = rest[0].text
+    found, _ = _scan(rest, _GIT_ARCHIVE if command == "archive" else _GIT_OUTPUT)
+    short = ("-o",) if command == "archive" else ()
+    out = [repo.at(w) for w in _given(found, "--output", *short) if w.text != "-"]
+    if command == "format-patch" and not out and not _has(found, "--stdout"):
+        folder = repo.at((_given(found, "-o", "--output-directory") or [Word(".")])[-1])
+        suffix = (_given(found, "--suffix") or [Word(".patch")])[-1]
+        out.append(Word(posixpath.join(folder.text, "*" + suffix.text),
+                        _kind(folder, suffix, Word("*", GLOB))))
+    return out
+
+
+def _git_bundle(repo: _Repo, rest: list[Word]) -> list[Word]:
+    operands = _scan(rest, _Options())[1]
+    return [repo.at(operands[1])] if len(operands) > 1 and operands[0].text == "create" else []
+
+
+def _pathspecs(repo: _Repo, words: Iterable[Word]) -> list[Word]:
+    """Pathspecs from the work tree: git matches their glob characters itself, quoted or
+    not, and `:(…)` magic cannot be read here."""
+    out = []
+    for word in words:
+        kind = EXPANDS if word.text.startswith(":") else (
+            GLOB if set(word.text) & _GLOB_CHARS and word.kind == LITERAL else word.kind)
+        out.append(_under(repo.folder, Word(word.text, kind)))
+    return out
+
+
+def _after_dashes(rest: list[Word]) -> list[Word] | None:
+    texts = [w.text for w in rest]
+    return rest[texts.index("--") + 1:] if "--" in texts else None
+
+
+_GIT_CHECKOUT = _opts("-b -B --orphan -s --source --pathspec-from-file --conflict "
+                      "--inter-hunk-context -U --unified", "--track --recurse-submodules",
+                      "--staged --worktree --patch")
+
+
+def _git_checkout(repo: _Repo, rest: list[Word]) -> list[Word]:
+    """`git checkout [TREE] -- PATHS`, `git restore PATHS`: the paths named (a branch
+    switch writes the tree's files, which are not named: left to the sandbox);
+    `--pathspec-from-file` names them elsewhere."""
+    found, operands = _scan(rest, _GIT_CHECKOUT)
+    if rest[0].text == "restore" and _has(found, "-S", "--staged") and not _has(
+            found, "-W", "--worktree"):
+        return []
+    if _has(found, "--pathspec-from-file"):
+        return [_any_in(repo.work_tree)]
+    named = _after_dashes(rest)
+    if named is None:
+        if rest[0].text == "restore":
+            named = operands
+        elif _has(found, "-b", "-B", "--orphan"):
+            named = []
+        else:
+            named = operands[1:] or [w for w in operands if _flagged(normalized(w.text))]
+    return _pathspecs(repo, named)
+
+
+_GIT_CHECKOUT_INDEX = _opts("--prefix --stage", "", "--all --stdin --temp")
+
+
+def _git_checkout_index(repo: _Repo, rest: list[Word]) -> list[Word]:
+    """`git checkout-index [--prefix=P] FILES`: each file, P before its name (`--prefix`
+    is text put before the path: `.git/hooks/` makes `pre-commit` a hook); `-a`, `--stdin`:
+    names the index holds."""
+    found, operands = _scan(rest, _GIT_CHECKOUT_INDEX)
+    if _has(found, "--temp"):
+        return []
+    prefix = (_given(found, "--prefix") or [Word("")])[-1]
+    files = [Word(prefix.text + w.text, _kind(prefix, w)) for w in operands]
+    if _has(found, "-a", "--all", "--stdin"):
+        files.append(Word(prefix.text + "*", EXPANDS) if prefix.text else
+                      _any_in(repo.work_tree))
+    return [repo.at(w) for w in files]
+
+
+def _git_read_tree(repo: _Repo, rest: list[Word]) -> list[Word]:
+    """`git read-tree -u` checks the tree's files out."""
+    found, _ = _scan(rest, _opts("--prefix --index-output --exclude-per-directory"))
+    if not _has(found, "-u"):
+        return []
+    prefix = (_given(found, "--prefix") or [Word("")])[-1]
+    return [_any_in(repo.at(prefix) if prefix.text else repo.work_tree)]
+
+
+def _git_merge_file(repo: _Repo, rest: list[Word]) -> list[Word]:
+    """`git merge-file CURRENT BASE OTHER` writes CURRENT (not with `-p`)."""
+    found, operands = _scan(rest, _opts("-L --marker-size --diff-algorithm", "",
+                                        "--stdout"))
+    return [] if _has(found, "-p", "--stdout") else [repo.at(w) for w in operands[:1]]
+
+
+def _git_mv(repo: _Repo, rest: list[Word]) -> list[Word]:
+    return [repo.at(w) for w in _copies(_Options(), moves=True)(rest)]
+
+
+def _git_rm(repo: _Repo, rest: list[Word]) -> list[Word]:
+    """`git rm PATHS` removes them (`--cached`: from the index only)."""
+    found, operands = _scan(rest, _opts("--pathspec-from-file", "", "--cached --dry-run"))
+    if _has(found, "--cached", "-n", "--dry-run"):
+        return []
+    if _has(found, "--pathspec-from-file"):
+        return [_any_in(repo.work_tree)]
+    return _pathspecs(repo, operands)
+
+
+def _git_clean(repo: _Repo, rest: list[Word]) -> list[Word]:
+    """`git clean -f` removes untracked files, not named."""
+    found, operands = _scan(rest, _opts("-e --exclude", "", "--dry-run --force"))
+    if _has(found, "-n", "--dry-run"):
+        return []
+    return [_any_in(w) for w in _pathspecs(repo, operands)] or [_any_in(repo.work_tree)]
+
+
+_GIT_COMMANDS: dict[str, Callable[[_Repo, list[Word]], list[Word]]] = {
+    "config": _git_config,
+    "remote": _git_remote,
+    "branch": _git_branch,
+    "submodule": _git_submodule,
+    "apply": _git_patches,
+    "am": _git_patches,
+    "worktree": _git_worktree,
+    "clone": _git_clone,
+    "init": _git_init,
+    "archive": _git_output,
+    **dict.fromkeys(_GIT_DIFFS, _git_output),
+    "bundle": _git_bundle,
+    "checkout": _git_checkout,
+    "restore": _git_checkout,
+    "checkout-index": _git_checkout_index,
+    "read-tree": _git_read_tree,
+    "merge-file": _git_merge_file,
+    "mv": _git_mv,
+    "rm": _git_rm,
+    "clean": _git_clean,
+}
+"""What each git command writes, from the words after it (the command's name first). The
+config files of commands that change configuration; the named paths of those that write
+tree files; the files a patch, an archive or another repository names, as unknown names
+in the folder they land in. Switching branches, merging, pulling and resetting write the
+repository's own tracked files (never under `.git`: git refuses such paths): not named."""
 
 
 def _under(folder: Word, path: Word) -> Word:
@@ -464,6 +779,519 @@ def _under(folder: Word, path: Word) -> Word:
     if folder.text == "." or path.text.startswith(("/", "~")):
         return path
     return Word(posixpath.join(folder.text, path.text), _kind(folder, path))
+
+
+def _extract(list_only: str, *, folder: str = "", anywhere: str = "", spec: _Options
+             ) -> Callable[[Sequence[Word]], list[Word]]:
+    """An archive tool: what it extracts lands in `folder`'s value (or here) under names
+    only the archive knows; nothing with one of `list_only` (listing, testing, to stdout);
+    anywhere with `anywhere` (members may climb out with `..` or be absolute)."""
+
+    def written(words: Sequence[Word]) -> list[Word]:
+        found, _ = _scan(words, spec)
+        if _has(found, *list_only.split()):
+            return []
+        if anywhere and _has(found, *anywhere.split()):
+            return [_anywhere(f"{base(words[0].text)}'s archive")]
+        return [_any_in(d) for d in _given(found, *folder.split())] or [_any_in(Word("."))]
+
+    return written
+
+
+_UNZIP = _opts("-d -x -P -I -O")
+
+
+def _cpio(words: Sequence[Word]) -> list[Word]:
+    """`cpio -i` extracts members as their names say, absolute ones included (unless
+    `--no-absolute-filenames`: then under `-D DIR`); `-p DIR` copies into DIR; `-o`
+    writes its archive (`-O`/`-F FILE`)."""
+    found, operands = _scan(words, _CPIO)
+    if _has(found, "-o", "--create"):
+        return [w for w in _given(found, "-O", "-F", "--file") if w.text != "-"]
+    if _has(found, "-p", "--pass-through"):
+        return [_any_in(w) for w in operands[:1]]
+    if not _has(found, "-i", "--extract") or _has(found, "-t", "--list", "--to-stdout"):
+        return []
+    if not _has(found, "--no-absolute-filenames"):
+        return [_anywhere("cpio's archive")]
+    return [_any_in(d) for d in _given(found, "-D", "--directory")] or [_any_in(Word("."))]
+
+
+_CPIO = _opts("-D --directory -E --pattern-file -F --file -H --format -I -O -M --message "
+              "-R --owner -C --io-size --block-size --rsh-command", "",
+              "--extract --create --pass-through --list --to-stdout --no-absolute-filenames")
+
+
+def _7z(words: Sequence[Word]) -> list[Word]:
+    """`7z x|e ARCHIVE [-oDIR]`: into DIR (or here); `7z a|u|d|rn ARCHIVE`: the archive."""
+    switches = [w for w in words[1:] if w.text.startswith("-") and w.text != "--"]
+    operands = [w for w in words[1:] if not w.text.startswith("-")]
+    if not operands:
+        return []
+    command = operands[0].text
+    if command in ("x", "e"):
+        if any(w.text == "-so" for w in switches):
+            return []
+        into = [Word(w.text[2:], w.kind) for w in switches if w.text.startswith("-o")]
+        return [_any_in(into[-1] if into else Word("."))]
+    if command in ("a", "u", "d", "rn") and len(operands) > 1:
+        return operands[1:2]
+    return []
+
+
+def _ar(words: Sequence[Word]) -> list[Word]:
+    """`ar x ARCHIVE`: its members here (or in `--output DIR`); `ar r|q|d|m|s ARCHIVE`:
+    the archive."""
+    found, operands = _scan(words, _AR)
+    if not operands:
+        return []
+    keys, archive = operands[0].text.lstrip("-"), operands[1:2]
+    if "x" in keys:
+        return [_any_in((_given(found, "--output") or [Word(".")])[-1])]
+    return archive if set(keys) & set("rqdmsS") else []
+
+
+_AR = _opts("--plugin --target --output")
+
+
+def _pax(words: Sequence[Word]) -> list[Word]:
+    """`pax -r` extracts here; `-rw … DIR` copies into DIR; `-w -f FILE` writes FILE."""
+    found, operands = _scan(words, _opts("-f -s -o -x -b -B -G -T -U"))
+    reads, writes = _has(found, "-r"), _has(found, "-w")
+    if reads and writes:
+        return [_any_in(w) for w in operands[-1:]]
+    if reads:
+        return [_anywhere("pax's archive")]
+    return [w for w in _given(found, "-f") if w.text != "-"] if writes else []
+
+
+def _dpkg_deb(words: Sequence[Word]) -> list[Word]:
+    """`dpkg-deb -x|-X|-R DEB DIR` (and `dpkg -x`): the package's files in DIR."""
+    found, operands = _scan(words, _opts("", "", "--extract --vextract --raw-extract"))
+    if _has(found, "-x", "-X", "-R", "--extract", "--vextract", "--raw-extract"):
+        return [_any_in(w) for w in operands[1:2]] or [_any_in(Word("."))]
+    return []
+
+
+def _compressor(suffix: str, strips: dict[str, str], *, decompresses: bool = False,
+                names: bool = False, removes: bool = True, spec: _Options = _Options()
+                ) -> Callable[[Sequence[Word]], list[Word]]:
+    """gzip, xz, bzip2, zstd and their un- forms: each operand's compressed (`+suffix`)
+    or decompressed (a suffix of `strips` replaced) file beside it, and the operand itself
+    (removed, unless `-k`; zstd keeps it unless `--rm`); nothing to stdout (`-c`) or when testing or
+    listing; under a folder with `-r`, and beside it under the name stored inside with `-N`
+    (gzip)."""
+
+    def written(words: Sequence[Word]) -> list[Word]:
+        found, operands = _scan(words, spec)
+        if _has(found, "-c", "--stdout", "--to-stdout", "-t", "--test", "-l", "--list"):
+            return []
+        output = [w for w in _given(found, "-o") if w.text != "-"]
+        folders = _given(found, "--output-dir-flat", "--output-dir-mirror")
+        if folders or _has(found, "-r", "--recursive", "--files", "--files0"):
+            return output + [_any_in(w) for w in folders or operands] or [_any_in(Word("."))]
+        unpack = decompresses or _has(found, "-d", "--decompress", "--uncompress")
+        ending = (_given(found, "-S", "--suffix") or [Word(suffix)])[-1].text
+        keep = (not removes and not _has(found, "--rm")) or _has(found, "-k", "--keep")
+        out = list(output)
+        for operand in (w for w in operands if w.text != "-"):
+            if not keep:
+                out.append(operand)
+            if output:
+                continue
+            if unpack and names and _has(found, "-N", "--name"):
+                out.append(_any_in(Word(posixpath.dirname(operand.text) or ".",
+                                        operand.kind)))
+            elif unpack:
+                out += [Word(operand.text[:-len(old)] + new, operand.kind)
+                        for old, new in ({ending: ""} | strips).items()
+                        if old and operand.text.endswith(old)][:1]
+            else:
+                out.append(Word(operand.text + ending, operand.kind))
+        return out
+
+    return written
+
+
+_GZIP = _opts("-S --suffix", "", "--stdout --to-stdout --decompress --uncompress --keep "
+              "--recursive --name --no-name --test --list --force")
+_XZ = _opts("-S --suffix -F --format -C --check -T --threads -M --memlimit --block-size "
+            "--block-list --files --files0", "", "--stdout --decompress --uncompress --keep "
+            "--test --list")
+_BZIP2 = _opts("", "", "--stdout --decompress --keep --test")
+_ZSTD = _opts("-o -D --patch-from --output-dir-flat --output-dir-mirror --format -T "
+              "--threads -M --memory", "", "--stdout --decompress --uncompress --keep --test "
+              "--list --recursive --rm")
+_GZ_ENDINGS = {".gz": "", ".z": "", "-gz": "", ".tgz": ".tar", ".taz": ".tar"}
+_BZ_ENDINGS = {".bz2": "", ".bz": "", ".tbz2": ".tar", ".tbz": ".tar"}
+_XZ_ENDINGS = {".xz": "", ".txz": ".tar", ".lzma": "", ".tlz": ".tar"}
+_ZST_ENDINGS = {".zst": "", ".tzst": ".tar"}
+
+
+_ZIP_VALUES = frozenset({"-b", "-n", "-t", "-tt", "-P", "-Z", "-s", "-O", "-lf", "-TT", "-ds",
+                         "--temp-path", "--suffixes", "--from-date", "--before-date",
+                         "--password", "--compression-method", "--split-size",
+                         "--output-file", "--logfile-path", "--unzip-command"})
+_ZIP_LISTS = frozenset({"-x", "-i", "--exclude", "--include"})
+_ZIP_WORDS = re.compile(r"-(tt|TT|lf|la|li|sb|sc|sd|so|sf|su|sp|sv|ds|dc|dd|dg|du|dv|FS|MM|"
+                        r"UN=?.*|ws|ic|nw|AC|AS|db|dt|FF|Dr?|Ai?|[0-9])")
+
+
+def _zip(words: Sequence[Word]) -> list[Word]:
+    """`zip ARCHIVE FILES`: the archive (`.zip` added to a name without one, or `-O
+    FILE` instead); its files too with `-m` (moved into it)."""
+    operands: list[Word] = []
+    output: list[Word] = []
+    moves, i = False, 1
+    while i < len(words):
+        text = words[i].text
+        i += 1
+        if text in _ZIP_LISTS:
+            while i < len(words) and not words[i].text.startswith("-"):
+                i += 1
+        elif text in _ZIP_VALUES:
+            if text in ("-O", "--output-file") and i < len(words):
+                output.append(words[i])
+            i += 1
+        elif text == "--move" or (text.startswith("-") and not text.startswith("--")
+                                  and not _ZIP_WORDS.fullmatch(text) and "m" in text):
+            moves = True
+        elif not text.startswith("-") or text == "-":
+            operands.append(words[i - 1])
+    if not operands:
+        return output
+    archive, files = operands[0], operands[1:]
+    if archive.text == "-":
+        written = list(output)
+    elif output:
+        written = output
+    else:
+        name = posixpath.basename(archive.text)
+        written = [archive] + ([Word(archive.text + ".zip", archive.kind)]
+                               if "." not in name[1:] else [])
+    return written + (files if moves else [])
+
+
+_SPLIT = _opts("-a --suffix-length --additional-suffix -b --bytes -C --line-bytes -l --lines "
+               "-n --number -t --separator --filter", "--numeric-suffixes --hex-suffixes",
+               "--elide-empty-files --verbose")
+
+
+def _split(words: Sequence[Word]) -> list[Word]:
+    """`split [IN [PREFIX]]`: PREFIX (`x`) and a suffix; with `--filter` a command gets
+    each part, and what it writes cannot be read here."""
+    found, operands = _scan(words, _SPLIT)
+    if _has(found, "--filter"):
+        return [_anywhere("split's --filter command")]
+    prefix = operands[1] if len(operands) > 1 else Word("x")
+    suffix = (_given(found, "--additional-suffix") or [Word("")])[-1]
+    return [Word(prefix.text + "*" + suffix.text, _kind(prefix, suffix, Word("*", GLOB)))]
+
+
+def _csplit(words: Sequence[Word]) -> list[Word]:
+    """`csplit FILE PATTERN…`: `-f PREFIX` (`xx`) and a number."""
+    found, _ = _scan(words, _opts("-b --suffix-format -f --prefix -n --digits"))
+    prefix = (_given(found, "-f", "--prefix") or [Word("xx")])[-1]
+    return [Word(prefix.text + "*", _kind(prefix, Word("*", GLOB)))]
+
+
+def _rename(words: Sequence[Word]) -> list[Word]:
+    """`rename EXPR FILES` (perl's) or `rename FROM TO FILES` (util-linux's): each file
+    (renamed away) and a new name beside it that only the expression knows."""
+    found, operands = _scan(words, _opts("-e -E", "", "--no-act --nono --just-print"))
+    if _has(found, "-n", "--no-act", "--nono", "--just-print"):
+        return []
+    files = operands if _has(found, "-e", "-E") else operands[1:]
+    return [w for f in files for w in
+            (f, _any_in(Word(posixpath.dirname(f.text) or ".", f.kind)))]
+
+
+def _exiftool(words: Sequence[Word]) -> list[Word]:
+    """`exiftool -o OUT`; with tags assigned (`-TAG=V`, `-TAG<SRC`), each file in place;
+    `-w` (files named from each one) and `-@ ARGFILE` cannot be read here."""
+    out: list[Word] = []
+    files: list[Word] = []
+    assigns, i = False, 1
+    while i < len(words):
+        text = words[i].text
+        i += 1
+        name = text[1:].lower()
+        if not text.startswith("-") or text == "-":
+            files.append(words[i - 1])
+        elif name in ("o", "out") and i < len(words):
+            out.append(words[i])
+            i += 1
+        elif name.rstrip("!+") == "w" or name == "@":
+            return [_anywhere("exiftool's arguments")]
+        elif name in _EXIF_VALUES:
+            i += 1
+        elif "=" in text or "<" in text:
+            assigns = True
+    return out + (files if assigns and not out else [])
+
+
+_EXIF_VALUES = frozenset({"p", "tagsfromfile", "srcfile", "ext", "extension", "if", "api",
+                          "config", "charset", "lang", "sep", "d", "c", "x", "userparam",
+                          "geotag", "globaltimeshift", "fileorder", "i", "list_dir"})
+
+
+def _magick(words: Sequence[Word]) -> list[Word]:
+    """convert, magick, montage, composite: the last word, and each `-write FILE`; a
+    `FORMAT:` before a name is not part of it (`png:out`)."""
+    named = [words[i + 1] for i in range(1, len(words) - 1) if words[i].text == "-write"]
+    if len(words) > 2 and not words[-1].text.startswith("-") and words[1].text not in (
+            "identify", "-identify"):
+        named.append(words[-1])
+    return [Word(re.sub(r"^[A-Za-z0-9]{2,}:", "", w.text), w.kind) for w in named]
+
+
+_PANDOC = _opts(
+    "-f --from -r --read -t --to -w --write -o --output --data-dir -M --metadata "
+    "--metadata-file -d --defaults --template -V --variable --extract-media --resource-path "
+    "-H --include-in-header -B --include-before-body -A --include-after-body "
+    "--highlight-style --syntax-definition --dpi --wrap --columns --toc-depth -L "
+    "--lua-filter -F --filter --abbreviations --reference-doc --epub-cover-image "
+    "--epub-metadata --epub-embed-font --pdf-engine --pdf-engine-opt --bibliography --csl "
+    "--citation-abbreviations --log --title-prefix -T --css -c --number-offset "
+    "--shift-heading-level-by --indented-code-classes --default-image-extension "
+    "--tab-stop --email-obfuscation --id-prefix --slide-level --reference-location "
+    "--top-level-division --eol --request-header")
+
+
+def _pandoc(words: Sequence[Word]) -> list[Word]:
+    """`pandoc -o FILE`, `--log FILE`; the media `--extract-media DIR` takes out of the
+    document."""
+    found, _ = _scan(words, _PANDOC)
+    return ([w for w in _given(found, "-o", "--output", "--log") if w.text != "-"]
+            + [_any_in(w) for w in _given(found, "--extract-media")])
+
+
+_SQLITE_VALUES = frozenset({"-init", "-cmd", "-separator", "-newline", "-nullvalue", "-vfs",
+                            "-mmap", "-maxsize", "-pagecache", "-lookaside", "-heap",
+                            "-escape"})
+_SQL_WRITES = re.compile(r"(?is)\battach\b|\bvacuum\b|writefile|edit\s*\(|^\s*\.(?!(?:tables"
+                         r"|schema|mode|headers?|indexes|indices|help|show|dump|width|timer"
+                         r"|changes|databases|fullschema|stats)\b)")
+
+
+def _sqlite3(words: Sequence[Word]) -> list[Word]:
+    """`sqlite3 DB [SQL…]`: the database (not `:memory:`, not with `-readonly`); and
+    whatever file its SQL names: `ATTACH`, `VACUUM INTO`, `writefile()`, a dot-command
+    that writes (`.output`, `.save`, `.backup`, …), SQL read from stdin or `-init`
+    (not under `-safe`)."""
+    operands: list[Word] = []
+    flags: set[str] = set()
+    i = 1
+    while i < len(words):
+        text = words[i].text
+        i += 1
+        if text.startswith("-"):
+            name = "-" + text.lstrip("-")
+            flags.add(name)
+            i += name in _SQLITE_VALUES
+        else:
+            operands.append(words[i - 1])
+    if not operands:
+        return []
+    database, sql = operands[0], operands[1:]
+    out = [] if "-readonly" in flags or database.text in ("", ":memory:") else [
+        Word(re.sub(r"^file:|\?.*$", "", database.text), database.kind)]
+    if "-safe" not in flags and ("-init" in flags or "-cmd" in flags or not sql or any(
+            w.kind == EXPANDS or _SQL_WRITES.search(w.text) for w in sql)):
+        out.append(_anywhere("sqlite3's SQL"))
+    return out
+
+
+_PY_FLAGS = frozenset("bBdEhiIOPqsSuvVx")
+_PYTHONS = ("python", "python3", *(f"python3.{n}" for n in range(6, 16)), "pypy3")
+_VENV = _opts("--prompt -p --python --activators --seeder --app-data --extra-search-dir "
+              "--creator --discovery --pip --setuptools --wheel")
+
+
+def _python(words: Sequence[Word]) -> list[Word]:
+    """`python -m MODULE …`: what that module's command line writes (_PY_MODULES)."""
+    i = 1
+    while i < len(words):
+        text = words[i].text
+        i += 1
+        if not text.startswith("-") or text in ("-", "--"):
+            return []
+        for at, letter in enumerate(text[1:], 1):
+            rest = text[at + 1:]
+            if letter == "m":
+                module = Word(rest) if rest else (words[i] if i < len(words) else None)
+                if module is None:
+                    return []
+                program = _PY_MODULES.get(module.text)
+                tail = list(words[i + (not rest):])
+                return program([module, *tail]) if program is not None else []
+            if letter in "WX":
+                i += not rest
+                break
+            if letter not in _PY_FLAGS:
+                return []
+    return []
+
+
+def _py_archive(words: Sequence[Word]) -> list[Word]:
+    """`python -m zipfile|tarfile -e ARCHIVE [DIR]`: into DIR (or here); `-c ARCHIVE`:
+    the archive."""
+    found, operands = _scan(words, _opts("", "", "--extract --create"))
+    if _has(found, "-e", "--extract"):
+        return [_any_in(operands[1] if len(operands) > 1 else Word("."))]
+    return operands[:1] if _has(found, "-c", "--create") else []
+
+
+_PIP = _opts(
+    "-r --requirement -c --constraint -e --editable -t --target --platform "
+    "--python-version --implementation --abi --root --prefix --src -i --index-url "
+    "--extra-index-url -f --find-links --no-binary --only-binary --progress-bar --log "
+    "--proxy --retries --timeout --exists-action --trusted-host --cert --client-cert "
+    "--cache-dir --report --upgrade-strategy --global-option --config-settings --python "
+    "-d --dest -w --wheel-dir", "", "--user")
+
+
+def _pip(words: Sequence[Word]) -> list[Word]:
+    """`pip install --target|--prefix|--root DIR` (`--user`: under ~/.local), `pip
+    download -d DIR`, `pip wheel -w DIR`: what the packages hold, in DIR; `--log`,
+    `--report` FILE. A plain install writes into the interpreter's environment, as the
+    package's own build may: left to the sandbox."""
+    found, operands = _scan(words, _PIP)
+    command = operands[0].text if operands else ""
+    out = [w for w in _given(found, "--log", "--report") if w.text != "-"]
+    if command == "install":
+        out += [_any_in(w) for w in _given(found, "-t", "--target", "--prefix", "--root")]
+        if _has(found, "--user"):
+            out.append(_any_in(Word("~/.local", TILDE)))
+    elif command in ("download", "wheel"):
+        out += [_any_in(w) for w in _given(found, "-d", "--dest", "-w", "--wheel-dir")
+                ] or [_any_in(Word("."))]
+    return out
+
+
+_PY_MODULES: dict[str, Callable[[Sequence[Word]], list[Word]]] = {
+    "venv": _all(_VENV),
+    "virtualenv": _all(_VENV),
+    "pip": _pip,
+    "zipfile": _py_archive,
+    "tarfile": _py_archive,
+    "json.tool": _nth(_opts("--indent"), 1),
+}
+"""What `python -m MODULE` writes, by module."""
+
+
+_NPM_INSTALLS = frozenset({"install", "i", "ci", "add", "update", "up", "upgrade", "link",
+                           "ln", "uninstall", "remove", "rm", "un", "unlink", "isntall",
+                           "in", "ins", "inst", "insta", "instal", "isnt", "isnta",
+                           "isntal", "install-test", "it", "install-ci-test", "cit"})
+_NPM = _opts("--prefix -C --dir --cwd --modules-folder --global-folder --cache -w "
+             "--workspace --registry --tag", "", "--global")
+
+
+def _npm(words: Sequence[Word]) -> list[Word]:
+    """npm, pnpm, yarn installing into a folder named on the line (`--prefix`, `-C`,
+    `--dir`, `--cwd`, `--modules-folder`; `-g`: the global one, outside): what the packages
+    hold, there. Installing into the project's own folder is left to the sandbox, as
+    the packages' install scripts are."""
+    found, operands = _scan(words, _NPM)
+    if not operands or operands[0].text not in _NPM_INSTALLS:
+        return []
+    out = [_any_in(w) for w in _given(found, "--prefix", "-C", "--dir", "--cwd",
+                                      "--modules-folder", "--global-folder")]
+    if _has(found, "-g", "--global"):
+        out.append(_anywhere(f"{base(words[0].text)}'s global folder"))
+    return out
+
+
+_VIM = _opts("-c --cmd -S -w -W -T -u -U -i -t -q --servername --startuptime -r", "-V",
+             "--version --help")
+
+
+def _editor(words: Sequence[Word]) -> list[Word]:
+    """vi, vim, nvim, ex, ed: each file they edit, and whatever their commands (`-c`,
+    `+CMD`, `-s FILE`, stdin) write: any file (`:w ~/.bashrc`); `-w`/`-W` keep the keys
+    typed in FILE, `-i` the viminfo file."""
+    found, operands = _scan(words, _VIM if base(words[0].text) not in ("ed", "red")
+                            else _opts("-p --prompt"))
+    if _has(found, "--version", "--help", "-h") and not operands:
+        return []
+    files = [w for w in operands if not w.text.startswith("+") and w.text != "-"]
+    return files + _given(found, "-w", "-W", "-i") + [
+        _anywhere(f"{base(words[0].text)}'s commands")]
+
+
+_AWK = _opts("-f --file -v --assign -F --field-separator -i --include -l --load -e --source "
+             "-E --exec", "-d --dump-variables -o --pretty-print -p --profile -D --debug "
+             "-L --lint", "")
+_AWK_DEFAULTS = {"-d": "awkvars.out", "--dump-variables": "awkvars.out",
+                 "-o": "awkprof.out", "--pretty-print": "awkprof.out",
+                 "-p": "awkprof.out", "--profile": "awkprof.out"}
+
+
+def _awk(words: Sequence[Word]) -> list[Word]:
+    """gawk's `-i inplace` (`--include=inplace`): each file after the program; `-d`,
+    `-o`, `-p` (`--profile`, …) write FILE (or their default file). What `print > F` in the
+    program writes is left to the sandbox, as for python -c."""
+    found, operands = _scan(words, _AWK)
+    out = [w if w is not None and w.text else Word(_AWK_DEFAULTS[name])
+           for name, w in found if name in _AWK_DEFAULTS]
+    if any(posixpath.splitext(base(w.text))[0] == "inplace"
+           for w in _given(found, "-i", "--include")):
+        files = operands if _has(found, "-f", "--file", "-e", "--source", "-E", "--exec") \
+            else operands[1:]
+        out += [w for w in files if not re.match(r"[A-Za-z_][A-Za-z0-9_]*=", w.text)]
+    return out
+
+
+def _script(words: Sequence[Word]) -> list[Word]:
+    """`script [FILE]` keeps the session in FILE (`typescript`), `-O`, `-I`, `-B`, `-T`."""
+    found, operands = _scan(words, _SCRIPT)
+    logs = [w for w in _given(found, "-O", "--log-out", "-I", "--log-in", "-B", "--log-io",
+                              "-T", "--log-timing", "-t", "--timing") if w.text]
+    if operands:
+        return operands[:1] + logs
+    return logs if _has(found, "-O", "--log-out", "-B", "--log-io") else [
+        Word("typescript"), *logs]
+
+
+_SCRIPT = _opts("-c --command -E --echo -I --log-in -O --log-out -B --log-io -T --log-timing "
+                "-m --logging-format", "-t --timing")
+_XXD_VALUES = frozenset({"-c", "-cols", "-g", "-groupsize", "-l", "-len", "-s", "-seek", "-o",
+                         "-offset", "-n", "-name"})
+
+
+def _xxd(words: Sequence[Word]) -> list[Word]:
+    """`xxd [-r] IN OUT` writes OUT."""
+    operands, i = [], 1
+    while i < len(words):
+        text = words[i].text
+        i += 1
+        if text in _XXD_VALUES:
+            i += 1
+        elif not text.startswith("-") or text == "-":
+            operands.append(words[i - 1])
+    return [w for w in operands[1:2] if w.text != "-"]
+
+
+def _compiler(words: Sequence[Word]) -> list[Word]:
+    """cc, gcc, clang, as, ld: `-o FILE` (`-oFILE`), `-MF FILE`."""
+    out = []
+    for i, word in enumerate(words[1:], 1):
+        for option in ("-o", "-MF"):
+            if word.text == option and i + 1 < len(words):
+                out.append(words[i + 1])
+            elif word.text.startswith(option) and len(word.text) > len(option):
+                out.append(Word(word.text[len(option):], word.kind))
+    return [w for w in out if w.text != "-"]
+
+
+def _go(words: Sequence[Word]) -> list[Word]:
+    """`go build -o FILE`, `go test -c -o FILE`."""
+    if len(words) < 2 or words[1].text not in ("build", "test"):
+        return []
+    out = [words[i + 1] for i in range(2, len(words) - 1) if words[i].text in ("-o", "--o")]
+    return out + [Word(w.text.partition("=")[2], w.kind) for w in words[2:]
+                  if w.text.startswith(("-o=", "--o="))]
 
 
 WRITERS: dict[str, Callable[[Sequence[Word]], list[Word]]] = {
@@ -495,7 +1323,67 @@ WRITERS: dict[str, Callable[[Sequence[Word]], list[Word]]] = {
     "sed": _sed,
     "perl": _perl,
     "tar": _tar,
-    "unzip": _option_values(_opts("-d -x -P -Z"), "-d"),
+    "unzip": _extract("-l -t -v -p -c -z -Z", folder="-d", anywhere="-:", spec=_UNZIP),
+    "bsdtar": _tar,
+    "gtar": _tar,
+    "jar": _tar,
+    "cpio": _cpio,
+    "7z": _7z,
+    "7za": _7z,
+    "7zr": _7z,
+    "7zz": _7z,
+    "ar": _ar,
+    "pax": _pax,
+    "dpkg-deb": _dpkg_deb,
+    "dpkg": _dpkg_deb,
+    "unrar": _extract("", spec=_opts("-p -x -n -ap -ad")),
+    "unar": _extract("", folder="-o --output-directory",
+                     spec=_opts("-o --output-directory -p --password -e --encoding")),
+    "gzip": _compressor(".gz", _GZ_ENDINGS, names=True, spec=_GZIP),
+    "gunzip": _compressor(".gz", _GZ_ENDINGS, names=True, decompresses=True, spec=_GZIP),
+    "xz": _compressor(".xz", _XZ_ENDINGS, spec=_XZ),
+    "unxz": _compressor(".xz", _XZ_ENDINGS, decompresses=True, spec=_XZ),
+    "lzma": _compressor(".lzma", _XZ_ENDINGS, spec=_XZ),
+    "unlzma": _compressor(".lzma", _XZ_ENDINGS, decompresses=True, spec=_XZ),
+    "bzip2": _compressor(".bz2", _BZ_ENDINGS, spec=_BZIP2),
+    "bunzip2": _compressor(".bz2", _BZ_ENDINGS, decompresses=True, spec=_BZIP2),
+    "zstd": _compressor(".zst", _ZST_ENDINGS, removes=False, spec=_ZSTD),
+    "unzstd": _compressor(".zst", _ZST_ENDINGS, decompresses=True, removes=False,
+                          spec=_ZSTD),
+    "zip": _zip,
+    "split": _split,
+    "csplit": _csplit,
+    "rename": _rename,
+    "prename": _rename,
+    "file-rename": _rename,
+    "perl-rename": _rename,
+    "rename.ul": _rename,
+    "exiftool": _exiftool,
+    "convert": _magick,
+    "magick": _magick,
+    "montage": _magick,
+    "composite": _magick,
+    "pandoc": _pandoc,
+    "sqlite3": _sqlite3,
+    **dict.fromkeys(_PYTHONS, _python),
+    "virtualenv": _all(_VENV),
+    "pip": _pip,
+    "pip3": _pip,
+    "npm": _npm,
+    "pnpm": _npm,
+    "yarn": _npm,
+    **dict.fromkeys(("vi", "vim", "nvim", "ex", "view", "vimdiff", "rvim", "ed", "red"),
+                    _editor),
+    **dict.fromkeys(("awk", "gawk", "mawk", "nawk"), _awk),
+    "sponge": _all(_Options()),
+    "script": _script,
+    "xxd": _xxd,
+    "iconv": _option_values(_opts("-f --from-code -t --to-code -o --output"), "-o",
+                            "--output"),
+    **dict.fromkeys(("dos2unix", "unix2dos", "mac2unix", "unix2mac"),
+                    _all(_opts("-c --convmode"))),
+    **dict.fromkeys(("cc", "gcc", "g++", "c++", "clang", "clang++", "as", "ld"), _compiler),
+    "go": _go,
     "patch": _patch,
     "curl": _curl,
     "wget": _wget,

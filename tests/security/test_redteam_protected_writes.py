@@ -98,6 +98,7 @@ PROTECTED = [
     # tar / unzip / patch
     "tar -x -C .git -f a.tar", "tar xf a.tar -C .git/hooks", "tar xzf a.tgz -C.git",
     "tar --extract --directory=.vscode -f a.tar", "tar -xzf a.tgz --directory .git",
+    "tar -xf a.tar",
     f"tar -cf {H} src", "unzip x.zip -d .git/hooks", "patch .bashrc fix.diff",
     "patch -o .envrc a fix.diff", "patch -d .git -p1 -i x.diff",
     # downloads and others
@@ -137,7 +138,7 @@ HARMLESS = [
     "cat .bashrc > backup", "cp -r src/. dst/", "rsync -a src/ dst",
     "dd if=/dev/zero of=out.bin count=1", "sed -i s/a/b/ notes.txt", "sed -n p .bashrc",
     "sed s/x/y/ .git/config", "grep x .bashrc", "cat .git/config", "install -d build",
-    "ln -s target link", "truncate -s 0 log.txt", "touch a.txt", "tar -xf a.tar",
+    "ln -s target link", "truncate -s 0 log.txt", "touch a.txt",
     "tar -cf out.tar .git", "rsync -a .git/ backup/", "sort -o sorted.txt x",
     "chmod +x script.sh", "mkdir build", "rm build.log", "sed -i s/a/b/ src/*.py",
     "cp x/*.py sub/", "tee /dev/null", "dd if=x of=/dev/null", "cp x /dev/null",

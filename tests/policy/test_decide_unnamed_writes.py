@@ -1,0 +1,110 @@
+"""A command whose program writes files it names through options the writer table newly
+reads (git's own commands, archives, compressors, editors' scripts, gawk -i inplace, …),
+or files only its data names (an archive's, a patch's), is asked about in auto mode
+whatever the allow rules say, and can be granted neither for the session nor always;
+the same programs writing plain files in the workspace still run. Through the real shell
+reader, the real path policy and `decide()`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kernel.policy.decide import Decision, Mode, Verdict, decide
+from kernel.policy.facts import call_facts
+from kernel.policy.rules import parse_rule
+from kernel.policy.ruleset import RuleSet
+from tests.policy.worldkit import COMMAND, PolicyWorld
+
+
+class _Sandbox:
+    available = True
+
+    def describe(self) -> str:
+        return "bubblewrap"
+
+
+@pytest.fixture
+def hooks_world(tmp_path: Path) -> PolicyWorld:
+    world = PolicyWorld(tmp_path)
+    (world.workspace / ".git" / "hooks").mkdir(parents=True)
+    return world
+
+
+def _decide(world: PolicyWorld, command: str, *allow: str) -> Decision:
+    args: dict[str, Any] = {"command": command}
+    facts = call_facts(COMMAND, args, world.policy, _Sandbox())
+    return decide(COMMAND, args, facts, world.session(Mode.AUTO),
+                  RuleSet([parse_rule(t) for t in allow]), RuleSet([]), RuleSet([]))
+
+
+TO_HOOKS = [
+    "git checkout-index --prefix=.git/hooks/ pre-commit",
+    "git -C . checkout-index -f --prefix .git/hooks/ pre-commit",
+    "git archive -o .git/hooks/pre-commit HEAD:hook",
+    "git archive --out=.git/hooks/pre-commit HEAD",
+    "git bundle create .git/hooks/pre-commit --all",
+    "git diff --output=.git/hooks/pre-commit",
+    "git merge-file .git/hooks/pre-commit base other",
+    "git mv hook .git/hooks/pre-commit",
+    "git apply --directory=.git/hooks x.diff",
+    "git apply x.diff", "git apply -p1 < x.diff", "git -C .git/hooks apply x.diff",
+    "git am --dir=.git < mbox", "git init --template=evil", "git init",
+    "git format-patch -o .git/hooks HEAD~1",
+    "tar -xf a.tar", "tar xzf a.tgz", "tar -x -C .git/hooks -f a.tar", "tar -xPf a.tar",
+    "bsdtar -xf a.zip", "unzip x.zip", "unzip -o x.zip -d .git/hooks", "busybox unzip x.zip",
+    "cpio -i < a.cpio", "cpio -id --no-absolute-filenames < a.cpio", "7z x a.7z",
+    "7z x a.7z -o.git/hooks", "ar x lib.a", "pax -r < a.pax", "jar xf a.jar",
+    "python3 -m tarfile -e a.tar", "python -m zipfile -e a.zip .git/hooks",
+    "find . -name '*.tar' -exec tar -xf {} \\;", "sh -c 'unzip -q x.zip'",
+    "env LC_ALL=C tar -x -f a.tar", "patch -p1 < x.diff", "patch -d .git/hooks < x.diff",
+    "patch -b -B .git/hooks/ pre-commit x.diff", "gunzip .git/hooks/pre-commit.gz",
+    "gzip -dN x.gz", "xz -d .git/hooks/pre-commit.xz", "zstd -o .git/hooks/pre-commit x",
+    "zip -O .git/hooks/pre-commit a.zip x", "split x .git/hooks/pre-commit",
+    "csplit -f .git/hooks/pre- x /a/", "rename 's/x/pre-commit/' .git/hooks/x",
+    "vim -es -c 'w .git/hooks/pre-commit' -c q x", "ex -sc 'w! .git/hooks/pre-commit' x",
+    "printf 'w .git/hooks/pre-commit\\n' | ed -s x", "gawk -i inplace 1 .git/hooks/pre-commit",
+    "awk -iinplace 1 -- .git/hooks/pre-commit", "gawk -d.git/hooks/pre-commit 'BEGIN{}'",
+    "sqlite3 .git/hooks/pre-commit 'create table t(a)'",
+    "sqlite3 :memory: \"select writefile('.git/hooks/pre-commit', 'x')\"",
+    "pip install --target=.git/hooks x.whl", "npm install --prefix .git/hooks x",
+    "python3 -m venv .git/hooks", "convert in.png png:.git/hooks/pre-commit",
+    "pandoc -o .git/hooks/pre-commit x.md", "exiftool -o .git/hooks/pre-commit x.jpg",
+    "gcc -o .git/hooks/pre-commit x.c", "go build -o .git/hooks/pre-commit .",
+    "cp --parents hooks/pre-commit .git",
+    "xxd -r hex .git/hooks/pre-commit", "sort x | sponge .git/hooks/pre-commit",
+    "curl -OJ --output-dir .git/hooks https://x/y", "wget -r -P .git/hooks https://x/",
+    "git clone https://x/r .vscode", "git worktree add .vscode",
+    "gzip .envrc", "sqlite3 db '.output .bashrc'",
+]
+
+HARMLESS = [
+    "git status", "git diff --stat", "git log --oneline", "git checkout main",
+    "git apply --check x.diff", "git apply --cached x.diff", "git archive -o out.zip HEAD",
+    "git diff --output=changes.diff", "git restore --staged a.txt", "git rm --cached a",
+    "tar -tf a.tar", "tar -xOf a.tar", "tar -cf out.tar src", "unzip -l x.zip",
+    "gzip -k notes.txt", "gunzip -c x.gz", "zip -r out.zip src", "sort -o out.txt x",
+    "awk '{print $1}' data.txt", "gawk -i inplace 1 data.txt", "python3 -m venv .venv",
+    "gcc -o build/app x.c", "pandoc -o out.html x.md", "sqlite3 db.sqlite 'select 1'",
+    "xxd x", "convert a.png b.png",
+]
+
+
+@pytest.mark.parametrize("command", TO_HOOKS)
+def test_a_program_writing_a_protected_or_unnamed_file_asks_in_auto_mode(
+        hooks_world: PolicyWorld, command: str) -> None:
+    decision = _decide(hooks_world, command, "run_command", "write_file")
+    assert decision.verdict is Verdict.ASK, (command, decision)
+    assert decision.decided_by == "always ask", decision
+    assert ("protected path or a secret location" in decision.reason
+            or "cannot be named before it runs" in decision.reason), decision.reason
+    assert not decision.can_session and not decision.can_always, decision
+
+
+@pytest.mark.parametrize("command", HARMLESS)
+def test_the_same_programs_writing_plain_files_still_run(hooks_world: PolicyWorld,
+                                                         command: str) -> None:
+    decision = _decide(hooks_world, command)
+    assert decision.verdict is Verdict.ALLOW, (command, decision)
