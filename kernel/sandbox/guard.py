@@ -29,12 +29,12 @@ from pathlib import Path
 from kernel.hardlinks import Named, verdict_text
 from kernel.pathrules import describe_secret, secret_match
 from kernel.paths import AppPaths
-from kernel.sandbox.git_named import NAMED_PREFIX, named_paths, with_named
+from kernel.sandbox.git_named import NAMED_PREFIX, named_paths
 from kernel.sandbox.marks import Mark
 from kernel.sandbox.refusal import CommandRefused
 from kernel.sandbox.revert import Reverted, quarantine, restore, to_restore, to_revert
-from kernel.sandbox.samefiles import SameFiles, with_same
-from kernel.sandbox.workspace_index import WorkspaceIndex, with_led
+from kernel.sandbox.samefiles import SameFiles
+from kernel.sandbox.workspace_index import WorkspaceIndex, sandbox_marks
 
 KEPT = 8
 """Workspaces whose index is kept (each holds one inotify instance)."""
@@ -74,8 +74,8 @@ class WorkspaceGuards:
                 if not index.current or not self._same[key].quiet(index.marks):
                     await asyncio.to_thread(self._current, key)  # else no thread hop: the
                     # usual case, nothing changed
-            marks = with_named(key, index.marks, home=str(Path.home()), environ=os.environ)
-            return with_same(with_led(key, marks), self._same[key].marks(index.linked))
+            return sandbox_marks(key, index.marks, self._same[key].marks(index.linked),
+                                 home=str(Path.home()))
 
     def _current(self, key: str) -> WorkspaceIndex:
         """The workspace's index, made or refreshed now (blocking)."""

@@ -43,8 +43,8 @@ from kernel.sandbox.bwrap import (
 )
 from kernel.sandbox.marks import Mark
 from kernel.sandbox.pin import links_to_pin, staged_shell
-from kernel.sandbox.samefiles import look_up, same_marks, with_same
-from kernel.sandbox.workspace_index import WorkspaceIndex, with_led
+from kernel.sandbox.samefiles import look_up, same_marks
+from kernel.sandbox.workspace_index import WorkspaceIndex, sandbox_marks
 
 
 class UnsafeServerSandbox(ValueError):
@@ -127,7 +127,7 @@ def server_marks(workspace: Path | str, real_home: Path, paths: AppPaths) -> dic
     home = os.path.realpath(real_home)
     index = WorkspaceIndex(ws, watch=False, excluded=tuple(_own_folders(paths)))
     same = same_marks(ws, look_up(home, ws, index.marks), index.linked)
-    return with_same(with_led(ws, index.marks), same)
+    return sandbox_marks(ws, index.marks, same, home=home)
 
 
 def _own_folders(paths: AppPaths) -> list[str]:

@@ -24,6 +24,7 @@ import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from kernel.sandbox.git_named import with_named
 from kernel.sandbox.inotify import (
     IN_DELETE_SELF,
     IN_IGNORED,
@@ -33,6 +34,7 @@ from kernel.sandbox.inotify import (
     InotifyError,
 )
 from kernel.sandbox.marks import EntryKind, Mark, classify, may_be_marked
+from kernel.sandbox.samefiles import with_same
 
 Listing = dict[str, tuple[EntryKind, int]]
 """name → (kind, inode) of a folder's entries."""
@@ -349,3 +351,13 @@ def _folders(root: str, start: str, text: str, rule: str, via: tuple[str, ...]
         else:
             folder = step
     return folder, met
+
+
+def sandbox_marks(workspace: str, marks: Mapping[str, Mark], same: Mapping[str, Mark], *,
+                  home: str) -> dict[str, Mark]:
+    """The index's `marks` of the real path `workspace` as every sandbox applies them (a
+    command's, kernel.sandbox.guard; a server's, kernel.sandbox.server): with what its git
+    configs name (kernel.sandbox.git_named), where its protected links lead (`with_led`), and
+    the other names of secret and protected files (`same`, kernel.sandbox.samefiles)."""
+    named = with_named(workspace, marks, home=home, environ=os.environ)
+    return with_same(with_led(workspace, named), same)

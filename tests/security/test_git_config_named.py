@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from kernel.tools.pathpolicy import PathPolicy
 from tests.cli.conftest import Cli, cli
 from tests.security.conftest import Confined
 from tests.security.execkit import write_is_asked_and_denied
+from tests.security.serverkit import run_as_server
 
 __all__ = ["cli"]
 
@@ -156,3 +158,28 @@ def test_auto_mode_asks_before_writing_there(cli: Cli, path: str) -> None:
     _repo(cli.workspace, "core.hooksPath=.githooks", "include.path=../team.inc")
     (cli.workspace / ".githooks").mkdir()
     write_is_asked_and_denied(cli, path, "add a hook")
+
+
+def test_a_sandboxed_server_cannot_write_what_git_config_names(confined: Confined) -> None:
+    """A server lives across calls and what it makes is undone only at a call's end, so what
+    exists must be read-only in its sandbox too (the same marks as a command's)."""
+    folder = Path(tempfile.mkdtemp(prefix="reins-srv-named-", dir="/var/tmp"))
+    folder.chmod(0o777)
+    try:
+        (folder / "workspace").mkdir()
+        _prepare(folder)
+        if confined.who == "nobody":
+            subprocess.run(["chown", "-R", "65534:65534", str(folder)], check=True)
+        attacks = [ATTACKS[name] for name in ("write the hook", "replace the folder",
+                                              "append to the included file")]
+        report = run_as_server(confined.who, folder,
+                               " ; ".join(f"( {c} ) 2>&1" for c in attacks))
+        if not report["available"]:
+            pytest.skip("no sandbox for this user here")
+        out = report["out"]
+        assert out.count("Read-only file system") >= 2 and "busy" in out.lower(), out
+        assert os.listdir(folder / "workspace" / "app" / ".githooks") == []
+        assert (folder / "workspace" / "app" / "team.gitconfig").read_text() == (
+            "[core]\n\tautocrlf = false\n")
+    finally:
+        subprocess.run(["rm", "-rf", str(folder)], check=False)
