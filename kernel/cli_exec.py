@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import gc
 import json
 import signal
 import sys
@@ -25,6 +24,7 @@ from kernel.agent.runtime import Kernel, open_kernel
 from kernel.agent.store import SessionStore, UnknownSession
 from kernel.attachments import MAX_ATTACHMENTS, Attachment, AttachmentError, load_attachment
 from kernel.cli_errors import EXIT_ERROR, EXIT_LIMIT, EXIT_OK, UsageError
+from kernel.collector import for_the_run
 from kernel.events import (
     ApprovalDecision,
     ApprovalRequest,
@@ -101,8 +101,7 @@ def exec_command(args: argparse.Namespace, settings: Settings,
         if args.session:
             for _, event in kernel.store.events(session_id):
                 printer(event)
-        gc.freeze()  # what start-up made lives for the run: no collection walks it again
-        gc.enable()  # paused by kernel.cli while start-up ran
+        for_the_run()  # the collector, paused by kernel.cli while start-up ran
         return asyncio.run(_exec(kernel, args, settings, session_id, printer, attachments,
                                  keyring_lookup))
     finally:

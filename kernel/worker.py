@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from kernel import protocol as p
 from kernel.agent.store import RunState, SessionStore, StoredSession, StoreOpenError, UnknownSession
+from kernel.collector import for_the_run
 from kernel.events import (
     ApprovalDecision,
     ApprovalRequest,
@@ -96,6 +97,7 @@ def worker_main(conn: Connection, stderr: Connection | None = None) -> None:
     make_non_dumpable()  # before the key arrives; a no-op off Linux
     code = 0
     try:
+        for_the_run()
         asyncio.run(KernelService(conn, AppPaths.from_env()).serve())
     except StoreOpenError as exc:
         log.error("%s", exc)
