@@ -27,6 +27,7 @@ line is skipped and the rest read, so a reading that differs from git's only pro
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import re
 import shlex
@@ -183,26 +184,33 @@ def _value(text: str, lines: Sequence[str], at: int) -> tuple[str | None, int]:
         spaces, started = "", True
 
 
-def _matches(key: str, patterns: Sequence[str]) -> bool:
-    """`key` (its subsection lower-cased too) is one of `patterns`, `*` standing for any
-    subsection or name."""
-    return any(fnmatch.fnmatchcase(key.lower(), pattern) for pattern in patterns)
+_TABLES: tuple[tuple[Named, tuple[str, ...]], ...] = (
+    ("folder", FOLDER_KEYS), ("config", CONFIG_KEYS), ("program", PROGRAM_KEYS))
 
 
-def named(entry: Entry) -> Iterator[tuple[Named, str]]:
+@functools.cache
+def _kind_of(key: str) -> Named | None:
+    """What the value of `key` (lower case) names, by the key tables (`*` stands for any
+    subsection or name)."""
+    for kind, patterns in _TABLES:
+        if any(fnmatch.fnmatchcase(key, pattern) for pattern in patterns):
+            return kind
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def named(entry: Entry) -> tuple[tuple[Named, str], ...]:
     """What `entry` names: (kind, the path as written, `~/` not yet expanded)."""
     value = entry.value
     if not value:
-        return
-    if _matches(entry.key, FOLDER_KEYS):
-        yield "folder", value
-    elif _matches(entry.key, CONFIG_KEYS):
-        yield "config", value
-    elif _matches(entry.key, PROGRAM_KEYS):
-        if entry.key == "core.fsmonitor" and value.lower() in BOOLEANS:
-            return
-        for word in _words(value.removeprefix("!")):
-            yield "program", word
+        return ()
+    key = entry.key.lower()
+    kind = _kind_of(key)
+    if kind in ("folder", "config"):
+        return ((kind, value),)
+    if kind != "program" or (key == "core.fsmonitor" and value.lower() in BOOLEANS):
+        return ()
+    return tuple(("program", word) for word in _words(value.removeprefix("!")))
 
 
 def _words(command: str) -> Iterator[str]:
@@ -237,21 +245,20 @@ def _expand(path: str, home: str) -> str:
     return path
 
 
-_READ: dict[str, tuple[tuple[int, int, int, int], str | None]] = {}
-"""path → (its identity and change time, its text) of the configs read: every command and
-file-tool write looks, and the files seldom change."""
+_READ: dict[str, tuple[tuple[int, int, int, int], str | None, tuple[Entry, ...]]] = {}
+"""path → (its identity and change time, its text, its entries) of the configs read: every
+command and file-tool write looks, and the files seldom change."""
 
 
-def read_config(path: str) -> str | None:
-    """A config file's text (None when it cannot be read: missing, a folder, too big)."""
+def _read(path: str) -> tuple[str | None, tuple[Entry, ...]]:
     try:
         info = os.stat(path)
     except OSError:
-        return None
+        return None, ()
     identity = (info.st_dev, info.st_ino, info.st_mtime_ns, info.st_size)
     known = _READ.get(path)
     if known is not None and known[0] == identity:
-        return known[1]
+        return known[1], known[2]
     text: str | None = None
     if info.st_size <= MAX_BYTES:
         try:
@@ -259,10 +266,16 @@ def read_config(path: str) -> str | None:
                 text = file.read(MAX_BYTES + 1).decode("utf-8", "replace")
         except OSError:
             text = None
+    entries = tuple(parse(text)) if text is not None else ()
     if len(_READ) >= 256:
         _READ.clear()
-    _READ[path] = (identity, text)
-    return text
+    _READ[path] = (identity, text, entries)
+    return text, entries
+
+
+def read_config(path: str) -> str | None:
+    """A config file's text (None when it cannot be read: missing, a folder, too big)."""
+    return _read(path)[0]
 
 
 def found_in(configs: Sequence[str], bases: Sequence[str], home: str,
@@ -278,10 +291,12 @@ def found_in(configs: Sequence[str], bases: Sequence[str], home: str,
         if config in seen or depth > MAX_DEPTH:
             return
         seen.add(config)
-        text = read.get(config) if read is not None else read_config(config)
-        if text is None:
-            return
-        for entry in parse(text):
+        if read is not None:
+            text = read.get(config)
+            entries: Sequence[Entry] = () if text is None else parse(text)
+        else:
+            entries = _read(config)[1]
+        for entry in entries:
             for kind, written in named(entry):
                 path = _expand(written, home)
                 if kind == "config":
