@@ -162,7 +162,7 @@ def _any_in(folder: Word) -> Word:
 
 def _anywhere(what: str) -> Word:
     """Files anywhere, named only by `what` (a script, SQL, a patch allowed `..`)."""
-    return Word(f"(any file {what} names)", EXPANDS)
+    return Word(f"(any file {what} may name)", EXPANDS)
 
 
 def _remote(word: Word) -> bool:
