@@ -24,7 +24,7 @@ knows, as `DIR/*` in the folder they land in: what an archive extracts (`tar -x`
 `cpio -i`, `7z x`, `ar x`, here without `-C`/`-d`/`-o`), what a patch names (`patch -p1`,
 `git apply`, `git am`, under `-d`/`--directory`/`-C`/`--work-tree`), what packages hold
 (`pip install --target`, `npm install --prefix`), what a server names (`curl -OJ`,
-`wget -r`); and `(any file … names)` where nothing bounds them: an editor's commands (`vim
+`wget -r`); and `(any file … may name)` where nothing bounds them: an editor's commands (`vim
 -c`, `ex`, `ed`), SQL (`ATTACH`, `writefile()`, `.output`), members allowed `..` or `/`
 (`tar -P`, `cpio -i`).
 """
