@@ -367,6 +367,8 @@ def _repositories(root: str, marks: Mapping[str, Mark]) -> list[tuple[str, tuple
             pointed = git_dir_of(path)
             if pointed is not None:
                 found.append((pointed, (os.path.dirname(path),)))
+        elif mark.rule == ".git" and mark.entry == "link" and os.path.isdir(path):
+            found.append((os.path.realpath(path), (os.path.dirname(path),)))
     above = os.path.dirname(root)
     while above != os.path.dirname(above):
         dot_git = os.path.join(above, ".git")
@@ -425,6 +427,9 @@ def with_named(root: str, marks: Mapping[str, Mark], *, home: str,
         entry: EntryKind = ("link" if stat.S_ISLNK(info.st_mode) else
                             "dir" if stat.S_ISDIR(info.st_mode) else
                             "file" if stat.S_ISREG(info.st_mode) else "other")
-        led = os.readlink(path) if entry == "link" else ""
+        try:
+            led = os.readlink(path) if entry == "link" else ""
+        except OSError:
+            continue  # gone since the lstat: the next look sees what is there
         added[rel] = Mark(rel, "protected", rule, entry, info.st_ino, led)
     return {**added, **marks}

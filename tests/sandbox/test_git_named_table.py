@@ -247,3 +247,16 @@ def test_what_exists_is_marked_and_a_mark_of_the_walk_stays(tmp_path: Path) -> N
     assert (marks["shared"].entry, marks["shared"].led) == ("link", "real.inc")
     assert marks[".git/hooks"].kind == "git-entry"  # the walk's own
     assert ".git/hooks/x" not in marks  # not there yet
+
+
+def test_a_git_link_runs_its_hooks_from_where_the_link_is(tmp_path: Path) -> None:
+    """`.git -> ../gitdirs/app` (a git directory elsewhere in the workspace): a relative
+    `core.hooksPath` is taken from the link's folder, the worktree, as git takes it."""
+    workspace = tmp_path / "ws"
+    _repo(workspace / "gitdirs" / "real", "core.hooksPath=.githooks")
+    (workspace / "app").mkdir()
+    (workspace / "app" / ".git").symlink_to("../gitdirs/real/.git")
+    assert _named(workspace, tmp_path / "home") == {
+        "gitdirs/real/.githooks": "core.hookspath in gitdirs/real/.git/config",
+        "app/.githooks": "core.hookspath in gitdirs/real/.git/config",
+    }
