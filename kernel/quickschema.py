@@ -1,14 +1,15 @@
 """A quick, exact check of a document against a JSON Schema (Draft 2020-12), without jsonschema.
 
-`compile_check(schema)` turns a schema built of a small set of keywords (those of settings.json's
-schema, below) into a function answering what `Draft202012Validator(schema).is_valid(doc)`
-answers: True, False, or None where it cannot tell (`uniqueItems` over anything but strings).
-A schema using any other keyword, or a keyword's value in a form not covered here, compiles
-to None: it is not checked here at all. As with kernel.tools.metaschema, only True is taken
-at its word: anything else goes to jsonschema, which decides and explains. So settings.json
-that loads needs no jsonschema (its import is about 0.1 s of `reins doctor`'s start), and a
-bad one is still explained by jsonschema, naming the line. A table and a hypothesis test hold
-it to jsonschema's answers.
+`compile_check(schema)` turns a schema built of a small set of keywords (those of
+settings.json's schema and of the tools' input schemas, below) into a function answering what
+`Draft202012Validator(schema).is_valid(doc)` answers: True, False, or None where it cannot
+tell (`uniqueItems` over anything but strings). A schema using any other keyword, or a
+keyword's value in a form not covered here, compiles to None: it is not checked here at all.
+As with kernel.tools.metaschema, only True is taken at its word: anything else goes to
+jsonschema, which decides and explains. So settings.json that loads needs no jsonschema (its
+import is about 0.1 s of `reins doctor`'s start), a bad one is still explained by
+jsonschema, naming the line, and the tool registry's `is_valid` (every call the dispatcher
+validates) is this check. A table and hypothesis tests hold it to jsonschema's answers.
 
 Each keyword is applied as jsonschema applies it (jsonschema._keywords): to the instances of
 its type only, with jsonschema's type checks (`integer` is an int, not a bool, or a float with
@@ -28,6 +29,10 @@ Check = Callable[[Any], bool]
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 ANNOTATIONS = frozenset({"title", "description", "$comment"})
+"""Annotations whose values must be strings (as in settings.json's schema)."""
+FREE_ANNOTATIONS = frozenset({"default", "examples", "format"})
+"""Annotations of any value: `@tool` writes `default`; `format` only annotates (jsonschema
+checks formats only when given a format checker, which the kernel never gives)."""
 TYPES: Mapping[str, Check] = {
     "array": lambda v: isinstance(v, list),
     "boolean": lambda v: isinstance(v, bool),
@@ -64,7 +69,15 @@ def compile_check(schema: Any) -> Callable[[Any], bool | None] | None:
     return verdict
 
 
+def _always(instance: Any) -> bool:
+    return True
+
+
 def _all(checks: list[Check]) -> Check:
+    if not checks:
+        return _always
+    if len(checks) == 1:
+        return checks[0]
     return lambda instance: all(check(instance) for check in checks)
 
 
@@ -79,12 +92,16 @@ def _count(value: Any) -> int:
 
 
 def _compile(schema: Any, root: bool = False) -> Check:
+    if schema is True:
+        return _always
     if isinstance(schema, bool):
         return lambda instance: schema
     if not isinstance(schema, dict):
         raise _Unknown
     checks: list[Check] = []
     for key, value in schema.items():
+        if key in FREE_ANNOTATIONS:
+            continue
         if key in ANNOTATIONS:
             if not isinstance(value, str):
                 raise _Unknown
@@ -107,6 +124,8 @@ def _type(value: Any) -> Check:
     if not names or not all(isinstance(n, str) and n in TYPES for n in names):
         raise _Unknown
     tests = [TYPES[n] for n in names]
+    if len(tests) == 1:
+        return tests[0]
     return lambda instance: any(test(instance) for test in tests)
 
 
@@ -129,6 +148,20 @@ def _min_length(value: Any) -> Check:
 def _max_length(value: Any) -> Check:
     most = _count(value)
     return _string(lambda s: len(s) <= most)
+
+
+def _array(test: Callable[[list[Any]], bool]) -> Check:
+    return lambda instance: not isinstance(instance, list) or test(instance)
+
+
+def _min_items(value: Any) -> Check:
+    least = _count(value)
+    return _array(lambda items: len(items) >= least)
+
+
+def _max_items(value: Any) -> Check:
+    most = _count(value)
+    return _array(lambda items: len(items) <= most)
 
 
 def _pattern(value: Any) -> Check:
@@ -222,6 +255,8 @@ _KEYWORDS: Mapping[str, Callable[[Any], Check]] = {
     "exclusiveMaximum": _bound(lambda v, bound: not v >= bound),
     "required": _required,
     "items": _items,
+    "minItems": _min_items,
+    "maxItems": _max_items,
     "uniqueItems": _unique_items,
     "anyOf": _any_of,
     "allOf": _all_of,
@@ -250,4 +285,9 @@ def _object(schema: Mapping[str, Any]) -> Check:
                 return False
         return True
 
-    return check
+    def check_values(instance: Any) -> bool:
+        if not isinstance(instance, dict):
+            return True
+        return all(named.get(key, extra)(value) for key, value in instance.items())
+
+    return check_values if names is _always else check

@@ -18,6 +18,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kernel.quickschema import compile_check
 from kernel.tools.metaschema import plainly_valid
 from kernel.tools.schema import context_parameter
 from kernel.tools.spec import Risk, ToolSpec
@@ -34,141 +35,16 @@ class RegistrationError(ValueError):
 
 Check = Callable[[Any], bool]
 
-_TYPE_CHECKS: Mapping[str, Check] = {
-    "string": lambda v: isinstance(v, str),
-    "integer": lambda v: (
-        (isinstance(v, int) and not isinstance(v, bool))
-        or (isinstance(v, float) and v.is_integer())
-    ),
-    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-    "boolean": lambda v: isinstance(v, bool),
-    "null": lambda v: v is None,
-    "array": lambda v: isinstance(v, list),
-    "object": lambda v: isinstance(v, dict),
-}
-_ANNOTATIONS = frozenset({"description", "title", "default", "examples", "format"})
-_BOUNDS: Mapping[str, Callable[[Any, Any], bool]] = {  # written as jsonschema tests them
-    "minimum": lambda v, b: not v < b,
-    "maximum": lambda v, b: not v > b,
-    "exclusiveMinimum": lambda v, b: not v <= b,
-    "exclusiveMaximum": lambda v, b: not v >= b,
-}
-_LENGTHS: Mapping[str, tuple[str, Callable[[int, int], bool]]] = {
-    "minLength": ("string", lambda n, b: n >= b),
-    "maxLength": ("string", lambda n, b: n <= b),
-    "minItems": ("array", lambda n, b: n >= b),
-    "maxItems": ("array", lambda n, b: n <= b),
-}
-
-
-def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
-def _any_of(preds: tuple[Check, ...], value: Any) -> bool:
-    return any(p(value) for p in preds)
-
-
-def _one_of(allowed: frozenset[str], value: Any) -> bool:
-    return isinstance(value, str) and value in allowed
-
-
-def _bounded(cmp: Callable[[Any, Any], bool], bound: Any, value: Any) -> bool:
-    return not _is_number(value) or cmp(value, bound)
-
-
-def _length(applies: Check, ok: Callable[[int, int], bool], bound: int, value: Any) -> bool:
-    return not applies(value) or ok(len(value), bound)
-
-
-def _each(item: Check, value: Any) -> bool:
-    return not isinstance(value, list) or all(item(x) for x in value)
-
-
-def _compile_value(schema: Any) -> Check | None:
-    """A plain-Python check equivalent to jsonschema for a small subset of keywords, or None.
-
-    Supported: type (one or several), string enums, numeric bounds, length bounds, items,
-    and annotations. Anything else (anyOf, pattern, $ref, object properties, ...) → None,
-    and the caller keeps the full jsonschema validator.
-    """
-    if not isinstance(schema, dict):
-        return None
-    checks: list[Check] = []
-    for key, value in schema.items():
-        if key in _ANNOTATIONS:
-            continue
-        if key == "type":
-            kinds = [value] if isinstance(value, str) else value
-            if not isinstance(kinds, list) or not all(k in _TYPE_CHECKS for k in kinds):
-                return None
-            preds = tuple(_TYPE_CHECKS[k] for k in kinds)
-            if len(preds) == 1:
-                checks.append(preds[0])
-            else:
-                checks.append(functools.partial(_any_of, preds))
-        elif key == "enum":
-            if not isinstance(value, list) or not all(isinstance(e, str) for e in value):
-                return None
-            allowed = frozenset(value)
-            checks.append(functools.partial(_one_of, allowed))
-        elif key in _BOUNDS and _is_number(value):
-            cmp = _BOUNDS[key]
-            checks.append(functools.partial(_bounded, cmp, value))
-        elif key in _LENGTHS and isinstance(value, int) and not isinstance(value, bool):
-            kind, ok = _LENGTHS[key]
-            applies = _TYPE_CHECKS[kind]
-            checks.append(functools.partial(_length, applies, ok, value))
-        elif key == "items":
-            item = _compile_value(value)
-            if item is None:
-                return None
-            checks.append(functools.partial(_each, item))
-        else:
-            return None
-    if not checks:
-        return lambda v: True
-    if len(checks) == 1:
-        return checks[0]
-    bundle = tuple(checks)
-    return lambda v: all(c(v) for c in bundle)
-
 
 def compile_fast_check(schema: Mapping[str, Any]) -> Check | None:
-    """A fast `is_valid` for the flat object schemas `@tool` generates, or None.
-
-    It must agree with jsonschema exactly (a hypothesis test compares them); the dispatcher
-    still asks jsonschema for the error messages when it says no.
-    """
-    allowed_root = {"type", "properties", "required", "additionalProperties", *_ANNOTATIONS}
-    if schema.get("type") != "object" or not set(schema) <= allowed_root:
+    """A fast `is_valid` for a tool's input schema (kernel.quickschema's check), or None
+    when it does not cover the schema. It says True only where jsonschema would (a hypothesis
+    test compares them); False, or "cannot tell", sends the dispatcher to jsonschema, which
+    decides and gives the messages."""
+    check = compile_check(schema)
+    if check is None:
         return None
-    properties = schema.get("properties", {})
-    required = schema.get("required", [])
-    additional = schema.get("additionalProperties", True)
-    if not isinstance(properties, dict) or not isinstance(additional, bool):
-        return None
-    checks: dict[str, Check] = {}
-    for pname, pschema in properties.items():
-        check = _compile_value(pschema)
-        if check is None:
-            return None
-        checks[pname] = check
-    required_keys = frozenset(required)
-
-    def fast(args: Any) -> bool:
-        if not isinstance(args, dict):
-            return False
-        for key, value in args.items():
-            check = checks.get(key)
-            if check is None:
-                if not additional:
-                    return False
-            elif not check(value):
-                return False
-        return required_keys.issubset(args)
-
-    return fast
+    return lambda args: check(args) is True
 
 
 @dataclass(frozen=True)

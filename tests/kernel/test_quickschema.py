@@ -195,7 +195,7 @@ def test_any_covered_schema_and_document_are_judged_as_jsonschema_judges_them(
 @pytest.mark.parametrize("schema", [
     {"$ref": "#"},
     {"const": 1},
-    {"format": "date"},
+    {"readOnly": True},
     {"patternProperties": {"^a": {}}},
     {"prefixItems": [{}]},
     {"enum": [1, "a"]},
@@ -208,6 +208,20 @@ def test_any_covered_schema_and_document_are_judged_as_jsonschema_judges_them(
 ])
 def test_what_it_does_not_cover_compiles_to_none(schema: dict[str, Any]) -> None:
     assert compile_check(schema) is None
+
+
+def test_format_default_and_examples_only_annotate() -> None:
+    """As for jsonschema without a format checker (the kernel never gives one)."""
+    from jsonschema import Draft202012Validator
+
+    schema = {"type": "object", "properties": {
+        "when": {"type": "string", "format": "date", "default": 3, "examples": [[1]]},
+        "n": {"type": "array", "minItems": 1, "maxItems": 2}}}
+    check = compile_check(schema)
+    assert check is not None
+    for doc in ({"when": "not a date"}, {"when": 1}, {"n": []}, {"n": [1]}, {"n": [1, 2, 3]},
+                {"n": "x"}):
+        assert check(doc) == Draft202012Validator(schema).is_valid(doc), doc
 
 
 def test_unique_items_over_other_values_is_left_to_jsonschema() -> None:

@@ -89,15 +89,37 @@ def test_builtin_tools_all_get_the_fast_check() -> None:
 @pytest.mark.parametrize(
     "schema",
     [
-        {"type": "object", "properties": {"a": {"anyOf": [{"type": "string"}]}}},
-        {"type": "object", "properties": {"a": {"type": "string", "pattern": "x"}}},
         {"type": "object", "properties": {"a": {"enum": [1, 2]}}},
-        {"type": "object", "additionalProperties": {"type": "string"}},
+        {"type": "object", "properties": {"a": {"const": 1}}},
+        {"type": "object", "patternProperties": {"^a": {"type": "string"}}},
         {"type": "object", "properties": {"a": {"$ref": "#/$defs/x"}}, "$defs": {"x": {}}},
     ],
 )
 def test_other_schemas_keep_jsonschema(schema: dict[str, Any]) -> None:
     assert compile_fast_check(schema) is None
+
+
+@pytest.mark.parametrize(("schema", "docs"), [
+    ({"type": "object", "properties": {"a": {"anyOf": [{"type": "string"}, {"type": "null"}]}}},
+     [{"a": "x"}, {"a": None}, {"a": 1}, {}]),
+    ({"type": "object", "properties": {"a": {"type": "string", "pattern": "^x"}}},
+     [{"a": "xy"}, {"a": "yx"}, {"a": 3}]),
+    ({"type": "object", "additionalProperties": {"type": "string"}},
+     [{"a": "x"}, {"a": 1}, {}]),
+    ({"type": "object", "properties": {"s": {"type": "array", "uniqueItems": True}}},
+     [{"s": ["a", "b"]}, {"s": ["a", "a"]}, {"s": [1, 2]}]),
+])
+def test_the_richer_tool_schemas_are_checked_as_jsonschema_checks_them(
+        schema: dict[str, Any], docs: list[Any]) -> None:
+    """kernel.quickschema's check (one for settings and tools): True only where jsonschema
+    says valid; where it cannot tell (uniqueItems over numbers) it says False and the
+    dispatcher asks jsonschema."""
+    fast = compile_fast_check(schema)
+    assert fast is not None
+    validator = Draft202012Validator(schema)
+    for doc in docs:
+        unsure = doc == {"s": [1, 2]}  # uniqueItems over numbers: left to jsonschema
+        assert fast(doc) == (validator.is_valid(doc) and not unsure), doc
 
 
 def test_nan_and_integral_floats_follow_jsonschema() -> None:
