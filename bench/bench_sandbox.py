@@ -27,6 +27,10 @@ A workspace whose protected names are links (`.git/hooks`, `.vscode`, `.envrc`):
 bound onto itself before the command starts (kernel.sandbox.pin), against an empty workspace
 (goal: ≤ 8 ms more).
 The internet through pasta: a made-ahead `true` allowed the network against one without.
+
+BALLAST_MB=N in the environment makes the bench process hold N MB more while it runs, as a
+kernel that has grown over a long session does (the figures that depend on the process's
+size, such as the pinned links', then show it).
 """
 
 from __future__ import annotations
@@ -68,6 +72,7 @@ ROUNDS = 2
 """Best of two for both throughputs (after one warm-up GiB)."""
 MODEL_TURN_S = 0.03
 """The untimed pause before a command whose sandbox is made ahead."""
+PAGE = 4096
 
 
 def _interleaved(fns: list[Callable[[], float]], n: int) -> list[Stats]:
@@ -122,6 +127,13 @@ def _rss_peak_during(fn: Callable[[], object]) -> tuple[float, int]:
         done.set()
         sampler.join()
     return elapsed, peak - baseline
+
+
+def _ballast(mb: int) -> bytearray:
+    """`mb` MB held, every page written (so resident)."""
+    held = bytearray(mb << 20)
+    held[::PAGE] = b"\1" * len(range(0, len(held), PAGE))
+    return held
 
 
 def _bwrap_once(launcher: BwrapLauncher, request: LaunchRequest) -> None:
@@ -225,6 +237,9 @@ def _guard_figures(paths: AppPaths, root: Path, small: Path) -> None:
 
 
 def run() -> None:
+    ballast = _ballast(int(os.environ.get("BALLAST_MB", "0")))
+    if ballast:
+        report("held by the bench process (BALLAST_MB)", f"{len(ballast) >> 20} MB")
     with (tempfile.TemporaryDirectory(dir=Path.home(), prefix=".reins-bench-") as tmp,
           tempfile.TemporaryDirectory(prefix="reins-bench-") as outside):
         root = Path(tmp)
