@@ -17,9 +17,12 @@ retried: the request fails once, after `read_timeout_s`, and `on_wait` reports e
 `progress_every_s` while no answer has started. A stream that breaks off after it started
 (cut, stalled) ends as an error keeping the text received in `partial_text`.
 
-Before sending, text that cannot be encoded (a lone surrogate, from a tool's output or a
-model's answer decoded from JSON) is replaced by U+FFFD in the request — the stored history
-keeps it as it was — so one such character never makes every later request fail.
+The body is encoded by Reins (kernel.agent.request_body: each message once, not the whole
+conversation every request) and sent with the SDK's public `client.post(..., content=...)`,
+streamed with its `AsyncMessageStream`. Text that cannot be encoded (a lone surrogate, from
+a tool's output or a model's answer decoded from JSON) is replaced by U+FFFD in the request
+— the stored history keeps it as it was — so one such character never makes every later
+request fail.
 
 The API key comes from an argument, else the OS keyring (service `reins`, user
 `anthropic_api_key`), else `ANTHROPIC_API_KEY`; it is handed to the client as an argument
@@ -30,19 +33,18 @@ at an Anthropic-compatible server.
 from __future__ import annotations
 
 import asyncio
-import itertools
-import operator
+import contextlib
 import random
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import anthropic
 import httpx2
+from anthropic.lib.streaming import AsyncMessageStream
 
-from kernel.agent.context import same_objects
 from kernel.agent.models import ModelLimits, config_problem
 from kernel.agent.provider_config import NO_KEY_PLACEHOLDER
 
@@ -54,6 +56,7 @@ from kernel.agent.provider_config import keyring_key as keyring_key
 from kernel.agent.provider_config import resolve_api_key as resolve_api_key
 from kernel.agent.provider_config import resolve_base_url as resolve_base_url
 from kernel.agent.provider_config import tool_choice_param as tool_choice_param
+from kernel.agent.request_body import RequestEncoder
 
 RETRY_BASE_S = 0.5
 RETRY_MAX_S = 8.0
@@ -118,66 +121,6 @@ class TurnCallbacks:
 USAGE_KEYS = (
     "input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"
 )
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def scrub_text(value: Any) -> Any:
-    """`value` with every lone surrogate in its strings (keys too) replaced by U+FFFD; the
-    same object when there is none (the common case costs one regex search per string)."""
-    if isinstance(value, str):
-        return _LONE_SURROGATE.sub("\ufffd", value) if _LONE_SURROGATE.search(value) else value
-    if isinstance(value, Mapping):
-        items = [(scrub_text(k), scrub_text(v)) for k, v in value.items()]
-        if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(items, value.items(),
-                                                                strict=True)):
-            return value
-        return dict(items)
-    if isinstance(value, list | tuple):
-        scrubbed = [scrub_text(v) for v in value]
-        return value if all(a is b for a, b in zip(scrubbed, value, strict=True)) else scrubbed
-    return value
-
-
-def _same_value(old: Any, new: Any) -> bool:
-    """The same object, or two lists of the same objects."""
-    if old is new:
-        return True
-    return (type(old) is list and type(new) is list and len(old) == len(new)
-            and same_objects(old, new) == len(new))
-
-
-class _ScrubbedMessages:
-    """`scrub_text` of each request's messages, kept for those that were in an earlier
-    request as the very same objects (a run's history grows by appending, and a trimmed
-    message stays the same object while it is trimmed the same way), so a round scrubs what
-    is new since the last one, not the whole conversation again. The messages are compared
-    with the last request's place by place in C (a message newly trimmed is replaced in
-    place; those after it are still the same), so a round costs the same at 400 as at 20."""
-
-    def __init__(self) -> None:
-        self._seen: list[Any] = []
-        self._scrubbed: list[Any] = []
-        self._known: dict[int, tuple[Any, Any]] = {}
-
-    def __call__(self, messages: Sequence[Any]) -> list[Any]:
-        seen = self._seen
-        common = min(len(seen), len(messages))
-        out = self._scrubbed[:common]
-        for index in itertools.compress(range(common), map(operator.is_not, seen, messages)):
-            out[index] = self._scrubbed_one(messages[index])  # in place: a trimmed message
-        out.extend(self._scrubbed_one(message) for message in messages[common:])
-        if len(self._known) > 2 * len(messages) + 16:
-            self._known = {id(m): (m, s) for m, s in zip(messages, out, strict=True)}
-        self._seen, self._scrubbed = list(messages), out
-        return list(out)
-
-    def _scrubbed_one(self, message: Any) -> Any:
-        entry = self._known.get(id(message))
-        if entry is None or entry[0] is not message:
-            entry = self._known[id(message)] = (message, scrub_text(message))
-        return entry[1]
-
 
 def _usage(message: Any) -> dict[str, int]:
     usage = getattr(message, "usage", None)
@@ -328,6 +271,30 @@ class _Retryable:
     delivered: bool
 
 
+@contextlib.asynccontextmanager
+async def _message_stream(client: anthropic.AsyncAnthropic,
+                          body: bytes) -> AsyncIterator[AsyncMessageStream[Any]]:
+    """`client.messages.stream(...)` for a body already encoded (kernel.agent.request_body).
+    When the turn ends, however it ends, the response is closed and so is the stream's
+    `text_stream`: the SDK makes that async generator for every stream and it is never
+    started (the events are read instead), and a generator not yet started holds the stream
+    in its frame, a cycle that kept the stream and its response alive until the garbage
+    collector found them."""
+    raw = await client.post("/v1/messages", cast_to=anthropic.types.Message, content=body,
+                            stream=True,
+                            stream_cls=anthropic.AsyncStream[anthropic.types.RawMessageStreamEvent])
+    stream: AsyncMessageStream[Any] = AsyncMessageStream(raw, output_format=anthropic.NOT_GIVEN)
+    try:
+        yield stream
+    finally:
+        try:
+            await stream.close()
+        finally:
+            text_stream = stream.text_stream
+            if isinstance(text_stream, AsyncGenerator):
+                await text_stream.aclose()
+
+
 class AnthropicProvider:
     """Streams Messages API turns; one client per provider (connections are pooled)."""
 
@@ -349,8 +316,7 @@ class AnthropicProvider:
                 "ANTHROPIC_API_KEY; or point ANTHROPIC_BASE_URL at a local compatible server."
             )
         self._tool_choice = tool_choice_param(config.tool_choice)
-        self._scrub_messages = _ScrubbedMessages()
-        self._scrubbed_params: dict[str, tuple[Any, Any]] = {}
+        self._encoder = RequestEncoder()
         self.client = anthropic.AsyncAnthropic(
             api_key=key.key or NO_KEY_PLACEHOLDER,
             base_url=self.base_url,
@@ -407,11 +373,9 @@ class AnthropicProvider:
         return params
 
     async def stream_turn(self, params: Mapping[str, Any], callbacks: TurnCallbacks) -> ModelTurn:
-        sendable = {key: self._scrub_messages(value) if key == "messages"
-                    else self._scrub_param(key, value) for key, value in params.items()}
         attempts = self.config.max_retries + 1
         for attempt in range(1, attempts + 1):
-            outcome = await self._attempt(sendable, callbacks, attempt)
+            outcome = await self._attempt(params, callbacks, attempt)
             if isinstance(outcome, ModelTurn):
                 return outcome
             if attempt == attempts:
@@ -421,16 +385,6 @@ class AnthropicProvider:
                                            outcome.delivered))
             await asyncio.sleep(delay)
         raise AssertionError("unreachable: the last attempt returns")
-
-    def _scrub_param(self, key: str, value: Any) -> Any:
-        """`scrub_text(value)`, once for a value that is the same object as the last
-        request's, or a list of the same objects (a run sends the same tools and system
-        prompt every round; `request_params` makes each request its own list)."""
-        last = self._scrubbed_params.get(key)
-        if last is None or not _same_value(last[0], value):
-            last = self._scrubbed_params[key] = (value, scrub_text(value))
-        return last[1] if last[0] is value or not isinstance(last[1], list) \
-            else list(last[1])
 
     async def _attempt(self, params: Mapping[str, Any], callbacks: TurnCallbacks,
                        attempt: int) -> ModelTurn | _Retryable:
@@ -504,7 +458,7 @@ class AnthropicProvider:
 
     async def _stream(self, params: Mapping[str, Any], callbacks: TurnCallbacks,
                       got: _Attempt) -> ModelTurn:
-        async with self.client.messages.stream(**params) as stream:
+        async with _message_stream(self.client, self._encoder.body(params)) as stream:
             got.started = True
             got.request_id = stream.request_id
             async for event in stream:

@@ -29,7 +29,6 @@ from kernel.agent.context import (
     same_objects,
     trim_tool_results,
 )
-from kernel.agent.provider import _ScrubbedMessages, scrub_text
 
 
 def oracle(messages: Sequence[Mapping[str, Any]], *, budget_tokens: int, fixed_tokens: int,
@@ -235,38 +234,6 @@ def test_same_objects_counts_the_identical_prefix(old: str, new: str, same: int)
     items = {c: object() for c in "abcx"}
     assert same_objects([items.get(c, c) for c in old],
                         [items.get(c, c) for c in new]) == same
-
-
-def test_scrubbed_messages_equal_scrubbing_every_message_each_round() -> None:
-    scrub = _ScrubbedMessages()
-    history: list[dict[str, Any]] = []
-    rng = random.Random(3)
-    for i in range(40):
-        text = "bad \ud800 surrogate" if rng.random() < 0.3 else f"fine {i}"
-        history.append({"role": "user" if i % 2 else "assistant",
-                        "content": [{"type": "text", "text": text}]})
-        if rng.random() < 0.2:
-            history[rng.randrange(len(history))] = {"role": "user", "content": "new \udfff"}
-        sent = [*history[:-1], {**history[-1], "cache": i}]
-        got = scrub(sent)
-        assert got == [scrub_text(m) for m in sent]
-        assert json.dumps(got, ensure_ascii=False).encode()  # encodable: no lone surrogate
-
-
-def test_a_message_replaced_in_place_is_scrubbed_again_and_the_others_are_kept() -> None:
-    """A trimmed message takes the place of the original: it is scrubbed anew, every other
-    message (before it and after it) keeps the scrubbed object of the last request."""
-    scrub = _ScrubbedMessages()
-    history: list[dict[str, Any]] = [{"role": "user", "content": f"bad \ud800 {i}"}
-                                     for i in range(6)]
-    first = scrub(history)
-    history[2] = {"role": "user", "content": "trimmed \udfff"}
-    second = scrub([*history, {"role": "assistant", "content": "new \ud801"}])
-    assert second == [scrub_text(m) for m in history] + [
-        {"role": "assistant", "content": "new \ufffd"}]
-    assert [a is b for a, b in zip(first, second, strict=False)] == [
-        True, True, False, True, True, True]
-    assert scrub(history[:4]) == second[:4] and scrub(history[:4])[3] is first[3]
 
 
 def test_a_result_unlocated_after_its_request_is_located_again_or_kept() -> None:

@@ -23,8 +23,8 @@ from kernel.agent.provider import (
     is_context_overflow,
     rejected_block,
     retry_delay,
-    scrub_text,
 )
+from kernel.agent.request_body import scrub_text
 from kernel.agent.textcall import text_tool_call
 from kernel.fakemodel import Failure, Reply, Silence, Text, ToolUse, reply
 from tests.agent.conftest import Harness
