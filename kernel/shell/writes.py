@@ -42,6 +42,7 @@ from functools import cache, lru_cache
 from kernel.pathrules import PROTECTED_PATTERNS, SECRET_PATTERNS, fold_name, protected_match
 from kernel.pathrules import secret_match as _secret_match
 from kernel.shell.nested import base
+from kernel.shell.sedscript import read_script
 from kernel.shell.words import (
     EXPANDS,
     GLOB,
@@ -262,15 +263,36 @@ def _dd(words: Sequence[Word]) -> list[Word]:
 
 
 _SED = _opts("-e --expression -f --file -l --line-length", "-i --in-place",
-             "--null-data --separate")
+             "--quiet --silent --debug --follow-symlinks --posix --regexp-extended "
+             "--separate --sandbox --unbuffered --null-data --zero-terminated --binary "
+             "--help --version")
+_SED_SCRIPTS = ("-e", "--expression", "-f", "--file")
 
 
 def _sed(words: Sequence[Word]) -> list[Word]:
+    """`sed -i`: each file after the script; and the files the script's `w FILE`, `W FILE`
+    and `s///w FILE` open (kernel.shell.sedscript): from each `-e` before `--sandbox` (sed
+    reads them as it meets them), or from the script operand without `--sandbox`. A script
+    file (`-f`), a script the shell changes (`"$S"`, an unquoted `*`), `e` commands and what
+    cannot be read may name any file."""
     found, operands = _scan(words, _SED)
-    if not _has(found, "-i", "--in-place"):
-        return []
-    script = _has(found, "-e", "--expression", "-f", "--file")
-    return operands if script else operands[1:]
+    given = _has(found, *_SED_SCRIPTS)
+    out = (operands if given else operands[1:]) if _has(found, "-i", "--in-place") else []
+    pieces: list[Word] = []
+    for name, value in found:
+        if name == "--sandbox":
+            break
+        if name in ("-f", "--file"):
+            return [*out, _anywhere("sed's script file")]
+        if name in _SED_SCRIPTS and value is not None:
+            pieces.append(value)
+    if not given and operands and not _has(found, "--sandbox"):
+        pieces = operands[:1]
+    if any(w.kind != LITERAL for w in pieces):
+        return [*out, _anywhere("sed's script")]
+    script = read_script([w.text for w in pieces])
+    out += [Word("./" + name if name.startswith("~") else name) for name in script.files]
+    return out + ([_anywhere("sed's script")] if script.runs or script.unread else [])
 
 
 _PERL = _opts("-e -E -I -M -m -C -d -D -l -x", "-i -0")
@@ -1320,7 +1342,7 @@ WRITERS: dict[str, Callable[[Sequence[Word]], list[Word]]] = {
     "chattr": _all(_opts("-v -p"), skip_first=_attr_first),
     "setfacl": _all(_opts("-m --modify -M --modify-file -x --remove -X --remove-file "
                           "--set --set-file")),
-    "sed": _sed,
+    **dict.fromkeys(("sed", "gsed"), _sed),
     "perl": _perl,
     "tar": _tar,
     "unzip": _extract("-l -t -v -p -c -z -Z", folder="-d", anywhere="-:", spec=_UNZIP),

@@ -78,6 +78,7 @@ TO_HOOKS = [
     "curl -OJ --output-dir .git/hooks https://x/y", "wget -r -P .git/hooks https://x/",
     "git clone https://x/r .vscode", "git worktree add .vscode",
     "gzip .envrc", "sqlite3 db '.output .bashrc'",
+    "sed -f fix.sed x", "sed '1e touch x' x", "sed \"s/a/$X/\" x", "sed s/a*/b/ x",
 ]
 
 HARMLESS = [
@@ -89,6 +90,7 @@ HARMLESS = [
     "awk '{print $1}' data.txt", "gawk -i inplace 1 data.txt", "python3 -m venv .venv",
     "gcc -o build/app x.c", "pandoc -o out.html x.md", "sqlite3 db.sqlite 'select 1'",
     "xxd x", "convert a.png b.png",
+    "sed -n '/x/p' notes.txt", "sed -i 's/a/b/' notes.txt",
 ]
 
 

@@ -131,6 +131,10 @@ PROTECTED = [
     "git branch --set-upstream-to=origin/main", "git branch -u origin/main",
     "git submodule add https://x/y", "sudo git config core.fsmonitor x",
     "sh -c 'git config core.fsmonitor x'", "/usr/bin/git config core.fsmonitor x",
+    # programs writing a file their script or an option names: sed's `w`
+    f"sed -n 'w {H}' x", "sed 's/a/b/w .envrc' x", "sed -e p -e 'W ./.bashrc' x",
+    "sed --expression='s/x/y/gw .vscode/tasks.json' x", "sed -nes/a/b/w.envrc x",
+    "sed -n '/x/{w ../ws/.git/hooks/pre-push\n}' x",
 ]
 
 HARMLESS = [
@@ -146,6 +150,7 @@ HARMLESS = [
     "git config --get user.name", "git config --list", "git config -l", "git config get a.b",
     "git config list", "git config --get-regexp alias", "git status", "git log -1",
     "git -c core.pager=cat log", "git branch -a", "git diff",
+    "sed -n 's/x/y/p' notes.txt", "sed -n 'w out.txt' notes.txt", "sed 's/a/b/w log.txt' x",
 ]
 
 OUTSIDE = ["cp x /tmp/y", "tee ~/notes/x", "mv a ../elsewhere", "sed -i s/a/b/ /tmp/f",
@@ -225,6 +230,7 @@ def test_reins_exec_in_auto_mode_asks_before_a_program_writes_a_protected_path(
         "sed": "sed -i s/A=1/A=2/ .envrc",
         "dd": "dd if=hook.sh of=.vscode/settings.json",
         "ln": "ln -sf ../../hook.sh .git/hooks/post-checkout",
+        "sedw": "sed -n 'w .git/hooks/pre-push' hook.sh",
         "plain": "cp hook.sh copy.sh",
     }
     calls = [ToolUse("run_command", {"command": c}, id=k) for k, c in commands.items()]

@@ -9,6 +9,8 @@ from kernel.shell.parse import read
 from kernel.shell.writes import WRITERS, line_writes
 
 H = ".git/hooks/pre-commit"
+S = "(any file sed's script may name)"
+SF = "(any file sed's script file may name)"
 
 # (command, files it names, targets it cannot name)
 PROGRAM_WRITES = [
@@ -122,7 +124,6 @@ PROGRAM_WRITES = [
     ("sed -i -e s/a/b/ -- .envrc", [".envrc"], []),
     ("sed -n -i 's/x/y/p' ~/.profile", ["~/.profile"], []),
     ("sed -i '/^#/d' a b", ["a", "b"], []),
-    ("sed -i -f script.sed .bashrc", [".bashrc"], []),
     ("sed -i s/a/b/ src/*.py", ["src/*.py"], []),
     ("sed -i s/a/b/ *", [], ["*"]),
     ("sed -i s/a/b/ **/*.py", ["**/*.py"], []),
@@ -480,6 +481,43 @@ PROGRAM_WRITES = [
     ('python3.13 -m venv .envrc', ['.envrc'], []),
     ('python3.14 -m venv .envrc', ['.envrc'], []),
     ('python3.15 -m venv .envrc', ['.envrc'], []),
+    # sed scripts: `w FILE`, `W FILE`, `s///w FILE` in -e, --expression, the script operand
+    ("sed -n 'w .git/hooks/pre-commit' x", [".git/hooks/pre-commit"], []),
+    ("sed -n 'W .envrc' x", [".envrc"], []),
+    ("sed 's/a/b/w .bashrc' x", [".bashrc"], []),
+    ("sed 's/a/b/gpw ./.envrc' x", ["./.envrc"], []),
+    ("sed 's|a|b|w ../ws/.envrc' x", ["../ws/.envrc"], []),
+    ("sed -e p -e 'w .envrc' x", [".envrc"], []),
+    ("sed -ne 'w .envrc' x", [".envrc"], []),
+    ("sed -nes/a/b/w.envrc x", [".envrc"], []),
+    ("sed --expression='w .envrc' x", [".envrc"], []),
+    ("sed --expr 'w .envrc' x", [".envrc"], []),
+    ("sed -n '/x/{w .envrc\n}' x", [".envrc"], []),
+    ("sed -n '1,/y/!w .envrc' x", [".envrc"], []),
+    ("sed -n '$ W .envrc' x", [".envrc"], []),
+    ("sed 'w ~/.bashrc' x", ["./~/.bashrc"], []),
+    ("sed 'p;w .envrc' x", [".envrc"], []),
+    ("sed -i 's/a/b/w .envrc' .bashrc", [".bashrc", ".envrc"], []),
+    ("sed 'w out;p' x", ["out;p"], []),
+    ("sed 's/[/]w .envrc/x/' x", [], []),
+    ("sed 'a w .envrc' x", [], []),
+    ("sed -e 'a\\' -e 'w .envrc' x", [], []),
+    ("sed 'r .envrc' x", [], []),
+    ("sed 'w /dev/stdout' x", [], []),
+    ("sed 'w .envrc' --sandbox x", [], []),
+    ("sed -e 'w .envrc' --sandbox x", [".envrc"], []),
+    ("sed --sandbox -e 'w .envrc' x", [], []),
+    ("sed '1e touch .envrc' x", [], [S]),
+    ("sed 's/.*/touch .envrc/e' x", [], [S]),
+    ("sed -f script.sed x", [], [SF]),
+    ("sed --file=script.sed x", [], [SF]),
+    ("sed -i -f script.sed .bashrc", [".bashrc"], [SF]),
+    ('sed "s/a/$X/" x', [], [S]),
+    ("sed $'w .envrc' x", [".envrc"], [S]),
+    ("sed s/a*/b/ x", [], [S]),
+    ("sed -n 's/a/b/w' x", [], [S]),
+    ("sed -n p x", [], []),
+    ("gsed -n 'w .envrc' x", [".envrc"], []),
     # not writers, or not writing here
     ("cat .bashrc", [], []),
     ("grep x .git/config", [], []),
