@@ -41,6 +41,7 @@ from functools import cache, lru_cache
 
 from kernel.pathrules import PROTECTED_PATTERNS, SECRET_PATTERNS, fold_name, protected_match
 from kernel.pathrules import secret_match as _secret_match
+from kernel.shell.awkscript import read_program
 from kernel.shell.nested import base
 from kernel.shell.sedscript import read_script
 from kernel.shell.words import (
@@ -1252,17 +1253,27 @@ _AWK_DEFAULTS = {"-d": "awkvars.out", "--dump-variables": "awkvars.out",
 
 def _awk(words: Sequence[Word]) -> list[Word]:
     """gawk's `-i inplace` (`--include=inplace`): each file after the program; `-d`,
-    `-o`, `-p` (`--profile`, …) write FILE (or their default file). What `print > F` in the
-    program writes is left to the sandbox, as for python -c."""
+    `-o`, `-p` (`--profile`, …) write FILE (or their default file); the files the
+    program's redirections name (`print > "F"`: kernel.shell.awkscript). A program read
+    from a file (`-f`, `-E`), included or loaded (`-i LIB`, `-l EXT`, `@include`), changed
+    by the shell (`"$P"`), running commands (`print | "sh"`, `system()`) or writing where
+    no text names (`print > $1`) may name any file."""
     found, operands = _scan(words, _AWK)
     out = [w if w is not None and w.text else Word(_AWK_DEFAULTS[name])
            for name, w in found if name in _AWK_DEFAULTS]
-    if any(posixpath.splitext(base(w.text))[0] == "inplace"
-           for w in _given(found, "-i", "--include")):
-        files = operands if _has(found, "-f", "--file", "-e", "--source", "-E", "--exec") \
-            else operands[1:]
+    given = _has(found, "-f", "--file", "-e", "--source", "-E", "--exec")
+    includes = [posixpath.splitext(base(w.text))[0] for w in _given(found, "-i", "--include")]
+    if "inplace" in includes:
+        files = operands if given else operands[1:]
         out += [w for w in files if not re.match(r"[A-Za-z_][A-Za-z0-9_]*=", w.text)]
-    return out
+    programs = _given(found, "-e", "--source") if given else operands[:1]
+    if _has(found, "-f", "--file", "-E", "--exec", "-l", "--load") or any(
+            name != "inplace" for name in includes) or any(w.kind != LITERAL for w in programs):
+        return [*out, _anywhere(f"{base(words[0].text)}'s program")]
+    read = [read_program(w.text) for w in programs]
+    out += [Word("./" + name if name.startswith("~") else name) for r in read for name in r.files]
+    return out + ([_anywhere(f"{base(words[0].text)}'s program")] if any(
+        r.unknown for r in read) else [])
 
 
 def _script(words: Sequence[Word]) -> list[Word]:

@@ -79,6 +79,7 @@ TO_HOOKS = [
     "git clone https://x/r .vscode", "git worktree add .vscode",
     "gzip .envrc", "sqlite3 db '.output .bashrc'",
     "sed -f fix.sed x", "sed '1e touch x' x", "sed \"s/a/$X/\" x", "sed s/a*/b/ x",
+    "awk '{print > $1}' x", "awk '{print | \"sh\"}' x", "awk -f prog.awk x",
 ]
 
 HARMLESS = [

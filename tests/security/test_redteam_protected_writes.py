@@ -135,6 +135,9 @@ PROTECTED = [
     f"sed -n 'w {H}' x", "sed 's/a/b/w .envrc' x", "sed -e p -e 'W ./.bashrc' x",
     "sed --expression='s/x/y/gw .vscode/tasks.json' x", "sed -nes/a/b/w.envrc x",
     "sed -n '/x/{w ../ws/.git/hooks/pre-push\n}' x",
+    # awk's `print > "F"`
+    f"awk '{{print > \"{H}\"}}' x", "gawk 'BEGIN{printf \"x\" >> \".envrc\"}'",
+    "awk '{print $1 > \"./.en\" \"vrc\"}' x",
 ]
 
 HARMLESS = [
@@ -151,6 +154,7 @@ HARMLESS = [
     "git config list", "git config --get-regexp alias", "git status", "git log -1",
     "git -c core.pager=cat log", "git branch -a", "git diff",
     "sed -n 's/x/y/p' notes.txt", "sed -n 'w out.txt' notes.txt", "sed 's/a/b/w log.txt' x",
+    "awk '{print $1}' data.txt", "awk '{print > \"out.txt\"}' data.txt",
 ]
 
 OUTSIDE = ["cp x /tmp/y", "tee ~/notes/x", "mv a ../elsewhere", "sed -i s/a/b/ /tmp/f",

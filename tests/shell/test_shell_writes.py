@@ -11,6 +11,7 @@ from kernel.shell.writes import WRITERS, line_writes
 H = ".git/hooks/pre-commit"
 S = "(any file sed's script may name)"
 SF = "(any file sed's script file may name)"
+AWK = "(any file awk's program may name)"
 
 # (command, files it names, targets it cannot name)
 PROGRAM_WRITES = [
@@ -412,7 +413,8 @@ PROGRAM_WRITES = [
     ("gawk -i inplace '{print}' .envrc", ['.envrc'], []),
     ("awk -i inplace '{print}' a b", ['a', 'b'], []),
     ("gawk -iinplace -v x=1 '{print}' .bashrc", ['.bashrc'], []),
-    ('gawk --include=inplace -f prog.awk .envrc', ['.envrc'], []),
+    ('gawk --include=inplace -f prog.awk .envrc', ['.envrc'],
+     ["(any file gawk's program may name)"]),
     ("gawk -i inplace.awk '{print}' x=1 .bashrc", ['.bashrc'], []),
     ("awk '{print}' .bashrc", [], []),
     ("gawk -d.envrc 'BEGIN{}'", ['.envrc'], []),
@@ -518,6 +520,27 @@ PROGRAM_WRITES = [
     ("sed -n 's/a/b/w' x", [], [S]),
     ("sed -n p x", [], []),
     ("gsed -n 'w .envrc' x", [".envrc"], []),
+    # awk programs: what `print > "F"` names; what no text names, commands, code from files
+    ("awk '{print > \".git/hooks/pre-commit\"}' x", [".git/hooks/pre-commit"], []),
+    ("awk 'BEGIN{printf \"x\" >> \"./.envrc\"}'", ["./.envrc"], []),
+    ("awk '{print $1 > \".en\" \"vrc\"}' x", [".envrc"], []),
+    ("awk '{if ($1) print > \"~/.bashrc\"}' x", ["./~/.bashrc"], []),
+    ("awk '{printf(\"%s\", $1) > \".envrc\"}' x", [".envrc"], []),
+    ("awk '{n = a / b; print > \".envrc\"}' x", [".envrc"], []),
+    ("mawk -F: '{print $1 > \".envrc\"}' x", [".envrc"], []),
+    ("gawk -e 'BEGIN{print > \".envrc\"}'", [".envrc"], []),
+    ("awk '{print > $1}' x", [], [AWK]),
+    ("awk '{print | \"sh\"}' x", [], [AWK]),
+    ("awk 'BEGIN{system(\"touch x\")}'", [], [AWK]),
+    ("awk '{\"date\" | getline d}'", [], [AWK]),
+    ("awk -f prog.awk x", [], [AWK]),
+    ("awk \"{print $X}\" x", [], [AWK]),
+    ("gawk -i ord '{print}' x", [], ["(any file gawk's program may name)"]),
+    ("gawk -l rwarray 'BEGIN{}'", [], ["(any file gawk's program may name)"]),
+    ("awk '{print ($2 > 0 ? \"p\" : \"n\")}' x", [], []),
+    ("awk '$1 > 5 {print}' x", [], []),
+    ("awk '/a|b/ {print}' x", [], []),
+    ("awk '{print \"a\" > \"/dev/stderr\"}' x", [], []),
     # not writers, or not writing here
     ("cat .bashrc", [], []),
     ("grep x .git/config", [], []),
