@@ -138,6 +138,10 @@ PROTECTED = [
     # awk's `print > "F"`
     f"awk '{{print > \"{H}\"}}' x", "gawk 'BEGIN{printf \"x\" >> \".envrc\"}'",
     "awk '{print $1 > \"./.en\" \"vrc\"}' x",
+    # compressors
+    "lz4 x .envrc", f"lz4 -d x.lz4 {H}", "unlz4 .bashrc.lz4", "zstd -qo .envrc x",
+    "zstd -of .envrc x", "zstd x -o ~/.bashrc", "brotli --output=.envrc x",
+    "brotli -fo .envrc x", "pigz .envrc", "lzip -o .bashrc x",
 ]
 
 HARMLESS = [
@@ -155,6 +159,7 @@ HARMLESS = [
     "git -c core.pager=cat log", "git branch -a", "git diff",
     "sed -n 's/x/y/p' notes.txt", "sed -n 'w out.txt' notes.txt", "sed 's/a/b/w log.txt' x",
     "awk '{print $1}' data.txt", "awk '{print > \"out.txt\"}' data.txt",
+    "lz4 x x.lz4", "zstd -o out.zst x",
 ]
 
 OUTSIDE = ["cp x /tmp/y", "tee ~/notes/x", "mv a ../elsewhere", "sed -i s/a/b/ /tmp/f",
@@ -235,6 +240,7 @@ def test_reins_exec_in_auto_mode_asks_before_a_program_writes_a_protected_path(
         "dd": "dd if=hook.sh of=.vscode/settings.json",
         "ln": "ln -sf ../../hook.sh .git/hooks/post-checkout",
         "sedw": "sed -n 'w .git/hooks/pre-push' hook.sh",
+        "lz4": "lz4 hook.sh .git/hooks/pre-rebase",
         "plain": "cp hook.sh copy.sh",
     }
     calls = [ToolUse("run_command", {"command": c}, id=k) for k, c in commands.items()]
@@ -258,6 +264,7 @@ def test_reins_exec_in_auto_mode_asks_before_a_program_writes_a_protected_path(
     assert results["plain"]["error_code"] is None, results["plain"]
     assert (workspace / "copy.sh").exists()
     hooks = workspace / ".git" / "hooks"
-    assert not (hooks / "pre-commit").exists() and not (hooks / "post-checkout").exists()
+    assert not any((hooks / n).exists() for n in ("pre-commit", "post-checkout", "pre-push",
+                                                  "pre-rebase"))
     assert (workspace / ".envrc").read_text() == "export A=1\n"
     assert not (workspace / ".vscode").exists()
