@@ -80,6 +80,9 @@ TO_HOOKS = [
     "gzip .envrc", "sqlite3 db '.output .bashrc'",
     "sed -f fix.sed x", "sed '1e touch x' x", "sed \"s/a/$X/\" x", "sed s/a*/b/ x",
     "awk '{print > $1}' x", "awk '{print | \"sh\"}' x", "awk -f prog.awk x",
+    "mogrify @list.txt", "convert in.gif .git/hooks/pre-commit%d",
+    "ffmpeg -i in -vf metadata=print:file=x -f null -", "ffmpeg -i in -vf \"$VF\" out.mp4",
+    "ffmpeg -i in -/vf graph.txt out.mp4", "ffmpeg -dump_attachment:t '' -i in.mkv",
 ]
 
 HARMLESS = [
@@ -92,6 +95,7 @@ HARMLESS = [
     "gcc -o build/app x.c", "pandoc -o out.html x.md", "sqlite3 db.sqlite 'select 1'",
     "xxd x", "convert a.png b.png",
     "sed -n '/x/p' notes.txt", "sed -i 's/a/b/' notes.txt",
+    "ffmpeg -i in.mp4 -c copy out.mkv",
 ]
 
 

@@ -142,6 +142,12 @@ PROTECTED = [
     "lz4 x .envrc", f"lz4 -d x.lz4 {H}", "unlz4 .bashrc.lz4", "zstd -qo .envrc x",
     "zstd -of .envrc x", "zstd x -o ~/.bashrc", "brotli --output=.envrc x",
     "brotli -fo .envrc x", "pigz .envrc", "lzip -o .bashrc x",
+    # images and media
+    "mogrify -path .git/hooks x.png", "mogrify -format envrc ./.png",
+    f"mogrify -write {H} x.png", "magick x.png .envrc", "magick mogrify -path .vscode x.png",
+    f"ffmpeg -i in.mp4 {H}", "ffmpeg -y -i in.mp4 -c copy ./.envrc",
+    "ffmpeg -i in -segment_list .envrc -f segment o%d", "ffmpeg -i in 'tee:a.mp4|.bashrc'",
+    "ffprobe -o .envrc in.mp4",
 ]
 
 HARMLESS = [
@@ -160,6 +166,8 @@ HARMLESS = [
     "sed -n 's/x/y/p' notes.txt", "sed -n 'w out.txt' notes.txt", "sed 's/a/b/w log.txt' x",
     "awk '{print $1}' data.txt", "awk '{print > \"out.txt\"}' data.txt",
     "lz4 x x.lz4", "zstd -o out.zst x",
+    "mogrify -resize 50% a.png", "mogrify -path thumbs -format jpg a.png",
+    "ffmpeg -i in.mp4 -c:v libx264 -crf 23 out.mp4", "ffmpeg -i in.mp4 -vf scale=640:-1 o.mp4",
 ]
 
 OUTSIDE = ["cp x /tmp/y", "tee ~/notes/x", "mv a ../elsewhere", "sed -i s/a/b/ /tmp/f",
