@@ -83,6 +83,9 @@ TO_HOOKS = [
     "mogrify @list.txt", "convert in.gif .git/hooks/pre-commit%d",
     "ffmpeg -i in -vf metadata=print:file=x -f null -", "ffmpeg -i in -vf \"$VF\" out.mp4",
     "ffmpeg -i in -/vf graph.txt out.mp4", "ffmpeg -dump_attachment:t '' -i in.mkv",
+    "gcc @args.rsp x.c", "gcc -dumpdir .git/hooks/ -save-temps -c x.c",
+    "rustc -C incremental=.git/hooks x.rs", "javac -d .git/hooks X.java", "javac @args",
+    "tsc --outDir .git/hooks x.ts", "go mod vendor -o .git/hooks",
 ]
 
 HARMLESS = [
@@ -96,6 +99,7 @@ HARMLESS = [
     "xxd x", "convert a.png b.png",
     "sed -n '/x/p' notes.txt", "sed -i 's/a/b/' notes.txt",
     "ffmpeg -i in.mp4 -c copy out.mkv",
+    "javac -d out X.java", "tsc -p .",
 ]
 
 

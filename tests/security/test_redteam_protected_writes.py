@@ -148,6 +148,15 @@ PROTECTED = [
     f"ffmpeg -i in.mp4 {H}", "ffmpeg -y -i in.mp4 -c copy ./.envrc",
     "ffmpeg -i in -segment_list .envrc -f segment o%d", "ffmpeg -i in 'tee:a.mp4|.bashrc'",
     "ffprobe -o .envrc in.mp4",
+    # compilers
+    f"gcc --output={H} x.c", f"gcc --output {H} x.c", f"gcc -Wl,-o,{H} x.c",
+    f"cc x.c -Xlinker -o -Xlinker {H}", "gcc -Wl,-Map=.bashrc x.c", "gcc-13 -o .envrc x.c",
+    "x86_64-linux-gnu-gcc -o .envrc x.c", "ld --output=.envrc x.o", f"rustc -o {H} x.rs",
+    "rustc --out-dir .git/hooks update.rs", "rustc --emit=link=.envrc x.rs",
+    "rustc --out-dir=.vscode x.rs", "tsc --outFile=.envrc x.ts", "tsc --OUTFILE .bashrc x.ts",
+    "tsc src/.env.ts", f"go build -o={H} .", f"go build --o {H} .",
+    "go build -C .git -o hooks/pre-commit .", "go test -coverprofile=.envrc ./...",
+    "kotlinc x.kt -d .vscode/x.jar", f"strip {H}", "objcopy x.o .envrc",
 ]
 
 HARMLESS = [
@@ -168,6 +177,8 @@ HARMLESS = [
     "lz4 x x.lz4", "zstd -o out.zst x",
     "mogrify -resize 50% a.png", "mogrify -path thumbs -format jpg a.png",
     "ffmpeg -i in.mp4 -c:v libx264 -crf 23 out.mp4", "ffmpeg -i in.mp4 -vf scale=640:-1 o.mp4",
+    "gcc -o build/app x.c", "gcc -Wl,-Map=app.map x.c", "rustc x.rs",
+    "rustc --out-dir target x.rs", "javac -d out X.java", "tsc x.ts", "go build -o bin/app .",
 ]
 
 OUTSIDE = ["cp x /tmp/y", "tee ~/notes/x", "mv a ../elsewhere", "sed -i s/a/b/ /tmp/f",
