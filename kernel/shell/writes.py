@@ -493,6 +493,54 @@ def _nth(spec: _Options, n: int) -> Callable[[Sequence[Word]], list[Word]]:
     return written
 
 
+def _rewrites(spec: _Options, *, when: str = "", unless: str = "", skip: int = 0,
+              take: int | None = None) -> Callable[[Sequence[Word]], list[Word]]:
+    """A program that rewrites the files (or folders) it is given in place: formatters
+    (`gofmt -w`, `clang-format -i`, `prettier --write`, `black`), `sd`, `crudini --set`.
+    Its operands after `skip` leading ones (`sd FIND REPLACE`), at most `take`, when one of
+    `when` is given (always without `when`) and none of `unless` (`--check`)."""
+
+    def written(words: Sequence[Word]) -> list[Word]:
+        found, operands = _scan(words, spec)
+        if (when and not _has(found, *when.split())) or _has(found, *unless.split()):
+            return []
+        return operands[skip:] if take is None else operands[skip:skip + take]
+
+    return written
+
+
+_YQ = _opts("--from-file -o --output-format -p --input-format -I --indent --expression",
+            "", "--inplace --in-place --null-input")
+
+
+def _yq(words: Sequence[Word]) -> list[Word]:
+    """`yq -i EXPRESSION FILES` (`yq eval -i`; the expression from `--from-file`): each
+    file, rewritten."""
+    found, operands = _scan(words, _YQ)
+    if not _has(found, "-i", "--inplace", "--in-place"):
+        return []
+    if operands and operands[0].text in ("eval", "e", "eval-all", "ea"):
+        operands = operands[1:]
+    return operands if _has(found, "--from-file", "--expression") else operands[1:]
+
+
+_RUFF = _opts("--config --select --ignore --extend-select --line-length --target-version "
+              "--exclude --extend-exclude --stdin-filename --cache-dir --output-format",
+              "", "--fix --check --diff --unsafe-fixes --fix-only")
+
+
+def _ruff(words: Sequence[Word]) -> list[Word]:
+    """`ruff format [PATHS]` (not `--check`, `--diff`), `ruff check --fix [PATHS]`: the
+    paths, `.` when none."""
+    found, operands = _scan(words, _RUFF)
+    command = operands[0].text if operands else ""
+    if _has(found, "--diff") or not (
+            (command == "format" and not _has(found, "--check"))
+            or (command == "check" and _has(found, "--fix", "--fix-only"))):
+        return []
+    return operands[1:] or [Word(".")]
+
+
 _CP = _opts("-t --target-directory -S --suffix --sparse --no-preserve",
             "--backup --reflink --preserve --context --update",
             "--no-target-directory --parents")
@@ -1861,6 +1909,31 @@ WRITERS: dict[str, Callable[[Sequence[Word]], list[Word]]] = {
                     _editor),
     **dict.fromkeys(("awk", "gawk", "mawk", "nawk"), _awk),
     "sponge": _all(_Options()),
+    **dict.fromkeys(("gofmt", "goimports", "shfmt"), _rewrites(
+        _opts("-r -l -i -ln --language-dialect -s"), when="-w --write")),
+    "clang-format": _rewrites(_opts("--style --assume-filename --lines --offset --length "
+                                    "--fallback-style"), when="-i"),
+    "prettier": _rewrites(_opts("--config --parser --plugin --ignore-path --log-level "
+                                "--print-width --tab-width --end-of-line"),
+                          when="--write -w"),
+    **dict.fromkeys(("autopep8", "yapf"), _rewrites(
+        _opts("--style --select --ignore --max-line-length -p --parallel --exclude"),
+        when="-i --in-place")),
+    **dict.fromkeys(("black", "isort", "rustfmt", "stylua"), _rewrites(
+        _opts("-l --line-length -t --target-version --config --include --exclude "
+              "--extend-exclude --edition --profile --settings-path -p --src"),
+        unless="--check --diff -c --check-only --version -h --help")),
+    "ruff": _ruff,
+    "eslint": _rewrites(_opts("-c --config --ext --rule --plugin --parser --env --format -f "
+                              "-o --output-file --ignore-path --resolve-plugins-relative-to"),
+                        when="--fix"),
+    "sd": _rewrites(_opts("-n --max-replacements -f --flags"), unless="-p --preview", skip=2),
+    "yq": _yq,
+    "xmlstarlet": _rewrites(_opts("-u --update -v --value -d --delete -i --insert -a "
+                                  "--append -s --subnode -t --type -n --name -r --rename "
+                                  "-m --move -x --expr -N"), when="-L --inplace", skip=1),
+    "crudini": _rewrites(_opts("--format --ini-options"), when="--set --del --merge",
+                         take=1),
     "script": _script,
     "xxd": _xxd,
     "iconv": _option_values(_opts("-f --from-code -t --to-code -o --output"), "-o",

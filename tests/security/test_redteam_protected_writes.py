@@ -138,6 +138,10 @@ PROTECTED = [
     # awk's `print > "F"`
     f"awk '{{print > \"{H}\"}}' x", "gawk 'BEGIN{printf \"x\" >> \".envrc\"}'",
     "awk '{print $1 > \"./.en\" \"vrc\"}' x",
+    # in-place editors and formatters
+    "yq -i '.a = 1' .vscode/settings.json", "sd a b .envrc", "gsed -i s/a/b/ .envrc",
+    "crudini --set .git/config core fsmonitor x", "prettier --write .vscode/settings.json",
+    f"shfmt -w {H}", "xmlstarlet ed -L -u /a -v b .idea/workspace.xml",
     # compressors
     "lz4 x .envrc", f"lz4 -d x.lz4 {H}", "unlz4 .bashrc.lz4", "zstd -qo .envrc x",
     "zstd -of .envrc x", "zstd x -o ~/.bashrc", "brotli --output=.envrc x",
@@ -174,6 +178,7 @@ HARMLESS = [
     "git -c core.pager=cat log", "git branch -a", "git diff",
     "sed -n 's/x/y/p' notes.txt", "sed -n 'w out.txt' notes.txt", "sed 's/a/b/w log.txt' x",
     "awk '{print $1}' data.txt", "awk '{print > \"out.txt\"}' data.txt",
+    "prettier --write src", "black .", "ruff format", "yq -i '.a = 1' config.yaml",
     "lz4 x x.lz4", "zstd -o out.zst x",
     "mogrify -resize 50% a.png", "mogrify -path thumbs -format jpg a.png",
     "ffmpeg -i in.mp4 -c:v libx264 -crf 23 out.mp4", "ffmpeg -i in.mp4 -vf scale=640:-1 o.mp4",
