@@ -478,6 +478,38 @@ _SSH_KEYGEN = _opts("-f -b -t -C -N -P -O -n -I -V -z -m -a -E -Z -w -D -F -G -J
                     "-s -S -T -Y")
 
 
+def _elsewhere(what: str) -> Word:
+    """What a program keeps outside the workspace for another to run later, outside the
+    sandbox (a crontab, an at job): no path here names it, and it is asked about as a file
+    that cannot be named."""
+    return Word(f"({what})", EXPANDS)
+
+
+_CRONTAB = _opts("-u -c -n -T", "", "--help --version")
+
+
+def _crontab(words: Sequence[Word]) -> list[Word]:
+    """`crontab FILE`, `crontab -` or `crontab` (stdin), `-e` (an editor), `-r`: the
+    user's crontab (`-u USER`'s), which cron runs outside the sandbox; listing (`-l`) and
+    checking (`-T FILE`) write none."""
+    found, _ = _scan(words, _CRONTAB)
+    if _has(found, "-l", "-T", "-V", "-h", "--help", "--version"):
+        return []
+    user = _given(found, "-u")
+    whose = f"{user[-1].text}'s" if user else "the user's"
+    return [_elsewhere(f"{whose} crontab, which cron runs outside the sandbox")]
+
+
+def _at(words: Sequence[Word]) -> list[Word]:
+    """`at TIME`, `batch` (commands from stdin or `-f FILE`), `at -r`/`-d`, `atrm`: the
+    user's at queue, whose jobs atd runs outside the sandbox; listing (`-l`) and printing a
+    job (`-c`) write none."""
+    found, _ = _scan(words, _opts("-q -f -t"))
+    if base(words[0].text) == "at" and _has(found, "-l", "-c", "-V", "-h"):
+        return []
+    return [_elsewhere("the user's at queue, whose jobs atd runs outside the sandbox")]
+
+
 def _option_values(spec: _Options, *names: str) -> Callable[[Sequence[Word]], list[Word]]:
     def written(words: Sequence[Word]) -> list[Word]:
         found, _ = _scan(words, spec)
@@ -1959,6 +1991,8 @@ WRITERS: dict[str, Callable[[Sequence[Word]], list[Word]]] = {
     "uniq": _nth(_opts("-f --skip-fields -s --skip-chars -w --check-chars"), 1),
     "openssl": _openssl,
     "ssh-keygen": _ssh_keygen,
+    "crontab": _crontab,
+    **dict.fromkeys(("at", "batch", "atrm"), _at),
     "git": _git,
     "gpg": _option_values(_opts("-o --output -r --recipient -u --local-user --homedir -e "
                                 "--passphrase --passphrase-file --default-key"),

@@ -86,6 +86,8 @@ TO_HOOKS = [
     "gcc @args.rsp x.c", "gcc -dumpdir .git/hooks/ -save-temps -c x.c",
     "rustc -C incremental=.git/hooks x.rs", "javac -d .git/hooks X.java", "javac @args",
     "tsc --outDir .git/hooks x.ts", "go mod vendor -o .git/hooks",
+    "crontab evil.cron", "crontab -", "echo '* * * * * sh x' | crontab", "crontab -e",
+    "crontab -u root x", "at now -f job.sh", "echo x | batch", "atrm 3",
 ]
 
 HARMLESS = [
@@ -100,6 +102,7 @@ HARMLESS = [
     "sed -n '/x/p' notes.txt", "sed -i 's/a/b/' notes.txt",
     "ffmpeg -i in.mp4 -c copy out.mkv",
     "javac -d out X.java", "tsc -p .",
+    "crontab -l",
 ]
 
 

@@ -184,6 +184,7 @@ HARMLESS = [
     "ffmpeg -i in.mp4 -c:v libx264 -crf 23 out.mp4", "ffmpeg -i in.mp4 -vf scale=640:-1 o.mp4",
     "gcc -o build/app x.c", "gcc -Wl,-Map=app.map x.c", "rustc x.rs",
     "rustc --out-dir target x.rs", "javac -d out X.java", "tsc x.ts", "go build -o bin/app .",
+    "crontab -l",
 ]
 
 OUTSIDE = ["cp x /tmp/y", "tee ~/notes/x", "mv a ../elsewhere", "sed -i s/a/b/ /tmp/f",

@@ -11,6 +11,8 @@ from kernel.shell.writes import WRITERS, line_writes
 H = ".git/hooks/pre-commit"
 S = "(any file sed's script may name)"
 SF = "(any file sed's script file may name)"
+CRON = "(the user's crontab, which cron runs outside the sandbox)"
+AT = "(the user's at queue, whose jobs atd runs outside the sandbox)"
 FF = "(any file ffmpeg's filters may name)"
 AWK = "(any file awk's program may name)"
 
@@ -565,6 +567,7 @@ PROGRAM_WRITES = [
     ("compare a.png b.png .envrc", [".envrc"], []),
     ("import -window root .envrc", [".envrc"], []),
     ("stream -map rgb a.png .envrc", [".envrc"], []),
+    ("gm batch cmds.txt", [], ["(any file gm batch's script may name)"]),
     ("conjure x.msl", [], ["(any file conjure's script may name)"]),
     # ffmpeg: what is no option, no option's value and no input is an output
     ("ffmpeg -i in.mp4 .git/hooks/pre-commit", [".git/hooks/pre-commit"], []),
@@ -595,6 +598,18 @@ PROGRAM_WRITES = [
     ("ffmpeg -i in.mp4", [], []),
     ("ffprobe -o .envrc -of json in.mp4", [".envrc"], []),
     ("ffprobe -show_streams in.mp4", [], []),
+    # crontab and at: what cron and atd run later, outside the sandbox
+    ("crontab evil.cron", [], [CRON]),
+    ("crontab -", [], [CRON]),
+    ("echo '* * * * * sh x' | crontab", [], [CRON]),
+    ("crontab -e", [], [CRON]),
+    ("crontab -u root x", [], ["(root's crontab, which cron runs outside the sandbox)"]),
+    ("sudo crontab -r", [], [CRON]),
+    ("crontab -l", [], []),
+    ("at now + 1 minute -f job.sh", [], [AT]),
+    ("echo 'sh x' | batch", [], [AT]),
+    ("atrm 3", [], [AT]),
+    ("at -l", [], []),
     # compressors with an output named: lz4 IN OUT, zstd -o, brotli -o, lzip -o
     ("lz4 x .envrc", [".envrc"], []),
     ("lz4 -d x.lz4 .envrc", [".envrc"], []),
