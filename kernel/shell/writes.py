@@ -1,19 +1,26 @@
 """What a command line writes: the files its redirections open for writing, and the files
-common writing programs are told to write (`tee F`, `cp SRC DST`, `dd of=F`, `sed -i … F`,
-`install`, `mv`, `ln`, `truncate`, `touch`, `rsync`, `patch`, `curl -o`, `openssl -out`,
-`ssh-keygen -f`, git's commands (`git config`, `checkout -- P`, `checkout-index
---prefix=P`, `archive -o`, `diff --output`, `clone`, `init`, …), compressors (`gzip F`
-writes F.gz and removes F), `zip`, `split`, `sort -o`, `gawk -i inplace`, `sqlite3 DB`,
-`python -m venv DIR`, `cc -o`, …), in every simple command of the line, those a wrapper,
-a shell or `find -exec` runs included (kernel.shell.parse derives them). The policy judges
-each as a write of that file (kernel.policy.facts, `decide`), as it judges `> f`.
+common writing programs are told to write (`tee F`, `cp SRC DST`, `dd of=F`, `sed -i … F`
+and a sed script's `w F` (kernel.shell.sedscript), `install`, `mv`, `ln`, `truncate`,
+`touch`, `rsync`, `patch`, `curl -o`, `openssl -out`, `ssh-keygen -f`, git's commands (`git
+config`, `checkout -- P`, `checkout-index --prefix=P`, `archive -o`, `diff --output`,
+`clone`, `init`, …), compressors (`gzip F` writes F.gz and removes F, `lz4 IN OUT`, `zstd
+-o`), `zip`, `split`, `sort -o`, `gawk -i inplace` and an awk program's `print > "F"`
+(kernel.shell.awkscript), `sqlite3 DB`, `python -m venv DIR`, ImageMagick's output and
+`mogrify -path DIR`, ffmpeg's outputs, compilers' (`cc -o`, `-Wl,-o,F`, `rustc --out-dir`,
+`javac -d`, `go build -o`, `tsc --outDir`), what in-place editors and formatters rewrite
+(`yq -i`, `sd`, `prettier --write`, `black`), …), in every simple command of the line,
+those a wrapper, a shell or `find -exec` runs included (kernel.shell.parse derives them).
+The policy judges each as a write of that file (kernel.policy.facts, `decide`), as it
+judges `> f`.
 
 Pure functions over words. A program's options are read as GNU's getopt reads them: before
 or after the operands, up to `--`, short ones bundled (`-sfo FILE`), a value attached or
-the next word, a long option by any unambiguous prefix (`--target-dir=D`). A program not
-in the table names no file here (the sandbox bounds what it writes, as for `python -c`,
-`awk '{print > F}'`, `make`, a plain `npm install` or `pip install`, and git's branch
-switches, merges and resets, which write the repository's own tracked files).
+the next word, a long option by any unambiguous prefix (`--target-dir=D`); or as the
+program reads them where it differs (one-dash names: ffmpeg, go, javac, openssl; tsc in any
+case; zstd's `-qo FILE`). A program not in the table names no file here (the sandbox bounds
+what it writes, as for `python -c`, `perl -e`, `make`, a plain `npm install` or `pip
+install`, `tsc` building what tsconfig.json says, and git's branch switches, merges and
+resets, which write the repository's own tracked files).
 
 A written path the line names is `known`: literal or `~` words, and globs that cannot match
 a protected or secret name (`src/*.py`; kernel.pathrules' lists, probed with each name they
@@ -23,10 +30,14 @@ after a `cd`, every glob a redirection names; and the files whose names only the
 knows, as `DIR/*` in the folder they land in: what an archive extracts (`tar -x`, `unzip`,
 `cpio -i`, `7z x`, `ar x`, here without `-C`/`-d`/`-o`), what a patch names (`patch -p1`,
 `git apply`, `git am`, under `-d`/`--directory`/`-C`/`--work-tree`), what packages hold
-(`pip install --target`, `npm install --prefix`), what a server names (`curl -OJ`,
-`wget -r`); and `(any file … may name)` where nothing bounds them: an editor's commands (`vim
+(`pip install --target`, `npm install --prefix`), what a server names (`curl -OJ`, `wget
+-r`); and `(any file … may name)` where nothing bounds them: an editor's commands (`vim
 -c`, `ex`, `ed`), SQL (`ATTACH`, `writefile()`, `.output`), members allowed `..` or `/`
-(`tar -P`, `cpio -i`).
+(`tar -P`, `cpio -i`), a sed script or awk program read from a file, changed by the shell
+or running commands (`-f`, `"$S"`, `e`, `print | "sh"`, `print > $1`), ffmpeg's writing
+filters, a compiler's response file (`@FILE`). What a program keeps outside the workspace
+for another to run later, outside the sandbox (`crontab`, `at`), is such a target too,
+named for what it is: it always asks.
 """
 
 from __future__ import annotations
