@@ -10,6 +10,8 @@ and what a command changed when it did.
 - A folder that changed is read again; a new folder below it is walked whole.
 - Each file outside git directories is looked at once (an lstat) for its link count: the
   files with more than one name are `linked`, for kernel.sandbox.samefiles.
+- The entries outside git directories called one of `names` (`follow`: what a git config
+  names at any depth, kernel.sandbox.git_named) are `named` wherever the walk meets them.
 - When inotify's queue overflows the index walks the workspace again; when inotify is
   missing or a watch cannot be added (the user's watch limit), every refresh walks the
   whole workspace: slower, never wrong (`watching` says which).
@@ -111,6 +113,9 @@ class WorkspaceIndex:
         self._by_wd: dict[int, str] = {}
         self._notify: Inotify | None = None
         self._want_watch = watch
+        self.names: frozenset[str] = frozenset()
+        self.named: dict[str, EntryKind] = {}
+        """path → kind of each entry outside git directories called one of `names`."""
         self.watching = False
         """inotify follows every walked folder (else every refresh walks everything)."""
         self._rebuild()
@@ -155,6 +160,13 @@ class WorkspaceIndex:
                     self._walk(child, git_dir)
         return self.marks
 
+    def follow(self, names: frozenset[str]) -> None:
+        """Note in `named` the entries called one of `names` from now on: the workspace is
+        walked again when they change (seldom: when a git config does)."""
+        if names != self.names:
+            self.names = names
+            self._rebuild()
+
     def _abs(self, rel: str) -> str:
         return self.root if rel == "" else os.path.join(self.root, rel)
 
@@ -162,6 +174,7 @@ class WorkspaceIndex:
         self.close()
         self.marks.clear()
         self.linked.clear()
+        self.named.clear()
         self._folders.clear()
         self._by_wd.clear()
         if self._want_watch:
@@ -241,7 +254,10 @@ class WorkspaceIndex:
 
     def _note_names(self, folder: _Folder, name: str, rel: str, kind: EntryKind) -> None:
         """Note in `linked` whether `rel`, the entry `name` of `folder`, is a file with more
-        than one name."""
+        than one name, and in `named` whether it is called one of `names`."""
+        if name in self.names:
+            self.named[rel] = kind
+            folder.children.add(name)
         info = None
         if kind == "file":
             try:
@@ -271,6 +287,8 @@ class WorkspaceIndex:
             del self.marks[path]
         for path in [p for p in self.linked if p == rel or p.startswith(prefix)]:
             del self.linked[path]
+        for path in [p for p in self.named if p == rel or p.startswith(prefix)]:
+            del self.named[path]
 
 
 MAX_HOPS = 40

@@ -8,6 +8,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from kernel.sandbox.inotify import Inotify
 from kernel.sandbox.workspace_index import WorkspaceIndex
 
@@ -142,4 +144,31 @@ def test_a_link_made_again_leading_elsewhere_is_another_entry(tmp_path: Path) ->
         for link, target in links.items():
             os.unlink(tmp_path / link)
             os.symlink(target, tmp_path / link)
+        index.close()
+
+
+@pytest.mark.parametrize("names", [frozenset({"p.sh"}), frozenset({"p.sh", "tools"})])
+def test_the_index_notes_the_names_it_follows(tmp_path: Path, names: frozenset[str]) -> None:
+    workspace = tmp_path / "ws"
+    (workspace / "a" / "tools").mkdir(parents=True)
+    for where in ("p.sh", "a/p.sh", "a/tools/p.sh"):
+        (workspace / where).write_text("x")
+    (workspace / "a" / "link").symlink_to("tools")
+    (workspace / "a" / "p.shx").write_text("x")
+    index = WorkspaceIndex(str(workspace))
+    try:
+        index.follow(names)
+        expected = {"p.sh": "file", "a/p.sh": "file", "a/tools/p.sh": "file"}
+        if "tools" in names:
+            expected["a/tools"] = "dir"
+        assert index.named == expected
+        (workspace / "a" / "p.sh").unlink()
+        (workspace / "a" / "new" / "deeper").mkdir(parents=True)
+        (workspace / "a" / "new" / "deeper" / "p.sh").symlink_to("elsewhere")
+        index.refresh()
+        del expected["a/p.sh"]
+        assert index.named == {**expected, "a/new/deeper/p.sh": "link"}
+        index.follow(frozenset())
+        assert index.named == {}
+    finally:
         index.close()
