@@ -17,6 +17,48 @@ Read are the configs git reads for a repository of the workspace: its git direct
 `core.hooksPath` there applies to every repository), and every file they include, to git's
 depth. Conditions of `includeIf` are taken as true (what might be read is protected).
 
+Where git takes a relative path from (measured with git 2.39, a script planted in every
+folder and git run from a subfolder; GIT_RUNS in tests/sandbox/test_git_named_table.py runs
+the cases again against the git installed):
+- an included file: from the including file's folder;
+- hooks and what a repository's commands run (editor, sequence editor, fsmonitor, filters,
+  diff drivers, credential helpers, `!` aliases, `git log`'s pager): from the worktree's
+  top, git having moved there with `GIT_PREFIX` set; the worktree is `core.worktree`'s
+  folder when set (read from the repository's `config` and `config.worktree` only, not
+  from an include or the user's config, relative to the git directory; git runs the hooks
+  there even from the folder holding `.git`); a bare repository's from its git directory;
+- from the git directory: `git push` into a non-bare repository runs its receive hooks
+  there (a relative `core.hooksPath` included);
+- from whichever folder the user is in, git staying there: the pager of a command that sets
+  up no repository (`git -p version`, `git help`, `git -p <external command>`: the
+  repository's `core.pager` still applies); everything when run inside a git directory
+  (`.git/`, a bare repository's `refs/`), when GIT_DIR is set without a worktree, and an
+  alias when the user is outside `core.worktree`'s folder; the user's configs outside any
+  repository (an alias, `git config --global -e`'s editor, `git init`'s template folder).
+So the user's folder decides for some keys in some runs, and a future git or a flag decides
+for others: rather than judge key by key, every relative path is taken from each folder
+git runs from that can be listed (the git directory, the worktree's top, the folders of a
+repository around the workspace down to it) and, the user's folder being unknown, from
+EVERY folder at any depth below the folders the user may run git in: where its `.git` is
+and its worktree (the whole workspace for the user's and the system's configs).
+`core.pager = ./p.sh` names each `p.sh` below them, `../p.sh` those and the ones `..`
+reaches above. The cost: the same name elsewhere in the repository is read-only for
+commands too (a sub-package's own `tools/t.sh`). The workspace index notes every entry
+called by the first name of such a path (kernel.sandbox.workspace_index `follow`); where the
+path leads from it, links followed as the kernel follows them, is marked (`met`); the file
+tools match it at any depth (`at_any_depth`).
+
+Out of reach, and why:
+- folders inside a git directory below its top, and inside a bare repository: git run
+  there stays there, but the index does not walk them (the objects are most of a
+  repository) and git is not run from `.git/refs/heads`;
+- a repository git is pointed at from elsewhere (GIT_DIR, GIT_WORK_TREE, `--git-dir`, `-C`
+  from a folder outside it; a git directory outside the workspace that no `.git` in it
+  leads to, such as a dotfiles repository whose `core.worktree` is the home), and a
+  relative path of the user's config used from a folder outside the workspace that leads
+  into it: nothing in the workspace says where these run from;
+- a relative folder in PATH: the user's environment.
+
 `parse` follows git's config.c: sections `[name]`, `[name "sub"]` and `[name.sub]`, entries on
 the header's line too, keys without a value, quotes, the escapes `\\n \\t \\b \\\\ \\"`, a
 backslash before a newline continuing the value, `#` and `;` comments outside quotes. A line
@@ -32,8 +74,9 @@ import os
 import re
 import shlex
 import stat
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path, PurePath
 from typing import Literal
 
 from kernel.sandbox.marks import EntryKind, Mark
@@ -229,20 +272,35 @@ def _words(command: str) -> Iterator[str]:
             yield word
 
 
+Base = Literal["absolute", "cwd"]
+
+
 @dataclass(frozen=True)
 class Found:
     path: str
-    """Absolute and normalized, as git would take it (`~/` expanded, relative to its base)."""
+    """Where git takes it from (`~/` expanded), by `base`: absolute (an included file,
+    resolved from its config's folder); relative, as written (`./x`, `../x`, `a/../b`), to
+    the folder git runs the command or looks for the hooks from."""
     kind: Named
     key: str
     config: str
     """The config file (absolute) the key is in."""
+    base: Base = "absolute"
 
 
 def _expand(path: str, home: str) -> str:
     if path == "~" or path.startswith("~/"):
         return home + path[1:]
     return path
+
+
+def _real(path: str) -> str:
+    """`path` as the kernel resolves it (links on the way followed, a `..` after a link taken
+    from where it leads); its last entry is not followed (a link is named as the link)."""
+    head, tail = os.path.split(path)
+    if tail in ("", ".", ".."):
+        return os.path.realpath(path)
+    return os.path.join(os.path.realpath(head), tail)
 
 
 _READ: dict[str, tuple[tuple[int, int, int, int], str | None, tuple[Entry, ...]]] = {}
@@ -278,12 +336,19 @@ def read_config(path: str) -> str | None:
     return _read(path)[0]
 
 
-def found_in(configs: Sequence[str], bases: Sequence[str], home: str,
-             read: Mapping[str, str | None] | None = None) -> list[Found]:
-    """Every path the config files `configs` (and what they include) name, absolute: a
-    config's own includes relative to its folder, everything else relative to each of
-    `bases` (the worktree top, the git directory; the folder a relative hook or command is
-    run from). `read` maps a config path to its text (for tests); else it is read."""
+def config_entries(path: str) -> tuple[Entry, ...]:
+    """The entries of the config file `path` (none when it cannot be read)."""
+    return _read(path)[1]
+
+
+Entries = Callable[[str], Sequence[Entry]]
+"""A config file's path → its entries (`config_entries`; tests give texts)."""
+
+
+def found_in(configs: Sequence[str], home: str, entries: Entries = config_entries
+             ) -> list[Found]:
+    """Every path the config files `configs` (and what they include, to git's depth) name,
+    as `Found.base` says."""
     out: list[Found] = []
     seen: set[str] = set()
 
@@ -291,22 +356,17 @@ def found_in(configs: Sequence[str], bases: Sequence[str], home: str,
         if config in seen or depth > MAX_DEPTH:
             return
         seen.add(config)
-        if read is not None:
-            text = read.get(config)
-            entries: Sequence[Entry] = () if text is None else parse(text)
-        else:
-            entries = _read(config)[1]
-        for entry in entries:
+        for entry in entries(config):
             for kind, written in named(entry):
-                path = _expand(written, home)
                 if kind == "config":
-                    target = os.path.normpath(os.path.join(os.path.dirname(config), path))
+                    target = _real(os.path.join(os.path.dirname(config),
+                                                _expand(written, home)))
                     out.append(Found(target, kind, entry.key, config))
                     visit(target, depth + 1)
-                    continue
-                for base in bases if not os.path.isabs(path) else ("/",):
-                    out.append(Found(os.path.normpath(os.path.join(base, path)), kind,
-                                     entry.key, config))
+                else:
+                    path = _expand(written, home)
+                    out.append(Found(path, kind, entry.key, config,
+                                     "absolute" if os.path.isabs(path) else "cwd"))
 
     for config in configs:
         visit(config, 0)
@@ -354,71 +414,246 @@ HOOK_NAMES = (
 """githooks(5): the names git runs a hook by."""
 
 
-def _repositories(root: str, marks: Mapping[str, Mark]) -> list[tuple[str, tuple[str, ...]]]:
-    """(git directory, folders a relative hook or command runs from) of each repository of
-    the workspace `root` (a real path), and of the one it lies in, if any."""
-    found: list[tuple[str, tuple[str, ...]]] = []
+@dataclass(frozen=True)
+class Repository:
+    git_dir: str
+    """Absolute and real; '' for git run outside any repository (the user's configs)."""
+    tops: tuple[str, ...]
+    """The folders git runs hooks and commands from: the worktree's top (`core.worktree`'s
+    folder when set), a bare repository's git directory."""
+    regions: tuple[str, ...]
+    """The folders at any depth below which the user may run git for it, where git may stay
+    (see the module's notes): the folder its `.git` is in, the worktree."""
+    configs: tuple[str, ...] = ()
+    """Its own configs (`repository_configs`)."""
+
+
+def repository(git_dir: str, found_at: str | None, entries: Entries = config_entries
+               ) -> Repository:
+    """The repository whose git directory is `git_dir`, found through the `.git` in the
+    folder `found_at` (None: a bare repository). Its worktree is where `core.worktree` in
+    its own configs says (git reads it from no include and no user's config), from the git
+    directory."""
+    configs = repository_configs(git_dir)
+    values = [entry.value for config in configs for entry in entries(config)
+              if entry.key == "core.worktree" and entry.value]
+    trees = tuple(dict.fromkeys(os.path.realpath(os.path.join(git_dir, v)) for v in values))
+    if found_at is None:
+        return Repository(git_dir, trees or (git_dir,), trees, configs)
+    return Repository(git_dir, trees or (found_at,), tuple(dict.fromkeys((found_at, *trees))),
+                      configs)
+
+
+def _repositories(root: str, marks: Mapping[str, Mark], entries: Entries
+                  ) -> list[Repository]:
+    """Each repository of the workspace `root` (a real path), and the one it lies in, if
+    any."""
+    found: list[Repository] = []
     for mark in marks.values():
         path = os.path.join(root, mark.path)
         if mark.kind == "git-dir":
-            top = os.path.dirname(path)
-            found.append((path, (top,) if mark.rule == ".git" else (path,)))
+            found.append(repository(path, os.path.dirname(path) if mark.rule == ".git"
+                                    else None, entries))
         elif mark.rule == ".git" and mark.entry == "file":
             pointed = git_dir_of(path)
             if pointed is not None:
-                found.append((pointed, (os.path.dirname(path),)))
+                found.append(repository(os.path.realpath(pointed), os.path.dirname(path),
+                                        entries))
         elif mark.rule == ".git" and mark.entry == "link" and os.path.isdir(path):
-            found.append((os.path.realpath(path), (os.path.dirname(path),)))
+            found.append(repository(os.path.realpath(path), os.path.dirname(path),
+                                    entries))
     above = os.path.dirname(root)
     while above != os.path.dirname(above):
         dot_git = os.path.join(above, ".git")
         if os.path.isdir(dot_git):
-            found.append((dot_git, (above,)))
+            found.append(repository(dot_git, above, entries))
             break
         if os.path.isfile(dot_git):
             pointed = git_dir_of(dot_git)
             if pointed is not None:
-                found.append((pointed, (above,)))
+                found.append(repository(os.path.realpath(pointed), above, entries))
             break
         above = os.path.dirname(above)
     return found
 
 
-def named_paths(root: str, marks: Mapping[str, Mark], *, home: str,
-                environ: Mapping[str, str]) -> dict[str, str]:
-    """Relative to the workspace `root` (a real path): each path inside it that a git config
-    of its repositories names (`found_in`) → the rule (`core.hookspath in .git/config`). A
-    folder of hooks that is the workspace or holds a repository is named by its hooks' names
-    instead (the rest of it is the user's work)."""
-    tops = {os.path.join(root, m.path) for m in marks.values() if m.kind == "git-dir"}
-    out: dict[str, str] = {}
-    for git_dir, bases in _repositories(root, marks):
-        configs = (*repository_configs(git_dir), *user_configs(environ, home))
-        for found in found_in(configs, bases, home):
-            real = os.path.join(os.path.realpath(os.path.dirname(found.path)),
-                                os.path.basename(found.path))
-            wide = found.kind == "folder" and (real == root or any(
-                t.startswith(real + "/") for t in tops))
-            if not real.startswith(root + "/") and not (wide and real == root):
+def peel(path: str) -> tuple[int, str]:
+    """(the `..` `path` starts with, the rest), `.` and empty names left out: from a folder,
+    `path` leads to the rest from that many folders up."""
+    names = [name for name in path.split("/") if name not in ("", ".")]
+    ups = 0
+    while ups < len(names) and names[ups] == "..":
+        ups += 1
+    return ups, "/".join(names[ups:])
+
+
+def within(region: str, root: str) -> tuple[tuple[str, ...], str | None]:
+    """Where the folders below `region` meet the workspace `root` (both absolute): the
+    folders from `region` down to the one above `root` when `root` lies below it, and the
+    folder (relative to `root`, '' for all of it) all folders below which are `region`'s;
+    None when the two do not meet."""
+    if region == root or region.startswith(root + "/"):
+        return (), region[len(root) + 1:]
+    if not root.startswith(region.rstrip("/") + "/"):
+        return (), None
+    chain = [os.path.dirname(root)]
+    while chain[-1] != region:
+        chain.append(os.path.dirname(chain[-1]))
+    return tuple(reversed(chain)), ""
+
+
+def places(found: Found, repo: Repository, root: str
+           ) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """Where `found` (of `repo`'s configs) may lead inside the workspace `root`: the paths
+    (absolute, to resolve) it leads to from each folder git may run from that can be listed,
+    and (a folder of the workspace, a relative path) for the path at every folder at any
+    depth below that folder: git runs from whichever of them the user is in."""
+    if found.base == "absolute":
+        return (found.path,), ()
+    exact = [os.path.join(base, found.path) for base in (repo.git_dir, *repo.tops) if base]
+    anywhere: list[tuple[str, str]] = []
+    for spelled in dict.fromkeys((found.path, os.path.normpath(found.path))):
+        ups, rest = peel(spelled)
+        for region in repo.regions:
+            chain, inside = within(region, root)
+            exact += [os.path.join(folder, spelled) for folder in chain]
+            if inside is None:
                 continue
-            rel = real[len(root) + 1:]
-            config = (found.config[len(root) + 1:] if found.config.startswith(root + "/")
-                      else "~" + found.config[len(home):]
-                      if found.config.startswith(home + "/") else found.config)
-            rule = f"{found.key} in {config}"
-            for path in ([f"{rel}/{hook}".lstrip("/") for hook in HOOK_NAMES] if wide
-                         else [rel]):
-                out.setdefault(path, rule)
+            start = os.path.join(root, inside) if inside else root
+            exact += [os.path.join(start, *[".."] * up, rest) for up in range(1, ups + 1)]
+            if rest:
+                anywhere.append((inside, rest))
+            elif found.kind == "folder":
+                anywhere += [(inside, hook) for hook in HOOK_NAMES]
+    return tuple(dict.fromkeys(exact)), tuple(dict.fromkeys(anywhere))
+
+
+def placed(root: str, real: str, kind: Named, git_dirs: Sequence[str]) -> tuple[str, ...]:
+    """The paths of the workspace `root` (relative) that protect the real path `real` named
+    as `kind`: itself, when inside the workspace; a folder of hooks that is the workspace, a
+    git directory or holds one, by its hooks' names (the rest of it is the user's work)."""
+    wide = kind == "folder" and (real == root or any(
+        g == real or g.startswith(real + "/") for g in git_dirs))
+    if wide and real == root:
+        return HOOK_NAMES
+    if not real.startswith(root + "/"):
+        return ()
+    rel = real[len(root) + 1:]
+    return tuple(f"{rel}/{hook}" for hook in HOOK_NAMES) if wide else (rel,)
+
+
+@dataclass(frozen=True)
+class Anywhere:
+    folder: str
+    """Relative to the workspace; '' for all of it."""
+    path: str
+    """Relative, without `.`; the workspace index notes where it meets its first name."""
+    kind: Named
+    rule: str
+
+
+@dataclass(frozen=True)
+class NamedPaths:
+    """What the git configs of a workspace's repositories name inside it."""
+
+    exact: dict[str, str]
+    """Relative to the workspace: each path named → the rule (`core.hookspath in
+    .git/config`)."""
+    anywhere: tuple[Anywhere, ...]
+    """Each relative path named at every folder below a folder."""
+    names: frozenset[str]
+    """The first names of `anywhere`'s paths: the entries so named are what the index notes
+    (kernel.sandbox.workspace_index.WorkspaceIndex.follow)."""
+    git_dirs: tuple[str, ...]
+    """The git directories of the workspace (absolute)."""
+
+
+def _shown(config: str, root: str, home: str) -> str:
+    if config.startswith(root + "/"):
+        return config[len(root) + 1:]
+    return "~" + config[len(home):] if config.startswith(home + "/") else config
+
+
+def named_paths(root: str, marks: Mapping[str, Mark], *, home: str,
+                environ: Mapping[str, str]) -> NamedPaths:
+    """What the git configs of the repositories of the workspace `root` (a real path; its
+    index's `marks`) and the user's configs name inside it (`found_in`, `places`)."""
+    git_dirs = tuple(os.path.join(root, m.path) for m in marks.values() if m.kind == "git-dir")
+    entries = functools.cache(config_entries)  # each file looked at once
+    users = found_in(user_configs(environ, home), home, entries)
+    sources = [(repo, [*found_in(repo.configs, home, entries), *users])
+               for repo in _repositories(root, marks, entries)]
+    sources.append((Repository("", (), (root,)), users))  # git run outside a repository
+    exact: dict[str, str] = {}
+    anywhere: dict[tuple[str, str], Anywhere] = {}
+    for repo, founds in sources:
+        for found in founds:
+            rule = f"{found.key} in {_shown(found.config, root, home)}"
+            paths, depths = places(found, repo, root)
+            for path in paths:
+                for rel in placed(root, _real(path), found.kind, git_dirs):
+                    exact.setdefault(rel, rule)
+            for folder, path in depths:
+                anywhere.setdefault((folder, path), Anywhere(folder, path, found.kind, rule))
+    return NamedPaths(exact, tuple(anywhere.values()),
+                      frozenset(a.path.split("/", 1)[0] for a in anywhere.values()), git_dirs)
+
+
+def met(root: str, named: NamedPaths, found: Mapping[str, EntryKind]) -> dict[str, str]:
+    """Relative to the workspace `root`: where each of `named.anywhere` leads from each folder
+    the workspace index met its first name in (`found`: path → kind) → its rule."""
+    folders: dict[str, list[str]] = {}
+    for path in found:
+        folder, _, name = path.rpartition("/")
+        folders.setdefault(name, []).append(folder)
+    out: dict[str, str] = {}
+    for where in named.anywhere:
+        for folder in folders.get(where.path.split("/", 1)[0], ()):
+            if where.folder and not (folder + "/").startswith(where.folder + "/"):
+                continue
+            real = _real(os.path.join(root, folder, where.path))
+            for rel in placed(root, real, where.kind, named.git_dirs):
+                out.setdefault(rel, where.rule)
     return out
 
 
-def with_named(root: str, marks: Mapping[str, Mark], *, home: str,
-               environ: Mapping[str, str]) -> dict[str, Mark]:
-    """`marks` and, marked as protected, each `named_paths` entry that exists (what does not
-    and a command makes is new, and undone after it); an entry marked already keeps its
-    mark."""
+ANY_DEPTH = "**"
+"""In `protected_paths`' keys, the folder below which the rest is named at any depth."""
+
+
+def at_any_depth(resolved: PurePath, key: PurePath) -> bool:
+    """`resolved` is, or lies below, the path after `**` in `key` at a folder below the
+    folder before it (`/ws/app/**/tools/t.sh`: `/ws/app/lib/tools/t.sh`)."""
+    parts = key.parts
+    at = parts.index(ANY_DEPTH)
+    folder, tail = PurePath(*parts[:at]), parts[at + 1:]
+    if not resolved.is_relative_to(folder):
+        return False
+    names = resolved.relative_to(folder).parts
+    return any(names[i:i + len(tail)] == tail for i in range(len(names) - len(tail) + 1))
+
+
+def protected_paths(root: str, named: NamedPaths, found: Mapping[str, EntryKind]
+                    ) -> dict[Path, str]:
+    """For the file tools' path policy: each path `named` names, resolved, and each of
+    `named.anywhere` as a key with `**` (`at_any_depth`) → `git-named:<rule>`; whether it
+    exists yet or not."""
+    out = {Path(os.path.realpath(os.path.join(root, rel))): f"{NAMED_PREFIX}{rule}"
+           for rel, rule in {**met(root, named, found), **named.exact}.items()}
+    for where in named.anywhere:
+        if ".." not in where.path.split("/"):
+            out.setdefault(Path(root, where.folder, ANY_DEPTH, where.path),
+                           f"{NAMED_PREFIX}{where.rule}")
+    return out
+
+
+def with_named(root: str, marks: Mapping[str, Mark], named: NamedPaths,
+               found: Mapping[str, EntryKind]) -> dict[str, Mark]:
+    """`marks` and, marked as protected, each path `named` names that exists (`exact`, and
+    `anywhere` where the index met its first name: `found`); what does not exist and a
+    command makes is new, and undone after it. An entry marked already keeps its mark."""
     added: dict[str, Mark] = {}
-    for rel, rule in named_paths(root, marks, home=home, environ=environ).items():
+    for rel, rule in {**met(root, named, found), **named.exact}.items():
         path = os.path.join(root, rel)
         try:
             info = os.lstat(path)

@@ -12,7 +12,8 @@ large workspace takes a while; the event loop never waits on it):
   link (`.vscode -> shared`) leads, so a write there by its own name is protected too,
   each other name (hard link) of a secret or protected file (kernel.sandbox.samefiles),
   and what a repository's git config names that git runs or reads (kernel.sandbox.git_named:
-  `core.hooksPath`'s folder, included files), whether it exists yet or not.
+  `core.hooksPath`'s folder, included files, at any depth where git may run from any
+  folder), whether it exists yet or not.
 Reins' own folders (and the sandbox home in them) are not part of any workspace's index.
 """
 
@@ -29,7 +30,7 @@ from pathlib import Path
 from kernel.hardlinks import Named, verdict_text
 from kernel.pathrules import describe_secret, secret_match
 from kernel.paths import AppPaths
-from kernel.sandbox.git_named import NAMED_PREFIX, named_paths
+from kernel.sandbox.git_named import NamedPaths, named_paths, protected_paths
 from kernel.sandbox.marks import Mark
 from kernel.sandbox.refusal import CommandRefused
 from kernel.sandbox.revert import Reverted, quarantine, restore, to_restore, to_revert
@@ -38,6 +39,10 @@ from kernel.sandbox.workspace_index import WorkspaceIndex, sandbox_marks
 
 KEPT = 8
 """Workspaces whose index is kept (each holds one inotify instance)."""
+
+
+def _named(root: str, index: WorkspaceIndex) -> NamedPaths:
+    return named_paths(root, index.marks, home=str(Path.home()), environ=os.environ)
 
 
 class WorkspaceGuards:
@@ -66,19 +71,21 @@ class WorkspaceGuards:
                 kind="permission_denied")
         key = str(workspace)
         async with self._locks.setdefault(key, asyncio.Lock()):
-            index = self._indexes.get(key)
-            if index is None:
-                index = await asyncio.to_thread(self._current, key)
+            known = self._indexes.get(key)
+            if known is None:
+                index, named = await asyncio.to_thread(self._current, key)
             else:
                 self._indexes.move_to_end(key)
-                if not index.current or not self._same[key].quiet(index.marks):
-                    await asyncio.to_thread(self._current, key)  # else no thread hop: the
-                    # usual case, nothing changed
-            return sandbox_marks(key, index.marks, self._same[key].marks(index.linked),
-                                 home=str(Path.home()))
+                index, named = known, _named(key, known)
+                if (not index.current or not self._same[key].quiet(index.marks)
+                        or named.names != index.names):
+                    index, named = await asyncio.to_thread(self._current, key)  # else no
+                    # thread hop: the usual case, nothing changed
+            return sandbox_marks(key, index, self._same[key].marks(index.linked), named)
 
-    def _current(self, key: str) -> WorkspaceIndex:
-        """The workspace's index, made or refreshed now (blocking)."""
+    def _current(self, key: str) -> tuple[WorkspaceIndex, NamedPaths]:
+        """The workspace's index, made or refreshed now (blocking), following what its git
+        configs name at any depth, and that."""
         with self._using:
             index = self._indexes.get(key)
             if index is None:
@@ -86,11 +93,13 @@ class WorkspaceGuards:
                 self._keep(key, index)
             elif not index.current:
                 index.refresh()
+            named = _named(key, index)
+            index.follow(named.names)
             same = self._same.setdefault(key, SameFiles(str(Path.home()), key))
             if same.current(index.marks, index.linked):
                 index.rescan()
                 same.current(index.marks, index.linked)
-            return index
+            return index, named
 
     def protected_links(self, workspace: Path) -> dict[Path, str]:
         """Where each protected link of the workspace leads (resolved) → the link's path
@@ -100,10 +109,11 @@ class WorkspaceGuards:
         when the workspace was never indexed (a run makes its index as it starts,
         kernel.sandbox.executor.prepare) or changed a lot."""
         root = os.path.realpath(workspace)
-        index = self._current(root)
+        index, configs_name = self._current(root)
         with self._using:  # the file tools' threads call this while a command's refresh runs
             marks, same = list(index.marks.values()), self._same[root].marks(index.linked)
             several = [n for n in self._same[root].files.values() if n.nlink > 1]
+            found = dict(index.named)
         links = {Path(os.path.realpath(os.path.join(root, mark.path))): mark.path
                  for mark in marks
                  if mark.entry == "link" and mark.kind in ("protected", "git-entry")}
@@ -112,10 +122,8 @@ class WorkspaceGuards:
                 mark.same_as, "secret" if mark.kind == "secret" else "protected", mark.rule, 0))
         for named in several:  # for names the walk does not meet (inside .git, outside)
             links.setdefault(Path(named.path), verdict_text(named))
-        for rel, rule in named_paths(root, index.marks, home=str(Path.home()),
-                                     environ=os.environ).items():
-            links.setdefault(Path(os.path.realpath(os.path.join(root, rel))),
-                             f"{NAMED_PREFIX}{rule}")
+        for path, text in protected_paths(root, configs_name, found).items():
+            links.setdefault(path, text)
         return links
 
     def _keep(self, key: str, index: WorkspaceIndex) -> None:

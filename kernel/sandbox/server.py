@@ -41,6 +41,7 @@ from kernel.sandbox.bwrap import (
     mark_mounts,
     resolv_mounts,
 )
+from kernel.sandbox.git_named import named_paths
 from kernel.sandbox.marks import Mark
 from kernel.sandbox.pin import links_to_pin, staged_shell
 from kernel.sandbox.samefiles import look_up, same_marks
@@ -126,8 +127,10 @@ def server_marks(workspace: Path | str, real_home: Path, paths: AppPaths) -> dic
     ws = os.path.realpath(workspace)
     home = os.path.realpath(real_home)
     index = WorkspaceIndex(ws, watch=False, excluded=tuple(_own_folders(paths)))
+    named = named_paths(ws, index.marks, home=home, environ=os.environ)
+    index.follow(named.names)
     same = same_marks(ws, look_up(home, ws, index.marks), index.linked)
-    return sandbox_marks(ws, index.marks, same, home=home)
+    return sandbox_marks(ws, index, same, named)
 
 
 def _own_folders(paths: AppPaths) -> list[str]:

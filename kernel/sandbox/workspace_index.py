@@ -26,7 +26,7 @@ import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from kernel.sandbox.git_named import with_named
+from kernel.sandbox.git_named import NamedPaths, with_named
 from kernel.sandbox.inotify import (
     IN_DELETE_SELF,
     IN_IGNORED,
@@ -371,11 +371,12 @@ def _folders(root: str, start: str, text: str, rule: str, via: tuple[str, ...]
     return folder, met
 
 
-def sandbox_marks(workspace: str, marks: Mapping[str, Mark], same: Mapping[str, Mark], *,
-                  home: str) -> dict[str, Mark]:
-    """The index's `marks` of the real path `workspace` as every sandbox applies them (a
+def sandbox_marks(workspace: str, index: WorkspaceIndex, same: Mapping[str, Mark],
+                  named: NamedPaths) -> dict[str, Mark]:
+    """The `index`'s marks of the real path `workspace` as every sandbox applies them (a
     command's, kernel.sandbox.guard; a server's, kernel.sandbox.server): with what its git
-    configs name (kernel.sandbox.git_named), where its protected links lead (`with_led`), and
-    the other names of secret and protected files (`same`, kernel.sandbox.samefiles)."""
-    named = with_named(workspace, marks, home=home, environ=os.environ)
-    return with_same(with_led(workspace, named), same)
+    configs name (`named`, kernel.sandbox.git_named; the index follows its names), where its
+    protected links lead (`with_led`), and the other names of secret and protected files
+    (`same`, kernel.sandbox.samefiles)."""
+    marks = with_named(workspace, index.marks, named, index.named)
+    return with_same(with_led(workspace, marks), same)

@@ -41,7 +41,7 @@ from kernel.pathrules import (
     subtree_root,
 )
 from kernel.paths import AppPaths
-from kernel.sandbox.git_named import NAMED_PREFIX
+from kernel.sandbox.git_named import ANY_DEPTH, NAMED_PREFIX, at_any_depth
 from kernel.tools.errors import ErrorCode, ToolError
 
 
@@ -188,9 +188,15 @@ def _open_child_dir(fd: int, part: str, *, create: bool, target: Path) -> int:
 
 def _through_link(resolved: Path, links: Mapping[Path, str]) -> str | None:
     """`LINK_PREFIX`<link> when `resolved` is, or is inside, where a protected link leads;
-    the `NAMED_PREFIX` text when it is, or is inside, what a git config names."""
+    the `NAMED_PREFIX` text when it is, or is inside, what a git config names (at any depth
+    for a key with `**`: kernel.sandbox.git_named.at_any_depth)."""
     for target, link in links.items():
-        if not link.startswith(SAME_FILE_PREFIX) and resolved.is_relative_to(target):
+        if link.startswith(SAME_FILE_PREFIX):
+            continue
+        if ANY_DEPTH in target.parts:
+            if link.startswith(NAMED_PREFIX) and at_any_depth(resolved, target):
+                return link
+        elif resolved.is_relative_to(target):
             return link if link.startswith(NAMED_PREFIX) else f"{LINK_PREFIX}{link}"
     return None
 
