@@ -90,12 +90,21 @@ class RequestEncoder:
         self._params: dict[str, tuple[Any, bytes]] = {}
 
     def body(self, params: Mapping[str, Any]) -> bytes:
-        """The request's JSON text, with `"stream": true`."""
-        parts = [encode(key) + b":" + (self._messages(value) if key == "messages"
-                                       else self._param(key, value))
-                 for key, value in params.items() if key != "stream"]
-        parts.append(b'"stream":true')
-        return b"{" + b",".join(parts) + b"}"
+        """The request's JSON text, with `"stream": true`: one join of the pieces (each
+        concatenation would copy the whole text again, 1.4 MB a request at round 400)."""
+        pieces = [b"{"]
+        for key, value in params.items():
+            if key == "stream":
+                continue
+            pieces.append(encode(key) + b":")
+            if key == "messages":
+                pieces.append(b"[")
+                pieces.extend(self._messages(value))
+                pieces.append(b"],")
+            else:
+                pieces.extend((self._param(key, value), b","))
+        pieces.append(b'"stream":true}')
+        return b"".join(pieces)
 
     def _param(self, key: str, value: Any) -> bytes:
         last = self._params.get(key)
@@ -103,7 +112,8 @@ class RequestEncoder:
             last = self._params[key] = (value, encode(value))
         return last[1]
 
-    def _messages(self, messages: Sequence[Any]) -> bytes:
+    def _messages(self, messages: Sequence[Any]) -> list[bytes]:
+        """Each message's text with a comma between them."""
         seen = self._seen
         common = min(len(seen), len(messages))
         out = self._encoded[:common]
@@ -113,7 +123,11 @@ class RequestEncoder:
         if len(self._known) > 2 * len(messages) + 16:
             self._known = {id(m): (m, e) for m, e in zip(messages, out, strict=True)}
         self._seen, self._encoded = list(messages), out
-        return b"[" + b",".join(out) + b"]"
+        if not out:
+            return []
+        pieces = [b","] * (2 * len(out) - 1)
+        pieces[::2] = out
+        return pieces
 
     def _message(self, message: Any) -> bytes:
         entry = self._known.get(id(message))
