@@ -48,6 +48,15 @@ called by the first name of such a path (kernel.sandbox.workspace_index `follow`
 path leads from it, links followed as the kernel follows them, is marked (`met`); the file
 tools match it at any depth (`at_any_depth`).
 
+A command-valued key is read as git's shell reads it: its words with a `/`, an
+interpreter's script with or without one (`sh p.sh`, `python3 conv.py`, `. ./env.sh`), what
+`sh -c` code names, what `git -c key=value` names as that key would (in a shell command or
+a git alias: `alias.y = -c core.hooksPath=h commit`); `$HOME/x` and `~user/x` as that home;
+`$GIT_DIR/x` from the git directory and from `/` (git leaves it unset for some commands);
+`$PWD`, `$GIT_PREFIX`, `$GIT_WORK_TREE` and a command substitution (`$(git rev-parse
+--show-toplevel)/x.sh`) as the folder git runs from. A path ending in `/`, `.` or `..`
+names a folder, which no program is (`cd sub/`): left out.
+
 Out of reach, and why:
 - folders inside a git directory below its top, and inside a bare repository: git run
   there stays there, but the index does not walk them (the objects are most of a
@@ -57,7 +66,12 @@ Out of reach, and why:
   leads to, such as a dotfiles repository whose `core.worktree` is the home), and a
   relative path of the user's config used from a folder outside the workspace that leads
   into it: nothing in the workspace says where these run from;
-- a relative folder in PATH: the user's environment.
+- another variable (`$TOOLS/x`), a substitution that prints another folder, a relative
+  folder in PATH: the user's environment;
+- what a program finds by its own rules from where it runs: `python3 -m mod` (packages,
+  `__pycache__`), `make`'s Makefile, an option's file without a `/` (`vim -u vimrc`), and
+  what a named script itself runs or imports (`tools/conv.py` importing `tools/helper.py`):
+  as if the user ran that program there.
 
 `parse` follows git's config.c: sections `[name]`, `[name "sub"]` and `[name.sub]`, entries on
 the header's line too, keys without a value, quotes, the escapes `\\n \\t \\b \\\\ \\"`, a
@@ -243,7 +257,8 @@ def _kind_of(key: str) -> Named | None:
 
 @functools.lru_cache(maxsize=4096)
 def named(entry: Entry) -> tuple[tuple[Named, str], ...]:
-    """What `entry` names: (kind, the path as written, `~/` not yet expanded)."""
+    """What `entry` names: (kind, the path as written, `~` not yet expanded; a program's
+    path may start with `$GIT_DIR/`, see `_spelled`)."""
     value = entry.value
     if not value:
         return ()
@@ -253,34 +268,164 @@ def named(entry: Entry) -> tuple[tuple[Named, str], ...]:
         return ((kind, value),)
     if kind != "program" or (key == "core.fsmonitor" and value.lower() in BOOLEANS):
         return ()
-    return tuple(("program", word) for word in _words(value.removeprefix("!")))
+    if key.startswith("alias.") and not value.startswith("!"):  # git's own arguments
+        found = _command_words(["git", *_tokens(value)])
+    else:
+        found = _words(value.removeprefix("!"))
+    return tuple(dict.fromkeys((kind, path) for kind, path in found
+                               if kind != "program" or _a_file(path)))
 
 
-def _words(command: str) -> Iterator[str]:
-    """The words of a shell command that may be paths: those with a `/`, not options; the
-    value of `NAME=value` and `--option=value` words (`;`, `&&`, `|`, `(` split words)."""
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+def _a_file(path: str) -> bool:
+    """`path` may name a file (`./`, `sub/`, `..` name folders, which no program is)."""
+    return not path.endswith("/") and path.rsplit("/", 1)[-1] not in (".", "..")
+
+
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "csh", "tcsh",
+                    "fish"})
+INTERPRETER = re.compile(r"python[0-9.]*|pypy[0-9.]*|perl[0-9.]*|ruby[0-9.]*|nodejs|node"
+                         r"|php[0-9.]*|lua[0-9.]*|luajit|tclsh[0-9.]*|Rscript|\.|source")
+"""Programs whose first operand is a script they read from git's current folder, `/` or not
+(`sh p.sh`, `python3 conv.py`, `. ./env.sh`); shells are these too."""
+INLINE = frozenset({"-e", "-E", "-m", "-p", "--eval", "--print"})
+"""An interpreter's options after which no script operand follows (code or a module given
+inline); a shell's are `-c` (its code is read as commands) and `-s` (stdin)."""
+VALUED = frozenset({"-W", "-X", "-I", "-l", "-r", "--require"})
+"""An interpreter's options that take the next word as their value; a shell's are `-o`,
+`+o`, `-O`, `+O`."""
+SHELL_VALUED = frozenset({"-o", "+o", "-O", "+O"})
+PREFIXES = frozenset({"exec", "command", "builtin", "env", "nohup", "nice", "time", "!", "{",
+                      "}", "if", "then", "else", "elif", "while", "until", "do"})
+"""Words before a command's program (`exec sh p.sh`, `f() { ./x; }`)."""
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
+_SUBSTITUTION = re.compile(r"\$\(([^()]*)\)|`([^`]*)`")
+_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+_CURRENT_FOLDER = frozenset({"PWD", "GIT_PREFIX", "GIT_WORK_TREE"})
+
+
+def _words(command: str) -> Iterator[tuple[Named, str]]:
+    """What a shell command names (`_command_words`), and the commands its substitutions
+    run; a substitution (`$(git rev-parse --show-toplevel)/x.sh`) stands for the folder git
+    runs the command from (`$PWD`)."""
+    inner: list[str] = []
+    while (match := _SUBSTITUTION.search(command)) is not None:
+        inner.append(match.group(1) if match.group(1) is not None else match.group(2))
+        command = f"{command[:match.start()]}$PWD{command[match.end():]}"
+    for text in (command, *inner):
+        yield from _command_words(_tokens(text))
+
+
+def _tokens(text: str) -> list[str]:
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     try:
-        words = list(lexer)
+        return list(lexer)
     except ValueError:  # an unclosed quote: git's shell would refuse it; words as they are
-        words = command.split()
-    for word in words:
-        if "=" in word and not word.startswith(("/", ".")):
-            word = word.partition("=")[2]
-        if "/" in word and not word.startswith("-") and "$" not in word:
-            yield word
+        return text.split()
 
 
-Base = Literal["absolute", "cwd"]
+def _command_words(tokens: Sequence[str]) -> Iterator[tuple[Named, str]]:
+    """What the tokens of shell commands name (`;`, `&&`, `|`, `(` start a new command):
+    each word with a `/` that is not an option (the value of `NAME=value` and
+    `--option=value` words) and an interpreter's script, `/` or not, as programs (spelled
+    by `_spelled`); what a shell's `-c` code names; what `git -c key=value` names as that
+    key would."""
+    start, script, shell, git, after = True, False, False, False, ""
+    for token in tokens:
+        word = ""
+        if after:
+            what, after = after, ""
+            if what == "code":
+                yield from _words(token)
+                continue
+            if what == "config":
+                yield from _set(token)
+                continue
+            word = token
+        elif token and all(ch in "();<>|&" for ch in token):
+            if "<" in token or ">" in token:
+                after = "file"
+            else:
+                start, script, git = True, False, False
+            continue
+        elif start:
+            if token in PREFIXES or token.startswith("-") or _ASSIGNMENT.fullmatch(token):
+                word = token.partition("=")[2]
+            else:
+                program = token.rsplit("/", 1)[-1]
+                start, shell, git = False, program in SHELLS, program == "git"
+                script = shell or INTERPRETER.fullmatch(program) is not None
+                word = token
+        elif script and token.startswith(("-", "+")):
+            if shell and token == "-c":
+                after, script = "code", False
+            elif token in (("-s",) if shell else INLINE):
+                script = False
+            elif token in (SHELL_VALUED if shell else VALUED):
+                after = "value"
+            continue
+        elif script:
+            script = False
+            spelled = _spelled(token)
+            if spelled:
+                yield "program", spelled
+            continue
+        elif git and token == "-c":
+            after = "config"
+            continue
+        else:
+            word = token.partition("=")[2] if "=" in token and not token.startswith(
+                ("/", ".")) else token
+        if ("/" in word or word.startswith("$")) and not word.startswith("-"):
+            spelled = _spelled(word)
+            if spelled:
+                yield "program", spelled
+
+
+def _set(setting: str) -> Iterator[tuple[Named, str]]:
+    """What `git -c section.name=value` names (a relative include git refuses there)."""
+    name, equals, value = setting.partition("=")
+    section, _, rest = name.partition(".")
+    subsection, dot, key = rest.rpartition(".")
+    if not equals or not rest:
+        return
+    full = f"{section.lower()}.{subsection}{dot}{key.lower()}"
+    for kind, written in named(Entry(full, value)):
+        if kind != "config" or written.startswith(("/", "~")):
+            yield kind, written
+
+
+def _spelled(word: str) -> str | None:
+    """`word` with the variables git's shell would expand to a known place written as
+    `found_in` takes them: `$HOME/x` as `~/x`; `$PWD/x`, `${GIT_PREFIX}x`, `$GIT_WORK_TREE/x`
+    as `./x` (the folder git runs the command from, or a folder below it); `$GIT_DIR/x` kept.
+    None when another variable decides where it leads (the user's environment)."""
+    if "$" not in word:
+        return word
+    match = _VARIABLE.match(word)
+    rest = "" if match is None else word[match.end():]
+    if match is None or "$" in rest:
+        return None
+    name = match.group(1) or match.group(2)
+    if name in _CURRENT_FOLDER:
+        return "./" + rest.lstrip("/")
+    if name == "HOME" and rest.startswith("/"):
+        return "~" + rest
+    if name == "GIT_DIR" and rest.startswith("/"):
+        return "$GIT_DIR/" + rest.lstrip("/")
+    return None
+
+
+Base = Literal["absolute", "cwd", "git-dir"]
 
 
 @dataclass(frozen=True)
 class Found:
     path: str
-    """Where git takes it from (`~/` expanded), by `base`: absolute (an included file,
-    resolved from its config's folder); relative, as written (`./x`, `../x`, `a/../b`), to
-    the folder git runs the command or looks for the hooks from."""
+    """Where git takes it from (`~` expanded), by `base`: absolute (an included file, resolved
+    from its config's folder); relative, as written (`./x`, `../x`, `a/../b`), to the folder
+    git runs the command or looks for the hooks from; relative to the git directory
+    (`$GIT_DIR/x`)."""
     kind: Named
     key: str
     config: str
@@ -289,9 +434,11 @@ class Found:
 
 
 def _expand(path: str, home: str) -> str:
+    """`~` and `~/x` from `home`, `~user/x` from that user's home, as git and the shell take
+    them."""
     if path == "~" or path.startswith("~/"):
         return home + path[1:]
-    return path
+    return os.path.expanduser(path) if path.startswith("~") else path
 
 
 def _real(path: str) -> str:
@@ -363,6 +510,9 @@ def found_in(configs: Sequence[str], home: str, entries: Entries = config_entrie
                                                 _expand(written, home)))
                     out.append(Found(target, kind, entry.key, config))
                     visit(target, depth + 1)
+                elif written.startswith("$GIT_DIR/"):
+                    out.append(Found(written.removeprefix("$GIT_DIR/"), kind, entry.key,
+                                     config, "git-dir"))
                 else:
                     path = _expand(written, home)
                     out.append(Found(path, kind, entry.key, config,
@@ -510,6 +660,8 @@ def places(found: Found, repo: Repository, root: str
     depth below that folder: git runs from whichever of them the user is in."""
     if found.base == "absolute":
         return (found.path,), ()
+    if found.base == "git-dir":  # $GIT_DIR/x, or /x where git leaves GIT_DIR unset
+        return tuple(os.path.join(d, found.path) for d in (repo.git_dir, "/") if d), ()
     exact = [os.path.join(base, found.path) for base in (repo.git_dir, *repo.tops) if base]
     anywhere: list[tuple[str, str]] = []
     for spelled in dict.fromkeys((found.path, os.path.normpath(found.path))):

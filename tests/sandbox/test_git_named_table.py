@@ -115,7 +115,7 @@ NAMED = [
     ("core.fsmonitor", ".git/fsm.sh", [("program", ".git/fsm.sh")]),
     ("alias.t", "!./tools/t.sh --fast", [("program", "./tools/t.sh")]),
     ("alias.st", "status -sb", []),
-    ("alias.x", '!sh -c "scripts/a b" && bin/c', [("program", "scripts/a b"),
+    ("alias.x", '!sh -c "scripts/a b" && bin/c', [("program", "scripts/a"),
                                                    ("program", "bin/c")]),
     ("diff.My Drv.textconv", "python3 tools/conv.py", [("program", "tools/conv.py")]),
     ("filter.lfs.smudge", "git-lfs smudge -- %f", []),
@@ -127,11 +127,44 @@ NAMED = [
     ("credential.helper", "!f() { ./cred.sh; }; f", [("program", "./cred.sh")]),
     ("credential.https://x.example.helper", "/opt/h", [("program", "/opt/h")]),
     ("gpg.ssh.program", "bin/signer", [("program", "bin/signer")]),
-    ("core.editor", "$HOME/bin/ed", []),
+    ("core.editor", "$HOME/bin/ed", [("program", "~/bin/ed")]),
     ("remote.origin.url", "../upstream.git", []),
     ("user.name", "a/b", []),
     ("core.hookspath", None, []),
     ("core.x.hookspath", "h", []),
+    # spellings: a script without a `/` that an interpreter reads from git's folder
+    ("core.pager", "sh p.sh", [("program", "p.sh")]),
+    ("core.pager", "sh ./p.sh", [("program", "./p.sh")]),
+    ("diff.x.textconv", "python3 -W ignore -u conv.py --fast", [("program", "conv.py")]),
+    ("diff.x.textconv", "/usr/bin/perl -w conv.pl", [("program", "/usr/bin/perl"),
+                                                    ("program", "conv.pl")]),
+    ("alias.q", "!. ./env.sh && source more.sh", [("program", "./env.sh"),
+                                                   ("program", "more.sh")]),
+    ("core.pager", "exec env X=1 bash -e pg", [("program", "pg")]),
+    ("core.editor", "bash -c 'sh ed.sh \"$@\"' x", [("program", "ed.sh")]),
+    ("diff.x.textconv", "python3 -m conv", []),  # a module: out of reach (module notes)
+    ("diff.x.textconv", "node -e 'x' conv.js", []),
+    ("core.pager", "less -R", []),
+    ("alias.f", "!f() { ./x.sh \"$1\"; }; f", [("program", "./x.sh")]),
+    ("core.editor", "../x", [("program", "../x")]),
+    ("core.editor", "sub/../x", [("program", "sub/../x")]),
+    # variables git's shell expands to a known place; others are the user's environment
+    ("alias.x", "!$GIT_DIR/../x", [("program", "$GIT_DIR/../x")]),
+    ("alias.x", '!"${GIT_DIR}/hooks/x" a', [("program", "$GIT_DIR/hooks/x")]),
+    ("core.pager", "${GIT_PREFIX}p.sh", [("program", "./p.sh")]),
+    ("core.pager", "sh $GIT_PREFIX/p.sh", [("program", "./p.sh")]),
+    ("alias.x", "!$PWD/x && $GIT_WORK_TREE/y", [("program", "./x"), ("program", "./y")]),
+    ("core.editor", "${HOME}/ed", [("program", "~/ed")]),
+    ("core.editor", "$EDITOR_HOME/ed", []),
+    ("core.editor", "$HOMEDIR/ed", []),
+    ("alias.x", "!$(git rev-parse --show-toplevel)/x.sh", [("program", "./x.sh")]),
+    ("alias.x", "!`pwd`/x.sh $(cat ./list)", [("program", "./x.sh"), ("program", "./list")]),
+    # git's own -c in a git alias, or in a shell command running git
+    ("alias.y", "-c core.hooksPath=h commit", [("folder", "h")]),
+    ("alias.y", "!git -c core.pager=./p.sh -c include.path=rel.inc log", [
+        ("program", "./p.sh")]),
+    ("alias.y", "-c include.path=~/team.inc log", [("config", "~/team.inc")]),
+    ("alias.y", "-c 'diff.My Drv.textconv=sh conv' log", [("program", "conv")]),
 ]
 
 
@@ -148,7 +181,7 @@ def _texts(texts: dict[str, str]) -> Entries:
 def test_what_the_configs_name_and_from_where() -> None:
     texts = {
         "/ws/.git/config": "[core]\n\thooksPath = .githooks\n[include]\n\tpath = ../team.inc\n"
-                           "[alias]\n\tt = !./t.sh\n",
+                           "[alias]\n\tt = !./t.sh\n\tg = !$GIT_DIR/../g.sh\n",
         "/ws/team.inc": "[core]\n\tpager = ./pg\n[include]\n\tpath = /ws/.git/config\n"
                         "[includeIf \"onbranch:x\"]\n\tpath = ~/more.inc\n",
         "/home/u/more.inc": "[core]\n\thooksPath = ~/hooks\n\teditor = ../ed\n",
@@ -164,6 +197,7 @@ def test_what_the_configs_name_and_from_where() -> None:
         ("/home/u/hooks", "folder", "core.hookspath", "/home/u/more.inc", "absolute"),
         ("../ed", "program", "core.editor", "/home/u/more.inc", "cwd"),
         ("./t.sh", "program", "alias.t", "/ws/.git/config", "cwd"),
+        ("../g.sh", "program", "alias.g", "/ws/.git/config", "git-dir"),
     ]
 
 
@@ -217,6 +251,8 @@ PLACES = [
     ((".", "cwd", "program"), APP, ["/ws/app/.git/.", "/ws/app/."], []),
     (("h", "cwd", "folder"), WORKTREE, ["/ws/a/.git/h", "/ws/b/h"], [("a", "h"), ("b", "h")]),
     (("h", "cwd", "folder"), BARE, ["/ws/s.git/h"], []),
+    (("../x", "git-dir", "program"), APP, ["/ws/app/.git/../x", "/../x"], []),
+    (("../x", "git-dir", "program"), USER, ["/../x"], []),
     (("ed", "cwd", "program"), USER, [], [("", "ed")]),
 ]
 
@@ -469,11 +505,17 @@ GIT_RUNS: list[tuple[list[tuple[str, str]], str, list[str], str, bool, dict[str,
     # git's arguments; the folder it runs from; GIT_DIR set; files written first
     ([("core.pager", "./p.sh")], "p.sh", ["-p", "version"], "a/sub/deep", False, {}),
     ([("core.pager", "./p.sh")], "p.sh", ["log", "-1"], "a/sub/deep", False, {}),
+    ([("pager.log", "sh p.sh")], "p.sh", ["log", "-1"], "a/sub", False, {}),
+    ([("core.pager", "sh ${GIT_PREFIX}p.sh")], "p.sh", ["log", "-1"], "a/sub/deep", False, {}),
     ([("core.pager", "../p.sh")], "p.sh", ["-p", "version"], "a/sub/deep", False, {}),
     ([("core.editor", "./p.sh")], "p.sh", ["commit", "--allow-empty"], "a/sub/deep", False, {}),
     ([("core.editor", "sub/../p.sh")], "p.sh", ["commit", "--allow-empty"], "a/sub", False, {}),
     ([("alias.x", "!./p.sh")], "p.sh", ["x"], "a/sub/deep", False, {}),
     ([("alias.x", "!./p.sh")], "p.sh", ["x"], "a/.git", False, {}),
+    ([("alias.x", "!f() { sh p.sh; }; f")], "p.sh", ["x"], "a/sub", False, {}),
+    ([("alias.x", "!$GIT_DIR/../p.sh")], "p.sh", ["x"], "a/.git", False, {}),
+    ([("alias.x", "-c core.hooksPath=h commit --allow-empty -m m")], "h/pre-commit", ["x"],
+     "a/sub", False, {}),
     ([("core.hooksPath", "h")], "h/pre-commit", ["commit", "--allow-empty", "-m", "m"],
      "a/sub/deep", True, {}),
     ([("core.hooksPath", "../h")], "h/pre-commit", ["commit", "--allow-empty", "-m", "m"],

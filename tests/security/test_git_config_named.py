@@ -126,6 +126,10 @@ ANYWHERE_ATTACKS = {
     "a pager in a new folder": _plant("pg/new/er", "p.sh", "new"),
     "overwrite a pager below the top": _plant("pg/sub", "p.sh", "old"),
     "an alias's script in the git directory": _plant("al/.git", "x.sh", "gitdir"),
+    # $GIT_DIR/../g.sh from the git directory is the top's g.sh
+    "a $GIT_DIR script": _plant("al", "g.sh", "var"),
+    # alias.y = -c core.hooksPath=yh commit ...
+    "a hook a git alias's -c names": _plant("al/yh", "pre-commit", "dashc"),
     # core.worktree = ../../wb: hooks run from wb
     "the worktree's hook": _plant("wb/h", "pre-commit", "worktree"),
     # receive-pack runs a non-bare repository's hooks from its git directory
@@ -141,10 +145,11 @@ LEGITIMATE_BELOW = "cd pg/sub/deep && echo notes > notes.txt && ls"
 
 def _prepare_anywhere(folder: Path) -> None:
     workspace = folder / "workspace"
-    _repo(workspace / "pg", "core.pager=./p.sh")
+    _repo(workspace / "pg", "core.pager=sh p.sh")
     (workspace / "pg" / "sub" / "deep").mkdir(parents=True)
     (workspace / "pg" / "sub" / "p.sh").write_text("#!/bin/sh\ncat\n")
-    _repo(workspace / "al", "alias.x=!./x.sh")
+    _repo(workspace / "al", "alias.x=!./x.sh", "alias.g=!$GIT_DIR/../g.sh",
+          "alias.y=-c core.hooksPath=yh commit -q --allow-empty -m y")
     (workspace / "wb" / "h").mkdir(parents=True)
     _repo(workspace / "wa", "core.worktree=../../wb", "core.hooksPath=h")
     _repo(workspace / "rp", "core.hooksPath=h", "receive.denyCurrentBranch=ignore")
@@ -174,6 +179,8 @@ def _check_anywhere(folder: Path, report: dict[str, Any]) -> None:
         if (workspace / cwd).is_dir():
             _git_tty(workspace / cwd, home, "-p", "version")
     _git_tty(workspace / "al" / ".git", home, "x")
+    _git_tty(workspace / "al" / ".git", home, "g")
+    _git_tty(workspace / "al", home, "y")
     _git_tty(workspace / "wa", home, "commit", "-q", "--allow-empty", "-m", "m")
     _git_tty(workspace / "lk", home, "commit", "-q", "--allow-empty", "-m", "m")
     source = folder / "src"
@@ -202,6 +209,8 @@ def test_what_git_runs_from_any_folder_cannot_be_planted(confined: Confined) -> 
     assert reverted["a pager below the top"] == {"pg/sub/deep/p.sh"}
     assert reverted["a pager in a new folder"] == {"pg/new/er/p.sh"}
     assert reverted["an alias's script in the git directory"] == {"al/.git/x.sh"}
+    assert reverted["a $GIT_DIR script"] == {"al/g.sh"}
+    assert reverted["a hook a git alias's -c names"] == {"al/yh"}
     assert reverted["a push hook in the git directory"] == {"rp/.git/h"}
     assert reverted["a `..` hooks path through a new link"] == {"other/.githooks"}
 
@@ -262,6 +271,8 @@ def test_the_file_tools_refuse_what_git_runs_from_any_folder(tmp_path: Path,
     hooks = f"{NAMED_PREFIX}core.hookspath in wa/.git/config"
     _file_tools_say(tmp_path / "f" / "workspace", reins_home, {
         "pg/sub/deep/p.sh": pager, "pg/not/yet/made/p.sh": pager, "pg/sub/p.sh": pager,
+        "al/g.sh": f"{NAMED_PREFIX}alias.g in al/.git/config",
+        "al/lib/yh/pre-commit": f"{NAMED_PREFIX}alias.y in al/.git/config",
         "wb/h/pre-commit": hooks, "wb/deep/h/pre-commit": hooks,
         "al/.git/x.sh": ".git/**", "rp/.git/h/pre-receive": ".git/**",  # a git directory's
     }, ("pg/sub/deep/p.sh.bak", "pg/README", "wb/other/file", "p.sh", "al/x.sh.txt"))
