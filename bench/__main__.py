@@ -1,4 +1,9 @@
-"""`python -m bench [NAME ...]`: runs every bench module (or the named ones) in turn."""
+"""`python -m bench [NAME ...]`: runs every bench module (or the named ones) in turn.
+
+The zygote that forks the sandboxes' link binders (kernel.sandbox.zygote) is started first,
+as the desktop's kernel worker starts it at its start: what the benches then load into this
+process (and bench_sandbox's BALLAST_MB) is what a kernel holds after a long session.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +13,11 @@ import sys
 import time
 
 import bench
+from kernel.sandbox import zygote
 
 
 def main(argv: list[str]) -> int:
+    zygote.start()  # first, as the desktop's kernel starts it, before the benches grow this process
     names = sorted(
         m.name for m in pkgutil.iter_modules(bench.__path__) if m.name.startswith("bench_")
     )

@@ -30,7 +30,8 @@ The internet through pasta: a made-ahead `true` allowed the network against one 
 
 BALLAST_MB=N in the environment makes the bench process hold N MB more while it runs, as a
 kernel that has grown over a long session does (the figures that depend on the process's
-size, such as the pinned links', then show it).
+size then show it), after the zygote that forks the link binders was started, as the
+kernel starts it (bench/__main__, kernel.sandbox.zygote).
 """
 
 from __future__ import annotations
@@ -220,7 +221,7 @@ def _guard_figures(paths: AppPaths, root: Path, small: Path) -> None:
         plain, pinned = _interleaved([made_ahead_in(small), made_ahead_in(linked)], N // 4)
         report("sandboxed `true`, workspace with protected links (pinned)",
                fmt_seconds(pinned.median), ratio=pinned.median / plain.median)
-        report("  extra for pinning them (the stage and the forked binder)",
+        report("  extra for pinning them (the stage, the zygote's binder)",
                fmt_seconds(pinned.median - plain.median), goal="≤ 8 ms",
                ok=pinned.median - plain.median <= GOAL_PIN_S)
         if find_pasta(ExecSettings().pasta) is not None:

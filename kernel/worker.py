@@ -18,6 +18,7 @@ every stored event goes to the UI as an `EventMessage` after it is committed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import logging
 import multiprocessing
@@ -95,6 +96,10 @@ def worker_main(conn: Connection, stderr: Connection | None = None) -> None:
     logging.basicConfig(level=os.environ.get("REINS_LOG_LEVEL", "WARNING"),
                         format="kernel %(levelname)s %(name)s: %(message)s")
     make_non_dumpable()  # before the key arrives; a no-op off Linux
+    from kernel.sandbox import zygote  # not at the top: the UI imports this module
+
+    with contextlib.suppress(OSError):  # else the first sandbox with links starts it
+        zygote.start()  # while this process is small: its forks of link binders stay cheap
     code = 0
     try:
         for_the_run()

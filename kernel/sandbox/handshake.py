@@ -9,8 +9,8 @@ exec per command) and runs nothing in a forked copy of the kernel (no `preexec_f
 
 Fail closed: bwrap starts the command on any read of the block fd, end of file included, so
 when the limits cannot be set the sandbox is killed *before* the block fd is closed. In a
-workspace with marked links bwrap's program is a shell stage that waits once more while the
-kernel binds the links (kernel.sandbox.pin); it is killed when that fails.
+workspace with marked links bwrap's program is a shell stage that waits once more while a
+binder binds the links (kernel.sandbox.pin); it is killed when that fails.
 """
 
 from __future__ import annotations

@@ -4,64 +4,37 @@ A marked link (`.vscode -> cfg`, `.git/hooks -> ../hooks`, `.envrc -> sub/envrc`
 way to where one leads) lies in a folder the command may write, and bubblewrap cannot bind a
 link (it follows it): without more, a command could remove it and make it again leading
 elsewhere, and an editor, direnv or git reading it outside while the command runs would take
-what the command put there (kernel.sandbox.revert undoes it only after the command). So the
-kernel binds every such link onto itself inside the sandbox's mount namespace: a mount point
+what the command put there (kernel.sandbox.revert undoes it only after the command). So
+every such link is bound onto itself inside the sandbox's mount namespace: a mount point
 cannot be removed, renamed or replaced (EBUSY), and nothing outside changes.
 
 The binding needs the sandbox made (bubblewrap's mounts done) and its command not yet
 started; bubblewrap says neither, so its program is then a shell stage (`staged_shell`) that
 says it is ready on one pipe and waits on another before it becomes the command's shell.
-Meanwhile a forked copy of the kernel enters the user namespace that owns the sandbox's mount
-namespace (the user who started bubblewrap owns it, so has every capability there: no
-privilege is needed) and then the mount namespace, and binds each link onto itself without
-following it (open_tree + move_mount). A fork, not a helper program: it costs a millisecond
-where an interpreter costs tens, and needs no interpreter the user can run (an unprivileged
-user cannot always run the one Reins was started with). The copy calls only system calls
-resolved before the fork and ends with os._exit; it inherits the kernel's non-dumpable flag.
-Fail closed: when the stage does not say it is ready or a link cannot be bound, the sandbox is
-stopped before its command starts.
+As soon as bubblewrap reports the sandbox, the kernel hands the zygote
+(kernel.sandbox.zygote) the sandbox's mount namespace, the stage's ready pipe, a report pipe
+and the pins; the zygote forks a binder (kernel.sandbox.binder), which waits for the stage,
+binds every link and reports. The kernel forks nothing and waits for the report on its event
+loop. Fail closed: when the stage does not say it is ready, a link cannot be bound, the
+zygote has ended or the report does not come in PIN_TIMEOUT_S, the sandbox is stopped before
+its command starts.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import fcntl
 import os
 import shlex
-import signal
-import stat
-import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from kernel.sandbox import zygote
+from kernel.sandbox.binder import FAILED, MAX_MESSAGE, OK, Request, encode_pins
 from kernel.sandbox.marks import Mark
-
-if TYPE_CHECKING:
-    import asyncio
+from kernel.sandbox.readall import read_all
 
 PIN_TIMEOUT_S = 10.0
 """How long the stage may take to be ready and the links to be bound (milliseconds, usually)."""
-MAX_MESSAGE = 2000
-
-CLONE_NEWNS = 0x00020000
-CLONE_NEWUSER = 0x10000000
-NS_GET_USERNS = 0xB701
-AT_FDCWD = -100
-OPEN_TREE_CLONE = 1
-AT_SYMLINK_NOFOLLOW = 0x100
-AT_RECURSIVE = 0x8000
-MOVE_MOUNT_F_EMPTY_PATH = 0x4
-SYS_OPEN_TREE = 428
-SYS_MOVE_MOUNT = 429
-"""Both have these numbers on every architecture (added after the tables were unified)."""
-
-_LIBC = ctypes.CDLL(None, use_errno=True)
-_SETNS = _LIBC.setns
-_SYSCALL = _LIBC.syscall
-_SYSCALL.restype = ctypes.c_long
-"""Resolved here, so the forked copy looks nothing up."""
 
 
 class PinError(Exception):
@@ -112,8 +85,8 @@ class PinStage:
         self.pins = pins
         self._ready_read, self._ready_write = os.pipe()
         self._go_read, self._go_write = os.pipe()
-        self._binder: tuple[int, int] | None = None
-        """(pid, read end of its report) of the forked copy, once `prepare` made it."""
+        self._binder: tuple[zygote.Zygote, int] | None = None
+        """(the zygote asked, the read end of the binder's report), once `prepare` asked."""
 
     @property
     def child_fds(self) -> tuple[int, int]:
@@ -126,31 +99,25 @@ class PinStage:
             self._close(name)
 
     def prepare(self, pid: int) -> None:
-        """Fork the copy that binds the links of the sandbox whose init is `pid`; it waits
+        """Have the zygote fork the binder of the sandbox whose init is `pid`; it waits
         until the stage is ready. As soon as bubblewrap reports the sandbox (for one made
-        ahead, long before its command comes), so the fork is off the command's way.
-        Raises OSError."""
+        ahead, long before its command comes). Raises OSError (zygote.ZygoteError when the
+        zygote has ended)."""
         if self._binder is None:
-            self._binder = _fork_binder(pid, self.pins, self._ready_read)
+            self._binder = _ask(pid, self.pins, self._ready_read)
 
     async def run(self, pid: int) -> None:
         """Pin every link in the sandbox whose init is `pid` once the stage is ready (the
         go-ahead has been given to bubblewrap), then let the stage go. Raises PinError (the
         caller stops the sandbox, then calls `close`)."""
-        import asyncio  # the loop's caller has it loaded; `reins doctor` needs none
-
         self.prepare(pid)
         assert self._binder is not None
-        child, report = self._binder
-        code = await _exit_code(asyncio.get_running_loop(), child)
-        self._binder = None
-        try:
-            why = os.read(report, MAX_MESSAGE).decode("utf-8", "replace")
-        finally:
-            os.close(report)
-        if code != 0 or why:
-            raise PinError("a protected link could not be pinned in the sandbox: "
-                           f"{why or f'exit status {code}'}")
+        asked, report = self._binder
+        text = await _read_report(report)
+        if text != OK:
+            why = (text[len(FAILED):].decode("utf-8", "replace") if text.startswith(FAILED)
+                   else asked.ended() or "the binder ended without a report")
+            raise PinError(f"a protected link could not be pinned in the sandbox: {why}")
         try:
             os.write(self._go_write, b"\n")
         except OSError as exc:
@@ -158,14 +125,11 @@ class PinStage:
         self.close()
 
     def close(self) -> None:
-        """Close every end; a copy still waiting is killed."""
+        """Close every end. A binder still waiting ends with the sandbox (its stage's end of
+        the ready pipe closes), or with the zygote."""
         binder, self._binder = self._binder, None
         if binder is not None:
-            child, report = binder
-            with contextlib.suppress(OSError):
-                os.kill(child, signal.SIGKILL)
-                os.waitpid(child, 0)  # at once: killed while it waits
-            os.close(report)
+            os.close(binder[1])
         for name in ("_ready_read", "_ready_write", "_go_read", "_go_write"):
             self._close(name)
 
@@ -177,114 +141,35 @@ class PinStage:
             setattr(self, name, -1)
 
 
-def _fork_binder(pid: int, pins: tuple[Pin, ...], ready: int) -> tuple[int, int]:
-    """Fork the copy that binds `pins` in the sandbox of `pid` once `ready` is written;
-    (its pid, the read end of its report)."""
+def _ask(pid: int, pins: tuple[Pin, ...], ready: int) -> tuple[zygote.Zygote, int]:
+    """Ask the zygote for the binder of `pins` in the sandbox of `pid`, which waits on
+    `ready`: (the zygote, the read end of the binder's report)."""
     report_read, report_write = os.pipe()
+    held = [report_write]
     try:
-        with warnings.catch_warnings():  # the copy runs only system calls, then _exit
-            warnings.simplefilter("ignore", DeprecationWarning)
-            child = os.fork()
+        namespace = os.open(f"/proc/{pid}/ns/mnt", os.O_RDONLY | os.O_CLOEXEC)
+        held.append(namespace)
+        pins_file = os.memfd_create("reins-pins", os.MFD_CLOEXEC)
+        held.append(pins_file)
+        os.write(pins_file, encode_pins([(pin.path, pin.text, pin.folder) for pin in pins]))
+        asked = zygote.start()
+        asked.send(Request(namespace, ready, report_write, pins_file))
     except BaseException:
         os.close(report_read)
-        os.close(report_write)
-        raise
-    if child == 0:  # pragma: no cover - the copy; its parent checks what it did
-        _child(report_write, pid, pins, ready)
-    os.close(report_write)
-    return child, report_read
-
-
-async def _exit_code(loop: asyncio.AbstractEventLoop, child: int) -> int:
-    """Wait for the forked copy (killed after PIN_TIMEOUT_S, or when cancelled)."""
-    import asyncio
-
-    pidfd = os.pidfd_open(child)
-    exited: asyncio.Future[None] = loop.create_future()
-
-    def readable() -> None:
-        if not exited.done():
-            exited.set_result(None)
-
-    loop.add_reader(pidfd, readable)
-    try:
-        await asyncio.wait_for(exited, PIN_TIMEOUT_S)
-    except BaseException as exc:
-        os.kill(child, signal.SIGKILL)
-        if isinstance(exc, TimeoutError):
-            raise PinError(f"the sandbox did not start, or its protected links could not be "
-                           f"pinned, in {PIN_TIMEOUT_S:g} s") from None
         raise
     finally:
-        loop.remove_reader(pidfd)
-        os.close(pidfd)
-        _, status = os.waitpid(child, 0)  # at once: it has exited or was killed
-    return os.waitstatus_to_exitcode(status)
+        for fd in held:  # the binder has its own: its report's end of file is its end
+            os.close(fd)
+    return asked, report_read
 
 
-def _child(report: int, pid: int, pins: tuple[Pin, ...], ready: int) -> None:
-    """In the forked copy: wait for the stage, enter the sandbox, bind every link, report a
-    failure, _exit."""
-    code = 0
+async def _read_report(fd: int) -> bytes:
+    """Everything the binder reports, up to its end of file (PinError after PIN_TIMEOUT_S;
+    the caller then stops the sandbox, and the binder ends with it)."""
+    import asyncio  # the loop's caller has it loaded; `reins doctor` needs none
+
     try:
-        _keep_only(report, ready)
-        if not os.read(ready, 1):
-            raise PinError("the sandbox ended before its command started")
-        _enter(pid)
-        for pin in pins:
-            _pin(pin)
-    except BaseException as exc:  # anything: the copy must never return to the kernel
-        code = 1
-        with contextlib.suppress(BaseException):
-            os.write(report, str(exc).encode("utf-8", "replace")[:MAX_MESSAGE] or b"failed")
-    os._exit(code)
-
-
-def _keep_only(*fds: int) -> None:
-    """Close every descriptor but `fds` and the standard ones: the copy holds no other
-    sandbox's pipe open (its stage would not see its end) and none of the kernel's files."""
-    low = 3
-    for fd in sorted(fds):
-        os.closerange(low, fd)
-        low = fd + 1
-    os.closerange(low, os.sysconf("SC_OPEN_MAX"))
-
-
-def _check(result: int, what: str) -> int:
-    if result < 0:
-        raise PinError(f"{what}: {os.strerror(ctypes.get_errno())}")
-    return result
-
-
-def _enter(pid: int) -> None:
-    """Join the sandbox's mount namespace, first the user namespace that owns it."""
-    mnt = os.open(f"/proc/{pid}/ns/mnt", os.O_RDONLY | os.O_CLOEXEC)
-    owner = fcntl.ioctl(mnt, NS_GET_USERNS)
-    _check(_SETNS(owner, CLONE_NEWUSER), "entering the sandbox's user namespace")
-    _check(_SETNS(mnt, CLONE_NEWNS), "entering the sandbox's mount namespace")
-
-
-def _pin(pin: Pin) -> None:
-    """Bind the link at `pin.path` onto itself, when it is the link holding `pin.text`; or
-    the folder there, when it is a folder (not a link), with the mounts below it."""
-    what = "folder" if pin.folder else "link"
-    try:
-        info = os.lstat(pin.path)
-        held = os.readlink(pin.path) if stat.S_ISLNK(info.st_mode) else None
-    except OSError as exc:
-        raise PinError(f"{pin.path}: {exc.strerror}") from exc
-    if pin.folder and not stat.S_ISDIR(info.st_mode):
-        raise PinError(f"{pin.path} is no longer the folder it was")
-    if not pin.folder and held != pin.text:
-        raise PinError(f"{pin.path} is no longer the link it was ({pin.text!r})")
-    path = os.fsencode(pin.path)
-    long = ctypes.c_long  # syscall(2) takes longs: no upper half left undefined
-    flags = OPEN_TREE_CLONE | os.O_CLOEXEC | AT_SYMLINK_NOFOLLOW
-    tree = _check(_SYSCALL(long(SYS_OPEN_TREE), long(AT_FDCWD), path,
-                           long(flags | (AT_RECURSIVE if pin.folder else 0))),
-                  f"copying the {what} {pin.path}")
-    try:
-        _check(_SYSCALL(long(SYS_MOVE_MOUNT), long(tree), b"", long(AT_FDCWD), path,
-                        long(MOVE_MOUNT_F_EMPTY_PATH)), f"binding the {what} {pin.path}")
-    finally:
-        os.close(tree)
+        return await asyncio.wait_for(read_all(fd, MAX_MESSAGE + len(FAILED)), PIN_TIMEOUT_S)
+    except TimeoutError:
+        raise PinError(f"the sandbox did not start, or its protected links could not be "
+                       f"pinned, in {PIN_TIMEOUT_S:g} s") from None

@@ -19,6 +19,7 @@ import os
 from kernel.sandbox.handshake import MAX_INFO_BYTES, HandshakeError, child_pid
 from kernel.sandbox.network import START_TIMEOUT_S, NetworkUnavailable, Pasta
 from kernel.sandbox.pin import PinError, PinStage
+from kernel.sandbox.readall import read_all
 
 
 class ServerStartFailed(Exception):
@@ -57,7 +58,7 @@ class ServerStart:
         """Attach pasta, let bwrap go, pin the links, let the server start. Raises
         ServerStartFailed (the caller ends the server: it never ran)."""
         try:
-            info = await asyncio.wait_for(self._read_info(), timeout_s)
+            info = await asyncio.wait_for(read_all(self._info_read, MAX_INFO_BYTES), timeout_s)
             pid = child_pid(info)
         except TimeoutError:
             raise ServerStartFailed(
@@ -79,30 +80,6 @@ class ServerStart:
                 raise ServerStartFailed(str(exc) if isinstance(exc, (PinError, OSError)) else
                                         f"its protected links could not be pinned ({exc!r})"
                                         ) from exc
-
-    async def _read_info(self) -> bytes:
-        loop = asyncio.get_running_loop()
-        os.set_blocking(self._info_read, False)
-        info = bytearray()
-        done: asyncio.Future[None] = loop.create_future()
-
-        def readable() -> None:
-            try:
-                data = os.read(self._info_read, 4096)
-            except BlockingIOError:
-                return
-            except OSError:
-                data = b""
-            info.extend(data)
-            if (not data or len(info) > MAX_INFO_BYTES) and not done.done():
-                done.set_result(None)
-
-        loop.add_reader(self._info_read, readable)
-        try:
-            await done
-        finally:
-            loop.remove_reader(self._info_read)
-        return bytes(info)
 
     async def aclose(self) -> None:
         """End pasta (the server has ended, or is being ended) and close every fd."""

@@ -1,0 +1,148 @@
+"""The binder: the process that pins one sandbox's links (kernel.sandbox.pin), forked for
+each sandbox from the zygote (kernel.sandbox.zygote), never from the kernel.
+
+It keeps only the four descriptors of its `Request` and the standard ones (/dev/null in the
+zygote), dies with the zygote (PR_SET_PDEATHSIG), reads its pins, and waits until the
+sandbox's shell stage says it is ready. Then it enters the user namespace that owns the
+sandbox's mount namespace (the user who started bubblewrap owns it, so has every capability
+there: no privilege is needed) and the mount namespace, and binds each link onto itself
+without following it (open_tree + move_mount), and each folder above one with what is
+mounted below it: a mount point cannot be removed, renamed or replaced (EBUSY). It writes
+one report, `OK` or `FAILED` and why, and ends with os._exit. It calls only what was loaded
+before the zygote was forked, and it is non-dumpable, as the zygote.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import fcntl
+import json
+import os
+import stat
+from typing import NamedTuple, NoReturn
+
+from kernel.sandbox.hardening import die_with_parent, name_process
+
+OK = b"+"
+FAILED = b"-"
+"""A report is OK, or FAILED followed by what failed (UTF-8); nothing at all means the
+binder ended before it could say (kernel.sandbox.pin asks the zygote why)."""
+MAX_MESSAGE = 2000
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUSER = 0x10000000
+NS_GET_USERNS = 0xB701
+AT_FDCWD = -100
+OPEN_TREE_CLONE = 1
+AT_SYMLINK_NOFOLLOW = 0x100
+AT_RECURSIVE = 0x8000
+MOVE_MOUNT_F_EMPTY_PATH = 0x4
+SYS_OPEN_TREE = 428
+SYS_MOVE_MOUNT = 429
+"""Both have these numbers on every architecture (added after the tables were unified)."""
+
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_SETNS = _LIBC.setns
+_SYSCALL = _LIBC.syscall
+_SYSCALL.restype = ctypes.c_long
+"""Resolved here, so the binder looks nothing up."""
+
+
+class BindError(Exception):
+    """What the binder reports when a link cannot be pinned."""
+
+
+class Request(NamedTuple):
+    """The descriptors of one binder, in the order they travel to the zygote."""
+
+    namespace: int
+    """The sandbox's mount namespace (/proc/PID/ns/mnt of its init)."""
+    ready: int
+    """The read end of the stage's pipe: one byte once bubblewrap's mounts are done."""
+    report: int
+    """The write end of the pipe the report goes to."""
+    pins: int
+    """A file holding the pins as JSON: [[path, text, folder], …] (kernel.sandbox.pin.Pin)."""
+
+
+def encode_pins(pins: list[tuple[str, str, bool]]) -> bytes:
+    """What `Request.pins` holds."""
+    return json.dumps(pins).encode()
+
+
+def report(fd: int, failure: str = "") -> None:
+    """Write the one report: OK without `failure`, else FAILED and `failure`."""
+    text = FAILED + (failure.encode("utf-8", "replace")[:MAX_MESSAGE] or b"failed") \
+        if failure else OK
+    with contextlib.suppress(OSError):  # nobody reads it any more: the sandbox is gone
+        os.write(fd, text)
+
+
+def bind(request: Request, zygote: int) -> NoReturn:
+    """In the binder, forked by the zygote whose pid is `zygote`: pin, report, _exit."""
+    failure = ""
+    try:
+        if not die_with_parent(zygote):
+            raise BindError("the zygote that forked the binder has ended")
+        name_process(b"reins-binder")
+        _keep_only(*request)
+        pins = json.loads(os.pread(request.pins, os.fstat(request.pins).st_size, 0))
+        if not os.read(request.ready, 1):
+            raise BindError("the sandbox ended before its command started")
+        _enter(request.namespace)
+        for path, text, folder in pins:
+            _pin(path, text, folder)
+    except BaseException as exc:  # anything: the binder must never return to the zygote
+        failure = str(exc) or type(exc).__name__
+    report(request.report, failure)
+    os._exit(1 if failure else 0)
+
+
+def _keep_only(*fds: int) -> None:
+    """Close every descriptor but `fds` and the standard ones: the binder holds no other
+    sandbox's pipe open (its stage would not see its end) and nothing of the kernel's."""
+    low = 3
+    for fd in sorted(fds):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, os.sysconf("SC_OPEN_MAX"))
+
+
+def _check(result: int, what: str) -> int:
+    if result < 0:
+        raise BindError(f"{what}: {os.strerror(ctypes.get_errno())}")
+    return result
+
+
+def _enter(mnt: int) -> None:
+    """Join the sandbox's mount namespace, first the user namespace that owns it."""
+    owner = fcntl.ioctl(mnt, NS_GET_USERNS)
+    _check(_SETNS(owner, CLONE_NEWUSER), "entering the sandbox's user namespace")
+    _check(_SETNS(mnt, CLONE_NEWNS), "entering the sandbox's mount namespace")
+
+
+def _pin(path: str, text: str, folder: bool) -> None:
+    """Bind the link at `path` onto itself, when it is the link holding `text`; or the
+    folder there, when it is a folder (not a link), with the mounts below it."""
+    what = "folder" if folder else "link"
+    try:
+        info = os.lstat(path)
+        held = os.readlink(path) if stat.S_ISLNK(info.st_mode) else None
+    except OSError as exc:
+        raise BindError(f"{path}: {exc.strerror}") from exc
+    if folder and not stat.S_ISDIR(info.st_mode):
+        raise BindError(f"{path} is no longer the folder it was")
+    if not folder and held != text:
+        raise BindError(f"{path} is no longer the link it was ({text!r})")
+    name = os.fsencode(path)
+    long = ctypes.c_long  # syscall(2) takes longs: no upper half left undefined
+    flags = OPEN_TREE_CLONE | os.O_CLOEXEC | AT_SYMLINK_NOFOLLOW
+    tree = _check(_SYSCALL(long(SYS_OPEN_TREE), long(AT_FDCWD), name,
+                           long(flags | (AT_RECURSIVE if folder else 0))),
+                  f"copying the {what} {path}")
+    try:
+        _check(_SYSCALL(long(SYS_MOVE_MOUNT), long(tree), b"", long(AT_FDCWD), name,
+                        long(MOVE_MOUNT_F_EMPTY_PATH)), f"binding the {what} {path}")
+    finally:
+        os.close(tree)
