@@ -5,9 +5,11 @@ Black box: `reins exec --json` runs a 420-round session against the fake model s
 1.7 KB per round), so from about round 250 the request nears the context window and old
 tool results are trimmed from it. Floor: a bare SDK loop (anthropic's AsyncAnthropic, the
 same streaming calls) that sends the very request bodies reins sent, in order, and runs the
-same tool calls the plain way (reads the file, takes the lines): so the SDK's, the server's
-and the tool's own share of a round, which grow with the request, are in both, and what is
-left is the harness (the loop, the policy, the store, the printer).
+same tool calls the plain way as read_file does them (skips the lines before, takes the
+lines, counts the rest; reading lines 8,000-8,020 costs more than lines 1-20): so the
+SDK's, the server's and the tool's own share of a round, which grow with the request or
+the offset, are in both, and what is left is the harness (the loop, the policy, the store,
+the printer).
 
 A first run, not timed, records the bodies (comparing each with the previous one, which
 would add to the server's time). Then reins and the floor run at the same time, in turns
@@ -17,11 +19,21 @@ machine, and a load that comes and goes on a shared machine falls on both alike.
 is the time from the server letting the previous request's answer go to the next request
 arriving; harness time per round = reins' round − the floor's round.
 
+Reins encodes each message of a request once (kernel.agent.request_body) where the SDK's
+`messages.stream` copies and encodes the whole conversation every request, so late in the
+session reins' round is shorter than the floor's: its harness time goes below zero. A
+second floor tells what reins itself adds: the same bodies, encoded before the session
+starts, sent with the SDK's `client.post(content=...)` and read with its
+`AsyncMessageStream` (as reins does), the same reads; what is left over it is the loop, the
+policy, the store, the printer and encoding what is new in each request.
+
 Figures (medians over the trials):
-- the harness time of the median round of the session (goal: at most +3 ms), and the mean
-  over its rounds beside it (the mean also takes the few rounds that another process on a
-  shared machine held up: a commit that waited 70 ms for the disk, a core taken away);
-- the harness time of rounds 390–410 against rounds 10–30 (goal: at most 1.2×).
+- the harness time of the median round of the session over the bare SDK loop (goal: at
+  most +3 ms), and the mean over its rounds beside it (the mean also takes the few rounds
+  that another process on a shared machine held up: a commit that waited 70 ms for the
+  disk, a core taken away);
+- the harness time of rounds 390–410 against rounds 10–30 (goal: at most 1.2×), over the
+  bare SDK loop and over the floor that sends the bodies already encoded.
 """
 
 from __future__ import annotations
@@ -44,8 +56,11 @@ from kernel.fakemodel import FakeAnthropicServer, Reply, ToolUse, reply
 ROUNDS = 420
 LINES_PER_READ = 20
 TRIALS = 5
-"""Sessions of each (in turns): the figures are medians over them; with three, one session
-that a burst of load fell on moved the 390–410 / 10–30 ratio by half of itself."""
+"""Sessions of each against the bare SDK loop (in turns): the figures are medians over them;
+with three, one session that a burst of load fell on moved the 390–410 / 10–30 ratio by
+half of itself."""
+ENCODED_TRIALS = 5
+"""Sessions of each against the floor that sends the bodies already encoded."""
 EARLY = range(10, 31)
 LATE = range(390, 411)
 PER_ROUND_GOAL_S = 0.003
@@ -53,8 +68,9 @@ FLAT_GOAL = 1.2
 BIN = Path(sys.executable).parent
 REINS, FLOOR = "reins", "floor"
 REPLAY_SCRIPT = """
-import asyncio, json, sys
+import asyncio, itertools, json, sys
 import anthropic
+from anthropic.lib.streaming import AsyncMessageStream
 
 def load(path):
     with open(path) as f:
@@ -65,27 +81,48 @@ def load(path):
     return bodies
 
 def run_tools(message, workspace):
-    # the previous answer's read_file calls, done the plain way
+    # the previous answer's read_file calls, done the plain way as read_file does them:
+    # the lines before skipped, the lines asked for taken, the rest counted
     for block in message["content"]:
         if block.get("type") == "tool_use":
             args = block["input"]
-            with open(workspace + "/" + args["path"], encoding="utf-8") as f:
-                lines = f.readlines()
             first = args["offset"]
-            chosen = lines[first - 1:first - 1 + args["limit"]]
-            "\\n".join(f"{n:6}\\t{line.rstrip()}" for n, line in enumerate(chosen, first))
+            with open(workspace + "/" + args["path"], encoding="utf-8", newline="\\n") as f:
+                for _ in itertools.islice(f, first - 1):
+                    pass
+                chosen = list(itertools.islice(f, args["limit"]))
+                total = first - 1 + len(chosen) + f.read().count("\\n")
+            f"[lines {first}-{first + len(chosen) - 1} of {total}]\\n" + "\\n".join(
+                f"{n:6}\\t{line.rstrip()}" for n, line in enumerate(chosen, first))
+
+async def sdk_stream(client, body, encoded):
+    async with client.messages.stream(**body) as stream:
+        async for _ in stream:
+            pass
+        await stream.get_final_message()
+
+async def encoded_stream(client, body, encoded):
+    raw = await client.post("/v1/messages", cast_to=anthropic.types.Message, content=encoded,
+                            stream=True,
+                            stream_cls=anthropic.AsyncStream[anthropic.types.RawMessageStreamEvent])
+    async with AsyncMessageStream(raw, output_format=anthropic.NOT_GIVEN) as stream:
+        async for _ in stream:
+            pass
+        await stream.get_final_message()
 
 async def main():
     bodies = load(sys.argv[2])
+    encoded = sys.argv[4] == "encoded"
+    texts = [json.dumps({**body, "stream": True}, ensure_ascii=False,
+                        separators=(",", ":")).encode() if encoded else None
+             for body in bodies]
+    send = encoded_stream if encoded else sdk_stream
     async with anthropic.AsyncAnthropic(api_key="bench", base_url=sys.argv[1],
                                         max_retries=0) as client:
-        for body in bodies:
+        for body, text in zip(bodies, texts):
             if len(body["messages"]) > 1:
                 run_tools(body["messages"][-2], sys.argv[3])
-            async with client.messages.stream(**body) as stream:
-                async for _ in stream:
-                    pass
-                await stream.get_final_message()
+            await send(client, body, text)
 
 asyncio.run(main())
 """
@@ -246,6 +283,56 @@ def _trial(reins_argv: list[str], floor_argv: list[str], env: Mapping[str, str],
     return turns.rounds(REINS), turns.rounds(FLOOR)
 
 
+class _Pairs:
+    """The sessions of reins and one floor in turns: each round's harness time (reins' round
+    − the floor's round)."""
+
+    def __init__(self, trials: list[tuple[list[float], list[float]]]) -> None:
+        self.floors = [floor for _, floor in trials]
+        self.diffs = [[r - f for r, f in zip(reins, floor, strict=True)]
+                      for reins, floor in trials]
+
+    def floor_round(self) -> float:
+        return statistics.median(statistics.mean(floor) for floor in self.floors)
+
+    def floor_window(self, window: range) -> float:
+        return statistics.median(_window(floor, window) for floor in self.floors)
+
+    def median(self) -> float:
+        return statistics.median(statistics.median(d) for d in self.diffs)
+
+    def mean(self) -> float:
+        return statistics.median(statistics.mean(d) for d in self.diffs)
+
+    def window(self, window: range) -> float:
+        return statistics.median(_window(d, window) for d in self.diffs)
+
+    def flat(self) -> bool:
+        """Rounds 390–410 cost at most 1.2× the harness time of rounds 10–30 (less is flat
+        too, below zero as well)."""
+        early, late = self.window(EARLY), self.window(LATE)
+        return late <= early or late <= FLAT_GOAL * early
+
+    def per_trial(self) -> str:
+        return "; ".join(
+            f"{statistics.median(d) * 1000:+.1f} / {statistics.mean(d) * 1000:+.1f} / "
+            f"{_window(d, EARLY) * 1000:+.1f} / {_window(d, LATE) * 1000:+.1f} ms"
+            for d in self.diffs)
+
+
+def _flatness(pairs: _Pairs, over: str) -> None:
+    early, late = pairs.window(EARLY), pairs.window(LATE)
+    report(f"harness time over {over}, rounds {EARLY.start}–{EARLY.stop - 1}",
+           fmt_seconds(early))
+    report(f"harness time over {over}, rounds {LATE.start}–{LATE.stop - 1}",
+           fmt_seconds(late),
+           goal=f"≤ {FLAT_GOAL}× rounds {EARLY.start}–{EARLY.stop - 1}", ok=pairs.flat())
+    ratio = f"{late / early:.2f}×" if early > 0 and late > 0 else \
+        f"{(late - early) * 1000:+.2f} ms"
+    print(f"     round {LATE.start}–{LATE.stop - 1} against round "
+          f"{EARLY.start}–{EARLY.stop - 1}{ratio:>22}")
+
+
 def run() -> None:
     with tempfile.TemporaryDirectory(prefix="reins-bench-rounds-") as tmp:
         workspace = Path(tmp) / "workspace"
@@ -259,7 +346,6 @@ def run() -> None:
         env = {**os.environ, "ANTHROPIC_API_KEY": "bench"}
         reins_argv = [str(BIN / "reins"), "exec", "--json", "--mode", "auto", "--max-rounds",
                       str(ROUNDS + 10), "--workspace", str(workspace), "read data.txt"]
-        floor_argv = [sys.executable, str(replay), str(bodies_file), str(workspace)]
         started = time.perf_counter()
         bodies = _Bodies()  # a first run, not timed, gives the floor its bodies
         with _serve(_Responder(REINS, bodies=bodies)) as server:
@@ -268,32 +354,33 @@ def run() -> None:
             _check(capture, _wait(capture))
         bodies.write(bodies_file)
         del bodies
-        trials = [_trial(reins_argv, floor_argv, env, Path(tmp) / f"home{trial}")
-                  for trial in range(TRIALS)]
+
+        def floor(kind: str) -> list[str]:
+            return [sys.executable, str(replay), str(bodies_file), str(workspace), kind]
+
+        sdk = _Pairs([_trial(reins_argv, floor("sdk"), env, Path(tmp) / f"home{trial}")
+                      for trial in range(TRIALS)])
+        encoded = _Pairs([_trial(reins_argv, floor("encoded"), env,
+                                 Path(tmp) / f"home-encoded{trial}")
+                          for trial in range(ENCODED_TRIALS)])
         elapsed = time.perf_counter() - started
-    diffs = [[r - f for r, f in zip(reins, floor, strict=True)] for reins, floor in trials]
-    floor_round = statistics.median(statistics.mean(floor) for _, floor in trials)
-    per_round = statistics.median(statistics.mean(d) for d in diffs)
-    per_round_median = statistics.median(statistics.median(d) for d in diffs)
-    early = statistics.median(_window(d, EARLY) for d in diffs)
-    late = statistics.median(_window(d, LATE) for d in diffs)
-    floor_early = statistics.median(_window(floor, EARLY) for _, floor in trials)
-    floor_late = statistics.median(_window(floor, LATE) for _, floor in trials)
+    floor_round, per_round = sdk.floor_round(), sdk.median()
     report("floor: bare SDK loop, same bodies, per round", fmt_seconds(floor_round),
            ratio=1.0)
     report(f"reins exec harness per round ({ROUNDS} rounds, median)",
-           fmt_seconds(per_round_median), ratio=(floor_round + per_round_median) / floor_round,
-           goal=f"≤ +{PER_ROUND_GOAL_S * 1000:.0f} ms", ok=per_round_median <= PER_ROUND_GOAL_S)
-    report("  mean (with the rounds a slow disk or CPU held up)", fmt_seconds(per_round))
-    report(f"  floor round, rounds {EARLY.start}–{EARLY.stop - 1}", fmt_seconds(floor_early))
-    report(f"  floor round, rounds {LATE.start}–{LATE.stop - 1}", fmt_seconds(floor_late))
-    report(f"harness time, rounds {EARLY.start}–{EARLY.stop - 1}", fmt_seconds(early))
-    flat = late / early if early > 0 else float("inf")
-    report(f"harness time, rounds {LATE.start}–{LATE.stop - 1}", fmt_seconds(late),
-           goal=f"≤ {FLAT_GOAL}× rounds {EARLY.start}–{EARLY.stop - 1}", ok=flat <= FLAT_GOAL)
-    print(f"     round {LATE.start}–{LATE.stop - 1} / round {EARLY.start}–{EARLY.stop - 1}"
-          f"{flat:26.2f}×")
-    print("   per trial (median, mean, rounds 10–30, 390–410): " + "; ".join(
-        f"{statistics.median(d) * 1000:+.1f} / {statistics.mean(d) * 1000:+.1f} / "
-        f"{_window(d, EARLY) * 1000:+.1f} / {_window(d, LATE) * 1000:+.1f} ms" for d in diffs))
-    print(f"   ({TRIALS} trials, reins and the floor in turns, in {elapsed:.0f} s)")
+           fmt_seconds(per_round), ratio=(floor_round + per_round) / floor_round,
+           goal=f"≤ +{PER_ROUND_GOAL_S * 1000:.0f} ms", ok=per_round <= PER_ROUND_GOAL_S)
+    report("  mean (with the rounds a slow disk or CPU held up)", fmt_seconds(sdk.mean()))
+    report(f"  floor round, rounds {EARLY.start}–{EARLY.stop - 1}",
+           fmt_seconds(sdk.floor_window(EARLY)))
+    report(f"  floor round, rounds {LATE.start}–{LATE.stop - 1}",
+           fmt_seconds(sdk.floor_window(LATE)))
+    _flatness(sdk, "the SDK loop")
+    print("   per trial (median, mean, rounds 10–30, 390–410): " + sdk.per_trial())
+    report("floor 2: the bodies sent already encoded, per round",
+           fmt_seconds(encoded.floor_round()), ratio=encoded.floor_round() / floor_round)
+    report("reins exec over it, per round (median)", fmt_seconds(encoded.median()))
+    _flatness(encoded, "floor 2")
+    print("   per trial (median, mean, rounds 10–30, 390–410): " + encoded.per_trial())
+    print(f"   ({TRIALS} + {ENCODED_TRIALS} trials, reins and a floor in turns, in "
+          f"{elapsed:.0f} s)")
