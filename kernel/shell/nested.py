@@ -67,6 +67,11 @@ class _Wrapper:
     joins: bool = False
     """It runs the words after its options as one `sh -c` text (`watch`, `sg GROUP`)."""
 
+    @property
+    def known(self) -> frozenset[str]:
+        """Its options the table names."""
+        return self.with_value | self.script_options | self.no_exec
+
 
 def _opts(*names: str) -> frozenset[str]:
     return frozenset(names)
@@ -165,6 +170,34 @@ def _literal(words: Sequence[Word]) -> bool:
     return all(w.kind in (LITERAL, TILDE) for w in words)
 
 
+def _long_name(flag: str, spec: _Wrapper) -> str:
+    """`--sig` is `--signal`: getopt_long and argparse take an unambiguous prefix of a long
+    option (a program that does not refuses the word, and then runs nothing)."""
+    if flag in spec.known:
+        return flag
+    matches = [n for n in spec.known if n.startswith(flag) and n.startswith("--")]
+    return matches[0] if len(matches) == 1 else flag
+
+
+def _option_word(text: str, spec: _Wrapper) -> list[tuple[str, str | None]]:
+    """The options one word gives, each with the value written in it (None: none written).
+    A long option or a listed one-dash name is one option (`--user=root`, `-TT`); other
+    one-dash words are read as getopt reads them: letters bundled up to the first that takes
+    a value, which takes the rest of the word (`-Eu root`, `-uroot`, `-o/tmp/log.s`)."""
+    flag, eq, attached = text.partition("=")
+    if text.startswith("--") or flag in spec.known:
+        return [(_long_name(flag, spec) if flag.startswith("--") else flag,
+                 attached if eq else None)]
+    found: list[tuple[str, str | None]] = []
+    for at in range(1, len(text)):
+        letter = f"-{text[at]}"
+        if letter in spec.with_value or letter in spec.script_options:
+            found.append((letter, text[at + 1:] or None))
+            break
+        found.append((letter, None))
+    return found
+
+
 def _skip_options(name: str, spec: _Wrapper, words: Sequence[Word]) -> tuple[int, list[Inner]]:
     """Where the wrapped command starts in `words` (after the wrapper's name), or -1 when
     the wrapper runs nothing else; and the scripts given as option values (`su -c TEXT`)."""
@@ -172,7 +205,8 @@ def _skip_options(name: str, spec: _Wrapper, words: Sequence[Word]) -> tuple[int
     i = 1
     operands = spec.operands
     while i < len(words):
-        text = words[i].text
+        word = words[i]
+        text = word.text
         if text == "--":
             i += 1
             break
@@ -180,24 +214,22 @@ def _skip_options(name: str, spec: _Wrapper, words: Sequence[Word]) -> tuple[int
             i += 1
             continue
         if text.startswith("-") and len(text) > 1:
-            flag, attached = text.split("=", 1) if "=" in text else (text, None)
-            if flag in spec.no_exec:
-                return -1, found
-            short = not text.startswith("--")
-            script = flag in spec.script_options or (
-                short and len(text) > 2 and f"-{text[-1]}" in spec.script_options)
-            if script:
-                value = Word(attached) if attached is not None else (
-                    words[i + 1] if i + 1 < len(words) else None)
-                if value is not None:
-                    found.append(Script(value.text, f"{name} {flag}", _literal([value])))
-                return -1, found
-            takes = attached is None and (flag in spec.with_value or (
-                short and len(text) > 2 and f"-{text[-1]}" in spec.with_value))
-            i += 2 if takes else 1
+            i += 1
+            for flag, attached in _option_word(text, spec):
+                if flag in spec.no_exec:
+                    return -1, found
+                if flag not in spec.with_value and flag not in spec.script_options:
+                    continue
+                value = Word(attached, word.kind) if attached is not None else (
+                    words[i] if i < len(words) else None)
+                if attached is None:
+                    i += 1
+                if flag in spec.script_options:
+                    if value is not None:
+                        found.append(Script(value.text, f"{name} {flag}", _literal([value])))
+                    return -1, found
             continue
-        if operands and (name != "timeout" or _DURATION.match(text) or
-                         words[i].kind == EXPANDS):
+        if operands and (name != "timeout" or _DURATION.match(text) or word.kind == EXPANDS):
             operands -= 1
             i += 1
             continue

@@ -65,6 +65,9 @@ INDIRECT = [
     ("doas rm -rf ~", "recursive delete of ~"),
     ("su -c 'rm -rf ~' root", "recursive delete of ~"),
     ("sudo -u me sh -c 'rm -rf ~'", "recursive delete of ~"),
+    ("sudo -ume rm -rf ~", "recursive delete of ~"),
+    ("strace -o/tmp/t.s rm -rf ~", "recursive delete of ~"),
+    ("timeout --sig KILL 5 rm -rf ~", "recursive delete of ~"),
     # xargs and find
     ("echo ~ | xargs rm -rf", "recursive delete of ~"),
     ("echo . | xargs rm -rf", "recursive delete of ."),

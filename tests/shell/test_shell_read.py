@@ -183,6 +183,15 @@ NESTED = [
     ("time a", [("time", ["a"])]),
     ("sudo -u root a", [("sudo", ["a"])]),
     ("sudo -E A=1 a", [("sudo", ["a"])]),
+    # options read as getopt reads them: a bundle's letter that takes a value takes the rest
+    # of the word, a long option may be given by an unambiguous prefix
+    ("sudo -uroot a", [("sudo", ["a"])]),
+    ("sudo -Eu root a", [("sudo", ["a"])]),
+    ("sudo --us root a", [("sudo", ["a"])]),
+    ("strace -o/tmp/l.s a", [("strace", ["a"])]),
+    ("timeout --sig KILL 5 a", [("timeout", ["a"])]),
+    ("su -c'a b' root", [("su -c", ["a", "b"])]),
+    ("su -lc 'a b' root", [("su -c", ["a", "b"])]),
     ("doas a", [("doas", ["a"])]),
     ("su -c 'a b' root", [("su -c", ["a", "b"])]),
     ("busybox a", [("busybox", ["a"])]),
