@@ -115,9 +115,8 @@ class PinStage:
         asked, report = self._binder
         text = await _read_report(report)
         if text != OK:
-            why = (text[len(FAILED):].decode("utf-8", "replace") if text.startswith(FAILED)
-                   else asked.ended() or "the binder ended without a report")
-            raise PinError(f"a protected link could not be pinned in the sandbox: {why}")
+            raise PinError(f"a protected link could not be pinned in the sandbox: "
+                           f"{_failure(text, asked)}")
         try:
             os.write(self._go_write, b"\n")
         except OSError as exc:
@@ -139,6 +138,15 @@ class PinStage:
             with contextlib.suppress(OSError):
                 os.close(fd)
             setattr(self, name, -1)
+
+
+def _failure(text: bytes, asked: zygote.Zygote) -> str:
+    """What a report other than OK says went wrong."""
+    if text.startswith(FAILED):
+        return text[len(FAILED):].decode("utf-8", "replace")
+    if text:
+        return f"the binder's report is not one: {text[:100]!r}"
+    return asked.ended() or "the binder ended without a report"
 
 
 def _ask(pid: int, pins: tuple[Pin, ...], ready: int) -> tuple[zygote.Zygote, int]:
