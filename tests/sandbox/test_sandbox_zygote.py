@@ -60,10 +60,12 @@ def test_the_binder_is_the_zygotes_child_and_holds_only_its_descriptors(
     stage's end of the ready pipe closes, the binder reports that the sandbox ended: the pin
     fails closed."""
     stage = PinStage((Pin(str(tmp_path / "never"), "x"),))
+    running = zygote.start()
+    others = {child.pid for child in psutil.Process(running.pid).children()}
     try:
         stage.prepare(os.getpid())
-        running = zygote.start()
-        [binder] = _until(psutil.Process(running.pid).children)
+        [binder] = _until(lambda: [child for child in psutil.Process(running.pid).children()
+                                   if child.pid not in others])
         assert binder.name() == "reins-binder" and binder.ppid() == running.pid
         assert psutil.Process(running.pid).ppid() == os.getpid()
         assert binder.pid not in [child.pid for child in psutil.Process().children()]
