@@ -2,7 +2,8 @@
 
 A pure function over the parsed command (see `kernel.shell.parse`): every simple command of a
 compound command is looked at, after taking off environment assignments, the directory of the
-program (`/bin/rm` is `rm`) and wrappers such as `sudo`, `env`, `nice`, `timeout`, `xargs`.
+program (`/bin/rm` is `rm`) and wrappers such as `sudo`, `env`, `nice`, `timeout`, `xargs`;
+what a package runner runs is looked at too (`npx rimraf ~`, `uv run rm -rf ~`).
 The sandbox, not this classifier, is the security boundary: the classifier exists so that the
 user is asked about what matters (recursive deletes of `/`, `~` or broad globs, disk tools,
 fork bombs, `curl … | sh`, privilege escalation, writes to system folders, history-destroying
@@ -69,7 +70,7 @@ _INTERPRETERS = SHELLS | frozenset(
 )
 _NET_PROGRAMS = frozenset(
     {"curl", "wget", "ssh", "scp", "sftp", "telnet", "ftp", "nc", "ncat", "netcat", "aria2c",
-     "http", "https", "xh", "ping", "dig", "nslookup", "host", "npx", "pnpx", "bunx"}
+     "http", "https", "xh", "ping", "dig", "nslookup", "host", "npx", "pnpx", "bunx", "uvx"}
 )  # fmt: skip
 _NET_SUBCOMMANDS = {
     "git": frozenset({"clone", "fetch", "pull", "push", "ls-remote", "submodule", "remote"}),
@@ -255,6 +256,8 @@ def _command_reasons(words: Sequence[Word]) -> list[str]:
     reasons: list[str] = []
     if name == "rm":
         reasons.extend(_rm_reasons(words))
+    if name == "rimraf":  # npm's `rm -r`, which `npx rimraf` fetches and runs
+        reasons.extend(_rm_reasons([Word("rm"), Word("-r"), *words[1:]]))
     if name in ("shred", "rmdir", "unlink", "truncate"):
         reasons.extend(_cannot_tell(name, words[1:]))
     if name in ("chmod", "chown", "chgrp") and flags & {"R", "--recursive"}:

@@ -53,7 +53,7 @@ from functools import cache, lru_cache
 from kernel.pathrules import PROTECTED_PATTERNS, SECRET_PATTERNS, fold_name, protected_match
 from kernel.pathrules import secret_match as _secret_match
 from kernel.shell.awkscript import read_program
-from kernel.shell.nested import base
+from kernel.shell.nested import PYTHONS, base, python_module
 from kernel.shell.sedscript import read_script
 from kernel.shell.words import (
     EXPANDS,
@@ -1468,35 +1468,19 @@ def _sqlite3(words: Sequence[Word]) -> list[Word]:
     return out
 
 
-_PY_FLAGS = frozenset("bBdEhiIOPqsSuvVx")
-_PYTHONS = ("python", "python3", *(f"python3.{n}" for n in range(6, 16)), "pypy3")
 _VENV = _opts("--prompt -p --python --activators --seeder --app-data --extra-search-dir "
               "--creator --discovery --pip --setuptools --wheel")
 
 
 def _python(words: Sequence[Word]) -> list[Word]:
-    """`python -m MODULE …`: what that module's command line writes (_PY_MODULES)."""
-    i = 1
-    while i < len(words):
-        text = words[i].text
-        i += 1
-        if not text.startswith("-") or text in ("-", "--"):
-            return []
-        for at, letter in enumerate(text[1:], 1):
-            rest = text[at + 1:]
-            if letter == "m":
-                module = Word(rest) if rest else (words[i] if i < len(words) else None)
-                if module is None:
-                    return []
-                program = _PY_MODULES.get(module.text)
-                tail = list(words[i + (not rest):])
-                return program([module, *tail]) if program is not None else []
-            if letter in "WX":
-                i += not rest
-                break
-            if letter not in _PY_FLAGS:
-                return []
-    return []
+    """`python -m MODULE …`: what that module's command line writes (_PY_MODULES, else the
+    program of its name: `python -m black` is `black`)."""
+    found = python_module(words)
+    if found is None:
+        return []
+    module, tail = found
+    program = _PY_MODULES.get(module.text) or WRITERS.get(module.text)
+    return program([module, *tail]) if program is not None else []
 
 
 def _py_archive(words: Sequence[Word]) -> list[Word]:
@@ -1873,6 +1857,7 @@ WRITERS: dict[str, Callable[[Sequence[Word]], list[Word]]] = {
     "mkfifo": _all(_opts("-m --mode", "--context")),
     "mknod": _nth(_opts("-m --mode", "--context"), 0),
     "rm": _all(_Options()),
+    "rimraf": _all(_Options()),
     "rmdir": _all(_Options()),
     "unlink": _all(_Options()),
     "shred": _all(_opts("-n --iterations -s --size --random-source", "--remove")),
@@ -1941,7 +1926,7 @@ WRITERS: dict[str, Callable[[Sequence[Word]], list[Word]]] = {
     "ffprobe": _ffprobe,
     "pandoc": _pandoc,
     "sqlite3": _sqlite3,
-    **dict.fromkeys(_PYTHONS, _python),
+    **dict.fromkeys(PYTHONS, _python),
     "virtualenv": _all(_VENV),
     "pip": _pip,
     "pip3": _pip,

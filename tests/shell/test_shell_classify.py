@@ -140,14 +140,16 @@ def test_table_sizes() -> None:
     "command",
     ["curl https://example.com", "wget x", "git clone https://x/y", "pip install requests",
      "python3 -m pip install -e .", "npm install", "cargo install ripgrep", "go get x/y",
-     "apt-get update", "ssh host ls", "git -C sub fetch", "echo hi && git pull"],
+     "apt-get update", "ssh host ls", "git -C sub fetch", "echo hi && git pull",
+     "npx tsc", "uvx ruff check", "uv run pytest", "pnpm dlx x", "sudo npx tsc"],
 )
 def test_network_hint(command: str) -> None:
     assert classify(command).network
 
 
 @pytest.mark.parametrize(
-    "command", ["git status", "pip list", "npm test", "ls", "python script.py", "cargo build"]
+    "command", ["git status", "pip list", "npm test", "ls", "python script.py", "cargo build",
+                "poetry run pytest", "conda run -n e python x.py"]
 )
 def test_no_network_hint(command: str) -> None:
     assert not classify(command).network

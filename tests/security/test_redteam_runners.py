@@ -1,0 +1,181 @@
+"""Red team: a package runner or an environment manager (`npx`, `npm exec`, `pnpm dlx`,
+`uvx`, `uv run`, `poetry run`, `conda run`, `nix-shell --run`, `direnv exec`, …) does not
+hide the program it runs nor what that program writes. A write to a protected path through
+one asks in every mode whatever the allow rules say, and is allowed once only; a destructive
+program through one asks; an allow rule for the runner covers the runner, not the program it
+runs, exactly as `run_command(sudo *)` does not cover `sudo rm x`. Through the real shell
+reader, the real path policy and `decide()`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kernel.policy.decide import Decision, Mode, Verdict, decide
+from kernel.policy.facts import call_facts
+from kernel.policy.rules import parse_rule
+from kernel.policy.ruleset import RuleSet
+from tests.policy.worldkit import COMMAND, PolicyWorld
+
+A, Q, D = Verdict.ALLOW, Verdict.ASK, Verdict.DENY
+
+
+class _Sandbox:
+    available = True
+
+    def describe(self) -> str:
+        return "bubblewrap"
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> PolicyWorld:
+    world = PolicyWorld(tmp_path)
+    (world.workspace / ".git" / "hooks").mkdir(parents=True)
+    return world
+
+
+def _decide(world: PolicyWorld, command: str, mode: Mode, *, allow: Sequence[str] = (),
+            deny: Sequence[str] = ()) -> Decision:
+    args: dict[str, Any] = {"command": command}
+    facts = call_facts(COMMAND, args, world.policy, _Sandbox())
+    sets = [RuleSet([parse_rule(t) for t in texts]) for texts in (allow, (), deny)]
+    return decide(COMMAND, args, facts, world.session(mode), *sets)
+
+
+PROTECTED = [
+    "npx tsc --outDir .git/hooks x.ts", "npx -y tsc@5 --outDir .git/hooks x.ts",
+    "npx -p typescript tsc --outDir .git/hooks", "npx --yes -- tsc --outDir=.git/hooks",
+    "npx prettier --write .vscode/settings.json", "npx -c 'tee .envrc'",
+    "npx -yc 'cp x .git/hooks/pre-commit'", "npx rimraf .git/hooks",
+    "npm exec -- tsc --outDir .git/hooks x.ts", "npm x -c 'tee -a ~/.bashrc'",
+    "npm exec --package=typescript -- tsc --outDir .git/hooks",
+    "pnpm exec tee .envrc", "pnpm -c exec 'cp x .git/hooks/pre-commit'",
+    "pnpm dlx prettier --write .vscode", "pnpx prettier -w .vscode/settings.json",
+    "yarn exec prettier --write .vscode", "yarn dlx -p prettier prettier --write .vscode",
+    "bunx prettier --write .vscode", "bun x tsc --outDir .git/hooks",
+    "uvx black .vscode", "uvx 'black>=24' .vscode", "uvx --from black black .vscode",
+    "uv tool run ruff format .vscode", "uv -q tool uvx black .vscode",
+    "uv run black .vscode", "uv run --with black -- black .vscode", "uv run -m black .vscode",
+    "uv --directory . run tee .envrc", "pipx run black==24 .vscode",
+    "pipx run --spec black black .vscode", "poetry run black .vscode",
+    "poetry -C . run tee .envrc", "pdm run isort .vscode", "hatch run fmt:black .vscode",
+    "hatch run +py=3.12 tee .envrc", "rye run tee .envrc", "pipenv run tee .envrc",
+    "conda run -n base black .vscode", "mamba run -n e tee .envrc",
+    "micromamba run -n e -- tee .envrc", "pixi run sed -i s/a/b/ .envrc",
+    "pixi run 'echo x > .envrc'", "pixi exec tee .envrc",
+    "nix-shell -p hello --run 'tee .envrc'", "nix shell nixpkgs#hello -c tee .envrc",
+    "nix develop --command cp x .git/hooks/pre-commit", "direnv exec . tee .envrc",
+    "dotenv run cp x .git/hooks/pre-commit", "dotenv -e .env -- tee .envrc",
+    "dotenvx run -- tee .envrc", "env-cmd -f .env tee .envrc", "cross-env A=1 tee .envrc",
+    "mise x node@20 -- tee ~/.bashrc", "mise exec -c 'tee .envrc'", "asdf exec tee .envrc",
+    "rbenv exec tee .envrc", "pyenv exec black .vscode", "bundle exec cp x .envrc",
+    "rustup run stable tee .envrc", "corepack pnpm@9 exec tee .envrc",
+    "volta run --node 20 tee .envrc", "fnm exec --using 20 -- tee .envrc",
+    "shx cp x .git/hooks/pre-commit", "op run -- tee .envrc",
+    "aws-vault exec prof -- tee .envrc", "sudo npx prettier --write .vscode",
+    "env X=1 uvx black .vscode", "nice uv run tee .envrc", "sh -c 'npx -c \"tee .envrc\"'",
+]
+
+
+@pytest.mark.parametrize("command", PROTECTED)
+def test_a_protected_write_through_a_runner_asks_once(world: PolicyWorld, command: str) -> None:
+    for mode in (Mode.AUTO, Mode.AUTO_EDIT, Mode.ASK):
+        decision = _decide(world, command, mode, allow=("run_command", "write_file"))
+        assert decision.verdict is Q, (command, mode, decision)
+        assert decision.decided_by == "always ask", decision
+        assert not decision.can_session and not decision.can_always, decision
+
+
+DESTRUCTIVE = [
+    "npx rimraf ~", "npx -y rimraf@5 .", "npx rimraf .git", "npx /bin/rm -rf ~",
+    "npx -c 'rm -rf ~'", "npm exec -- rimraf ~", "npm x --yes rimraf .",
+    "pnpm exec rm -rf ~", "pnpm dlx rimraf ~", "pnpx rimraf ~", "yarn exec rm -rf ~",
+    "yarn dlx rimraf ~", "bunx rimraf ~", "bun x rimraf ~", "uv run rm -rf ~",
+    "uv run --python 3.12 -- rm -rf ~", "uvx --from x rm -rf ~", "pipx run --spec x rm -rf ~",
+    "poetry run rm -rf ~", "pdm run rm -rf ~", "hatch run test:rm -rf ~", "rye run rm -rf ~",
+    "pipenv run rm -rf ~", "conda run -n base rm -rf ~", "micromamba run -n e rm -rf ~",
+    "pixi run rm -rf ~", "pixi exec rm -rf ~", "nix-shell --run 'rm -rf ~'",
+    "nix develop -c rm -rf ~", "direnv exec . rm -rf ~", "dotenv run rm -rf ~",
+    "mise x -- rm -rf ~", "rbenv exec rm -rf ~", "bundle exec rm -rf ~",
+    "corepack pnpm exec rm -rf ~", "shx rm -rf ~", "uv run git reset --hard",
+    "poetry run git clean -fdx", "npx --foo rimraf ~", "uv run --foo x rm -rf ~",
+]
+
+
+@pytest.mark.parametrize("command", DESTRUCTIVE)
+def test_a_destructive_program_through_a_runner_asks(world: PolicyWorld, command: str) -> None:
+    for mode in (Mode.AUTO, Mode.ASK):
+        decision = _decide(world, command, mode, allow=("run_command", "write_file"))
+        assert decision.verdict is Q, (command, mode, decision)
+        assert decision.decided_by == "always ask", decision
+        assert "destructive command" in decision.reason, decision
+
+
+HARMLESS = [
+    "poetry run pytest -q", "pdm run pytest", "hatch run test:pytest",
+    "conda run -n e python x.py", "direnv exec . make", "rbenv exec rake test",
+    "bundle exec rspec", "dotenv run make", "pixi run test", "mise x -- make",
+    "poetry run black src", "pipenv run tee out.txt", "shx rm -rf build",
+]
+
+
+@pytest.mark.parametrize("command", HARMLESS)
+def test_a_plain_program_through_a_runner_still_runs_in_auto_mode(world: PolicyWorld,
+                                                                  command: str) -> None:
+    assert _decide(world, command, Mode.AUTO).verdict is A, command
+
+
+# An allow rule covers what it names: the runner's words, not the program it runs, as for
+# `sudo` and `nice` (README: `run_command(nice *)` alone does not allow `nice rm x`).
+# (command, allow rules, verdict in: ask, auto)
+RULES: list[tuple[str, tuple[str, ...], tuple[Verdict, Verdict]]] = [
+    ("sudo make", ("run_command(sudo *)",), (Q, Q)),
+    ("sudo make", ("run_command(sudo *)", "run_command(make)"), (Q, Q)),
+    ("nice make", ("run_command(nice *)",), (Q, A)),
+    ("nice make", ("run_command(nice *)", "run_command(make)"), (A, A)),
+    ("npx tsc -b", ("run_command(npx *)",), (Q, Q)),
+    ("npx tsc -b", ("run_command(npx *)", "run_command(tsc *)"), (A, A)),
+    ("npx tsc -b", ("run_command(tsc *)",), (Q, Q)),
+    ("npx -y tsc@5 -b", ("run_command(npx *)", "run_command(tsc -b)"), (A, A)),
+    ("poetry run pytest", ("run_command(poetry run *)",), (Q, A)),
+    ("poetry run pytest", ("run_command(poetry run *)", "run_command(pytest *)"), (A, A)),
+    ("poetry run rm -f x", ("run_command(poetry run *)", "run_command(pytest *)"), (Q, A)),
+    ("uv run pytest", ("run_command(uv run *)", "run_command(pytest *)"), (A, A)),
+    ("uvx ruff check", ("run_command(uvx *)", "run_command(ruff check *)"), (A, A)),
+    ("uvx ruff check", ("run_command(uvx *)", "run_command(ruff format *)"), (Q, Q)),
+    ("conda run -n e python x.py", ("run_command(conda *)", "run_command(python *)"), (A, A)),
+    ("nix-shell -p x --run 'make'", ("run_command(nix-shell *)",), (Q, A)),
+    ("nix-shell -p x --run 'make'", ("run_command(nix-shell *)", "run_command(make)"),
+     (A, A)),
+]
+
+
+@pytest.mark.parametrize(("command", "allow", "verdicts"), RULES)
+def test_an_allow_rule_for_a_runner_is_one_for_a_wrapper(
+        world: PolicyWorld, command: str, allow: tuple[str, ...],
+        verdicts: tuple[Verdict, Verdict]) -> None:
+    got = tuple(_decide(world, command, mode, allow=allow).verdict
+                for mode in (Mode.ASK, Mode.AUTO))
+    assert got == verdicts, command
+
+
+@pytest.mark.parametrize(("command", "rule"), [
+    ("sudo rm x", "run_command(rm *)"),
+    ("npx rimraf dist", "run_command(rimraf *)"),
+    ("poetry run rm x", "run_command(rm *)"),
+    ("uvx --from x rm x", "run_command(rm *)"),
+    ("npx -c 'curl x'", "run_command(curl *)"),
+    ("npx -c 'tee .git/info/x'", "write_file(.git/**)"),
+    ("uv run cp x .git/info/x", "write_file(.git/**)"),
+])
+def test_a_deny_rule_for_the_program_stops_it_through_a_runner(world: PolicyWorld,
+                                                               command: str, rule: str) -> None:
+    decision = _decide(world, command, Mode.AUTO, allow=("run_command",), deny=(rule,))
+    assert decision.verdict is D and decision.rule == rule, decision
+
+
+def test_tables_are_large() -> None:
+    assert len(PROTECTED) >= 60 and len(DESTRUCTIVE) >= 35 and len(RULES) >= 15
