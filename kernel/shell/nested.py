@@ -53,6 +53,8 @@ class Exec:
 
     words: tuple[Word, ...]
     via: str
+    elsewhere: bool = False
+    """It runs in another folder than the line's (`SimpleCommand.elsewhere`)."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,7 @@ class Script:
     via: str
     literal: bool
     strict: bool = True
+    elsewhere: bool = False
 
 
 @dataclass(frozen=True)
@@ -113,9 +116,12 @@ class _Wrapper:
     starts_after: frozenset[str] = frozenset()
     """Words after which the rest is the program, wherever they are (`mise x TOOLS -- CMD`,
     `nix shell PKGS --command CMD`); without one it runs no program."""
-    reader: Callable[[str, Sequence[Word]], list[Inner]] | None = None
+    chdir: frozenset[str] = frozenset()
+    """Options that run the program in another folder (`env -C DIR`, `uv --directory DIR`,
+    `pnpm -r`: each package's), also when given before its subcommand."""
+    reader: Callable[[str, Sequence[Word], bool], list[Inner]] | None = None
     """Its own reading, for a grammar no field above describes (npm reads its options
-    anywhere in the line, hatch takes `ENV:CMD`)."""
+    anywhere in the line, hatch takes `ENV:CMD`); told whether `chdir` options were given."""
 
     @property
     def known(self) -> frozenset[str]:
@@ -135,16 +141,18 @@ WRAPPERS: dict[str, _Wrapper] = {
     "sudo": _Wrapper(_opts("-u", "-g", "-C", "-p", "-h", "-U", "-r", "-t", "-D", "-R", "-T",
                            "--user", "--group", "--prompt", "--chdir", "--host",
                            "--close-from", "--role", "--type"), assignments=True,
-                     no_exec=_opts("-l", "-v", "-k", "-K", "-V", "--list", "--validate")),
+                     no_exec=_opts("-l", "-v", "-k", "-K", "-V", "--list", "--validate"),
+                     chdir=_opts("-D", "--chdir")),
     "doas": _Wrapper(_opts("-u", "-C")),
     "su": _Wrapper(_opts("-g", "-G", "-s", "-w", "--group", "--shell"), operands=1,
                    script_options=_opts("-c", "--command")),
     "runuser": _Wrapper(_opts("-u", "-g", "-G", "-s", "-w", "--user", "--group"),
                         script_options=_opts("-c", "--command")),
     "pkexec": _Wrapper(_opts("--user")),
-    "run0": _Wrapper(_opts("-u", "--user", "-D", "--chdir", "--setenv")),
+    "run0": _Wrapper(_opts("-u", "--user", "-D", "--chdir", "--setenv"),
+                     chdir=_opts("-D", "--chdir")),
     "env": _Wrapper(_opts("-u", "-C", "--unset", "--chdir"), assignments=True,
-                    script_options=_opts("-S", "--split-string")),
+                    script_options=_opts("-S", "--split-string"), chdir=_opts("-C", "--chdir")),
     "nice": _Wrapper(_opts("-n", "--adjustment")),
     "ionice": _Wrapper(_opts("-c", "-n", "-t", "--class", "--classdata"),
                        no_exec=_opts("-p", "--pid", "-P", "--pgid", "-u", "--uid")),
@@ -161,9 +169,10 @@ WRAPPERS: dict[str, _Wrapper] = {
     "flock": _Wrapper(_opts("-w", "-E", "--timeout", "--conflict-exit-code"), operands=1,
                       script_options=_opts("-c", "--command")),
     "chroot": _Wrapper(_opts("--userspec", "--groups"), operands=1),
-    "unshare": _Wrapper(_opts("-S", "-G", "--setuid", "--setgid", "--wd", "--root")),
+    "unshare": _Wrapper(_opts("-S", "-G", "--setuid", "--setgid", "--wd", "--root"),
+                        chdir=_opts("--wd", "--root")),
     "nsenter": _Wrapper(_opts("-t", "-S", "-G", "--target", "--setuid", "--setgid",
-                              "--wd", "--root")),
+                              "--wd", "--root"), chdir=_opts("--wd", "--root", "-w", "-r")),
     "unbuffer": _Wrapper(),
     "strace": _Wrapper(_opts("-o", "-p", "-e", "-s", "-u", "-a", "-P", "-E", "-I", "-b", "-O",
                              "-S", "-X")),
@@ -207,7 +216,8 @@ WRAPPERS: dict[str, _Wrapper] = {
     "systemd-run": _Wrapper(_opts("-u", "--unit", "-p", "--property", "-E", "--setenv",
                                   "--slice", "-M", "--machine", "-H", "--host", "--uid",
                                   "--gid", "--nice", "-D", "--working-directory",
-                                  "--description", "--on-calendar", "--on-active")),
+                                  "--description", "--on-calendar", "--on-active"),
+                            chdir=_opts("-D", "--working-directory")),
 }
 _SHELL_WITH_VALUE = _opts("-o", "+o", "-O", "+O", "--rcfile", "--init-file")
 _FIND_EXEC = _opts("-exec", "-execdir", "-ok", "-okdir")
@@ -293,7 +303,8 @@ def _skip_options(name: str, spec: _Wrapper,
                     i += 1
                 if flag in spec.script_options:
                     if value is not None:
-                        found.append(Script(value.text, f"{name} {flag}", _literal([value])))
+                        found.append(Script(value.text, f"{name} {flag}", _literal([value]),
+                                            elsewhere=bool(given & spec.chdir)))
                     return -1, found, frozenset(given)
             continue
         if operands and (name != "timeout" or _DURATION.match(text) or word.kind == EXPANDS):
@@ -353,9 +364,9 @@ def _wrapped(name: str, spec: _Wrapper, words: Sequence[Word], feeder: SimpleCom
     """What a wrapper or runner called `name` (with its subcommand: `uv run`) runs, read by
     its grammar `spec`; `given`: the options given before its subcommand."""
     if spec.reader is not None:
-        return spec.reader(name, words)
+        return spec.reader(name, words, bool(given & spec.chdir))
     if spec.starts_after:
-        return _after_marker(name, spec, words)
+        return _after_marker(name, spec, words, bool(given & spec.chdir))
     start, found, options = _skip_options(name, spec, words)
     if start < 0:
         return found
@@ -377,24 +388,27 @@ def _wrapped(name: str, spec: _Wrapper, words: Sequence[Word], feeder: SimpleCom
             rest = (rest or (Word("echo"),)) + _fed_words(feeder)
     if not rest or not spec.runs_rest:
         return found
+    moved = bool(given & spec.chdir)
     if spec.joins or given & spec.joins_with:
-        return [*found, Script(" ".join(w.text for w in rest), name, _literal(rest))]
+        return [*found, Script(" ".join(w.text for w in rest), name, _literal(rest),
+                               elsewhere=moved)]
     if spec.package is not None and not given & spec.package_options:
         program = _package_program(rest[0], spec.package)
         if program is None:
             return found
         rest = (program, *rest[1:])
-    return [*found, Exec(rest, name)]
+    return [*found, Exec(rest, name, moved)]
 
 
-def _after_marker(name: str, spec: _Wrapper, words: Sequence[Word]) -> list[Inner]:
+def _after_marker(name: str, spec: _Wrapper, words: Sequence[Word], moved: bool) -> list[Inner]:
     """`mise x TOOLS -- CMD`, `nix shell PKGS --command CMD`: the program follows the first
     of `spec.starts_after`; a script given before it (`mise x -c TEXT`) runs too."""
     at = next((i for i, w in enumerate(words) if i and w.text in spec.starts_after),
               len(words))
-    found = _option_scripts(name, words[:at], spec.script_options)
+    found = [replace(f, elsewhere=moved) if isinstance(f, Script) else f
+             for f in _option_scripts(name, words[:at], spec.script_options)]
     rest = tuple(words[at + 1:])
-    return [*found, Exec(rest, name)] if rest else found
+    return [*found, Exec(rest, name, moved)] if rest else found
 
 
 def _package_program(word: Word, package: Callable[[str], str | None]) -> Word | None:
@@ -481,6 +495,8 @@ _NPM_SHORT: dict[str, str] = {
 }
 """npm's shorthands and the words they stand for (one-letter ones may be bundled: `-yc`)."""
 _NPM_EXEC = frozenset({"exec", "exe", "x"})
+_NPM_ELSEWHERE = frozenset({"workspace", "workspaces"})
+"""Settings with which npm exec runs the program in each workspace's folder."""
 _NPX_SWITCHES = _NPM_FLAGS | frozenset({"always-spawn", "ignore-existing", "shell-auto-fallback",
                                         "no-install", "quiet", "q", "version", "v", "help",
                                         "h"})
@@ -620,29 +636,30 @@ def _npm_runs(via: str, line: _NpmLine, command: Sequence[Word]) -> list[Inner]:
     text, as npm runs it."""
     if line.unread:
         return [Blind(line.unread)]
+    moved = bool(line.given & _NPM_ELSEWHERE)
     call = line.values.get("call")
     shell = line.values.get("script-shell")
     if shell is not None and base(shell.text) not in SHELLS:  # it runs `SHELL -c TEXT`
         given = [call] if call is not None else list(command)
         text = call.text if call is not None else shlex.join(w.text for w in command)
         return [Exec((shell, Word("-c"), Word(text, LITERAL if _literal(given) else EXPANDS)),
-                     via)] if given else []
+                     via, moved)] if given else []
     if call is not None:
-        return [Script(call.text, f"{via} -c", _literal([call]))]
+        return [Script(call.text, f"{via} -c", _literal([call]), elsewhere=moved)]
     if not command:
         return []
     program = command[0] if "package" in line.values else _package_program(command[0],
                                                                             _npm_package)
-    return [Exec((program, *command[1:]), via)] if program is not None else []
+    return [Exec((program, *command[1:]), via, moved)] if program is not None else []
 
 
-def _npx(name: str, words: Sequence[Word]) -> list[Inner]:
+def _npx(name: str, words: Sequence[Word], _moved: bool) -> list[Inner]:
     """`npx [OPTIONS] PKG ARGS`: npx's reading, then npm exec's."""
     line = _nopt(name, _npx_words(words[1:]))
     return _npm_runs(name, line, line.rest)
 
 
-def _npm(name: str, words: Sequence[Word]) -> list[Inner]:
+def _npm(name: str, words: Sequence[Word], _moved: bool) -> list[Inner]:
     """`npm exec` (`exe`, `x`): npm reads its options anywhere before `--`, so in `npm exec
     tsc --outDir D x.ts` it takes `--outDir` for itself and runs `tsc D x.ts`."""
     line = _nopt(name, words[1:])
@@ -671,7 +688,7 @@ _PLAIN = re.compile(r"[\w./@+,:%=-]+\Z")
 """A word the shell reads as itself."""
 
 
-def _yarn_exec(name: str, words: Sequence[Word]) -> list[Inner]:
+def _yarn_exec(name: str, words: Sequence[Word], moved: bool) -> list[Inner]:
     """`yarn exec CMD ARGS`. Yarn 2 and later run CMD as shell text, ARGS added to its last
     command; Yarn 1 reads its own options anywhere in the line (an option not among its
     flags takes the next word for its value) and runs the other words. Both readings count:
@@ -680,9 +697,10 @@ def _yarn_exec(name: str, words: Sequence[Word]) -> list[Inner]:
     if not rest:
         return []
     head = rest[0]
-    found: list[Inner] = [Exec(rest, name)] if head.kind != LITERAL or _PLAIN.match(head.text) \
+    found: list[Inner] = [Exec(rest, name, moved)] \
+        if head.kind != LITERAL or _PLAIN.match(head.text) \
         else [Script(" ".join([head.text, *(shlex.quote(w.text) for w in rest[1:])]), name,
-                     _literal(rest))]
+                     _literal(rest), elsewhere=moved)]
     yarn1: list[Word] = []
     i = 1
     while i < len(words):
@@ -698,11 +716,11 @@ def _yarn_exec(name: str, words: Sequence[Word]) -> list[Inner]:
         yarn1.append(words[i])
         i += 1
     if yarn1 and tuple(yarn1) != rest:
-        found.append(Exec(tuple(yarn1), name))
+        found.append(Exec(tuple(yarn1), name, moved))
     return found
 
 
-def _hatch_run(name: str, words: Sequence[Word]) -> list[Inner]:
+def _hatch_run(name: str, words: Sequence[Word], _moved: bool) -> list[Inner]:
     """`hatch run [+VAR=…|-VAR=…]… [ENV:]CMD ARGS`: the words before CMD starting with `+`
     or `-` pick matrix variables; what follows the last `:` of CMD's word is the program (or
     a script the project defines under that name, which is not read)."""
@@ -750,24 +768,27 @@ _UV_RUN = _Wrapper(
         "--all-extras --no-dev --only-dev --no-default-groups --all-groups -m --module "
         "--no-editable --exact --no-exact --active --no-active --no-sync --locked --frozen -s "
         "--script --gui-script --all-packages --no-project"),
-    no_exec=_UV_HELP)
+    no_exec=_UV_HELP, chdir=_names("--directory"))
 _UVX = _Wrapper(
     _UV_RESOLVE | _names("--from -c --constraints -b --build-constraints --overrides "
                          "--torch-backend"),
     flags=_UV_RESOLVE_FLAGS | _names("--lfs"), no_exec=_UV_HELP, package=_python_package,
-    package_options=_names("--from"))
+    package_options=_names("--from"), chdir=_names("--directory"))
 _CONDA_RUN = _Wrapper(
     _names("-n --name -p --prefix --cwd -r --root-prefix -a --attach -e --env --label "
            "--rc-file --log-level"),
     flags=_names("-v --verbose -q --quiet -y --yes --json --offline --dry-run --no-rc --no-env "
                  "-d --detach --clean-env --dev --debug-wrapper-scripts -s --no-capture-output "
                  "--live-stream --experimental --no-plugins"),
-    no_exec=_names("-h --help -V --version"))
+    no_exec=_names("-h --help -V --version"), chdir=_names("--cwd"))
 _CONDA = replace(_CONDA_RUN, runs_rest=False, subcommands={"run": _CONDA_RUN})
+_PNPM_ELSEWHERE = _names("-C --dir -r --recursive --filter -F --filter-prod")
+"""pnpm runs the program in that folder, or in each package's of the workspace."""
 _PNPM_DLX = _Wrapper(_names("--package --allow-build --reporter --loglevel"),
                      flags=_names("-c --shell-mode -s --silent"),
                      joins_with=_names("-c --shell-mode"), no_exec=_names("-h --help"),
-                     package=_npm_package, package_options=_names("--package"))
+                     package=_npm_package, package_options=_names("--package"),
+                     chdir=_PNPM_ELSEWHERE)
 _PIXI_SHARED = _names("--manifest-path --auth-file --concurrent-downloads --concurrent-solves "
                       "--pinning-strategy --pypi-keyring-provider --tls-root-certs "
                       "--config-file --color")
@@ -779,7 +800,8 @@ _PIXI_RUN = _Wrapper(_PIXI_SHARED | _names("-e --environment -p --platform"),
                      flags=_PIXI_FLAGS | _names("-x --executable --experimental --clean-env "
                                                 "--skip-deps --templated -n --dry-run"),
                      no_exec=_names("-h --help"), joins=True)
-_MISE_EXEC = _Wrapper(script_options=_names("-c --command"), starts_after=_names("--"))
+_MISE_EXEC = _Wrapper(script_options=_names("-c --command"), starts_after=_names("--"),
+                      chdir=_names("-C --cd"))
 _ENV_EXEC = _Wrapper(flags=_NONE, no_exec=_names("-h --help"))
 """`rbenv exec CMD …` and its kin: no options."""
 _BUNDLE_GLOBAL = _names("-r --retry")
@@ -801,7 +823,7 @@ _BUNX = _Wrapper(_names("-p --package"),
 _POETRY = _Wrapper(_names("-P --project -C --directory"),
                    flags=_names("-q --quiet --ansi --no-ansi -n --no-interaction --no-plugins "
                                 "--no-cache -v --verbose"),
-                   no_exec=_names("-h --help -V --version"))
+                   no_exec=_names("-h --help -V --version"), chdir=_names("-C --directory"))
 _MISE = _Wrapper(_names("-C --cd -E --env -j --jobs"),
                  flags=_names("-q --quiet -v --verbose -y --yes --raw --locked --offline "
                               "--silent"),
@@ -822,21 +844,23 @@ RUNNERS: dict[str, _Wrapper] = {
                      "--include-workspace-root --if-present -c --shell-mode --offline "
                      "--prefer-offline --ignore-scripts -g --global"),
         no_exec=_names("-h --help -v --version"), runs_rest=False,
-        subcommands={"exec": _Wrapper(options=False, joins_with=_names("-c --shell-mode")),
+        subcommands={"exec": _Wrapper(options=False, joins_with=_names("-c --shell-mode"),
+                                      chdir=_PNPM_ELSEWHERE),
                      "dlx": _PNPM_DLX}),
     "pnpx": _PNPM_DLX,
     "yarn": _Wrapper(_YARN_GLOBAL, flags=_YARN1_FLAGS - _names("-v --version -h --help"),
                      no_exec=_names("-v --version -h --help"), runs_rest=False,
-                     subcommands={"exec": _Wrapper(reader=_yarn_exec),
+                     subcommands={"exec": _Wrapper(reader=_yarn_exec, chdir=_names("--cwd")),
                                   "dlx": _Wrapper(_names("-p --package"),
                                                   flags=_names("-q --quiet"),
                                                   no_exec=_names("-h --help"),
                                                   package=_npm_package,
-                                                  package_options=_names("-p --package"))}),
+                                                  package_options=_names("-p --package"),
+                                                  chdir=_names("--cwd"))}),
     "bunx": _BUNX,
     "bun": _Wrapper(_names("--cwd -c --config"), flags=_names("--bun --silent --verbose"),
                     no_exec=_names("-h --help -v --version"), runs_rest=False,
-                    subcommands={"x": _BUNX}),
+                    subcommands={"x": replace(_BUNX, chdir=_names("--cwd"))}),
     "corepack": _Wrapper(flags=_NONE, no_exec=_names("-h --help -v --version"),
                          subcommands=dict.fromkeys(("enable", "disable", "install", "pack",
                                                     "prepare", "use", "up", "cache",
@@ -884,7 +908,8 @@ RUNNERS: dict[str, _Wrapper] = {
                         _names("-p --project -k --skip --venv --env --env-file --working-dir"),
                         flags=_names("-v --verbose -q --quiet -g --global -s --site-packages "
                                      "--recreate"),
-                        no_exec=_names("-h --help -l --list -j --json"))}),
+                        no_exec=_names("-h --help -l --list -j --json"),
+                        chdir=_names("--working-dir"))}),
     "hatch": _Wrapper(_names("-e --env -p --project --data-dir --cache-dir --config"),
                       flags=_names("-v --verbose -q --quiet --color --no-color --interactive "
                                    "--no-interactive"),

@@ -2024,7 +2024,8 @@ def _writer(name: str) -> Callable[[Sequence[Word]], list[Word]] | None:
 
 def line_writes(line: CommandLine) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The files the line writes: (paths it names, targets it cannot name). A relative path
-    after a `cd` cannot be named (which folder is it in?), nor a glob a redirection names."""
+    after a `cd`, or of a command run in another folder (`env -C DIR`, `uv --directory DIR
+    run`), cannot be named (which folder is it in?), nor a glob a redirection names."""
     known: list[str] = []
     unknown: list[str] = []
     dots = bool(_DOT_GLOBS.search(line.text))
@@ -2035,7 +2036,7 @@ def line_writes(line: CommandLine) -> tuple[tuple[str, ...], tuple[str, ...]]:
             named = target.kind in (LITERAL, TILDE) or (
                 by_program and target.kind == GLOB and not (
                     set(target.text) & _GLOB_CHARS and _may_match_flagged(target.text, dots)))
-            if named and not (line.changes_directory and relative):
+            if named and not ((line.changes_directory or command.elsewhere) and relative):
                 known.append(target.text)
             else:
                 unknown.append(target.text)

@@ -77,6 +77,11 @@ PROTECTED = [
     "shx cp x .git/hooks/pre-commit", "op run -- tee .envrc",
     "aws-vault exec prof -- tee .envrc", "sudo npx prettier --write .vscode",
     "env X=1 uvx black .vscode", "nice uv run tee .envrc", "sh -c 'npx -c \"tee .envrc\"'",
+    # run in another folder, where a relative path may name a protected one
+    "uv --directory .git run tee hooks/pre-commit", "poetry -C .git run cp x hooks/pre-commit",
+    "pnpm -C .git exec tee hooks/pre-commit", "npm exec -w .git -- tee hooks/pre-commit",
+    "conda run --cwd .git -n e tee hooks/pre-commit", "env -C .git tee hooks/pre-commit",
+    "sudo -D .git tee hooks/pre-commit", "env -C .git sh -c 'echo x > hooks/pre-commit'",
 ]
 
 
