@@ -638,6 +638,8 @@ def _npm_runs(via: str, line: _NpmLine, command: Sequence[Word]) -> list[Inner]:
         return [Blind(line.unread)]
     moved = bool(line.given & _NPM_ELSEWHERE)
     call = line.values.get("call")
+    if call is not None and call.kind == LITERAL and not call.text:
+        call = None  # npm runs the words when `--call` is empty
     shell = line.values.get("script-shell")
     if shell is not None and base(shell.text) not in SHELLS:  # it runs `SHELL -c TEXT`
         given = [call] if call is not None else list(command)

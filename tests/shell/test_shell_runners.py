@@ -45,6 +45,8 @@ RUNS = [
     ("npx -c 'a x; b'", [("npx -c", ["a", "x"]), ("npx -c", ["b"])]),
     ("npx --call='a x'", [("npx -c", ["a", "x"])]),
     ("npx -yc 'a x'", [("npx -c", ["a", "x"])]),
+    ("npx --call= a x", [("npx", ["a", "x"])]),
+    ("npx -c '' a x", [("npx", ["a", "x"])]),
     ("npx npm exec a", [("npx", ["npm", "exec", "a"]), ("npm exec", ["a"])]),
     # npm exec (exe, x): npm reads its options anywhere before `--`
     ("npm exec a b", [("npm exec", ["a", "b"])]),
@@ -311,7 +313,7 @@ REAL_NPM = [
     "npx a x y", "npx -y a x", "npx -p a b q", "npx --package=a -- b q",
     "npx -q a x", "npx --no-install a x", "npx -yp a b", "npx -- a --yes",
     "npm exec a --yes x", "npm exec --yes true a x", "npm x a", "npm --prefix . exec a x",
-    "npm exec -- a --yes x", "npx -c 'a x; b y'",
+    "npm exec -- a --yes x", "npx -c 'a x; b y'", "npx --call= a x",
 ]
 
 
