@@ -381,10 +381,10 @@ def _wrapped(name: str, spec: _Wrapper, words: Sequence[Word], feeder: SimpleCom
             return found if sub is None else [
                 *found, *_wrapped(f"{name} {rest[0].text}", sub, rest, feeder, given)]
     if name == "xargs":
-        replace = _xargs_replace(words[1:start])
-        if replace is not None:  # `-I{}`: its input is put where the words say `{}`, and
-            rest = tuple(Word(w.text, EXPANDS) if replace in w.text else w for w in rest)
-        if replace is None or not rest:  # nowhere else
+        marker = _xargs_replace(words[1:start])
+        if marker is not None:  # `-I{}`: its input is put where the words say `{}`, and
+            rest = tuple(Word(w.text, EXPANDS) if marker in w.text else w for w in rest)
+        if marker is None or not rest:  # nowhere else
             rest = (rest or (Word("echo"),)) + _fed_words(feeder)
     if not rest or not spec.runs_rest:
         return found
@@ -686,8 +686,8 @@ _YARN1_FLAGS = _names("""
     -h --help
 """)
 """Yarn 1's options that take no value."""
-_PLAIN = re.compile(r"[\w./@+,:%=-]+\Z")
-"""A word the shell reads as itself."""
+_PLAIN = re.compile(r"[\w./@+,:%-]+\Z")
+"""A word the shell reads as itself, as a program's name (no `X=1` assignment)."""
 
 
 def _yarn_exec(name: str, words: Sequence[Word], moved: bool) -> list[Inner]:
@@ -699,10 +699,12 @@ def _yarn_exec(name: str, words: Sequence[Word], moved: bool) -> list[Inner]:
     if not rest:
         return []
     head = rest[0]
-    found: list[Inner] = [Exec(rest, name, moved)] \
-        if head.kind != LITERAL or _PLAIN.match(head.text) \
-        else [Script(" ".join([head.text, *(shlex.quote(w.text) for w in rest[1:])]), name,
-                     _literal(rest), elsewhere=moved)]
+    found: list[Inner]
+    if head.kind != LITERAL or _PLAIN.match(head.text):
+        found = [Exec(rest, name, moved)]
+    else:
+        text = " ".join([head.text, *(shlex.quote(w.text) for w in rest[1:])])
+        found = [Script(text, name, _literal(rest), elsewhere=moved)]
     yarn1: list[Word] = []
     i = 1
     while i < len(words):
@@ -711,8 +713,8 @@ def _yarn_exec(name: str, words: Sequence[Word], moved: bool) -> list[Inner]:
             yarn1 += words[i + 1:]
             break
         if text.startswith("-") and len(text) > 1:
-            takes = "=" not in text and text not in _YARN1_FLAGS and i + 1 < len(words) and \
-                not words[i + 1].text.startswith("-")
+            takes = ("=" not in text and text not in _YARN1_FLAGS and i + 1 < len(words)
+                     and not words[i + 1].text.startswith("-"))
             i += 1 + takes
             continue
         yarn1.append(words[i])

@@ -163,6 +163,7 @@ INDIRECT = [
     ("pnpm dlx rimraf ~", "recursive delete of ~"),
     ("pnpx rimraf ~", "recursive delete of ~"),
     ("yarn exec rm -rf ~", "recursive delete of ~"),
+    ("yarn exec X=1 rm -rf ~", "recursive delete of ~"),
     ("yarn dlx rimraf ~", "recursive delete of ~"),
     ("bunx rimraf ~", "recursive delete of ~"),
     ("bun x rimraf ~", "recursive delete of ~"),

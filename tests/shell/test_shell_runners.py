@@ -73,6 +73,7 @@ RUNS = [
     # yarn: exec in both readings (Yarn 2+: shell text; Yarn 1: its options anywhere), dlx
     ("yarn exec a b", [("yarn exec", ["a", "b"])]),
     ("yarn exec 'a x; b' c", [("yarn exec", ["a", "x"]), ("yarn exec", ["b", "c"])]),
+    ("yarn exec X=1 a b", [("yarn exec", ["X=1", "a", "b"])]),
     ("yarn exec a --check b c", [("yarn exec", ["a", "--check", "b", "c"]),
                                  ("yarn exec", ["a", "c"])]),
     ("yarn --cwd d exec -- a", [("yarn exec", ["a"])]),
