@@ -102,6 +102,11 @@ class _Wrapper:
     joins_with: frozenset[str] = frozenset()
     """Flags after which it runs the words after its options as one shell text (`pnpm -c
     exec`, `env-cmd --use-shell`), also when given before its subcommand."""
+    expands: bool = False
+    """It puts variables' values for `$X`/`${X}` in the program's words itself (`pipenv run
+    tee '$HOME/x'`, `pdm run`), so a word with `$` is only known when it runs."""
+    expands_with: frozenset[str] = frozenset()
+    """Flags after which it does (`env-cmd --expand-envs`)."""
     subcommands: Mapping[str, _Wrapper | None] = field(default_factory=dict)
     """A runner's subcommands that run a program, with their grammar (`uv run`, `npm exec`),
     or None for one that runs none (`dotenv list`). Another word is the program only with
@@ -397,6 +402,8 @@ def _wrapped(name: str, spec: _Wrapper, words: Sequence[Word], feeder: SimpleCom
         if program is None:
             return found
         rest = (program, *rest[1:])
+    if spec.expands or given & spec.expands_with:
+        rest = tuple(Word(w.text, EXPANDS) if "$" in w.text else w for w in rest)
     return [*found, Exec(rest, name, moved)]
 
 
@@ -913,7 +920,7 @@ RUNNERS: dict[str, _Wrapper] = {
                         flags=_names("-v --verbose -q --quiet -g --global -s --site-packages "
                                      "--recreate"),
                         no_exec=_names("-h --help -l --list -j --json"),
-                        chdir=_names("--working-dir"))}),
+                        chdir=_names("--working-dir"), expands=True)}),
     "hatch": _Wrapper(_names("-e --env -p --project --data-dir --cache-dir --config"),
                       flags=_names("-v --verbose -q --quiet --color --no-color --interactive "
                                    "--no-interactive"),
@@ -934,7 +941,8 @@ RUNNERS: dict[str, _Wrapper] = {
                        no_exec=_names("-h --help --version --where --venv --py --envs --rm "
                                       "--man --support"),
                        runs_rest=False, subcommands={"run": _Wrapper(
-                           flags=_names("--system"), no_exec=_names("-h --help"))}),
+                           flags=_names("--system"), no_exec=_names("-h --help"),
+                           assignments=True, expands=True)}),
     "conda": _CONDA,
     "mamba": _CONDA,
     "micromamba": _CONDA,
@@ -965,7 +973,7 @@ RUNNERS: dict[str, _Wrapper] = {
                         flags=_names("--fallback --no-override --silent --use-shell "
                                      "--expand-envs --recursive --verbose"),
                         no_exec=_names("-h --help -v --version"),
-                        joins_with=_names("--use-shell")),
+                        joins_with=_names("--use-shell"), expands_with=_names("--expand-envs")),
     "cross-env": _Wrapper(assignments=True, flags=_NONE),
     "cross-env-shell": _Wrapper(assignments=True, flags=_NONE, joins=True),
     "op": _Wrapper(_names("--account --config --encoding --format --session"),

@@ -82,6 +82,9 @@ PROTECTED = [
     "pnpm -C .git exec tee hooks/pre-commit", "npm exec -w .git -- tee hooks/pre-commit",
     "conda run --cwd .git -n e tee hooks/pre-commit", "env -C .git tee hooks/pre-commit",
     "sudo -D .git tee hooks/pre-commit", "env -C .git sh -c 'echo x > hooks/pre-commit'",
+    # the runner puts a variable's value in the word itself
+    "pipenv run tee '$HOME/.bashrc'", "pdm run cp x '${HOME}/.bashrc'",
+    "env-cmd --expand-envs tee '$HOME/.bashrc'", "pipenv run X=1 tee .envrc",
 ]
 
 

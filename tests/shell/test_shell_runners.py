@@ -116,6 +116,7 @@ RUNS = [
     ("rye run a b", [("rye run", ["a", "b"])]),
     ("pipenv run a b", [("pipenv run", ["a", "b"])]),
     ("pipenv --python 3.12 run a", [("pipenv run", ["a"])]),
+    ("pipenv run X=1 a b", [("pipenv run", ["a", "b"])]),
     # conda and its kin, pixi
     ("conda run -n base a b", [("conda run", ["a", "b"])]),
     ("conda run -p /opt/e --cwd d -- a", [("conda run", ["a"])]),
@@ -226,6 +227,20 @@ UNREAD = [
     ("uv run \"$P\" x", "the program name '$P' is an expansion"),
     ("npx -c \"$S\"", "npx -c runs text built from expansions"),
 ]
+
+
+@pytest.mark.parametrize(("command", "word"), [
+    ("pipenv run tee '$HOME/.bashrc'", "$HOME/.bashrc"),
+    ("pdm run tee '${HOME}/.bashrc'", "${HOME}/.bashrc"),
+    ("env-cmd --expand-envs tee '$HOME/x'", "$HOME/x"),
+])
+def test_a_runner_that_expands_variables_gives_words_known_when_it_runs(command: str,
+                                                                       word: str) -> None:
+    """pipenv and pdm put variables' values in the program's words themselves: a quoted
+    `$HOME` is the home folder to the program, so it cannot be named here."""
+    inner = next(c for c in read(command).commands if c.via)
+    assert inner.kind(inner.argv.index(word)) == EXPANDS
+    assert read(command.replace("$", "")).commands[-1].kind(1) != EXPANDS
 
 
 @pytest.mark.parametrize(("command", "reason"), UNREAD)
