@@ -731,6 +731,11 @@ def _yarn_exec(name: str, words: Sequence[Word], moved: bool) -> list[Inner]:
     return found
 
 
+def _yarn_workspace(name: str, words: Sequence[Word], _moved: bool) -> list[Inner]:
+    """`yarn workspace NAME CMD …` runs `yarn CMD …` in that workspace's folder."""
+    return [Exec((Word("yarn"), *words[2:]), name, True)] if len(words) > 2 else []
+
+
 def _hatch_run(name: str, words: Sequence[Word], _moved: bool) -> list[Inner]:
     """`hatch run [+VAR=…|-VAR=…]… [ENV:]CMD ARGS`: the words before CMD starting with `+`
     or `-` pick matrix variables; what follows the last `:` of CMD's word is the program (or
@@ -862,6 +867,7 @@ RUNNERS: dict[str, _Wrapper] = {
     "yarn": _Wrapper(_YARN_GLOBAL, flags=_YARN1_FLAGS - _names("-v --version -h --help"),
                      no_exec=_names("-v --version -h --help"), runs_rest=False,
                      subcommands={"exec": _Wrapper(reader=_yarn_exec, chdir=_names("--cwd")),
+                                  "workspace": _Wrapper(reader=_yarn_workspace),
                                   "dlx": _Wrapper(_names("-p --package"),
                                                   flags=_names("-q --quiet"),
                                                   no_exec=_names("-h --help"),

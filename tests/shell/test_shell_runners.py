@@ -79,6 +79,8 @@ RUNS = [
     ("yarn --cwd d exec -- a", [("yarn exec", ["a"])]),
     ("yarn dlx -p x a b", [("yarn dlx", ["a", "b"])]),
     ("yarn dlx a@1 b", [("yarn dlx", ["a", "b"])]),
+    ("yarn workspace pkg exec a", [("yarn workspace", ["yarn", "exec", "a"]),
+                                   ("yarn exec", ["a"])]),
     # bun
     ("bunx a@1 b", [("bunx", ["a", "b"])]),
     ("bunx --bun -p x a", [("bunx", ["a"])]),
@@ -190,6 +192,7 @@ NOTHING = [
     "npm run build", "npm test", "npm install x", "npm install --foo bar",
     "npm exec", "npx", "npx github:user/repo", "npx git+https://x/y.git", "npx npm:x@1",
     "pnpm install", "pnpm build", "yarn build", "yarn add x", "bun run x",
+    "yarn workspace pkg",
     "uv pip install x", "uv sync", "uvx git+https://x/y", "uvx ./pkg", "uv run",
     "pipx install x", "pipx run https://x/y.py", "poetry install", "pdm install",
     "hatch build", "hatch run test:", "conda install x", "conda run -n e",

@@ -815,6 +815,7 @@ PROGRAM_WRITES = [
     ("npm exec -w pkg -- tee x", [], ["x"]),
     ("npx -ws -c 'tee x'", [], ["x"]),
     ("yarn --cwd .git exec tee hooks/x", [], ["hooks/x"]),
+    ("yarn workspace pkg exec tee .envrc", [], [".envrc"]),
     ("bun --cwd .git x prettier --write hooks", [], ["hooks"]),
     ("mise -C .git x -- tee hooks/x", [], ["hooks/x"]),
     ("uv --directory d run tee /abs/x", ["/abs/x"], []),
