@@ -1553,6 +1553,14 @@ def _npm(words: Sequence[Word]) -> list[Word]:
     return out
 
 
+def _dotenv(words: Sequence[Word]) -> list[Word]:
+    """python-dotenv's `set` and `unset` rewrite the dotenv file (`-f FILE`, else `.env`)."""
+    found, operands = _scan(words, _opts("-f --file -q --quote -e --export"))
+    if not operands or operands[0].text not in ("set", "unset"):
+        return []
+    return [_last(found, "-f", "--file") or Word(".env")]
+
+
 _VIM = _opts("-c --cmd -S -w -W -T -u -U -i -t -q --servername --startuptime -r", "-V",
              "--version --help")
 
@@ -1931,6 +1939,7 @@ WRITERS: dict[str, Callable[[Sequence[Word]], list[Word]]] = {
     "pip": _pip,
     "pip3": _pip,
     "npm": _npm,
+    "dotenv": _dotenv,
     "pnpm": _npm,
     "yarn": _npm,
     **dict.fromkeys(("vi", "vim", "nvim", "ex", "view", "vimdiff", "rvim", "ed", "red"),

@@ -85,6 +85,8 @@ PROTECTED = [
     # the runner puts a variable's value in the word itself
     "pipenv run tee '$HOME/.bashrc'", "pdm run cp x '${HOME}/.bashrc'",
     "env-cmd --expand-envs tee '$HOME/.bashrc'", "pipenv run X=1 tee .envrc",
+    # what a runner writes itself
+    "dotenv set A 1", "dotenv -f .envrc set A 1",
 ]
 
 

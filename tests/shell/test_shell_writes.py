@@ -796,6 +796,11 @@ PROGRAM_WRITES = [
     ("npx prettier --check .vscode", [], []),
     ("uv run pytest", [], []),
     ("python -m black .vscode", [".vscode"], []),
+    ("dotenv set A 1", [".env"], []),
+    ("dotenv -f .envrc unset A", [".envrc"], []),
+    ("dotenv --file=sub/.env set A 1", ["sub/.env"], []),
+    ("dotenv list", [], []),
+    ("dotenv run tee x", ["x"], []),
     # a wrapper or runner that runs the program in another folder: its relative paths
     # cannot be named (which folder are they in?)
     ("env -C .git tee hooks/pre-commit", [], ["hooks/pre-commit"]),
