@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
-from kernel.policy.decide import Decision, Mode, Verdict, decide
+from kernel.policy.decide import Decision, Grant, Mode, Verdict, decide
 from kernel.policy.facts import call_facts
+from kernel.policy.grants import grant_rules
 from kernel.policy.rules import parse_rule
 from kernel.policy.ruleset import RuleSet
 from tests.policy.worldkit import COMMAND, PolicyWorld
@@ -38,11 +39,11 @@ def world(tmp_path: Path) -> PolicyWorld:
 
 
 def _decide(world: PolicyWorld, command: str, mode: Mode, *, allow: Sequence[str] = (),
-            deny: Sequence[str] = ()) -> Decision:
+            deny: Sequence[str] = (), grants: Sequence[Grant] = ()) -> Decision:
     args: dict[str, Any] = {"command": command}
     facts = call_facts(COMMAND, args, world.policy, _Sandbox())
     sets = [RuleSet([parse_rule(t) for t in texts]) for texts in (allow, (), deny)]
-    return decide(COMMAND, args, facts, world.session(mode), *sets)
+    return decide(COMMAND, args, facts, world.session(mode, grants), *sets)
 
 
 PROTECTED = [
@@ -185,6 +186,17 @@ def test_a_deny_rule_for_the_program_stops_it_through_a_runner(world: PolicyWorl
                                                                command: str, rule: str) -> None:
     decision = _decide(world, command, Mode.AUTO, allow=("run_command",), deny=(rule,))
     assert decision.verdict is D and decision.rule == rule, decision
+
+
+def test_a_session_grant_of_a_runner_command_covers_the_program_too(world: PolicyWorld) -> None:
+    """Allowing `npx tsc -b` for the session grants its parts, the program's included: it
+    runs again; another program through the same runner asks."""
+    facts = call_facts(COMMAND, {"command": "npx tsc -b"}, world.policy, _Sandbox())
+    grants = tuple(Grant(r, network=True)
+                   for r in grant_rules(COMMAND, facts, world.session(Mode.ASK)))
+    assert [g.rule.text for g in grants] == ["run_command(npx tsc -b)", "run_command(tsc -b)"]
+    assert _decide(world, "npx  tsc -b", Mode.ASK, grants=grants).verdict is A
+    assert _decide(world, "npx eslint .", Mode.ASK, grants=grants).verdict is Q
 
 
 def test_tables_are_large() -> None:
