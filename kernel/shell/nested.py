@@ -409,9 +409,12 @@ def _wrapped(name: str, spec: _Wrapper, words: Sequence[Word], feeder: SimpleCom
 
 def _after_marker(name: str, spec: _Wrapper, words: Sequence[Word], moved: bool) -> list[Inner]:
     """`mise x TOOLS -- CMD`, `nix shell PKGS --command CMD`: the program follows the first
-    of `spec.starts_after`; a script given before it (`mise x -c TEXT`) runs too."""
-    at = next((i for i, w in enumerate(words) if i and w.text in spec.starts_after),
-              len(words))
+    of `spec.starts_after` before any `--` (the words after that are the program's: `nix run
+    PKG -- -c x`); a script given before it (`mise x -c TEXT`) runs too."""
+    at = next((i for i, w in enumerate(words)
+               if i and (w.text in spec.starts_after or w.text == "--")), len(words))
+    if at < len(words) and words[at].text not in spec.starts_after:
+        return []
     found = [replace(f, elsewhere=moved) if isinstance(f, Script) else f
              for f in _option_scripts(name, words[:at], spec.script_options)]
     rest = tuple(words[at + 1:])

@@ -200,6 +200,7 @@ NOTHING = [
     "direnv allow", "dotenv list", "dotenv set A 1", "mise x node@20", "mise install",
     "corepack enable", "volta install node", "bundle install", "rustup update",
     "cargo run -- x", "go run . x", "dotnet run", "make", "uv run --help a",
+    "nix run nixpkgs#x -- -c a", "nix shell nixpkgs#x -- --command a",
     "npx --version", "pnpm --help exec a", "python -m pytest",
     "python -c 'x' -m uv run a",
 ]
