@@ -8,22 +8,11 @@ reader, the real path policy and `decide()`."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from kernel.policy.decide import Decision, Mode, Verdict, decide
-from kernel.policy.facts import call_facts
-from kernel.policy.rules import parse_rule
-from kernel.policy.ruleset import RuleSet
-from tests.policy.worldkit import COMMAND, PolicyWorld
-
-
-class _Sandbox:
-    available = True
-
-    def describe(self) -> str:
-        return "bubblewrap"
+from kernel.policy.decide import Decision, Mode, Verdict
+from tests.policy.worldkit import PolicyWorld
 
 
 @pytest.fixture
@@ -34,10 +23,7 @@ def hooks_world(tmp_path: Path) -> PolicyWorld:
 
 
 def _decide(world: PolicyWorld, command: str, *allow: str) -> Decision:
-    args: dict[str, Any] = {"command": command}
-    facts = call_facts(COMMAND, args, world.policy, _Sandbox())
-    return decide(COMMAND, args, facts, world.session(Mode.AUTO),
-                  RuleSet([parse_rule(t) for t in allow]), RuleSet([]), RuleSet([]))
+    return world.decide_command(command, Mode.AUTO, allow=allow)
 
 
 TO_HOOKS = [

@@ -7,21 +7,13 @@ from __future__ import annotations
 
 import pytest
 
-from kernel.policy.facts import call_facts
 from kernel.policy.preview import build_preview
 from tests.policy.worldkit import COMMAND, PolicyWorld
 
 
-class _Sandbox:
-    available = True
-
-    def describe(self) -> str:
-        return "bubblewrap"
-
-
 def writes_shown(world: PolicyWorld, command: str) -> list[str]:
     args = {"command": command}
-    facts = call_facts(COMMAND, args, world.policy, _Sandbox())
+    facts = world.run_facts(command)
     text = build_preview(COMMAND, args, policy=world.policy, paths=facts.paths,
                          sandbox="bubblewrap", network=False, command=facts.command,
                          writes=facts.writes)

@@ -17,7 +17,7 @@ from kernel.policy.decide import (
     Session,
     decide,
 )
-from kernel.policy.facts import command_facts
+from kernel.policy.facts import call_facts, command_facts
 from kernel.policy.rules import parse_rule
 from kernel.policy.ruleset import RuleSet
 from kernel.tools.pathpolicy import PathPolicy
@@ -41,6 +41,16 @@ COMMAND = make_spec("run_command", Risk.EXECUTE, path_params=("cwd",))
 MCP_READ = make_spec("mcp__git__status", Risk.READ, origin="mcp:git")
 
 
+class SandboxState:
+    """What the policy reads of the sandbox (kernel.sandbox.detect's): bubblewrap, or none."""
+
+    def __init__(self, available: bool = True) -> None:
+        self.available = available
+
+    def describe(self) -> str:
+        return "bubblewrap" if self.available else "none"
+
+
 class PolicyWorld:
     """A workspace, a home folder and a real PathPolicy, to build call facts."""
 
@@ -61,6 +71,23 @@ class PolicyWorld:
 
     def session(self, mode: Mode, grants: Sequence[Grant] = ()) -> Session:
         return Session(mode=mode, workspace=self.workspace, home=self.home, grants=tuple(grants))
+
+    def run_facts(self, command: str, *, sandboxed: bool = True,
+                  cwd: str | None = None) -> CallFacts:
+        """The facts of a run_command call as the gate finds them: the real shell reader,
+        classifier, writer table and path policy."""
+        args = {"command": command, **({"cwd": cwd} if cwd else {})}
+        return call_facts(COMMAND, args, self.policy, SandboxState(sandboxed))
+
+    def decide_command(self, command: str, mode: Mode, *, allow: Sequence[str] = (),
+                       ask: Sequence[str] = (), deny: Sequence[str] = (),
+                       grants: Sequence[Grant] = (), sandboxed: bool = True,
+                       cwd: str | None = None) -> Decision:
+        """`decide()` on a run_command call, from `run_facts`."""
+        args = {"command": command, **({"cwd": cwd} if cwd else {})}
+        facts = self.run_facts(command, sandboxed=sandboxed, cwd=cwd)
+        sets = [RuleSet([parse_rule(t) for t in texts]) for texts in (allow, ask, deny)]
+        return decide(COMMAND, args, facts, self.session(mode, grants), *sets)
 
     def decide(self, spec: ToolSpec, args: Mapping[str, Any], mode: Mode, *,
                allow: Sequence[str] = (), ask: Sequence[str] = (), deny: Sequence[str] = (),

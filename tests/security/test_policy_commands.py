@@ -5,29 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from kernel.policy.decide import Decision, Grant, Mode, Verdict, decide
-from kernel.policy.facts import call_facts
+from kernel.policy.decide import Decision, Grant, Mode, Verdict
 from kernel.policy.grants import grant_rules
-from kernel.policy.rules import parse_rule
-from kernel.policy.ruleset import RuleSet
 from kernel.tools.spec import ErrorCode
 from tests.policy.worldkit import COMMAND, PolicyWorld
 
 A, Q, D = Verdict.ALLOW, Verdict.ASK, Verdict.DENY
 ECHO = "run_command(echo hello *)"
-
-
-class _Sandboxed:
-    """The sandbox state of a machine with bubblewrap (the policy reads only these two)."""
-
-    available = True
-
-    def describe(self) -> str:
-        return "bubblewrap"
 
 
 @pytest.fixture
@@ -38,10 +25,8 @@ def world(tmp_path: Path) -> PolicyWorld:
 def _decide(world: PolicyWorld, command: str, mode: Mode, *, allow: Sequence[str] = (),
             ask: Sequence[str] = (), deny: Sequence[str] = (), grants: Sequence[Grant] = (),
             cwd: str | None = None) -> Decision:
-    args: dict[str, Any] = {"command": command, **({"cwd": cwd} if cwd else {})}
-    facts = call_facts(COMMAND, args, world.policy, _Sandboxed())
-    sets = [RuleSet([parse_rule(t) for t in texts]) for texts in (allow, ask, deny)]
-    return decide(COMMAND, args, facts, world.session(mode, grants), *sets)
+    return world.decide_command(command, mode, allow=allow, ask=ask, deny=deny, grants=grants,
+                                cwd=cwd)
 
 
 # (command, allow rules, verdict in: ask, auto-edit, auto)
@@ -158,8 +143,7 @@ def test_relative_redirections_are_judged_from_the_cwd(world: PolicyWorld) -> No
 
 
 def _grants(world: PolicyWorld, command: str, mode: Mode) -> tuple[Grant, ...]:
-    args = {"command": command}
-    facts = call_facts(COMMAND, args, world.policy, _Sandboxed())
+    facts = world.run_facts(command)
     return tuple(Grant(r) for r in grant_rules(COMMAND, facts, world.session(mode)))
 
 

@@ -14,28 +14,16 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from kernel.fakemodel import FakeAnthropicServer
 from kernel.fakemodel.script import ToolUse, reply
 from kernel.paths import AppPaths
-from kernel.policy.decide import Decision, Mode, Verdict, decide
-from kernel.policy.facts import call_facts
-from kernel.policy.rules import parse_rule
-from kernel.policy.ruleset import RuleSet
-from tests.policy.worldkit import COMMAND, PolicyWorld
+from kernel.policy.decide import Decision, Mode, Verdict
+from tests.policy.worldkit import PolicyWorld
 
 H = ".git/hooks/pre-commit"
-
-
-class _Sandbox:
-    def __init__(self, available: bool) -> None:
-        self.available = available
-
-    def describe(self) -> str:
-        return "bubblewrap" if self.available else "none"
 
 
 @pytest.fixture
@@ -48,10 +36,7 @@ def world(tmp_path: Path) -> PolicyWorld:
 
 def _decide(world: PolicyWorld, command: str, mode: Mode, *, allow: Sequence[str] = (),
             deny: Sequence[str] = (), sandboxed: bool = True) -> Decision:
-    args: dict[str, Any] = {"command": command}
-    facts = call_facts(COMMAND, args, world.policy, _Sandbox(sandboxed))
-    sets = [RuleSet([parse_rule(t) for t in texts]) for texts in (allow, (), deny)]
-    return decide(COMMAND, args, facts, world.session(mode), *sets)
+    return world.decide_command(command, mode, allow=allow, deny=deny, sandboxed=sandboxed)
 
 
 PROTECTED = [

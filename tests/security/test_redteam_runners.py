@@ -10,25 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from kernel.policy.decide import Decision, Grant, Mode, Verdict, decide
-from kernel.policy.facts import call_facts
+from kernel.policy.decide import Decision, Grant, Mode, Verdict
 from kernel.policy.grants import grant_rules
-from kernel.policy.rules import parse_rule
-from kernel.policy.ruleset import RuleSet
 from tests.policy.worldkit import COMMAND, PolicyWorld
 
 A, Q, D = Verdict.ALLOW, Verdict.ASK, Verdict.DENY
-
-
-class _Sandbox:
-    available = True
-
-    def describe(self) -> str:
-        return "bubblewrap"
 
 
 @pytest.fixture
@@ -40,10 +29,7 @@ def world(tmp_path: Path) -> PolicyWorld:
 
 def _decide(world: PolicyWorld, command: str, mode: Mode, *, allow: Sequence[str] = (),
             deny: Sequence[str] = (), grants: Sequence[Grant] = ()) -> Decision:
-    args: dict[str, Any] = {"command": command}
-    facts = call_facts(COMMAND, args, world.policy, _Sandbox())
-    sets = [RuleSet([parse_rule(t) for t in texts]) for texts in (allow, (), deny)]
-    return decide(COMMAND, args, facts, world.session(mode, grants), *sets)
+    return world.decide_command(command, mode, allow=allow, deny=deny, grants=grants)
 
 
 PROTECTED = [
@@ -191,7 +177,7 @@ def test_a_deny_rule_for_the_program_stops_it_through_a_runner(world: PolicyWorl
 def test_a_session_grant_of_a_runner_command_covers_the_program_too(world: PolicyWorld) -> None:
     """Allowing `npx tsc -b` for the session grants its parts, the program's included: it
     runs again; another program through the same runner asks."""
-    facts = call_facts(COMMAND, {"command": "npx tsc -b"}, world.policy, _Sandbox())
+    facts = world.run_facts("npx tsc -b")
     grants = tuple(Grant(r, network=True)
                    for r in grant_rules(COMMAND, facts, world.session(Mode.ASK)))
     assert [g.rule.text for g in grants] == ["run_command(npx tsc -b)", "run_command(tsc -b)"]
