@@ -39,6 +39,7 @@ from kernel.mcp.launch import ServerLaunch
 from kernel.mcp.stdio import EXIT_GRACE_S, StdioChannel, open_stdio
 from kernel.mcp.tools import definition_fingerprint
 from kernel.sandbox.server_start import ServerStartFailed
+from kernel.sandbox.workspace_gate import WorkspaceGate
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +116,13 @@ class McpConnection:
     def session(self) -> ClientSession | None:
         """The SDK session while the server is ready (for direct use by diagnostics)."""
         return self._session if self.ready else None
+
+    @property
+    def workspace_gate(self) -> WorkspaceGate | None:
+        """A sandboxed server's workspace, writable only while a call is in flight
+        (kernel.sandbox.workspace_gate), once its sandbox is made; None for any other."""
+        start = self.launch.start if self.launch is not None else None
+        return start.gate if start is not None else None
 
     @property
     def ready(self) -> bool:

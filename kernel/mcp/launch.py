@@ -38,8 +38,9 @@ class ServerLaunch:
     env: Mapping[str, str]
     cwd: str
     start: ServerStart | None = None
-    """A sandboxed server's start: its internet (pasta) attached and its links pinned once
-    its process is started (kernel.sandbox.server_start)."""
+    """A sandboxed server's start: its internet (pasta) attached, its links pinned and its
+    workspace made read-only between calls once its process is started
+    (kernel.sandbox.server_start)."""
 
 
 LaunchBuilder = Callable[[McpServerConfig], Awaitable[ServerLaunch]]
@@ -90,9 +91,9 @@ def sandboxed_launch(config: McpServerConfig, env: Mapping[str, str], *, paths: 
     home = Path(env["HOME"])
     workspace = safe_workspace(config.cwd, home, paths) if config.cwd else None
     marks = server_marks(workspace, home, paths) if workspace is not None else {}
-    pins = links_to_pin(workspace, marks.values()) if workspace is not None else ()
-    start = (ServerStart(pasta, PinStage(pins) if pins else None)
-             if pasta is not None or pins else None)
+    stage = PinStage(links_to_pin(workspace, marks.values())) if workspace is not None else None
+    start = (ServerStart(pasta, stage, (workspace, os.path.realpath(state)) if workspace else None)
+             if pasta is not None or stage is not None else None)
     argv = server_bwrap_argv(bwrap, program=program, state=state, workspace=workspace,
                              real_home=home, paths=paths, disable_userns=disable_userns,
                              handshake_fds=start.child_fds if start else None,

@@ -50,6 +50,7 @@ from kernel.mcp.tools import McpCall, origin_of, to_spec
 from kernel.sandbox.guard import WorkspaceGuards
 from kernel.sandbox.refusal import CommandRefused
 from kernel.sandbox.revert import describe
+from kernel.sandbox.workspace_gate import GateError
 from kernel.tools.registry import RegistrationError, ToolRegistry
 from kernel.tools.spec import ErrorCode, ToolError, ToolSpec
 
@@ -445,12 +446,23 @@ class McpManager:
                                 hint="Call it again if it is still wanted: the user is asked "
                                      "about the tool as it is now.")
 
+        async def send(connection: McpConnection, timeout_s: float
+                       ) -> mcp_types.CallToolResult:
+            gate = connection.workspace_gate
+            if gate is None:
+                return await connection.call(tool, arguments, progress, timeout_s=timeout_s)
+            try:
+                async with gate.writable():
+                    return await connection.call(tool, arguments, progress,
+                                                 timeout_s=timeout_s)
+            except GateError as exc:
+                raise ToolError(f"The MCP server {server!r}, called for {tool!r}: {exc}.",
+                                code=ErrorCode.PERMISSION_DENIED,
+                                hint="Tell the user what failed; Reins restarts a server it "
+                                     "stopped.") from exc
+
         def request() -> Awaitable[mcp_types.CallToolResult]:
-            return self._request(
-                slot, repr(tool),
-                lambda connection, timeout_s: connection.call(tool, arguments, progress,
-                                                              timeout_s=timeout_s),
-                approved_as_it_is)
+            return self._request(slot, repr(tool), send, approved_as_it_is)
 
         if self.guards is None or not slot.config.sandbox or not slot.config.cwd:
             return await request()
@@ -569,7 +581,9 @@ async def _guarded(guards: WorkspaceGuards, workspace: Path, label: str,
                    request: Callable[[], Awaitable[mcp_types.CallToolResult]]
                    ) -> mcp_types.CallToolResult:
     """`request()`, then what it made anew among the workspace's protected entries undone
-    (also when the call fails); the result says what was undone."""
+    (also when the call fails); the result says what was undone. The server can write its
+    workspace only while a call is in flight (kernel.sandbox.workspace_gate, through its
+    connection), so the marks read fresh before the call hold nothing of its own."""
     try:
         before = await guards.marks(workspace)
     except CommandRefused as exc:

@@ -9,7 +9,9 @@ there: no privilege is needed) and the mount namespace, and binds each link onto
 without following it (open_tree + move_mount), and each folder above one with what is
 mounted below it: a mount point cannot be removed, renamed or replaced (EBUSY). It writes
 one report, `OK` or `FAILED` and why, and ends with os._exit. It calls only what was loaded
-before the zygote was forked, and it is non-dumpable, as the zygote.
+before the zygote was forked, and it is non-dumpable, as the zygote. A binder of
+`set_read_only` enters the same way and sets or clears MOUNT_ATTR_RDONLY on the mounts it
+is given (kernel.sandbox.workspace_gate: a sandboxed server's workspace between calls).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import fcntl
 import json
 import os
 import stat
+from collections.abc import Callable, Sequence
 from typing import NamedTuple, NoReturn
 
 from kernel.sandbox.hardening import die_with_parent, name_process
@@ -38,15 +41,26 @@ OPEN_TREE_CLONE = 1
 AT_SYMLINK_NOFOLLOW = 0x100
 AT_RECURSIVE = 0x8000
 MOVE_MOUNT_F_EMPTY_PATH = 0x4
+AT_EMPTY_PATH = 0x1000
+MOUNT_ATTR_RDONLY = 0x1
 SYS_OPEN_TREE = 428
 SYS_MOVE_MOUNT = 429
-"""Both have these numbers on every architecture (added after the tables were unified)."""
+SYS_MOUNT_SETATTR = 442
+"""These have these numbers on x86_64, arm64 and every architecture of the unified table
+(added after the tables were unified; alpha and mips add their own offsets)."""
 
 _LIBC = ctypes.CDLL(None, use_errno=True)
 _SETNS = _LIBC.setns
 _SYSCALL = _LIBC.syscall
 _SYSCALL.restype = ctypes.c_long
 """Resolved here, so the binder looks nothing up."""
+
+
+class _MountAttr(ctypes.Structure):
+    """struct mount_attr (MOUNT_ATTR_SIZE_VER0)."""
+
+    _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64),
+                ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
 
 
 class BindError(Exception):
@@ -81,21 +95,56 @@ def report(fd: int, failure: str = "") -> None:
 
 def bind(request: Request, zygote: int) -> NoReturn:
     """In the binder, forked by the zygote whose pid is `zygote`: pin, report, _exit."""
-    failure = ""
-    try:
-        if not die_with_parent(zygote):
-            raise BindError("the zygote that forked the binder has ended")
-        name_process(b"reins-binder")
-        _keep_only(*request)
+
+    def pin_all() -> str:
         pins = json.loads(os.pread(request.pins, os.fstat(request.pins).st_size, 0))
         if not os.read(request.ready, 1):
             raise BindError("the sandbox ended before its command started")
         _enter(request.namespace)
         for path, text, folder in pins:
             _pin(path, text, folder)
+        return ""
+
+    _serve(zygote, request, request.report, pin_all)
+
+
+def set_read_only(fds: list[int], read_only: bool, zygote: int) -> NoReturn:
+    """In a binder forked by the zygote whose pid is `zygote`: `fds` are a sandbox's mount
+    namespace, the write end of the report and the mounts (each its root, opened O_PATH);
+    set MOUNT_ATTR_RDONLY on each (`read_only`) or clear it, each mount alone (not the
+    mounts below it), report, _exit. Every mount is tried; the first failure is reported
+    as `INDEX strerror`."""
+    namespace, report_fd, *mounts = fds
+
+    def set_each() -> str:
+        _enter(namespace)
+        attr = _MountAttr(MOUNT_ATTR_RDONLY if read_only else 0,
+                          0 if read_only else MOUNT_ATTR_RDONLY, 0, 0)
+        long = ctypes.c_long
+        failure = ""
+        for index, mount in enumerate(mounts):
+            if _SYSCALL(long(SYS_MOUNT_SETATTR), long(mount), b"", long(AT_EMPTY_PATH),
+                        ctypes.byref(attr), long(ctypes.sizeof(attr))) < 0 and not failure:
+                failure = f"{index} {os.strerror(ctypes.get_errno())}"
+        return failure
+
+    _serve(zygote, fds, report_fd, set_each)
+
+
+def _serve(zygote: int, fds: Sequence[int], report_fd: int, work: Callable[[], str]
+           ) -> NoReturn:
+    """The binder's life around `work` (what failed, '' when nothing did): die with the
+    zygote, keep only `fds`, work, report, _exit."""
+    failure = ""
+    try:
+        if not die_with_parent(zygote):
+            raise BindError("the zygote that forked the binder has ended")
+        name_process(b"reins-binder")
+        _keep_only(*fds)
+        failure = work()
     except BaseException as exc:  # anything: the binder must never return to the zygote
         failure = str(exc) or type(exc).__name__
-    report(request.report, failure)
+    report(report_fd, failure)
     os._exit(1 if failure else 0)
 
 

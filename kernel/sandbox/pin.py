@@ -110,13 +110,22 @@ class PinStage:
         """Pin every link in the sandbox whose init is `pid` once the stage is ready (the
         go-ahead has been given to bubblewrap), then let the stage go. Raises PinError (the
         caller stops the sandbox, then calls `close`)."""
+        await self.pin(pid)
+        self.go()
+
+    async def pin(self, pid: int) -> None:
+        """`run` without letting the stage go: the sandbox is made, its links pinned, and
+        nothing of its command has run yet."""
         self.prepare(pid)
         assert self._binder is not None
         asked, report = self._binder
-        text = await _read_report(report)
+        text = await read_report(report)
         if text != OK:
             raise PinError(f"a protected link could not be pinned in the sandbox: "
-                           f"{_failure(text, asked)}")
+                           f"{failure(text, asked)}")
+
+    def go(self) -> None:
+        """Let the stage go (it becomes the command), once `pin` succeeded. Raises PinError."""
         try:
             os.write(self._go_write, b"\n")
         except OSError as exc:
@@ -140,8 +149,8 @@ class PinStage:
             setattr(self, name, -1)
 
 
-def _failure(text: bytes, asked: zygote.Zygote) -> str:
-    """What a report other than OK says went wrong."""
+def failure(text: bytes, asked: zygote.Zygote) -> str:
+    """What a binder's report other than OK says went wrong."""
     if text.startswith(FAILED):
         return text[len(FAILED):].decode("utf-8", "replace")
     if text:
@@ -171,8 +180,8 @@ def _ask(pid: int, pins: tuple[Pin, ...], ready: int) -> tuple[zygote.Zygote, in
     return asked, report_read
 
 
-async def _read_report(fd: int) -> bytes:
-    """Everything the binder reports, up to its end of file (PinError after PIN_TIMEOUT_S;
+async def read_report(fd: int) -> bytes:
+    """Everything a binder reports, up to its end of file (PinError after PIN_TIMEOUT_S;
     the caller then stops the sandbox, and the binder ends with it)."""
     import asyncio  # the loop's caller has it loaded; `reins doctor` needs none
 

@@ -16,8 +16,9 @@ order (later ones lie on top of earlier ones):
    hidden and its protected entries (git directories and what git reads in them as code,
    editor folders, …) read-only at any depth, as for commands (kernel.sandbox.marks), since
    those run outside the sandbox later, and its marked links bound onto themselves before
-   it starts (kernel.sandbox.pin) (a server lives long: what it makes anew is not undone as
-   a command's is);
+   it starts (kernel.sandbox.pin); between calls all of it is read-only, writable only
+   while a call is in flight (kernel.sandbox.workspace_gate: a server lives long, and what
+   a thread of its own made between calls would not be undone);
 4. Reins' own config and data folders hidden (the sandbox home commands write lies there);
 5. its own state folder (under Reins' data) read-write: its HOME-independent caches;
 6. the hiding tmpfs mounts of step 4 remounted read-only.
@@ -43,7 +44,7 @@ from kernel.sandbox.bwrap import (
 )
 from kernel.sandbox.git_named import named_paths
 from kernel.sandbox.marks import Mark
-from kernel.sandbox.pin import links_to_pin, staged_shell
+from kernel.sandbox.pin import staged_shell
 from kernel.sandbox.samefiles import look_up, same_marks
 from kernel.sandbox.workspace_index import WorkspaceIndex, sandbox_marks
 
@@ -73,8 +74,9 @@ def server_bwrap_argv(
 
     With `handshake_fds` (info fd, block fd: kernel.sandbox.server_start) bwrap reports the
     sandbox and waits, and with `own_network` the server has a network namespace of its own.
-    `marks` are `server_marks(...)` (made here when None); when they hold links, PROGRAM runs
-    after the stage of `stage_fds` (kernel.sandbox.pin), which needs `handshake_fds`."""
+    `marks` are `server_marks(...)` (made here when None); with a workspace, PROGRAM runs
+    after the stage of `stage_fds` (kernel.sandbox.pin: its links pinned, the workspace made
+    read-only), which needs `handshake_fds`."""
     home = os.path.realpath(real_home)
     ws = safe_workspace(workspace, real_home, paths)
     argv = [bwrap, *NAMESPACE_FLAGS, *(NO_NESTED_USERNS if disable_userns else ())]
@@ -92,10 +94,9 @@ def server_bwrap_argv(
     if ws is not None:
         if marks is None:
             marks = server_marks(ws, real_home, paths)
-        if links_to_pin(ws, marks.values()):
-            if stage_fds is None or handshake_fds is None:
-                raise ValueError("the workspace's marked links are pinned from a stage")
-            program = staged_shell(*stage_fds, program)
+        if stage_fds is None or handshake_fds is None:
+            raise ValueError("a server's workspace is made read-only from a stage")
+        program = staged_shell(*stage_fds, program)
         argv += ["--bind", ws, ws, *mark_mounts(ws, marks.values())]
     hidden = [folder for folder in _own_folders(paths) if os.path.isdir(folder)]
     for folder in hidden:

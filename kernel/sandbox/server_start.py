@@ -7,7 +7,9 @@ namespace (kernel.sandbox.network: outside hosts reached, this machine's loopbac
 and abstract sockets not), lets bubblewrap go and, with links to pin, binds them onto
 themselves while the server's shell stage waits (kernel.sandbox.pin, as for a command: a
 server lives long, and an editor or git reading a link it replaced would take the server's),
-then lets the server go. `aclose` ends pasta with the server.
+makes its workspace read-only (kernel.sandbox.workspace_gate: writable only while a call is
+in flight), then lets the server go. A server with a workspace always has that stage, with
+links to pin or none. `aclose` ends pasta with the server and closes its gate.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from kernel.sandbox.handshake import MAX_INFO_BYTES, HandshakeError, child_pid
 from kernel.sandbox.network import START_TIMEOUT_S, NetworkUnavailable, Pasta
 from kernel.sandbox.pin import PinError, PinStage
 from kernel.sandbox.readall import read_all
+from kernel.sandbox.workspace_gate import GateError, WorkspaceGate
 
 
 class ServerStartFailed(Exception):
@@ -27,9 +30,15 @@ class ServerStartFailed(Exception):
 
 
 class ServerStart:
-    def __init__(self, pasta: str | None, stage: PinStage | None = None) -> None:
+    def __init__(self, pasta: str | None, stage: PinStage | None = None,
+                 workspace: tuple[str, str] | None = None) -> None:
+        """`workspace`: (the workspace, the server's state folder), both resolved, for a
+        server with a workspace (then `stage` is given, its links or none)."""
         self._pasta = Pasta(pasta) if pasta is not None else None
         self.stage = stage
+        self._workspace = workspace
+        self.gate: WorkspaceGate | None = None
+        """The server's workspace gate, once `connect` made it read-only."""
         self._info_read, self._info_write = os.pipe()
         self._block_read, self._block_write = os.pipe()
 
@@ -75,11 +84,17 @@ class ServerStart:
         self._close("_block_write")
         if self.stage is not None:
             try:
-                await self.stage.run(pid)
+                await self.stage.pin(pid)
+                if self._workspace is not None:
+                    self.gate = WorkspaceGate.open(pid, *self._workspace)
+                    await self.gate.lock()
+                self.stage.go()
             except Exception as exc:  # any: the server must not start
-                raise ServerStartFailed(str(exc) if isinstance(exc, (PinError, OSError)) else
-                                        f"its protected links could not be pinned ({exc!r})"
-                                        ) from exc
+                raise ServerStartFailed(
+                    str(exc) if isinstance(exc, (PinError, OSError)) else
+                    f"its workspace could not be made read-only: {exc}"
+                    if isinstance(exc, GateError) else
+                    f"its protected links could not be pinned ({exc!r})") from exc
 
     async def aclose(self) -> None:
         """End pasta (the server has ended, or is being ended) and close every fd."""
@@ -87,6 +102,8 @@ class ServerStart:
             await self._pasta.aclose()
         if self.stage is not None:
             self.stage.close()
+        if self.gate is not None:
+            self.gate.close()
         self._close("_info_read", "_info_write", "_block_read", "_block_write")
 
     def _close(self, *names: str) -> None:

@@ -17,7 +17,10 @@ never pins never forks it. One per process: the kernel's commands and its sandbo
 servers share it.
 
 How: one SOCK_SEQPACKET socket pair. A request is one message, `REQUEST`, carrying the
-descriptors of a `Request` (SCM_RIGHTS); the zygote forks a binder that keeps them, closes
+descriptors of a `Request` (SCM_RIGHTS), or `READ_ONLY` or `WRITABLE`, carrying a sandbox's
+mount namespace, a report pipe and mounts whose MOUNT_ATTR_RDONLY the binder sets or clears
+(kernel.sandbox.binder.set_read_only, for kernel.sandbox.workspace_gate); the zygote forks
+a binder that keeps them, closes
 its own copies and answers nothing on the socket: the binder's report, or the zygote's when
 it could not fork, comes on the report pipe, and a pipe that ends without one means the
 binder or the zygote ended (kernel.sandbox.pin asks `Zygote.ended` which). The zygote keeps
@@ -47,10 +50,14 @@ import threading
 import warnings
 from typing import NoReturn
 
-from kernel.sandbox.binder import Request, bind, report
+from kernel.sandbox.binder import Request, bind, report, set_read_only
 from kernel.sandbox.hardening import die_with_parent, make_non_dumpable, name_process
 
 REQUEST = b"bind"
+READ_ONLY = b"ro"
+WRITABLE = b"rw"
+MAX_FDS = 253
+"""The most descriptors one message carries (SCM_MAX_FD)."""
 SEND_TIMEOUT_S = 10.0
 """How long a request may wait for room on the socket (the zygote takes each in a fork's time)."""
 
@@ -68,12 +75,13 @@ class Zygote:
         self._ended = ""
         """How it ended, once it was reaped (it is then no longer used)."""
 
-    def send(self, request: Request) -> None:
-        """Hand `request` over (the descriptors stay the caller's to close). Raises
-        ZygoteError when the zygote has ended or does not take it in SEND_TIMEOUT_S."""
+    def send(self, request: Request | list[int], kind: bytes = REQUEST) -> None:
+        """Hand `request` over, a `Request` or (`READ_ONLY`, `WRITABLE`) the descriptors of
+        a mount toggle (they stay the caller's to close). Raises ZygoteError when the
+        zygote has ended or does not take it in SEND_TIMEOUT_S."""
         if not self.ended():
             try:
-                socket.send_fds(self._sock, [REQUEST], list(request))
+                socket.send_fds(self._sock, [kind], list(request))
                 return
             except TimeoutError:
                 self._end(f"it took no request for {SEND_TIMEOUT_S:g} s: stopped")
@@ -184,7 +192,7 @@ def _serve(sock: socket.socket, parent: int) -> NoReturn:
         gc.disable()
         _set_apart(sock.fileno())
         while True:
-            message, fds, flags, _ = socket.recv_fds(sock, len(REQUEST) + 1, len(Request._fields))
+            message, fds, flags, _ = socket.recv_fds(sock, len(REQUEST) + 1, MAX_FDS)
             if not message and not fds:
                 break  # the kernel ended
             _spawn(message, fds, flags)
@@ -215,17 +223,22 @@ def _set_apart(keep: int) -> None:
 def _spawn(message: bytes, fds: list[int], flags: int) -> None:
     """Fork the binder of one request; close the zygote's copies of its descriptors."""
     try:
-        if message != REQUEST or flags & socket.MSG_CTRUNC or len(fds) != len(Request._fields):
+        if flags & socket.MSG_CTRUNC or not (
+                (message == REQUEST and len(fds) == len(Request._fields))
+                or (message in (READ_ONLY, WRITABLE) and len(fds) >= 2)):
             return  # not the kernel's: its report pipe, if any, ends without a report
-        request = Request(*fds)
+        request = Request(*fds) if message == REQUEST else None
         zygote = os.getpid()
         try:
             child = os.fork()
         except OSError as exc:
-            report(request.report, f"the binder could not be started: {exc}")
+            report(request.report if request else fds[1],
+                   f"the binder could not be started: {exc}")
             return
         if child == 0:
-            bind(request, zygote)
+            if request is not None:
+                bind(request, zygote)
+            set_read_only(fds, message == READ_ONLY, zygote)
     finally:
         for fd in fds:
             os.close(fd)

@@ -2,8 +2,9 @@
 
 `python server_confined.py AS FOLDER [COMMANDS]` where AS is `current` or `nobody` (see
 confined.py) and FOLDER holds `home/` (the user's home), `workspace/` and Reins' folders.
-Without COMMANDS the probe reports capabilities and what it could read and write, one
-`name=value` line each. With COMMANDS (a JSON list of shell commands) each runs as a server
+Without COMMANDS the probe, run as a server with its workspace writable as while a call is
+in flight, reports capabilities and what it could read and write, one `name=value` line
+each. With COMMANDS (a JSON list of shell commands) each runs as a server
 with the internet through pasta (kernel.sandbox.server_start); their outputs are reported,
 and the pastas left running after.
 """
@@ -13,19 +14,20 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 from kernel.paths import AppPaths
 from kernel.sandbox.detect import SandboxStatus, detect_sandbox
 from kernel.sandbox.network import find_pasta, resolv_conf
-from kernel.sandbox.server import server_bwrap_argv
+from kernel.sandbox.pin import PinStage, links_to_pin
+from kernel.sandbox.server import server_bwrap_argv, server_marks
 from kernel.sandbox.server_start import ServerStart
 from tests.sandbox.unprivileged_run import become_nobody
 from tests.security.confined import children_named
 
 PROBE = """
+read -r _
 grep -E '^Cap(Eff|Bnd)' /proc/self/status | tr -d '\\t' | sed 's/:/=/'
 echo "key=$(cat "$H/.ssh/id_rsa" 2>/dev/null)"
 echo "env=$(cat "$W/.env" 2>/dev/null)"
@@ -80,15 +82,38 @@ def main(who: str, folder: Path, commands: list[str] | None) -> None:
     state, workspace, home = folder / "data" / "mcp-state" / "boxed", folder / "workspace", \
         folder / "home"
     state.mkdir(parents=True, exist_ok=True)
+    env = {"PATH": "/usr/bin:/bin", "H": str(home), "W": str(workspace), "S": str(state),
+           "D": str(folder / "data" / "sessions")}
+    out, err = asyncio.run(_probed(status, paths, state, workspace, home, env))
+    found = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+    sys.stdout.write(json.dumps({"probe": found, "stderr": err[-2000:]}) + "\n")
+
+
+async def _probed(status: SandboxStatus, paths: AppPaths, state: Path, workspace: Path,
+                  home: Path, env: dict[str, str]) -> tuple[str, str]:
+    """PROBE run as a server with its workspace, its links pinned and the workspace
+    writable as while a call is in flight (kernel.sandbox.workspace_gate)."""
+    marks = server_marks(workspace, home, paths)
+    start = ServerStart(None, PinStage(links_to_pin(os.path.realpath(workspace),
+                                                    marks.values())),
+                        (os.path.realpath(workspace), os.path.realpath(state)))
     argv = server_bwrap_argv(status.bwrap_path, program=("/bin/sh", "-c", PROBE), state=state,
                              workspace=workspace, real_home=home, paths=paths,
-                             disable_userns=status.nested_userns_blocked)
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False,
-                          env={"PATH": "/usr/bin:/bin", "H": str(home), "W": str(workspace),
-                               "S": str(state), "D": str(folder / "data" / "sessions")})
-    found = dict(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)
-    sys.stdout.write(json.dumps({"probe": found, "stderr": done.stderr[-2000:]}) + "\n")
-
+                             disable_userns=status.nested_userns_blocked,
+                             handshake_fds=start.child_fds, own_network=False, marks=marks,
+                             stage_fds=start.stage.child_fds if start.stage else None)
+    proc = await asyncio.create_subprocess_exec(
+        *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, pass_fds=start.pass_fds, env=env)
+    start.started()
+    try:
+        await start.connect()
+        assert start.gate is not None
+        async with start.gate.writable():  # the probe starts once it is
+            out, err = await asyncio.wait_for(proc.communicate(b"go\n"), 60)
+    finally:
+        await start.aclose()
+    return out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
 
 if __name__ == "__main__":
     main(sys.argv[1], Path(sys.argv[2]), json.loads(sys.argv[3]) if len(sys.argv) > 3 else None)

@@ -1,43 +1,21 @@
 """A sandboxed MCP server's workspace hides another name (a hard link) of a secret and binds
 one of a protected file read-only, as a command's sandbox does (kernel.sandbox.samefiles):
-real bubblewrap, as the user running the tests and as nobody."""
+real bubblewrap, through the kernel's launch path, as the user running the tests and as
+nobody."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 
-from tests.security.conftest import ROOT, Confined
+from tests.security.conftest import Confined
+from tests.security.serverkit import run_as_server
 
-PROBE = """
-import json, subprocess, sys
-from pathlib import Path
-from kernel.paths import AppPaths
-from kernel.sandbox.detect import detect_sandbox
-from kernel.sandbox.server import server_bwrap_argv
-from tests.sandbox.unprivileged_run import become_nobody
-who, folder = sys.argv[1], Path(sys.argv[2])
-if who == "nobody":
-    become_nobody()
-status = detect_sandbox()
-state = folder / "data" / "mcp-state" / "s"
-state.mkdir(parents=True, exist_ok=True)
-argv = server_bwrap_argv(status.bwrap_path, program=("/bin/sh", "-c", sys.argv[3]),
-                         state=state, workspace=folder / "workspace",
-                         real_home=folder / "home",
-                         paths=AppPaths(data=folder / "data", config=folder / "config"),
-                         disable_userns=status.nested_userns_blocked)
-done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False,
-                      env={"PATH": "/usr/bin:/bin"})
-print(json.dumps({"available": status.available, "out": done.stdout + done.stderr}))
-"""
 COMMAND = ("cat notes.txt sub/deep/a.txt 2>&1; echo EVIL >> gitconfig.txt; "
            "echo EVIL >> rc.txt; echo EVIL >> plain-copy.txt && echo plain-written")
 
@@ -68,11 +46,7 @@ def test_a_sandboxed_servers_workspace_hides_other_names(confined: Confined) -> 
     try:
         if confined.who == "nobody":
             subprocess.run(["chown", "-R", "65534:65534", str(folder)], check=True)
-        done = subprocess.run([sys.executable, "-c", PROBE, confined.who, str(folder), COMMAND],
-                              capture_output=True, text=True, timeout=120, check=False,
-                              env={**os.environ, "PYTHONPATH": str(ROOT)})
-        assert done.returncode == 0, done.stderr
-        report = json.loads(done.stdout.strip().splitlines()[-1])
+        report = run_as_server(confined.who, folder, COMMAND)
         if not report["available"]:
             pytest.skip("no sandbox for this user here")
         out = report["out"]
