@@ -333,6 +333,31 @@ def test_a_lone_surrogate_in_a_tool_result_never_poisons_the_session(harness: Ha
     assert again.stop_reason == "end_turn" and not harness.server.problems
 
 
+def test_a_nan_in_a_model_tool_input_never_poisons_the_session(harness: Harness):
+    """A server that streams `NaN` in a tool input: the SDK reads it as a float, and the
+    block goes into the history in pydantic's JSON form (kernel.agent.provider.block_param),
+    where it is null, so every later request is valid JSON and the run ends well."""
+    from kernel.tools.schema import tool
+
+    seen: list[object] = []
+
+    @tool(concurrent_safe=True)
+    def measure(v: float) -> str:
+        """Takes a number."""
+        seen.append(v)
+        return "measured"
+
+    harness.registry.register(measure)
+    harness.server.add(reply(ToolUse("measure", {"v": float("nan")})), reply("done"))
+    sid, finished = harness.run("go")
+    assert finished.stop_reason == "end_turn" and not harness.server.problems
+    sent = harness.server.requests[1].body["messages"]
+    assert [b["input"] for b in sent[-2]["content"] if b["type"] == "tool_use"] == [{"v": None}]
+    harness.server.add(reply("still fine"))
+    _, again = harness.run("next", session_id=sid)
+    assert again.stop_reason == "end_turn" and not harness.server.problems
+
+
 def test_the_fake_server_refuses_a_lone_surrogate_like_the_api():
     from kernel.fakemodel.validate import request_problem
 
