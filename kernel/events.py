@@ -297,6 +297,10 @@ class ToolResultEvent(CallEvent):
     output_bytes: int = 0
     externalized_path: str | None = None
     preview: str = ""
+    changes: list[dict[str, Any]] = field(default_factory=list)
+    """What the call changed in the workspace, applied as one undoable step: each change as
+    `kernel.transaction.changeset.Change.to_json` gives it (a reader decodes them with
+    `ChangeSet.from_json`, which refuses a malformed one)."""
 
 
 @_event

@@ -161,6 +161,29 @@ PROTECTED_PATTERNS: tuple[str, ...] = (
     ".config/nvim/**",
     ".emacs",
     ".emacs.d/**",
+    ".husky/**",
+    ".pre-commit-config.yaml",
+    ".pre-commit-config.yml",
+    "lefthook.yml",
+    "lefthook.yaml",
+    "lefthook.json",
+    "lefthook.toml",
+    ".lefthook.yml",
+    ".lefthook.yaml",
+    "lefthook-local.yml",
+    "lefthook-local.yaml",
+    ".lefthook-local.yml",
+    ".lefthook-local.yaml",
+    ".lefthook/**",
+    ".lefthook-local/**",
+    ".simple-git-hooks.json",
+    ".simple-git-hooks.js",
+    ".simple-git-hooks.cjs",
+    "simple-git-hooks.json",
+    "simple-git-hooks.js",
+    "simple-git-hooks.cjs",
+    ".overcommit.yml",
+    ".tool-versions",
 )
 """What no tool may write without the user's approval of that very path, at any depth.
 
@@ -173,8 +196,12 @@ in an editor (`.vscode/`, `.idea/`, `.devcontainer/`, `*.code-workspace`, Emacs'
 `.dir-locals.el`, Zed's and Helix's language servers and tasks, vim's `exrc` files), when a
 folder is entered with mise (`mise.toml`: hooks and env), when Mercurial runs (`.hg/hgrc`),
 when a coding agent starts there (`.mcp.json`, `.claude/`, `.cursor/`, `.gemini/`: hooks and
-MCP servers), or when the user logs in or starts an editor (`.config/autostart/`, systemd
-user units, `.xprofile`, `.tmux.conf`, nvim and Emacs configuration: in a home folder)."""
+MCP servers), when the user logs in or starts an editor (`.config/autostart/`, systemd
+user units, `.xprofile`, `.tmux.conf`, nvim and Emacs configuration: in a home folder), or
+when git runs a hook a hook manager installed: the scripts and configs its stubs run (husky's
+`.husky/`, pre-commit's, lefthook's, simple-git-hooks' and overcommit's configs; their keys
+in package.json are judged by `kernel.transaction.judge`), or when asdf or mise enters a
+folder (`.tool-versions`)."""
 
 GIT_DANGEROUS: tuple[str, ...] = (
     "config",

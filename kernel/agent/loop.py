@@ -136,6 +136,7 @@ from kernel.tools.find_tools import DEFAULT_THRESHOLD, tools_on_offer
 from kernel.tools.pathpolicy import PathPolicy
 from kernel.tools.registry import ToolRegistry
 from kernel.tools.spec import ErrorCode, Progress, Risk, ToolCall, ToolResult, ToolSpec
+from kernel.transaction.checkpoints import Checkpoints
 
 Sink = Callable[[Event], None]
 log = logging.getLogger(__name__)
@@ -380,10 +381,12 @@ class Agent:
         prepare: Callable[[Path], None] | None = None,
         tool_search_threshold: int = DEFAULT_THRESHOLD,
         protected_links: Callable[[Path], Mapping[Path, str]] | None = None,
+        checkpoints: Checkpoints | None = None,
     ) -> None:
         """`prepare(workspace)` is called as a run starts, so what its tools need can be
         made while the model writes (the command sandbox: kernel.sandbox.standby);
-        `protected_links(workspace)` says where its protected links lead (PathPolicy)."""
+        `protected_links(workspace)` says where its protected links lead (PathPolicy);
+        `checkpoints` keep what each call changed, to undo it (kernel.transaction)."""
         self.store = store
         self.registry = registry
         self.provider = provider
@@ -396,6 +399,7 @@ class Agent:
         self.clock = clock
         self.prepare = prepare
         self.protected_links = protected_links
+        self.checkpoints = checkpoints
         self.tool_search_threshold = tool_search_threshold
         """More tools on offer than this: find_tools searches the rest (kernel.tools.find_tools)."""
         self.price = price_for(provider.model) if prices is None else price_for(provider.model,
@@ -601,6 +605,7 @@ class _Run:
             agent.registry, session_id=session_id, workspace=self.workspace,
             outputs=self.outputs, path_policy=self.path_policy, gate=gate,
             observer=_Observer(self), results=self.results, max_parallel=agent.max_parallel,
+            checkpoints=agent.checkpoints,
         )
         self._replay_repeats()
         self._fit_history()
@@ -1147,7 +1152,8 @@ class _Run:
             is_error=result.is_error,
             error_code=result.error_code.value if result.error_code else None,
             duration_ms=round(result.duration_ms, 3), output_bytes=result.output_bytes,
-            externalized_path=result.externalized_path, preview=result.text[:PREVIEW_CHARS]))
+            externalized_path=result.externalized_path, preview=result.text[:PREVIEW_CHARS],
+            changes=[c.to_json() for c in result.changes] if result.changes else []))
 
     def _replay_repeats(self) -> None:
         for message in self.history:

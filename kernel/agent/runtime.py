@@ -27,6 +27,7 @@ from kernel.tools.builtin import builtin_tools
 from kernel.tools.builtin.command import make_run_command
 from kernel.tools.find_tools import DEFAULT_THRESHOLD, make_find_tools
 from kernel.tools.registry import ToolRegistry
+from kernel.transaction.checkpoints import DEFAULT_MAX_BYTES, Checkpoints
 
 if TYPE_CHECKING:
     from kernel.mcp.asks import ServerAsks
@@ -56,6 +57,7 @@ class Kernel:
     registry: ToolRegistry
     executor: CommandExecutor
     sandbox: SandboxStatus
+    checkpoints: Checkpoints
     mcp: McpManager | None = None
     tool_search_threshold: int = DEFAULT_THRESHOLD
 
@@ -65,6 +67,7 @@ class Kernel:
                      gate_factory=gate_factory, sandbox=self.sandbox.kind,
                      prepare=self.executor.prepare,
                      protected_links=self.executor.protected_links,
+                     checkpoints=self.checkpoints,
                      tool_search_threshold=self.tool_search_threshold)
 
     @property
@@ -95,19 +98,22 @@ class Kernel:
     def close(self) -> None:
         """End every running command, then close the store (pending writes finish)."""
         self.executor.shutdown()
+        self.checkpoints.close()
         self.store.close()
 
 
 def open_kernel(paths: AppPaths, exec_settings: ExecSettings | None = None, *,
-                tool_search_threshold: int = DEFAULT_THRESHOLD) -> Kernel:
+                tool_search_threshold: int = DEFAULT_THRESHOLD,
+                checkpoint_bytes: int = DEFAULT_MAX_BYTES) -> Kernel:
     """The kernel over `paths`; commands run with the user's `exec` settings (PATH
     additions, passed-through variables, limits) from settings.json; above
     `tool_search_threshold` tools, find_tools searches the rest."""
     make_non_dumpable()
     store = SessionStore(paths.database)
-    executor = CommandExecutor(paths, exec_settings or ExecSettings())
+    executor = CommandExecutor(paths, exec_settings or ExecSettings(), transactions=True)
     registry = ToolRegistry([*builtin_tools(), make_run_command(executor)])
     registry.register(make_find_tools(
         lambda: [s for n in registry.names() if (s := registry.get(n)) is not None]))
     return Kernel(paths, store, registry, executor, executor.status(),
+                  Checkpoints(paths.data / "checkpoints", checkpoint_bytes),
                   tool_search_threshold=tool_search_threshold)

@@ -55,7 +55,7 @@ from kernel.policy.settings import (
 )
 from kernel.tools.dispatch import GateOutcome
 from kernel.tools.pathpolicy import PathPolicy
-from kernel.tools.spec import ErrorCode, Risk, ToolCall, ToolError, ToolSpec
+from kernel.tools.spec import ErrorCode, Review, Risk, ToolCall, ToolError, ToolSpec
 
 if TYPE_CHECKING:
     from kernel.agent.loop import GateContext
@@ -171,6 +171,40 @@ class PolicyGate:
                 f"change the permissions."))
         async with self._asking:
             return await self._ask(spec, call, args, decision, facts)
+
+    async def review(self, spec: ToolSpec, call: ToolCall, args: Mapping[str, Any],
+                     held: Review) -> bool:
+        """Ask the user whether to keep the changes `call` made that are held for them
+        (kernel.transaction.judge), in every mode: True when they kept them. Asked like an
+        approval of that call (its request's rule is HELD_RULE); no channel, a failed one or
+        any answer but an allow keeps nothing."""
+        request = ApprovalRequest(
+            self.session_id, call_id=call.call_id, name=spec.name, input=dict(args),
+            risk=spec.shown_risk, reason=held.reason, preview=held.preview, rule=HELD_RULE,
+            can_always=False)
+        async with self._asking:
+            self._emit(request)
+            if self.channel is None:
+                self._unavailable(spec, call, "no approval channel is connected")
+                return False
+            try:
+                answer = await self.channel.ask(request, destructive=False)
+            except ChannelUnavailable as exc:
+                self._unavailable(spec, call, str(exc))
+                return False
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self._unavailable(spec, call, f"the channel failed: {type(exc).__name__}: "
+                                  f"{exc}")
+                return False
+            keep = allows(answer.choice)
+            self._emit(ApprovalDecision(
+                self.session_id, call_id=call.call_id,
+                decision="allow_once" if keep else "deny",
+                decided_by=self.channel.name, scope="once" if keep else "call", rule=HELD_RULE,
+                message=answer.message, decided_at=self.clock()))
+            return keep
 
     # -- internals -------------------------------------------------------------------------
 
@@ -318,6 +352,8 @@ class PolicyGate:
             f"what you wanted to do."))
 
 
+HELD_RULE = "held changes"
+"""The rule of an approval request that asks about a call's held changes (`review`)."""
 INTERRUPTED_RULE = "interrupted call"
 INTERRUPTED_REASON = (
     "it was allowed and started before Reins stopped (the kernel ended while it ran), so it "

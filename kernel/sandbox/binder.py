@@ -8,7 +8,12 @@ sandbox's mount namespace (the user who started bubblewrap owns it, so has every
 there: no privilege is needed) and the mount namespace, and binds each link onto itself
 without following it (open_tree + move_mount), and each folder above one with what is
 mounted below it: a mount point cannot be removed, renamed or replaced (EBUSY). It writes
-one report, `OK` or `FAILED` and why, and ends with os._exit. It calls only what was loaded
+one report, `OK` or `FAILED` and why, and ends with os._exit. For a command's sandbox it
+first mounts the transaction's overlay on the workspace (`Overlay`: the workspace bound
+read-only is the lower layer, the call's folder the upper one, so nothing the command
+writes reaches the real workspace), hides the workspace's secrets again on top of it (an
+overlay shows its lower layer without the mounts on it) and detaches the call's folder, so
+the command never sees the upper layer but through the overlay. It calls only what was loaded
 before the zygote was forked, and it is non-dumpable, as the zygote. A binder of
 `set_read_only` enters the same way and sets or clears MOUNT_ATTR_RDONLY on the mounts it
 is given (kernel.sandbox.workspace_gate: a sandboxed server's workspace between calls).
@@ -21,6 +26,7 @@ import ctypes
 import fcntl
 import json
 import os
+import re
 import stat
 from collections.abc import Callable, Sequence
 from typing import NamedTuple, NoReturn
@@ -43,6 +49,12 @@ AT_RECURSIVE = 0x8000
 MOVE_MOUNT_F_EMPTY_PATH = 0x4
 AT_EMPTY_PATH = 0x1000
 MOUNT_ATTR_RDONLY = 0x1
+MS_RDONLY = 0x1
+MS_NOSUID = 0x2
+MS_NODEV = 0x4
+MS_REMOUNT = 0x20
+MS_BIND = 0x1000
+MNT_DETACH = 0x2
 SYS_OPEN_TREE = 428
 SYS_MOVE_MOUNT = 429
 SYS_MOUNT_SETATTR = 442
@@ -51,6 +63,8 @@ SYS_MOUNT_SETATTR = 442
 
 _LIBC = ctypes.CDLL(None, use_errno=True)
 _SETNS = _LIBC.setns
+_MOUNT = _LIBC.mount
+_UMOUNT2 = _LIBC.umount2
 _SYSCALL = _LIBC.syscall
 _SYSCALL.restype = ctypes.c_long
 """Resolved here, so the binder looks nothing up."""
@@ -77,12 +91,35 @@ class Request(NamedTuple):
     report: int
     """The write end of the pipe the report goes to."""
     pins: int
-    """A file holding the pins as JSON: [[path, text, folder], …] (kernel.sandbox.pin.Pin)."""
+    """A file holding the work as JSON: {"pins": [[path, text, folder], …]
+    (kernel.sandbox.pin.Pin), "overlay": Overlay's fields or null}."""
 
 
-def encode_pins(pins: list[tuple[str, str, bool]]) -> bytes:
+class Overlay(NamedTuple):
+    """The transaction's overlay of a command's sandbox, as the sandbox sees its paths."""
+
+    workspace: str
+    """Where the workspace is bound read-only: the lower layer, and where the overlay goes."""
+    folder: str
+    """Where the call's folder is bound: `upper/` and `work/` in it; detached after."""
+    hide: list[tuple[str, bool]]
+    """The workspace's secrets (absolute; True for a folder), hidden again on the overlay."""
+
+
+def encode_pins(pins: list[tuple[str, str, bool]], overlay: Overlay | None = None) -> bytes:
     """What `Request.pins` holds."""
-    return json.dumps(pins).encode()
+    return json.dumps({"pins": pins, "overlay": overlay}).encode()
+
+
+def overlay_options(overlay: Overlay) -> bytes:
+    """The overlay's mount options: each path with `\\`, `,` and `:` escaped (the option
+    parser splits on them)."""
+    def escaped(path: str) -> str:
+        return re.sub(r"([\\,:])", r"\\\1", path)
+
+    return os.fsencode(f"lowerdir={escaped(overlay.workspace)},"
+                       f"upperdir={escaped(overlay.folder + '/upper')},"
+                       f"workdir={escaped(overlay.folder + '/work')}")
 
 
 def report(fd: int, failure: str = "") -> None:
@@ -97,11 +134,14 @@ def bind(request: Request, zygote: int) -> NoReturn:
     """In the binder, forked by the zygote whose pid is `zygote`: pin, report, _exit."""
 
     def pin_all() -> str:
-        pins = json.loads(os.pread(request.pins, os.fstat(request.pins).st_size, 0))
+        work = json.loads(os.pread(request.pins, os.fstat(request.pins).st_size, 0))
         if not os.read(request.ready, 1):
             raise BindError("the sandbox ended before its command started")
         _enter(request.namespace)
-        for path, text, folder in pins:
+        if work["overlay"] is not None:
+            workspace, folder, hide = work["overlay"]
+            _mount_overlay(Overlay(workspace, folder, hide))
+        for path, text, folder in work["pins"]:
             _pin(path, text, folder)
         return ""
 
@@ -169,6 +209,29 @@ def _enter(mnt: int) -> None:
     owner = fcntl.ioctl(mnt, NS_GET_USERNS)
     _check(_SETNS(owner, CLONE_NEWUSER), "entering the sandbox's user namespace")
     _check(_SETNS(mnt, CLONE_NEWNS), "entering the sandbox's mount namespace")
+
+
+def _mount(source: bytes | None, target: str, kind: bytes | None, flags: int,
+           data: bytes | None, what: str) -> None:
+    _check(_MOUNT(source, os.fsencode(target), kind, ctypes.c_ulong(flags), data), what)
+
+
+def _mount_overlay(overlay: Overlay) -> None:
+    """Mount the overlay on the workspace, hide its secrets on it, detach the call's folder."""
+    ws = overlay.workspace
+    _mount(b"overlay", ws, b"overlay", MS_NOSUID | MS_NODEV, overlay_options(overlay),
+           f"mounting the transaction's overlay on {ws}")
+    for path, folder in overlay.hide:
+        if folder:
+            _mount(b"tmpfs", path, b"tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, b"size=4k",
+                   f"hiding the secret folder {path}")
+        else:
+            _mount(b"/dev/null", path, None, MS_BIND, None, f"hiding the secret {path}")
+            _mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY, None,
+                   f"hiding the secret {path}")
+    _check(_UMOUNT2(os.fsencode(overlay.folder), ctypes.c_int(MNT_DETACH)),
+           "detaching the transaction's folder")
+    os.rmdir(overlay.folder)
 
 
 def _pin(path: str, text: str, folder: bool) -> None:

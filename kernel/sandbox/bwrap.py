@@ -53,6 +53,9 @@ NO_NESTED_USERNS = ("--disable-userns",)
 """No user namespace can be made inside (where it would bring a full set of capabilities
 back, if only over namespaces of its own): bubblewrap 0.8 and later."""
 SESSION_SOCKETS = ("/run/user", "/var/run/docker.sock", "/run/docker.sock")
+TRANSACTION_FOLDER = "/tmp/.reins-transaction"
+"""Where a command's sandbox shows the call's folder until the binder has mounted the
+overlay from it and detached it (on the sandbox's private /tmp)."""
 
 
 def base_mounts() -> list[str]:
@@ -100,6 +103,22 @@ def home_secrets(home: str) -> list[str]:
     return anchored(home, SECRET_PATTERNS)
 
 
+def hidden_secrets(workspace: str, marks: Iterable[Mark]) -> list[tuple[str, bool]]:
+    """The workspace's secrets to hide, outermost first: (absolute path, is a folder). One
+    inside a hidden folder is hidden with it."""
+    hidden: list[tuple[str, bool]] = []
+    folders: list[str] = []
+    for mark in sorted(marks, key=lambda m: m.path):
+        if mark.kind != "secret" or mark.entry not in ("dir", "file"):
+            continue
+        if any(mark.path.startswith(folder + "/") for folder in folders):
+            continue
+        if mark.entry == "dir":
+            folders.append(mark.path)
+        hidden.append((os.path.join(workspace, mark.path), mark.entry == "dir"))
+    return hidden
+
+
 def mark_mounts(workspace: str, marks: Iterable[Mark]) -> list[str]:
     """The mounts of the workspace index's marks (paths relative to `workspace`). A mark
     inside a hidden secret folder (where a protected link or a git config leads:
@@ -115,8 +134,7 @@ def mark_mounts(workspace: str, marks: Iterable[Mark]) -> list[str]:
             continue
         if mark.kind == "secret":
             hidden.append(mark.path)
-            argv += (["--tmpfs", target, "--remount-ro", target] if mark.entry == "dir"
-                     else ["--ro-bind", "/dev/null", target])
+            argv += _hide_secret(target, mark.entry == "dir")
         elif mark.kind == "git-dir":
             argv += ["--bind", target, target]
             hooks = os.path.join(target, "hooks")
@@ -125,6 +143,23 @@ def mark_mounts(workspace: str, marks: Iterable[Mark]) -> list[str]:
         else:
             argv += ["--ro-bind", target, target]
     return argv
+
+
+def _hide_secret(target: str, folder: bool) -> list[str]:
+    return (["--tmpfs", target, "--remount-ro", target] if folder
+            else ["--ro-bind", "/dev/null", target])
+
+
+def transaction_mounts(workspace: str, marks: Iterable[Mark], folder: Path) -> list[str]:
+    """The workspace of a command run as a transaction: bound read-only with its secrets
+    hidden (the lower layer of the overlay the binder mounts on it, kernel.sandbox.binder),
+    and the call's `folder` (its `upper/` and `work/`) at TRANSACTION_FOLDER for the binder.
+    No protected entry needs a mark: the lower layer cannot be written, and what the
+    command changed is judged from the upper layer after it (kernel.transaction)."""
+    argv = ["--ro-bind", workspace, workspace]
+    for target, is_folder in hidden_secrets(workspace, marks):
+        argv += _hide_secret(target, is_folder)
+    return [*argv, "--bind", str(folder), TRANSACTION_FOLDER]
 
 
 def bwrap_argv(
@@ -142,6 +177,7 @@ def bwrap_argv(
     disable_userns: bool = True,
     resolv_conf: Path | None = None,
     marks: Iterable[Mark] = (),
+    transaction: Path | None = None,
 ) -> list[str]:
     """The full argv: `bwrap … -- PROGRAM`. Paths must be absolute and resolved.
 
@@ -149,7 +185,8 @@ def bwrap_argv(
     `network` shares the host's network namespace (the user's `exec.local_network`); without
     it the command has a namespace of its own, empty, or given the internet by pasta during
     the handshake, in which case `resolv_conf` (kernel.sandbox.network) is its resolv.conf.
-    `marks` are the workspace index's (kernel.sandbox.workspace_index).
+    `marks` are the workspace index's (kernel.sandbox.workspace_index). With `transaction`
+    (the call's folder) the workspace is the lower layer of an overlay (`transaction_mounts`).
     """
     ws, home = str(workspace), str(real_home)
     info_fd, block_fd = handshake_fds
@@ -177,7 +214,8 @@ def bwrap_argv(
     for real in _session_sockets():
         if not _inside(ws, real):
             argv += _hide(real)
-    argv += ["--bind", ws, ws, *mark_mounts(ws, marks)]
+    argv += (transaction_mounts(ws, marks, transaction) if transaction is not None
+             else ["--bind", ws, ws, *mark_mounts(ws, marks)])
     for own in (os.path.realpath(paths.config), os.path.realpath(paths.data)):
         if _inside(ws, own) or not os.path.isdir(own):
             continue

@@ -26,6 +26,7 @@ import fcntl
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import time
@@ -36,6 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from kernel.paths import AppPaths
+from kernel.sandbox.binder import Overlay
+from kernel.sandbox.bwrap import TRANSACTION_FOLDER, hidden_secrets
 from kernel.sandbox.detect import SandboxStatus, detect_sandbox
 from kernel.sandbox.env import build_env
 from kernel.sandbox.guard import WorkspaceGuards
@@ -121,6 +124,10 @@ class CommandOutcome:
     pinned: tuple[str, ...] = ()
     """The workspace's marked links, fixed in place while the command ran (kernel.sandbox.pin):
     removing, renaming or replacing them failed (EBUSY). Paths relative to the workspace."""
+    transaction: Path | None = None
+    """The call's folder when the command ran as a transaction: its `upper/` holds every
+    change the command made to the workspace, none of them applied yet. The caller reads,
+    judges and applies them (kernel.transaction), then removes it (`remove_transaction`)."""
 
     @property
     def ok(self) -> bool:
@@ -181,6 +188,8 @@ class _Sandbox:
             if self.handshake.cgroup is not None:  # joined while it waited
                 with contextlib.suppress(CgroupError):
                     remove_when_empty(self.handshake.cgroup)
+        if self.request.transaction is not None:
+            remove_transaction(self.request.transaction)
 
 
 class _Ahead:
@@ -214,11 +223,15 @@ class _Ahead:
 
 class CommandExecutor:
     def __init__(
-        self, paths: AppPaths, settings: ExecSettings = DEFAULT_SETTINGS, *, ahead: bool = True
+        self, paths: AppPaths, settings: ExecSettings = DEFAULT_SETTINGS, *, ahead: bool = True,
+        transactions: bool = False,
     ) -> None:
-        """`ahead`: make each command's sandbox before it is asked for (kernel.sandbox.standby)."""
+        """`ahead`: make each command's sandbox before it is asked for (kernel.sandbox.standby).
+        `transactions`: run each sandboxed command as a transaction (its workspace an
+        overlay; `CommandOutcome.transaction`)."""
         self.paths = paths
         self.settings = settings
+        self.transactions = transactions
         self._live: set[_Live] = set()
         self._buffer: bytearray | None = None
         self._ahead = _Ahead()
@@ -363,6 +376,17 @@ class CommandExecutor:
                     raise CommandRefused(f"The command could not be started: {exc}.") from exc
             else:
                 sandbox = self._start(launcher, request, env, script)
+            transaction = sandbox.request.transaction
+            if transaction is not None:
+                try:
+                    outcome = await self._run(
+                        sandbox, started, spool, timeout_s, limits, network, withheld, cancel,
+                        on_progress, progress_interval_s, started_running,
+                    )  # fmt: skip
+                except BaseException:
+                    remove_transaction(transaction)
+                    raise
+                return replace(outcome, transaction=transaction)
             reverted: tuple[Reverted, ...] = ()
             try:
                 outcome = await self._run(
@@ -390,9 +414,21 @@ class CommandExecutor:
         """Start the launcher; its shell gets `script` now, or later through `fill`."""
         handshake: Handshake | None = None
         if launcher.kernel_sets_limits:
-            pins = links_to_pin(str(request.workspace), request.marks)
-            handshake = Handshake(_network(request.network, self.settings.pasta),
-                                  PinStage(pins) if pins else None)
+            stage: PinStage | None = None
+            if self.transactions:
+                request = replace(request, transaction=new_transaction(self.paths,
+                                                                       request.workspace))
+                ws = str(request.workspace)
+                stage = PinStage((), Overlay(ws, TRANSACTION_FOLDER,
+                                             hidden_secrets(ws, request.marks)))
+            elif pins := links_to_pin(str(request.workspace), request.marks):
+                stage = PinStage(pins)
+            try:
+                handshake = Handshake(_network(request.network, self.settings.pasta), stage)
+            except BaseException:
+                if request.transaction is not None:
+                    remove_transaction(request.transaction)
+                raise
             request = replace(request, handshake_fds=handshake.child_fds,
                               stage_fds=handshake.stage.child_fds if handshake.stage else None)
         read_fd, write_fd = os.pipe()
@@ -421,6 +457,8 @@ class CommandExecutor:
                     os.close(fd)
             if handshake is not None:
                 handshake.close()
+            if request.transaction is not None:
+                remove_transaction(request.transaction)
             if isinstance(exc, OSError):
                 raise CommandRefused(f"The command could not be started: {exc}.") from exc
             raise
@@ -439,10 +477,10 @@ class CommandExecutor:
     def _fits(sandbox: _Sandbox, launcher: Launcher, request: LaunchRequest,
               env: dict[str, str]) -> bool:
         """The sandbox is alive and made from exactly what a call of `request` gets now
-        (with a pin stage exactly when the request's workspace has links to pin)."""
-        staged = bool(links_to_pin(str(request.workspace), request.marks))
+        (with a stage exactly when the call would get one: a transaction, or links to pin)."""
+        request = replace(request, transaction=sandbox.request.transaction)
         return (sandbox.launcher == launcher and sandbox.proc.poll() is None
-                and staged == (sandbox.request.stage_fds is not None)
+                and request.staged == (sandbox.request.stage_fds is not None)
                 and sandbox.fingerprint == fingerprint(launcher.argv(
                     replace(request, handshake_fds=sandbox.request.handshake_fds,
                             stage_fds=sandbox.request.stage_fds)), env))
@@ -668,6 +706,34 @@ def _network(network_scope: NetworkScope, name: str) -> Pasta | None:
                  "network with commands.",
             kind="sandbox_unavailable")
     return Pasta(pasta)
+
+
+def new_transaction(paths: AppPaths, workspace: Path) -> Path:
+    """A new call folder under `<data>/transactions` (its owner's only), with an empty
+    `upper/` of the workspace's mode (the overlay's top folder takes the upper's) and
+    `work/`."""
+    root = paths.data / "transactions"
+    root.mkdir(parents=True, exist_ok=True, mode=0o700)
+    folder = Path(tempfile.mkdtemp(dir=root))
+    (folder / "work").mkdir(mode=0o700)
+    (folder / "upper").mkdir(mode=0o700)
+    os.chmod(folder / "upper", stat.S_IMODE(os.stat(workspace).st_mode))
+    return folder
+
+
+def remove_transaction(folder: Path) -> None:
+    """Remove a call folder. The overlay leaves folders of mode 0 in `work/` (its owner
+    must make them enterable first)."""
+    def enterable(_function: object, path: str, _exc: object) -> None:
+        with contextlib.suppress(OSError):
+            os.chmod(os.path.dirname(path), 0o700)
+            if os.path.isdir(path) and not os.path.islink(path):
+                os.chmod(path, 0o700)
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                os.unlink(path)
+
+    shutil.rmtree(folder, onerror=enterable)
 
 
 def _bwrap(status: SandboxStatus) -> BwrapLauncher:

@@ -70,7 +70,17 @@ class LaunchRequest:
     """The workspace's secret and protected entries (kernel.sandbox.guard)."""
     stage_fds: tuple[int, int] | None = None
     """(ready fd, go fd) of the stage that waits while the kernel pins the marked links
-    (kernel.sandbox.pin), for a launcher whose `kernel_sets_limits` when there are any."""
+    (kernel.sandbox.pin), for a launcher whose `kernel_sets_limits` when there are any,
+    or mounts the transaction's overlay."""
+    transaction: Path | None = None
+    """The call's folder (`upper/`, `work/`) when the command runs as a transaction: the
+    workspace is then an overlay whose upper layer is there (kernel.sandbox.bwrap)."""
+
+    @property
+    def staged(self) -> bool:
+        """The sandbox's program is a stage the binder works before (kernel.sandbox.pin)."""
+        return self.transaction is not None or bool(
+            links_to_pin(str(self.workspace), self.marks))
 
 
 class Launcher(Protocol):
@@ -115,10 +125,12 @@ class BwrapLauncher:
         if request.handshake_fds is None:
             raise ValueError("bubblewrap needs the start handshake: the limits are set there")
         program: tuple[str, ...] = SHELL
-        if links_to_pin(str(request.workspace), request.marks):
+        if request.staged:
             if request.stage_fds is None:
-                raise ValueError("the workspace's marked links are pinned from a stage")
-            program = staged_shell(*request.stage_fds, SHELL)
+                raise ValueError("the overlay is mounted and the workspace's marked links "
+                                 "are pinned from a stage")
+            program = staged_shell(*request.stage_fds, SHELL, str(request.cwd)
+                                   if request.transaction is not None else "")
         return bwrap_argv(
             self.bwrap,
             program=program,
@@ -133,6 +145,7 @@ class BwrapLauncher:
             handshake_fds=request.handshake_fds,
             disable_userns=self.disable_userns,
             marks=request.marks,
+            transaction=request.transaction,
         )
 
 

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from kernel.sandbox import zygote
-from kernel.sandbox.binder import FAILED, MAX_MESSAGE, OK, Request, encode_pins
+from kernel.sandbox.binder import FAILED, MAX_MESSAGE, OK, Overlay, Request, encode_pins
 from kernel.sandbox.marks import Mark
 from kernel.sandbox.readall import read_all
 
@@ -70,19 +70,25 @@ def links_to_pin(workspace: str, marks: Iterable[Mark]) -> tuple[Pin, ...]:
             *(Pin(os.path.join(workspace, f), "", folder=True) for f in folders))
 
 
-def staged_shell(ready_fd: int, go_fd: int, shell: Sequence[str]) -> tuple[str, ...]:
+def staged_shell(ready_fd: int, go_fd: int, shell: Sequence[str], cwd: str = ""
+                 ) -> tuple[str, ...]:
     """`shell`, run once the stage has written one byte to `ready_fd` and read a line from
-    `go_fd` (through /proc/self/fd: the shell may not take a descriptor above 9)."""
+    `go_fd` (through /proc/self/fd: the shell may not take a descriptor above 9). With
+    `cwd`, the stage enters it again first: what was mounted there meanwhile (the
+    transaction's overlay) is then the shell's folder, not what lies under it."""
+    enter = f"cd -- {shlex.quote(cwd)} && " if cwd else ""
     stage = (f"printf r >/proc/self/fd/{ready_fd} && read -r _ </proc/self/fd/{go_fd} "
-             f"&& exec {shlex.join(shell)}")
+             f"&& {enter}exec {shlex.join(shell)}")
     return ("/bin/sh", "-c", stage)
 
 
 class PinStage:
     """The two pipes of the stage and the binding of `pins` between them."""
 
-    def __init__(self, pins: tuple[Pin, ...]) -> None:
+    def __init__(self, pins: tuple[Pin, ...], overlay: Overlay | None = None) -> None:
         self.pins = pins
+        self.overlay = overlay
+        """The transaction's overlay the binder mounts first (kernel.sandbox.binder)."""
         self._ready_read, self._ready_write = os.pipe()
         self._go_read, self._go_write = os.pipe()
         self._binder: tuple[zygote.Zygote, int] | None = None
@@ -104,7 +110,7 @@ class PinStage:
         ahead, long before its command comes). Raises OSError (zygote.ZygoteError when the
         zygote has ended)."""
         if self._binder is None:
-            self._binder = _ask(pid, self.pins, self._ready_read)
+            self._binder = _ask(pid, self.pins, self.overlay, self._ready_read)
 
     async def run(self, pid: int) -> None:
         """Pin every link in the sandbox whose init is `pid` once the stage is ready (the
@@ -158,7 +164,8 @@ def failure(text: bytes, asked: zygote.Zygote) -> str:
     return asked.ended() or "the binder ended without a report"
 
 
-def _ask(pid: int, pins: tuple[Pin, ...], ready: int) -> tuple[zygote.Zygote, int]:
+def _ask(pid: int, pins: tuple[Pin, ...], overlay: Overlay | None, ready: int
+         ) -> tuple[zygote.Zygote, int]:
     """Ask the zygote for the binder of `pins` in the sandbox of `pid`, which waits on
     `ready`: (the zygote, the read end of the binder's report)."""
     report_read, report_write = os.pipe()
@@ -168,7 +175,8 @@ def _ask(pid: int, pins: tuple[Pin, ...], ready: int) -> tuple[zygote.Zygote, in
         held.append(namespace)
         pins_file = os.memfd_create("reins-pins", os.MFD_CLOEXEC)
         held.append(pins_file)
-        os.write(pins_file, encode_pins([(pin.path, pin.text, pin.folder) for pin in pins]))
+        os.write(pins_file, encode_pins([(pin.path, pin.text, pin.folder) for pin in pins],
+                                        overlay))
         asked = zygote.start()
         asked.send(Request(namespace, ready, report_write, pins_file))
     except BaseException:

@@ -58,7 +58,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from kernel.paths import UnsafeIdentifier, check_call_id
 from kernel.tools.externalize import OutputStore, encode_text
@@ -68,12 +68,14 @@ from kernel.tools.spec import (
     Content,
     ErrorCode,
     Progress,
+    Review,
     ToolCall,
     ToolContext,
     ToolError,
     ToolResult,
     ToolSpec,
 )
+from kernel.transaction.checkpoints import Checkpoints
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +107,15 @@ class Gate(Protocol):
     async def authorize(
         self, spec: ToolSpec, call: ToolCall, args: Mapping[str, Any]
     ) -> GateOutcome: ...
+
+
+@runtime_checkable
+class Reviewer(Protocol):
+    """A gate that can also ask the user about changes a call made that are held for them
+    (kernel.transaction.judge). A gate that cannot keeps nothing held."""
+
+    async def review(self, spec: ToolSpec, call: ToolCall, args: Mapping[str, Any],
+                     held: Review) -> bool: ...
 
 
 class AllowAll:
@@ -241,6 +252,7 @@ class Dispatcher:
         results: ResultLog | None = None,
         max_parallel: int = 4,
         retry_base_s: float = RETRY_BASE_S,
+        checkpoints: Checkpoints | None = None,
     ) -> None:
         if max_parallel < 1:
             raise ValueError(f"max_parallel must be ≥ 1, got {max_parallel}")
@@ -253,6 +265,7 @@ class Dispatcher:
         self.observer: DispatchObserver = observer if observer is not None else NullObserver()
         self.results: ResultLog = results if results is not None else MemoryResultLog()
         self.max_parallel = max_parallel
+        self.checkpoints = checkpoints
         self.retry_base_s = retry_base_s
         self._inflight: dict[str, asyncio.Future[ToolResult]] = {}
         self._owners: dict[str, asyncio.Task[Any]] = {}
@@ -515,7 +528,7 @@ class Dispatcher:
             return error_result(call.call_id, code, message, duration_ms=elapsed())
         kwargs = dict(args)
         if entry.context_param is not None:
-            kwargs[entry.context_param] = self._context(call, outcome)
+            kwargs[entry.context_param] = self._context(spec, call, args, outcome)
         self._executing.add(call.call_id)
         return await self._execute(call, entry, kwargs, started)
 
@@ -557,7 +570,8 @@ class Dispatcher:
             )
         return outcome
 
-    def _context(self, call: ToolCall, outcome: GateOutcome) -> ToolContext:
+    def _context(self, spec: ToolSpec, call: ToolCall, args: Mapping[str, Any],
+                 outcome: GateOutcome) -> ToolContext:
         loop = asyncio.get_running_loop()
         loop_thread = threading.get_ident()
         observer_progress = self._notify
@@ -569,6 +583,11 @@ class Dispatcher:
                 loop.call_soon_threadsafe(observer_progress, "progress", p)
 
         policy = self.path_policy.allowing(outcome.extra_paths)
+        gate = self.gate
+
+        async def review(held: Review) -> bool:
+            return isinstance(gate, Reviewer) and await gate.review(spec, call, args, held)
+
         return ToolContext(
             session_id=self.session_id,
             call_id=call.call_id,
@@ -578,6 +597,8 @@ class Dispatcher:
             progress=progress,
             network=outcome.network,
             user_approved=outcome.user_approved,
+            review=review,
+            checkpoints=self.checkpoints,
         )
 
     async def _execute(

@@ -17,6 +17,8 @@ from kernel.events import Risk
 from kernel.tools.errors import ErrorCode, ToolError
 from kernel.tools.externalize import OutputStore
 from kernel.tools.pathpolicy import PathPolicy
+from kernel.transaction.changeset import ChangeSet
+from kernel.transaction.checkpoints import Checkpoints
 
 __all__ = ["ErrorCode", "Risk", "ToolError"]
 """Defined in kernel.tools.errors and (Risk, which events carry) kernel.events; used with the
@@ -50,6 +52,8 @@ class ToolResult:
     duration_ms: float = 0.0
     output_bytes: int = 0
     externalized_path: str | None = None
+    changes: ChangeSet | None = None
+    """What the call changed in the workspace, applied (one undoable checkpoint step)."""
 
     @property
     def text(self) -> str:
@@ -92,6 +96,11 @@ class ToolContext:
     """True only when the user allowed network access for this call or session."""
     user_approved: bool = False
     """True only when the user explicitly approved this very call (a click or CLI flag)."""
+    review: Callable[[Review], Awaitable[bool]] = field(default=lambda _r: _kept_nothing())
+    """Ask the user whether to keep changes held for them (kernel.transaction.judge): True
+    when they kept them. Without a gate that can ask, nothing held is kept (fail closed)."""
+    checkpoints: Checkpoints | None = None
+    """Where what a call changes in the workspace is kept, to undo it (kernel.transaction)."""
     stop: threading.Event = field(default_factory=threading.Event)
     """Set when the call is stopped: its time limit passed, or the user or the run
     cancelled it. A sync handler runs in a thread nobody can kill, so its loops call
@@ -101,6 +110,20 @@ class ToolContext:
         """Raise ToolStopped once the call has been stopped (cheap: call it in loops)."""
         if self.stop.is_set():
             raise ToolStopped(f"the call {self.call_id} was stopped")
+
+
+@dataclass(frozen=True)
+class Review:
+    """Changes a call made that are held until the user keeps or discards them."""
+
+    reason: str
+    """Why they are held, in a sentence."""
+    preview: str
+    """What they are: a diff (a secret's content is never shown)."""
+
+
+async def _kept_nothing() -> bool:
+    return False
 
 
 class ToolStopped(Exception):

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from kernel.sandbox.executor import CommandExecutor, CommandOutcome
+from kernel.sandbox.executor import CommandExecutor, CommandOutcome, remove_transaction
 from kernel.sandbox.refusal import CommandRefused, RefusalKind
 from kernel.sandbox.revert import describe
 from kernel.sandbox.settings import DEFAULT_GRACE_S
@@ -19,12 +19,15 @@ from kernel.shell.parse import ShellParseError, read
 from kernel.tools.spec import (
     ErrorCode,
     Progress,
+    Review,
     Risk,
     ToolContext,
     ToolError,
     ToolResult,
     ToolSpec,
 )
+from kernel.transaction.apply import start_stamp
+from kernel.transaction.settle import Settled, settle
 
 DEFAULT_TIMEOUT_S = 120
 MAX_TIMEOUT_S = 600
@@ -137,6 +140,24 @@ def refused(exc: CommandRefused) -> ToolError:
     return ToolError(exc.message, hint=exc.hint, code=REFUSAL_CODES[exc.kind])
 
 
+async def _settle(ctx: ToolContext, folder: Path, since_ns: int) -> Settled:
+    """Judge and apply what the command changed (kernel.transaction.settle)."""
+    if ctx.checkpoints is None:
+        raise ToolError("The command ran, but what it changed was not applied: Reins has no "
+                        "checkpoint store to keep it undoable.",
+                        hint="Tell the user; this is a fault of Reins.",
+                        code=ErrorCode.EXECUTION_ERROR)
+    policy = ctx.path_policy
+
+    async def ask(reason: str, preview: str) -> bool:
+        return await ctx.review(Review(reason, preview))
+
+    return await settle(folder, policy.workspace, since_ns=since_ns,
+                        classify=lambda path: policy.classify(path, write=True), ask=ask,
+                        checkpoints=ctx.checkpoints, session_id=ctx.session_id,
+                        call_id=ctx.call_id)
+
+
 def make_run_command(executor: CommandExecutor) -> ToolSpec:
     """The run_command ToolSpec bound to `executor`."""
 
@@ -158,6 +179,7 @@ def make_run_command(executor: CommandExecutor) -> ToolSpec:
             ctx.progress(Progress(ctx.call_id, size, last_line, elapsed,
                                   output_path=str(spool.path)))
 
+        since = start_stamp()
         with ctx.outputs.spool(ctx.call_id) as spool:
             try:
                 outcome = await executor.run(
@@ -172,9 +194,15 @@ def make_run_command(executor: CommandExecutor) -> ToolSpec:
                 )
             except CommandRefused as exc:
                 raise refused(exc) from exc
+        settled = None
+        if outcome.transaction is not None:
+            try:
+                settled = await _settle(ctx, outcome.transaction, since)
+            finally:
+                remove_transaction(outcome.transaction)
         limit = max(1_000, spec.output_limit - HEADER_BUDGET)
         preview = ctx.outputs.preview_file(outcome.spool_path, limit)
-        lines = _header(outcome)
+        lines = _header(outcome) + (settled.lines() if settled is not None else [])
         if outcome.output_bytes:
             lines.append(f"--- output ({outcome.output_bytes} bytes, stdout and stderr) ---")
             lines.append(preview.text)
@@ -188,6 +216,8 @@ def make_run_command(executor: CommandExecutor) -> ToolSpec:
             error_code=code,
             output_bytes=outcome.output_bytes,
             externalized_path=str(preview.path) if preview.path is not None else None,
+            changes=settled.applied if settled is not None and settled.applied.changes
+            else None,
         )
 
     spec = ToolSpec(

@@ -1,0 +1,78 @@
+"""What a person reads before keeping held changes: a unified diff of each, bounded.
+
+The diff compares the lower layer (the workspace as it is) with the upper one (what the
+command left). A secret location's content is never shown, before or after (the diff would
+put it in the approval request, stored and shown); a binary or very large file is named,
+not shown; a link shows where it leads.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import stat
+from collections.abc import Iterable
+from pathlib import Path
+
+from kernel.pathrules import secret_match
+from kernel.transaction.changeset import Change
+
+MAX_LINES = 400
+MAX_FILE_BYTES = 1_000_000
+
+
+def held_diff(held: Iterable[tuple[Change, str]], upper: Path, lower: Path) -> str:
+    """The diff of each held change, with why it is held, in path order."""
+    lines: list[str] = []
+    for change, why in held:
+        lines.append(f"# {change.path}: {change.kind} — held because {why}")
+        lines += _diff(change, upper, lower)
+    if len(lines) > MAX_LINES:
+        left = len(lines) - MAX_LINES
+        lines = [*lines[:MAX_LINES], f"[… {left} more lines not shown …]"]
+    return "\n".join(lines)
+
+
+def _diff(change: Change, upper: Path, lower: Path) -> list[str]:
+    if secret_match(change.path) is not None:
+        return ["(a secret location: its content is not shown)"]
+    if change.entry == "link" and change.kind != "deleted":
+        return [f"link → {_readlink(upper / change.path)}"]
+    if change.entry == "dir":
+        return []
+    before = "" if change.kind == "created" else _text(lower / (change.previous or change.path))
+    after = "" if change.kind == "deleted" else _text(upper / change.path)
+    if before is None or after is None:
+        return ["(binary or over 1 MB: not shown)"]
+    diff = difflib.unified_diff(
+        before.splitlines(keepends=True), after.splitlines(keepends=True),
+        fromfile="/dev/null" if change.kind == "created" else f"a/{change.previous or change.path}",
+        tofile="/dev/null" if change.kind == "deleted" else f"b/{change.path}")
+    shown = [line.rstrip("\n") for line in diff]
+    return shown or [f"(same content; {change.kind})"]
+
+
+def _readlink(path: Path) -> str:
+    try:
+        return os.readlink(path)
+    except OSError as exc:
+        return f"(unreadable: {exc.strerror})"
+
+
+def _text(path: Path) -> str | None:
+    """The file's text; None for a binary or too large one. A missing file reads as ''."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return ""
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # a fifo the command left: never read
+            return None
+        data = os.read(fd, MAX_FILE_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(data) > MAX_FILE_BYTES or b"\0" in data:
+        return None
+    return data.decode("utf-8", "replace")
