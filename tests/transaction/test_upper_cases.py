@@ -1,0 +1,69 @@
+"""read_upper on real overlay upper layers, then apply and undo of what it found, as the
+current user (root in CI) and as nobody: each case of tests/transaction/cases.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.transaction.cases import CASES, run_case
+from tests.transaction.overlaykit import AS_NOBODY
+
+ROOT = Path(__file__).resolve().parents[2]
+USERS = ["current", "nobody"]
+
+
+@pytest.fixture
+def folder() -> Iterator[Path]:
+    made = Path(tempfile.mkdtemp(prefix="reins-txn-"))
+    made.chmod(0o777)  # reachable by nobody
+    yield made
+    shutil.rmtree(made, ignore_errors=True)
+
+
+def outcome(who: str, name: str, folder: Path) -> dict[str, Any]:
+    if who == "current":
+        return run_case(name, folder)
+    if os.geteuid() != 0:
+        pytest.skip("already an unprivileged user: the 'current' run covers it")
+    done = subprocess.run([*AS_NOBODY, sys.executable, str(ROOT / "tests/transaction/cases.py"),
+                           str(folder), name], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(folder)},
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+@pytest.mark.parametrize("who", USERS)
+@pytest.mark.parametrize("name", list(CASES))
+def test_change_set_apply_and_undo(name: str, who: str, folder: Path) -> None:
+    case = CASES[name]
+    result = outcome(who, name, folder)
+    found = {tuple(item) for item in result["found"]}
+    assert found == case.expected
+    assert result["conflicts"] == []
+    by_path = {c["path"]: c for c in result["changes"]}
+    for path, fields in case.details.items():
+        for key, value in fields.items():
+            default = {"added": 0, "removed": 0, "binary": False, "executable": False}[key]
+            assert by_path[path].get(key, default) == value, (path, key)
+    assert result["conflicts"] == []
+    assert result["applied_as_plain"], result["apply_diff"]
+    assert result["undo"]["ok"], result["undo"]
+    assert result["undone_as_before"]
+
+
+def test_a_recreated_folder_is_opaque_in_the_upper(folder: Path) -> None:
+    """The opaque case really exercises the opaque mark (else it proves nothing)."""
+    result = run_case("rm -rf then recreate (opaque)", folder)
+    assert result["opaque"] == ["d"]
