@@ -68,6 +68,8 @@ class Applied:
 
 
 _MAKES_FOLDER = frozenset({"created", "replaced"})
+ORIGIN_XATTRS = ("user.overlay.origin", "trusted.overlay.origin")
+"""Set by the overlay on what it copies up from the lower layer."""
 CLOCK_REALTIME_COARSE = 5
 """Linux's clock id (the time module does not name it)."""
 
@@ -88,7 +90,7 @@ def apply(upper: Path, workspace: Path, changes: Sequence[Change], *, since_ns: 
     is touched, and the applied bytes before the step is recorded."""
     chosen = ChangeSet(tuple(changes))
     with _opened(upper) as upper_fd, _opened(workspace) as ws_fd:
-        found = conflicts(ws_fd, chosen, since_ns)
+        found = conflicts(ws_fd, chosen, since_ns, upper_fd)
         if found:
             return Applied(ChangeSet(), found)
         unusable = [c.path for c in chosen if c.entry == "other" and c.kind != "deleted"]
@@ -125,8 +127,13 @@ def _describe(st: os.stat_result | None) -> str:
             "other": "a special file"}[entry_type(st.st_mode)]
 
 
-def conflicts(ws_fd: int, chosen: ChangeSet, since_ns: int) -> tuple[Conflict, ...]:
-    """Every target of `chosen` that is not as the command saw it (see the module's text)."""
+def conflicts(ws_fd: int, chosen: ChangeSet, since_ns: int,
+              upper_fd: int) -> tuple[Conflict, ...]:
+    """Every target of `chosen` that is not as the command saw it (see the module's text).
+    A new path whose upper entry the overlay copied up (it carries an `origin` mark: it was
+    in the workspace, here or under another name) in a folder changed meanwhile is taken
+    for a file removed meanwhile (a hard link or a moved file in a folder the user
+    changed is asked about too: asking once too often is safe)."""
     by_path = {c.path: c for c in chosen}
     found: list[Conflict] = []
     seen: dict[str, os.stat_result | OSError | None] = {}
@@ -158,6 +165,10 @@ def conflicts(ws_fd: int, chosen: ChangeSet, since_ns: int) -> tuple[Conflict, .
                 return f"{parent} is {_describe(st)} in the workspace, not a folder", False
         return "", False
 
+    def folder_of(path: str) -> os.stat_result | OSError | None:
+        head = path.rpartition("/")[0]
+        return look(head) if head else os.fstat(ws_fd)
+
     for change in chosen:
         targets = [(change.path, _expected(change), change.kind == "deleted")]
         if change.previous:
@@ -166,9 +177,32 @@ def conflicts(ws_fd: int, chosen: ChangeSet, since_ns: int) -> tuple[Conflict, .
             reason, made = folders_ok(path, removing)
             if not reason and not made:
                 reason = _judge(look(path), expected, since_ns)
+            if not reason and not made and not removing and look(path) is None and (
+                    _copied_up(upper_fd, path) and _changed(folder_of(path), since_ns)):
+                reason = "it was removed after the command started"
             if reason:
                 found.append(Conflict(path, reason))
     return tuple(found)
+
+
+def _copied_up(upper_fd: int, path: str) -> bool:
+    try:
+        with parent_of(upper_fd, path) as (fd, name):
+            entry = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+    except OSError:
+        return False
+    try:
+        return any(_has_xattr(entry, name) for name in ORIGIN_XATTRS)
+    finally:
+        os.close(entry)
+
+
+def _has_xattr(fd: int, name: str) -> bool:
+    try:
+        os.getxattr(f"/proc/self/fd/{fd}", name)
+    except OSError:
+        return False
+    return True
 
 
 def _expected(change: Change) -> tuple[EntryType | None, ...]:
@@ -182,6 +216,10 @@ def _expected(change: Change) -> tuple[EntryType | None, ...]:
     return ("file", "dir", "link", "other")
 
 
+def _changed(st: os.stat_result | OSError | None, since_ns: int) -> bool:
+    return isinstance(st, os.stat_result) and max(st.st_ctime_ns, st.st_mtime_ns) >= since_ns
+
+
 def _judge(st: os.stat_result | OSError | None, expected: tuple[EntryType | None, ...],
            since_ns: int) -> str:
     if isinstance(st, OSError):
@@ -190,7 +228,7 @@ def _judge(st: os.stat_result | OSError | None, expected: tuple[EntryType | None
     if kind not in expected:
         return (f"it is {_describe(st) if isinstance(st, os.stat_result) else 'nothing'} "
                 f"now, not what the command saw")
-    if st is not None and max(st.st_ctime_ns, st.st_mtime_ns) >= since_ns:
+    if _changed(st, since_ns):
         return "it was changed after the command started"
     return ""
 

@@ -10,13 +10,16 @@ must be after the change set is applied. `manifest` is a tree's exact content.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import stat
 import subprocess
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 NOBODY = 65534
 AS_NOBODY = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
@@ -93,3 +96,15 @@ def run_plain(folder: Path, script: str) -> None:
     done = subprocess.run(["sh", "-ec", f"cd {folder / 'plain'} && {script}"],
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, f"{script!r} failed in a plain folder: {done.stderr}"
+
+
+def run_as_nobody(script: Path, folder: Path, name: str) -> dict[str, Any]:
+    """`python SCRIPT FOLDER NAME` as nobody (setpriv); the JSON it prints last."""
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([*AS_NOBODY, sys.executable, str(script), str(folder), name],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(root), "HOME": str(folder)},
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result

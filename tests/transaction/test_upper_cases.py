@@ -3,45 +3,19 @@ current user (root in CI) and as nobody: each case of tests/transaction/cases.py
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import subprocess
-import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.transaction.cases import CASES, run_case
-from tests.transaction.overlaykit import AS_NOBODY
+from tests.transaction.conftest import USERS, run_as
 
-ROOT = Path(__file__).resolve().parents[2]
-USERS = ["current", "nobody"]
-
-
-@pytest.fixture
-def folder() -> Iterator[Path]:
-    made = Path(tempfile.mkdtemp(prefix="reins-txn-"))
-    made.chmod(0o777)  # reachable by nobody
-    yield made
-    shutil.rmtree(made, ignore_errors=True)
+CASES_SCRIPT = Path(__file__).with_name("cases.py")
 
 
 def outcome(who: str, name: str, folder: Path) -> dict[str, Any]:
-    if who == "current":
-        return run_case(name, folder)
-    if os.geteuid() != 0:
-        pytest.skip("already an unprivileged user: the 'current' run covers it")
-    done = subprocess.run([*AS_NOBODY, sys.executable, str(ROOT / "tests/transaction/cases.py"),
-                           str(folder), name], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(folder)},
-                          check=False)
-    assert done.returncode == 0, done.stderr
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
+    return run_as(who, CASES_SCRIPT, run_case, name, folder)
 
 
 @pytest.mark.parametrize("who", USERS)
