@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel.transaction.blobs import Blobs
-from kernel.transaction.changeset import Change, ChangeKind, ChangeSet, EntryType
+from kernel.transaction.changeset import Change, ChangeKind, ChangeSet, EntryType, parent_paths
 from kernel.transaction.fsat import (
     ABSENT,
     DIR_FLAGS,
@@ -349,19 +349,23 @@ class Checkpoints:
         return blocked
 
     def _who(self, row: _Row, path: str, now: State | None) -> Blocked:
-        """Who changed `path` after the step `row`: the newest later step that touched it,
-        if the path is what that step left; else someone outside Reins."""
+        """Who changed `path` after the step `row`: the newest later call whose step left
+        it as it is now (`now` None: that touched it at all); failing a call, the newest
+        undo that did; else someone outside Reins."""
         with self._lock:
             later = self._db.execute(
-                "SELECT s.id, s.call_id, s.undoes, e.after_kind, e.after_mode, e.after_digest "
+                "SELECT s.call_id, s.undoes, e.after_kind, e.after_mode, e.after_digest "
                 "FROM entries e JOIN steps s ON s.id = e.step_id WHERE e.path = ? AND s.id > ?"
-                " AND s.workspace = ? ORDER BY s.id DESC LIMIT 1",
-                (os.fsencode(path), row.id, os.fsencode(row.workspace))).fetchone()
-        if later is not None and (now is None or _state(*later[3:]) == now):
-            if later[2] is not None:
-                undid = self._call_of(later[2])
-                return Blocked(path, f"changed by the undo of call {undid}", later[1])
-            return Blocked(path, f"changed by call {later[1]}", later[1])
+                " AND s.workspace = ? ORDER BY s.id DESC",
+                (os.fsencode(path), row.id, os.fsencode(row.workspace))).fetchall()
+        matching = [r for r in later if now is None or _state(*r[2:]) == now]
+        for call_id, undoes, *_after in matching:
+            if undoes is None:
+                return Blocked(path, f"changed by call {call_id}", call_id)
+        if matching:
+            call_id, undoes = matching[0][:2]
+            return Blocked(path, f"changed by the undo of call {self._call_of(undoes)}",
+                           call_id)
         return Blocked(path, OUTSIDE)
 
     # recording (used by Recorder)
@@ -471,10 +475,16 @@ class Recorder:
 
     def keep(self, rel_path: str) -> None:
         """Keep what `rel_path` is now (bytes, mode, link text or absence); call before
-        changing it. Keeping a path twice keeps the first."""
+        changing it. Keeping a path twice keeps the first. The missing folders above an
+        absent path are kept as absent too (a write that makes them is undone whole)."""
         if rel_path in self.kept:
             return
         self.kept[rel_path] = self._snapshot(rel_path)
+        if self.kept[rel_path].kind == "absent":
+            for parent in parent_paths(rel_path):
+                if parent in self.kept or self._snapshot(parent).kind != "absent":
+                    break
+                self.kept[parent] = ABSENT
 
     def keep_all(self, paths: Iterable[str], *, durable: bool = False) -> None:
         """`keep` each path; `durable`: the kept bytes are on disk when this returns."""
