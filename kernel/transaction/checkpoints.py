@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kernel.setting_records import DEFAULT_CHECKPOINT_BYTES
 from kernel.transaction.blobs import Blobs
 from kernel.transaction.changeset import Change, ChangeKind, ChangeSet, EntryType, parent_paths
 from kernel.transaction.fsat import (
@@ -37,8 +38,8 @@ from kernel.transaction.fsat import (
 )
 from kernel.transaction.restore import restore
 
-DEFAULT_MAX_BYTES = 1 << 30
-"""The `checkpoints.max_bytes` setting when it is not set: 1 GiB of kept bytes."""
+DEFAULT_MAX_BYTES = DEFAULT_CHECKPOINT_BYTES
+"""The `checkpoints.max_bytes` setting when it is not set (kernel.setting_records)."""
 OUTSIDE = "changed outside Reins"
 SCHEMA_VERSION = 1
 _SCHEMA = """
