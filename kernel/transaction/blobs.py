@@ -39,25 +39,30 @@ class Blobs:
     def put_fd(self, fd: int) -> tuple[str, int]:
         """Keep the bytes of the open file `fd` (read from its start): (sha256, size)."""
         os.lseek(fd, 0, os.SEEK_SET)
-        tmp = self.root / f".in-{os.getpid()}-{os.urandom(6).hex()}"
+        root = str(self.root)
+        tmp = f"{root}/.in-{os.getpid()}-{os.urandom(6).hex()}"
         digest = hashlib.sha256()
         size = 0
+        out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         try:
-            with open(tmp, "xb") as out:
+            try:
                 while chunk := os.read(fd, CHUNK):
                     digest.update(chunk)
-                    out.write(chunk)
+                    os.write(out, chunk)
                     size += len(chunk)
+            finally:
+                os.close(out)
             name = digest.hexdigest()
-            final = self.path(name)
-            if final.exists():
-                tmp.unlink()
+            folder = f"{root}/{name[:2]}"
+            if os.path.exists(f"{folder}/{name}"):
+                os.unlink(tmp)
             else:
-                final.parent.mkdir(exist_ok=True)
-                os.replace(tmp, final)
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(folder)
+                os.replace(tmp, f"{folder}/{name}")
         except BaseException:
             with contextlib.suppress(OSError):
-                tmp.unlink()
+                os.unlink(tmp)
             raise
         return name, size
 

@@ -32,6 +32,7 @@ from kernel.transaction.changeset import Change, ChangeKind, ChangeSet, EntryTyp
 from kernel.transaction.fsat import (
     ABSENT,
     DIR_FLAGS,
+    Folders,
     State,
     open_dir,
     state_at,
@@ -335,12 +336,17 @@ class Checkpoints:
     def _blocked(self, row: _Row, entries: dict[str, tuple[State, State]],
                  ws_fd: int) -> list[Blocked]:
         blocked = []
+        with Folders(ws_fd) as folders:
+            now_states = {}
+            for path in entries:
+                try:
+                    now_states[path] = folders.state(path)
+                except OSError:
+                    blocked.append(Blocked(path, "a folder on the way is now a link or a file"))
         for path, (before, after) in sorted(entries.items()):
-            try:
-                now = state_at(ws_fd, path)
-            except OSError:
-                blocked.append(Blocked(path, "a folder on the way is now a link or a file"))
+            if path not in now_states:
                 continue
+            now = now_states[path]
             if now != after:
                 blocked.append(self._who(row, path, now))
             elif after.kind == "dir" and before.kind != "dir":
@@ -474,28 +480,31 @@ class Recorder:
             self._fd = os.open(self.workspace, DIR_FLAGS)
         return self._fd
 
-    def keep(self, rel_path: str) -> None:
+    def keep(self, rel_path: str, folders: Folders | None = None) -> None:
         """Keep what `rel_path` is now (bytes, mode, link text or absence); call before
         changing it. Keeping a path twice keeps the first. The missing folders above an
         absent path are kept as absent too (a write that makes them is undone whole)."""
         if rel_path in self.kept:
             return
-        self.kept[rel_path] = self._snapshot(rel_path)
+        self.kept[rel_path] = self._snapshot(rel_path, folders)
         if self.kept[rel_path].kind == "absent":
             for parent in parent_paths(rel_path):
-                if parent in self.kept or self._snapshot(parent).kind != "absent":
+                if parent in self.kept or self._snapshot(parent, folders).kind != "absent":
                     break
                 self.kept[parent] = ABSENT
 
     def keep_all(self, paths: Iterable[str], *, durable: bool = False) -> None:
         """`keep` each path; `durable`: the kept bytes are on disk when this returns."""
-        for path in paths:
-            self.keep(path)
+        with Folders(self._root()) as folders:
+            for path in paths:
+                self.keep(path, folders)
         if durable and self._sizes:
             self.owner.blobs.sync()
 
-    def _snapshot(self, rel: str) -> State:
-        return state_at(self._root(), rel, self._store)
+    def _snapshot(self, rel: str, folders: Folders | None) -> State:
+        if folders is None:
+            return state_at(self._root(), rel, self._store)
+        return folders.state(rel, self._store)
 
     def _store(self, fd: int) -> str:
         digest, size = self.owner.blobs.put_fd(fd)
@@ -507,7 +516,9 @@ class Recorder:
         now."""
         root = self._root()
         try:
-            entries = {path: (before, state_at(root, path)) for path, before in self.kept.items()}
+            with Folders(root) as folders:
+                entries = {path: (before, folders.state(path))
+                           for path, before in self.kept.items()}
             return self.owner._record(self, changes, entries, self._sizes)
         finally:
             self.close()

@@ -90,16 +90,6 @@ def parent_of(root_fd: int, rel: str) -> Iterator[tuple[int, str]]:
         os.close(fd)
 
 
-def lstat_at(root_fd: int, rel: str) -> os.stat_result | None:
-    """The entry at `rel` itself (a link is not followed), None when nothing is there.
-    OSError (ELOOP, ENOTDIR) when a folder on the way is a link or not a folder."""
-    try:
-        with parent_of(root_fd, rel) as (fd, name):
-            return os.stat(name, dir_fd=fd, follow_symlinks=False)
-    except FileNotFoundError:
-        return None
-
-
 def read_link(dir_fd: int, name: str) -> str:
     return os.fsdecode(os.readlink(name, dir_fd=dir_fd))
 
@@ -122,25 +112,60 @@ def open_file(dir_fd: int, name: str) -> int:
     return fd
 
 
-def state_at(root_fd: int, rel: str, digest: Callable[[int], str] = hash_fd) -> State:
-    """The `State` of `rel` now (absent when a folder on the way is missing); a file's
-    digest is `digest(its read descriptor)` (by default its sha256)."""
-    try:
-        with parent_of(root_fd, rel) as (fd, name):
+class Folders:
+    """Folder descriptors below a root, each opened once (never through a link) for a run
+    of reads, closed together. For reads only: a folder replaced meanwhile would be the
+    old one."""
+
+    def __init__(self, root_fd: int) -> None:
+        self.root_fd = root_fd
+        self._fds: dict[str, int] = {}
+
+    def __enter__(self) -> Folders:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for fd in self._fds.values():
+            os.close(fd)
+        self._fds.clear()
+
+    def open(self, rel: str) -> int:
+        """The descriptor of the folder `rel` ('' the root), kept open until exit."""
+        if not rel:
+            return self.root_fd
+        fd = self._fds.get(rel)
+        if fd is None:
+            head, name = split(rel)
+            fd = os.open(name, DIR_FLAGS, dir_fd=self.open(head))
+            self._fds[rel] = fd
+        return fd
+
+    def state(self, rel: str, digest: Callable[[int], str] = hash_fd) -> State:
+        """The `State` of `rel` now (absent when a folder on the way is missing); a file's
+        digest is `digest(its read descriptor)` (by default its sha256)."""
+        head, name = split(rel)
+        try:
+            fd = self.open(head)
             st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-            kind = entry_type(st.st_mode)
-            mode = stat.S_IMODE(st.st_mode)
-            if kind == "file":
-                file_fd = open_file(fd, name)
-                try:
-                    return State(kind, mode, digest(file_fd))
-                finally:
-                    os.close(file_fd)
-            if kind == "link":
-                return State(kind, 0, read_link(fd, name))
-            return State(kind, mode)
-    except (FileNotFoundError, NotADirectoryError):
-        return ABSENT
+        except (FileNotFoundError, NotADirectoryError):
+            return ABSENT
+        kind = entry_type(st.st_mode)
+        mode = stat.S_IMODE(st.st_mode)
+        if kind == "file":
+            file_fd = open_file(fd, name)
+            try:
+                return State(kind, mode, digest(file_fd))
+            finally:
+                os.close(file_fd)
+        if kind == "link":
+            return State(kind, 0, read_link(fd, name))
+        return State(kind, mode)
+
+
+def state_at(root_fd: int, rel: str, digest: Callable[[int], str] = hash_fd) -> State:
+    """The `State` of `rel` now (see `Folders.state`)."""
+    with Folders(root_fd) as folders:
+        return folders.state(rel, digest)
 
 
 def same_bytes(fd_a: int, fd_b: int) -> bool:

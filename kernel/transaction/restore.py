@@ -16,11 +16,11 @@ from collections.abc import Callable, Mapping
 
 from kernel.transaction.blobs import Blobs
 from kernel.transaction.fsat import (
+    Folders,
     State,
     chmod_at,
     parent_of,
     remove_at,
-    state_at,
     write_file_at,
     write_link_at,
 )
@@ -32,7 +32,8 @@ class RestoreError(OSError):
 
 def restore(root_fd: int, targets: Mapping[str, State], blobs: Blobs) -> None:
     """Make every path of `targets` (relative to the folder `root_fd`) what its State says."""
-    current = {path: state_at(root_fd, path) for path in targets}
+    with Folders(root_fd) as folders:
+        current = {path: folders.state(path) for path in targets}
     todo = {path: state for path, state in targets.items() if current[path] != state}
     for path in sorted(todo, reverse=True):
         now, want = current[path], todo[path]
