@@ -100,8 +100,17 @@ def run_plain(folder: Path, script: str) -> None:
 
 def run_as_nobody(script: Path, folder: Path, name: str) -> dict[str, Any]:
     """`python SCRIPT FOLDER NAME` as nobody (setpriv); the JSON it prints last."""
+    return _run_script([*AS_NOBODY, sys.executable], script, folder, name)
+
+
+def run_as_current(script: Path, folder: Path, name: str) -> dict[str, Any]:
+    """`python SCRIPT FOLDER NAME` in a process of its own; the JSON it prints last."""
+    return _run_script([sys.executable], script, folder, name)
+
+
+def _run_script(python: list[str], script: Path, folder: Path, name: str) -> dict[str, Any]:
     root = Path(__file__).resolve().parents[2]
-    done = subprocess.run([*AS_NOBODY, sys.executable, str(script), str(folder), name],
+    done = subprocess.run([*python, str(script), str(folder), name],
                           capture_output=True, text=True, timeout=120,
                           env={**os.environ, "PYTHONPATH": str(root), "HOME": str(folder)},
                           check=False)

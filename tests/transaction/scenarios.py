@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -267,6 +268,32 @@ def tree_of_odd_depth_applies(folder: Path) -> dict[str, Any]:
     for path in ("r", "r/s"):
         (folder / "lower" / path).chmod(0o755)
     return {}
+
+
+BIG = 256 << 20
+
+
+@scenario
+def big_file_keeps_memory_flat(folder: Path) -> dict[str, Any]:
+    """A 256 MiB file appended to: reading, applying and undoing it never hold it in memory
+    (peak RSS grows by far less than the file). Run in a process of its own."""
+    build(folder / "lower", {"small.txt": "s\n"})
+    with open(folder / "lower/big.log", "wb") as f:
+        f.truncate(BIG)
+    time.sleep(0.01)
+    since = start_stamp()
+    mount_and_run(folder, "echo tail >> big.log")
+    baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    found = read_upper(folder / "upper", folder / "lower")
+    assert [(c.path, c.kind, c.binary) for c in found] == [("big.log", "modified", True)]
+    applied, checkpoints = _apply(folder, found.changes, since)
+    assert applied.ok
+    assert os.path.getsize(folder / "lower/big.log") == BIG + 5
+    assert checkpoints.undo("s1", "c1").ok
+    assert os.path.getsize(folder / "lower/big.log") == BIG
+    grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - baseline
+    assert grown_kib < 32 << 10, f"peak RSS grew by {grown_kib} KiB"
+    return {"grown_kib": grown_kib}
 
 
 if __name__ == "__main__":
