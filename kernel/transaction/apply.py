@@ -86,9 +86,11 @@ def apply(upper: Path, workspace: Path, changes: Sequence[Change], *, since_ns: 
           recorder: Recorder, durable: bool = True) -> Applied:
     """Apply exactly `changes` (a subset of `read_upper(upper, workspace)`: see
     kernel.transaction.changeset.split_held) from `upper` to `workspace`, and commit them
-    to `recorder` as one step. `durable`: the kept bytes are on disk before the workspace
-    is touched, and the applied bytes before the step is recorded."""
+    to `recorder` as one step (no changes: no step). `durable`: the kept bytes are on disk
+    before the workspace is touched, and the applied bytes before the step is recorded."""
     chosen = ChangeSet(tuple(changes))
+    if not chosen:
+        return Applied(chosen)
     with _opened(upper) as upper_fd, _opened(workspace) as ws_fd:
         found = conflicts(ws_fd, chosen, since_ns, upper_fd)
         if found:

@@ -146,7 +146,11 @@ def run_case(name: str, folder: Path) -> dict[str, Any]:
         if not applied.ok:
             return {"found": [list(_fields(c)) for c in changes],
                     "conflicts": [[c.path, c.reason] for c in applied.conflicts]}
-        undone = checkpoints.undo("s1", "c1")
+        if len(changes) == 0:
+            assert applied.step is None and checkpoints.steps("s1") == []
+            undone_json: dict[str, Any] = {"ok": True}
+        else:
+            undone_json = checkpoints.undo("s1", "c1").to_json()
         after_undo = manifest(folder / "lower")
     plain = manifest(folder / "plain")
     return {"changes": [c.to_json() for c in changes],
@@ -155,7 +159,7 @@ def run_case(name: str, folder: Path) -> dict[str, Any]:
             "conflicts": [[c.path, c.reason] for c in applied.conflicts],
             "applied_as_plain": after_apply == plain,
             "apply_diff": sorted(set(after_apply.items()) ^ set(plain.items())),
-            "undo": undone.to_json(),
+            "undo": undone_json,
             "undone_as_before": after_undo == before}
 
 

@@ -93,6 +93,17 @@ def user_made_a_folder_on_the_way_a_link(folder: Path) -> dict[str, Any]:
 
 
 @scenario
+def nothing_changed_is_no_step(folder: Path) -> dict[str, Any]:
+    since = _command(folder, {"a.txt": "a\n"}, "cat a.txt && touch a.txt")
+    found = read_upper(folder / "upper", folder / "lower")
+    assert len(found) == 0
+    applied, checkpoints = _apply(folder, found.changes, since)
+    assert applied.ok and applied.step is None
+    assert checkpoints.steps("s1") == [] and checkpoints.latest_undoable("s1") is None
+    return {}
+
+
+@scenario
 def user_changed_another_file(folder: Path) -> dict[str, Any]:
     since = _command(folder, {"a.txt": "a\n", "other.txt": "o\n"}, "echo more >> a.txt")
     (folder / "lower/other.txt").write_text("mine\n")
