@@ -29,6 +29,7 @@ from kernel.transaction.fsat import (
     DIR_FLAGS,
     chmod_at,
     entry_type,
+    open_dir,
     open_file,
     parent_of,
     read_link,
@@ -171,14 +172,20 @@ def conflicts(ws_fd: int, chosen: ChangeSet, since_ns: int,
         head = path.rpartition("/")[0]
         return look(head) if head else os.fstat(ws_fd)
 
+    removed = {c.path for c in chosen if c.kind in ("deleted", "replaced")} | {
+        c.previous for c in chosen if c.previous}
     for change in chosen:
         targets = [(change.path, _expected(change), change.kind == "deleted")]
         if change.previous:
             targets.append((change.previous, ("file",), True))
         for path, expected, removing in targets:
             reason, made = folders_ok(path, removing)
-            if not reason and not made:
-                reason = _judge(look(path), expected, since_ns)
+            st = None if made else look(path)
+            if not reason and not made and isinstance(st, os.stat_result) and stat.S_ISDIR(
+                    st.st_mode) and change.kind in ("deleted", "replaced"):
+                reason = _judge(st, expected, None) or _kept_inside(ws_fd, path, removed)
+            elif not reason and not made:
+                reason = _judge(st, expected, since_ns)
             if not reason and not made and not removing and look(path) is None and (
                     _copied_up(upper_fd, path) and _changed(folder_of(path), since_ns)):
                 reason = "it was removed after the command started"
@@ -222,15 +229,30 @@ def _changed(st: os.stat_result | OSError | None, since_ns: int) -> bool:
     return isinstance(st, os.stat_result) and max(st.st_ctime_ns, st.st_mtime_ns) >= since_ns
 
 
+def _kept_inside(ws_fd: int, path: str, removed: set[str]) -> str:
+    """Why the folder `path` cannot be removed: an entry in it that is not removed too (a
+    folder's own times change with its entries, so they are not what is judged: an
+    earlier apply of the same command's other changes must not count)."""
+    fd = open_dir(ws_fd, path)
+    try:
+        names = sorted(os.listdir(fd))
+    finally:
+        os.close(fd)
+    for name in names:
+        if f"{path}/{name}" not in removed:
+            return f"it holds {name!r}, which the command did not remove"
+    return ""
+
+
 def _judge(st: os.stat_result | OSError | None, expected: tuple[EntryType | None, ...],
-           since_ns: int) -> str:
+           since_ns: int | None) -> str:
     if isinstance(st, OSError):
         return f"it cannot be reached ({st.strerror})"
     kind = None if st is None else entry_type(st.st_mode)
     if kind not in expected:
         return (f"it is {_describe(st) if isinstance(st, os.stat_result) else 'nothing'} "
                 f"now, not what the command saw")
-    if _changed(st, since_ns):
+    if since_ns is not None and _changed(st, since_ns):
         return "it was changed after the command started"
     return ""
 

@@ -258,11 +258,21 @@ def held_part_of_a_deleted_tree(folder: Path) -> dict[str, Any]:
     found = read_upper(folder / "upper", folder / "lower")
     applying, held = split_held(found, ["d/keep"])
     assert {c.path for c in held} == {"d", "d/keep"}
-    applied, _ = _apply(folder, applying.changes, since)
+    applied, checkpoints = _apply(folder, applying.changes, since)
     assert applied.ok, applied.conflicts
     assert manifest(folder / "lower") == {"d": ("dir", 0o755, ""),
                                          "d/keep": manifest(folder / "lower")["d/keep"]}
+    recorder = checkpoints.begin("s1", "c1", folder / "lower")
+    approved = apply(folder / "upper", folder / "lower", held.changes, since_ns=since,
+                     recorder=recorder)
+    assert approved.ok, approved.conflicts
+    assert manifest(folder / "lower") == {}
     return {}
+
+
+@scenario
+def user_added_a_file_to_a_folder_the_command_deletes(folder: Path) -> dict[str, Any]:
+    return _conflict(folder, {"d/x": "x\n", "keep": "k\n"}, "rm -rf d", "echo mine > d/mine")
 
 
 @scenario

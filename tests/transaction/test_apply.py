@@ -21,6 +21,8 @@ CONFLICTS = {
                                                    "started"]],
     "user_chmodded_a_file_the_command_deletes": [["a.txt", "it was changed after the "
                                                            "command started"]],
+    "user_added_a_file_to_a_folder_the_command_deletes": [
+        ["d/mine", "it was changed after the command started"]],
     "user_made_a_folder_on_the_way_a_link": [["d", "it was changed after the command "
                                                    "started"]],
 }
