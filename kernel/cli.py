@@ -7,6 +7,7 @@
                [--thinking-budget TOKENS] [--max-tokens N] [--allow-broad-workspace]
                [--attach PATH ...]
     reins export SESSION
+    reins undo [--session ID] [--json] [CALL]
     reins doctor
 
 `exec` runs one prompt to its end (or, with `--session ID` and no prompt, resumes that
@@ -16,6 +17,9 @@ carries only events, one `event.to_dict()` per line; streamed text deltas are no
 (the finished text block is). Exit codes: 0 the run ended with end_turn (or there was
 nothing to resume), 1 an error, 2 bad usage, 3 a limit stopped it (max_rounds, budgets,
 loop_detected, max_tokens, cancel).
+
+`undo` puts back what an applied call changed (kernel.cli_undo): without CALL the latest
+step not undone yet; exit code 1 when a path changed since blocks it.
 
 `export SESSION` writes the session's trace as JSON lines: a `session` line, then one
 `round` line per model round (request id, round index, the model's raw tool calls, each
@@ -101,6 +105,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="an argument of the --mcp-prompt; repeatable")
     exp = sub.add_parser("export", help="write a session's trace as JSON lines")
     exp.add_argument("session", metavar="SESSION")
+    un = sub.add_parser("undo", help="undo what a call applied to the workspace (default: "
+                        "the latest call not undone yet)")
+    un.add_argument("call", nargs="?", metavar="CALL", help="the call's id")
+    un.add_argument("--session", metavar="ID",
+                    help="the session (default: the one that applied a change last)")
+    un.add_argument("--json", action="store_true", help="print the result as JSON")
     sub.add_parser("doctor", help="check the sandbox, the API key and the data folder")
     add_eval_parser(sub)
     return parser
@@ -139,6 +149,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from kernel.eval.command import main_eval
 
             return main_eval(args)
+        if args.command == "undo":
+            from kernel.cli_undo import undo_command
+
+            return undo_command(args.session, args.call, args.json, sys.stdout)
         from kernel.cli_export import export_command
 
         return export_command(args.session, sys.stdout)

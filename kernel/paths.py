@@ -71,6 +71,11 @@ class AppPaths:
         """The empty home folder commands see inside the sandbox."""
         return self.data / "sandbox-home"
 
+    @property
+    def checkpoints(self) -> Path:
+        """What undo needs: the bytes applied changes replaced, and their index."""
+        return self.data / "checkpoints"
+
     def session_dir(self, session_id: str) -> Path:
         return self.data / "sessions" / check_session_id(session_id)
 

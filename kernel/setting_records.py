@@ -21,6 +21,10 @@ DEFAULT_TOOL_SEARCH_THRESHOLD = 40
 kernel.tools.find_tools searches the rest (here so that loading the settings does not load
 the tools)."""
 
+DEFAULT_CHECKPOINT_BYTES = 1 << 30
+"""The `checkpoints.max_bytes` setting when it is not set: 1 GiB of kept bytes for undo
+(kernel.transaction.checkpoints; here so that loading the settings does not load SQLite)."""
+
 
 @dataclass(frozen=True)
 class SettingChange:

@@ -18,7 +18,8 @@ line and the key or rule. Nothing is skipped. A missing file means the defaults.
            "secret_env": ["NPM_TOKEN"], "read_only_paths": ["~/.nvm"],
            "limits": {"memory_mb": 4096, "file_size_mb": 1024, "processes": 512, "cpu_s": 600},
            "grace_s": 2, "bwrap": "bwrap", "local_network": false},
-  "mcpServers": {"git": {"command": "uvx", "args": ["mcp-server-git"]}}
+  "mcpServers": {"git": {"command": "uvx", "args": ["mcp-server-git"]}},
+  "checkpoints": {"max_bytes": 1073741824}
 }
 ```
 
@@ -53,6 +54,7 @@ from kernel.quickschema import compile_check
 from kernel.sandbox.limits import MiB, ResourceLimits
 from kernel.sandbox.settings import DEFAULT_GRACE_S, ExecSettings
 from kernel.setting_records import (
+    DEFAULT_CHECKPOINT_BYTES,
     DEFAULT_TOOL_SEARCH_THRESHOLD,
     RULE_LISTS,
     RuleList,
@@ -112,6 +114,11 @@ SETTINGS_SCHEMA: Mapping[str, Any] = {
         "mcpServers": MCP_SERVERS_SCHEMA,
         "models": MODELS_SCHEMA,
         "tool_search_threshold": {"type": "integer", "minimum": 1},
+        "checkpoints": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"max_bytes": {"type": "integer", "minimum": 0}},
+        },
     },
 }
 """The schema of settings.json. `mcpServers` is owned by kernel.mcp.config."""
@@ -167,6 +174,9 @@ class Settings:
     reads it)."""
     tool_search_threshold: int = DEFAULT_TOOL_SEARCH_THRESHOLD
     """More tools on offer than this: find_tools searches the rest (kernel.tools.find_tools)."""
+    checkpoint_bytes: int = DEFAULT_CHECKPOINT_BYTES
+    """`checkpoints.max_bytes`: how many bytes of earlier file contents are kept for undo;
+    beyond it the oldest steps drop theirs (kernel.transaction.checkpoints). 0: none."""
     raw: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -224,6 +234,8 @@ def parse_settings(text: str, source: str = "settings.json") -> Settings:
         mcp_servers=data.get("mcpServers", {}),
         models=data.get("models", {}),
         tool_search_threshold=data.get("tool_search_threshold", DEFAULT_TOOL_SEARCH_THRESHOLD),
+        checkpoint_bytes=data.get("checkpoints", {}).get("max_bytes",
+                                                        DEFAULT_CHECKPOINT_BYTES),
         raw=data,
     )
 

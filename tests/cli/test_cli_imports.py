@@ -44,7 +44,8 @@ def _loaded(cli: Cli, argv: list[str]) -> tuple[int, list[str]]:
     return done.returncode, json.loads(line.removeprefix("LOADED "))
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["exec", "--help"], ["export", "--help"]])
+@pytest.mark.parametrize("argv", [["--help"], ["exec", "--help"], ["export", "--help"],
+                                  ["undo", "--help"]])
 def test_help_loads_nothing_watched(cli: Cli, argv: list[str]) -> None:
     code, loaded = _loaded(cli, argv)
     assert code == 0

@@ -37,6 +37,9 @@ VALID: list[Any] = [
                     "b": {"url": "http://u", "headers": {"H": "v"}, "type": "streamableHttp"}}},
     {"models": {"m": {"context_window": 200000, "max_tokens": 1}, "n": {}}},
     {"tool_search_threshold": 1},
+    {"checkpoints": {}},
+    {"checkpoints": {"max_bytes": 0}},
+    {"checkpoints": {"max_bytes": 1 << 40}},
     {"exec": {"grace_s": math.nan}},
 ]
 INVALID: list[Any] = [
@@ -88,6 +91,11 @@ INVALID: list[Any] = [
     {"models": {"m": 5}},
     {"tool_search_threshold": 0},
     {"tool_search_threshold": 2.5},
+    {"checkpoints": {"max_bytes": -1}},
+    {"checkpoints": {"max_bytes": 1.5}},
+    {"checkpoints": {"max_bytes": "1G"}},
+    {"checkpoints": {"bytes": 1}},
+    {"checkpoints": 5},
 ]
 
 

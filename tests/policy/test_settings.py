@@ -76,6 +76,18 @@ def _error(text: str) -> SettingsError:
     return info.value
 
 
+def test_the_checkpoint_bound_is_a_setting(reins_home: AppPaths) -> None:
+    """`checkpoints.max_bytes`: 1 GiB unless set; written and read back like any key."""
+    assert load_settings(reins_home).checkpoint_bytes == 1 << 30
+    assert parse_settings('{"checkpoints": {"max_bytes": 0}}').checkpoint_bytes == 0
+    assert change_settings(reins_home, [SettingChange(("checkpoints", "max_bytes"),
+                                                      5 << 20)]) == ()
+    assert load_settings(reins_home).checkpoint_bytes == 5 << 20
+    problems = change_settings(reins_home, [SettingChange(("checkpoints", "max_bytes"), -5)])
+    assert [p.path for p in problems] == [("checkpoints", "max_bytes")]
+    assert load_settings(reins_home).checkpoint_bytes == 5 << 20
+
+
 def test_an_unparsable_rule_stops_the_load_naming_rule_and_line() -> None:
     text = FULL.replace('"write_file(docs/**)"',
                         '"write_file(docs/**)",\n      "run_command(a && b)"')
@@ -99,6 +111,10 @@ def test_an_unparsable_rule_stops_the_load_naming_rule_and_line() -> None:
         ('{\n "base_url": "ftp://x"\n}', 2, ["base_url"]),
         ('{\n "mcpServers": {\n  "x": {"command": "a", "url": "http://b"}\n }\n}', 3,
          ["mcpServers/x"]),
+        ('{\n "checkpoints": {\n  "max_bytes": -1\n }\n}', 3,
+         ["checkpoints/max_bytes", "less than the minimum of 0"]),
+        ('{\n "checkpoints": {\n  "max_bytes": "1G"\n }\n}', 3,
+         ["checkpoints/max_bytes", "is not of type 'integer'"]),
         ('{\n  "model": "x",\n}', 3, ["not valid JSON"]),
         ("[1, 2]", 1, ["(top level)", "is not of type 'object'"]),
     ],

@@ -1,0 +1,260 @@
+"""File system steps relative to a folder's file descriptor that never follow a symlink.
+
+Reading an upper layer, applying it and undoing it all go through here: every folder on
+the way to a path is opened with O_NOFOLLOW from the root's descriptor, so a link a command
+made (or one the workspace already had) never takes a read or a write outside the root.
+A link where a folder is expected is an `OSError` (ELOOP or ENOTDIR), never followed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import os
+import stat
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Literal
+
+from kernel.transaction.changeset import EntryType
+
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+CHUNK = 1 << 20
+"""Files are read, hashed and compared this many bytes at a time: memory stays flat."""
+
+StateKind = Literal["absent", "file", "dir", "link", "other"]
+"""An EntryType (kernel.transaction.changeset), or nothing there."""
+
+
+@dataclass(frozen=True)
+class State:
+    """What a path is: its type, permission bits and, for a file, the sha256 of its bytes;
+    for a link, its target (as `os.fsdecode` gives it)."""
+
+    kind: StateKind
+    mode: int = 0
+    digest: str = ""
+
+
+ABSENT = State("absent")
+
+
+def entry_type(mode: int) -> EntryType:
+    if stat.S_ISREG(mode):
+        return "file"
+    if stat.S_ISDIR(mode):
+        return "dir"
+    if stat.S_ISLNK(mode):
+        return "link"
+    return "other"
+
+
+def split(rel: str) -> tuple[str, str]:
+    """('a/b', 'c') for 'a/b/c'; ('', 'c') for 'c'."""
+    head, _, name = rel.rpartition("/")
+    return head, name
+
+
+def open_dir(root_fd: int, rel: str, *, create: bool = False, mode: int = 0o700) -> int:
+    """A descriptor of the folder `rel` below `root_fd` ('' is the root itself), each
+    component opened with O_NOFOLLOW; with `create`, missing folders are made (`mode`)."""
+    fd = os.dup(root_fd)
+    try:
+        for part in rel.split("/") if rel else ():
+            try:
+                child = os.open(part, DIR_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, mode, dir_fd=fd)
+                child = os.open(part, DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+@contextlib.contextmanager
+def parent_of(root_fd: int, rel: str) -> Iterator[tuple[int, str]]:
+    """(descriptor of `rel`'s folder, `rel`'s last name), for the `*at` calls."""
+    head, name = split(rel)
+    fd = open_dir(root_fd, head)
+    try:
+        yield fd, name
+    finally:
+        os.close(fd)
+
+
+def read_link(dir_fd: int, name: str) -> str:
+    return os.fsdecode(os.readlink(name, dir_fd=dir_fd))
+
+
+def hash_fd(fd: int) -> str:
+    """The sha256 of an open file's bytes from its start, read in chunks."""
+    digest = hashlib.sha256()
+    os.lseek(fd, 0, os.SEEK_SET)
+    while chunk := os.read(fd, CHUNK):
+        digest.update(chunk)
+    return digest.hexdigest()
+
+
+def open_file(dir_fd: int, name: str) -> int:
+    """A read descriptor of the regular file `name` (a link, FIFO or device is refused)."""
+    fd = os.open(name, READ_FLAGS, dir_fd=dir_fd)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, f"{name!r} is not a regular file")
+    return fd
+
+
+class Folders:
+    """Folder descriptors below a root, each opened once (never through a link) for a run
+    of reads, closed together. For reads only: a folder replaced meanwhile would be the
+    old one."""
+
+    def __init__(self, root_fd: int) -> None:
+        self.root_fd = root_fd
+        self._fds: dict[str, int] = {}
+
+    def __enter__(self) -> Folders:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for fd in self._fds.values():
+            os.close(fd)
+        self._fds.clear()
+
+    def open(self, rel: str) -> int:
+        """The descriptor of the folder `rel` ('' the root), kept open until exit."""
+        if not rel:
+            return self.root_fd
+        fd = self._fds.get(rel)
+        if fd is None:
+            head, name = split(rel)
+            fd = os.open(name, DIR_FLAGS, dir_fd=self.open(head))
+            self._fds[rel] = fd
+        return fd
+
+    def state(self, rel: str, digest: Callable[[int], str] = hash_fd) -> State:
+        """The `State` of `rel` now (absent when a folder on the way is missing); a file's
+        digest is `digest(its read descriptor)` (by default its sha256)."""
+        head, name = split(rel)
+        try:
+            fd = self.open(head)
+            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        except (FileNotFoundError, NotADirectoryError):
+            return ABSENT
+        kind = entry_type(st.st_mode)
+        mode = stat.S_IMODE(st.st_mode)
+        if kind == "file":
+            file_fd = open_file(fd, name)
+            try:
+                return State(kind, mode, digest(file_fd))
+            finally:
+                os.close(file_fd)
+        if kind == "link":
+            return State(kind, 0, read_link(fd, name))
+        return State(kind, mode)
+
+
+def state_at(root_fd: int, rel: str, digest: Callable[[int], str] = hash_fd) -> State:
+    """The `State` of `rel` now (see `Folders.state`)."""
+    with Folders(root_fd) as folders:
+        return folders.state(rel, digest)
+
+
+def same_bytes(fd_a: int, fd_b: int) -> bool:
+    """Whether two open files hold the same bytes (compared a chunk at a time)."""
+    os.lseek(fd_a, 0, os.SEEK_SET)
+    os.lseek(fd_b, 0, os.SEEK_SET)
+    while True:
+        a = os.read(fd_a, CHUNK)
+        b = os.read(fd_b, CHUNK)
+        if a != b:
+            return False
+        if not a:
+            return True
+
+
+def copy_fd(src: int, dst: int) -> None:
+    """All of `src` (from its start) into `dst`, in the kernel where it can."""
+    os.lseek(src, 0, os.SEEK_SET)
+    size = os.fstat(src).st_size
+    copied = 0
+    try:
+        while copied < size:
+            done = os.copy_file_range(src, dst, min(size - copied, 1 << 30))
+            if done == 0:
+                break
+            copied += done
+    except OSError as exc:
+        if exc.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+            raise
+    while chunk := os.read(src, CHUNK):
+        os.write(dst, chunk)
+
+
+def temp_name(name: str) -> str:
+    """A name beside `name` for a file being written (renamed over `name` once whole)."""
+    return f".{name[:100]}.reins-{os.getpid()}-{os.urandom(4).hex()}.tmp"
+
+
+def remove_at(dir_fd: int, name: str) -> None:
+    """Remove the entry `name` (an empty folder, or anything else); nothing there is fine."""
+    try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(st.st_mode):
+        os.rmdir(name, dir_fd=dir_fd)
+    else:
+        os.unlink(name, dir_fd=dir_fd)
+
+
+def write_file_at(dir_fd: int, name: str, src_fd: int, mode: int) -> None:
+    """Put a copy of `src_fd`'s bytes at `name` with `mode`: written to a temporary name in
+    the same folder, then renamed over (a reader never sees half a file). A folder at
+    `name` is refused (IsADirectoryError); it must be removed first."""
+    tmp = temp_name(name)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                 0o600, dir_fd=dir_fd)
+    try:
+        try:
+            copy_fd(src_fd, fd)
+            os.fchmod(fd, mode)
+        finally:
+            os.close(fd)
+        os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=dir_fd)
+        raise
+
+
+def write_link_at(dir_fd: int, name: str, target: str) -> None:
+    """Make `name` a symlink to `target` (made under a temporary name, renamed over)."""
+    tmp = temp_name(name)
+    os.symlink(os.fsencode(target), tmp, dir_fd=dir_fd)
+    try:
+        os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=dir_fd)
+        raise
+
+
+def chmod_at(dir_fd: int, name: str, mode: int) -> None:
+    """Set the permission bits of the file or folder `name`, never through a link (opened
+    with O_PATH, so a file without read permission can be changed too)."""
+    fd = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+    try:
+        if stat.S_ISLNK(os.fstat(fd).st_mode):
+            raise OSError(errno.ELOOP, f"{name!r} is a symlink")
+        os.chmod(f"/proc/self/fd/{fd}", mode)
+    finally:
+        os.close(fd)

@@ -1,0 +1,77 @@
+"""Put paths of the workspace back to kept states (undo, and the rollback of an apply).
+
+Paths already as kept are left alone. What is in the way is removed deepest first (a
+folder that should not be there is empty by then: everything that was made in it is a kept
+path too), then folders, files and links are made shallowest first (a file from its blob,
+written under a temporary name and renamed over), then folders get their permission bits,
+deepest first (a read-only folder last). Every step goes through folder descriptors that
+never follow a link (kernel.transaction.fsat).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable, Mapping
+
+from kernel.transaction.blobs import Blobs
+from kernel.transaction.fsat import (
+    Folders,
+    State,
+    chmod_at,
+    parent_of,
+    remove_at,
+    write_file_at,
+    write_link_at,
+)
+
+
+class RestoreError(OSError):
+    """A path could not be put back; the message names it."""
+
+
+def restore(root_fd: int, targets: Mapping[str, State], blobs: Blobs) -> None:
+    """Make every path of `targets` (relative to the folder `root_fd`) what its State says."""
+    with Folders(root_fd) as folders:
+        current = {path: folders.state(path) for path in targets}
+    todo = {path: state for path, state in targets.items() if current[path] != state}
+    for path in sorted(todo, reverse=True):
+        now, want = current[path], todo[path]
+        if now.kind == "absent" or (now.kind == want.kind and want.kind == "dir"):
+            continue
+        if now.kind == "dir" or want.kind in ("absent", "dir"):
+            _at(root_fd, path, "remove", lambda fd, name: remove_at(fd, name))
+    for path in sorted(todo):
+        now, want = current[path], todo[path]
+        if want.kind == "dir" and now.kind != "dir":
+            _at(root_fd, path, "make the folder", lambda fd, name: os.mkdir(name, 0o700,
+                                                                            dir_fd=fd))
+        elif want.kind == "file":
+            _at(root_fd, path, "write", functools.partial(_put_file, want=want, blobs=blobs))
+        elif want.kind == "link":
+            _at(root_fd, path, "make the link",
+                functools.partial(write_link_at, target=want.digest))
+        elif want.kind == "other":
+            raise RestoreError(0, f"{path}: a socket, FIFO or device cannot be put back")
+    for path in sorted(todo, reverse=True):
+        want = todo[path]
+        if want.kind == "dir" and (current[path].kind != "dir"
+                                   or current[path].mode != want.mode):
+            _at(root_fd, path, "set the mode of", functools.partial(chmod_at, mode=want.mode))
+
+
+def _put_file(dir_fd: int, name: str, want: State, blobs: Blobs) -> None:
+    src = blobs.open(want.digest)
+    try:
+        write_file_at(dir_fd, name, src, want.mode)
+    finally:
+        os.close(src)
+
+
+def _at(root_fd: int, path: str, doing: str, step: Callable[[int, str], None]) -> None:
+    """Run `step(folder fd, name)` for `path`, an OSError said as a RestoreError."""
+    try:
+        with parent_of(root_fd, path) as (fd, name):
+            step(fd, name)
+    except OSError as exc:
+        raise RestoreError(exc.errno, f"cannot {doing} {path}: {exc.strerror or exc}") from exc

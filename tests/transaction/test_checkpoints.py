@@ -1,0 +1,191 @@
+"""Checkpoints on a real workspace and a real SQLite index: undo puts back bytes, modes,
+links and absence; it is refused (nothing changed) when a later call or the user changed a
+path since, and says which; rewind goes newest first and stops; the bound drops the oldest
+steps' bytes; a new Checkpoints object on the same folder sees everything."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from kernel.transaction.changeset import Change, ChangeSet
+from kernel.transaction.checkpoints import OUTSIDE, CheckpointError, Checkpoints
+from tests.transaction.overlaykit import Link, build, manifest
+
+
+def step(checkpoints: Checkpoints, ws: Path, call: str, writes: dict[str, str | None],
+         session: str = "s1") -> None:
+    """One recorded step, as a file tool makes one: keep, change, commit."""
+    recorder = checkpoints.begin(session, call, ws)
+    changes = []
+    for rel, text in writes.items():
+        recorder.keep(rel)
+        path = ws / rel
+        existed = path.exists()
+        if text is None:
+            path.unlink()
+            changes.append(Change(rel, "deleted", "file"))
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            changes.append(Change(rel, "modified" if existed else "created", "file"))
+    recorder.commit(ChangeSet(tuple(changes)))
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    build(tmp_path / "ws", {"a.txt": "a0\n", "b.txt": "b0\n", "c.txt": "c0\n"})
+    return tmp_path / "ws"
+
+
+@pytest.fixture
+def checkpoints(tmp_path: Path) -> Checkpoints:
+    return Checkpoints(tmp_path / "data" / "checkpoints")
+
+
+def test_undo_puts_back_bytes_modes_links_and_absence(ws: Path, checkpoints: Checkpoints):
+    build(ws, {"run.sh": "echo\n", "l": Link("a.txt"), "d/x": "x\n", "d/y": "y\n"})
+    before = manifest(ws)
+    paths = ["a.txt", "run.sh", "l", "new.txt", "d", "d/x", "d/y", "n", "n/m"]
+    recorder = checkpoints.begin("s1", "c1", ws)
+    for path in paths:
+        recorder.keep(path)
+    (ws / "a.txt").write_text("changed\n")
+    (ws / "run.sh").chmod(0o700)
+    (ws / "l").unlink()
+    (ws / "l").symlink_to("b.txt")
+    (ws / "new.txt").write_text("new\n")
+    for name in ("x", "y"):
+        (ws / "d" / name).unlink()
+    (ws / "d").rmdir()
+    (ws / "n").mkdir(mode=0o750)
+    (ws / "n/m").write_text("m\n")
+    made = recorder.commit(ChangeSet((Change("a.txt", "modified", "file"),)))
+    assert made.undoable and not made.undone
+    result = checkpoints.undo("s1", "c1")
+    assert result.ok, result
+    assert result.undone == ("c1",)
+    assert set(result.restored) == set(paths)
+    assert manifest(ws) == before
+    steps = checkpoints.steps("s1")
+    assert [(s.call_id, s.undone, s.undoes) for s in steps] == [("c1", True, ""),
+                                                               ("c1", False, "c1")]
+    assert checkpoints.latest_undoable("s1") is None
+
+
+def test_undo_is_refused_when_a_later_call_changed_a_path(ws: Path, checkpoints: Checkpoints):
+    step(checkpoints, ws, "c1", {"a.txt": "a1\n", "b.txt": "b1\n"})
+    step(checkpoints, ws, "c2", {"a.txt": "a2\n"})
+    before = manifest(ws)
+    result = checkpoints.undo("s1", "c1")
+    assert not result.ok
+    assert [(b.path, b.reason, b.by_call) for b in result.blocked] == [
+        ("a.txt", "changed by call c2", "c2")]
+    assert result.stopped_at == "c1" and result.undone == ()
+    assert manifest(ws) == before  # b.txt was not put back either
+    assert checkpoints.undo("s1", "c2").ok
+    assert checkpoints.undo("s1", "c1").ok
+    assert (ws / "a.txt").read_text() == "a0\n" and (ws / "b.txt").read_text() == "b0\n"
+
+
+def test_undo_is_refused_when_the_user_changed_a_path(ws: Path, checkpoints: Checkpoints):
+    step(checkpoints, ws, "c1", {"a.txt": "a1\n", "made/new.txt": "n\n"})
+    (ws / "b.txt").write_text("not a path of c1\n")
+    (ws / "a.txt").write_text("mine\n")
+    (ws / "made/mine.txt").write_text("mine too\n")
+    before = manifest(ws)
+    result = checkpoints.undo("s1", "c1")
+    assert [(b.path, b.reason) for b in result.blocked] == [("a.txt", OUTSIDE),
+                                                            ("made/mine.txt", OUTSIDE)]
+    assert manifest(ws) == before
+    (ws / "a.txt").write_text("a1\n")
+    (ws / "made/mine.txt").unlink()
+    assert checkpoints.undo("s1", "c1").ok
+    assert not (ws / "made").exists()
+
+
+def test_an_undo_blocked_by_an_earlier_undo_says_so(ws: Path, checkpoints: Checkpoints):
+    step(checkpoints, ws, "c1", {"a.txt": "a1\n"})
+    step(checkpoints, ws, "c2", {"a.txt": "a2\n"})
+    step(checkpoints, ws, "c3", {"a.txt": "a3\n"})
+    assert checkpoints.undo("s1", "c3").ok
+    result = checkpoints.undo("s1", "c1")
+    assert [(b.path, b.reason) for b in result.blocked] == [("a.txt", "changed by call c2")]
+    step(checkpoints, ws, "c4", {"a.txt": "a4\n"})
+    (ws / "a.txt").write_text("a2\n")  # by hand, as the undo of c3 had left it
+    result = checkpoints.undo("s1", "c4")
+    assert [(b.path, b.reason) for b in result.blocked] == [("a.txt", OUTSIDE)]
+
+
+def test_rewind_goes_newest_first_and_stops_at_a_blocked_step(ws: Path,
+                                                               checkpoints: Checkpoints):
+    step(checkpoints, ws, "c1", {"a.txt": "a1\n"})
+    after_c1 = manifest(ws)
+    step(checkpoints, ws, "c2", {"b.txt": "b2\n"})
+    step(checkpoints, ws, "c3", {"c.txt": "c3\n", "new.txt": "n\n"})
+    step(checkpoints, ws, "other", {"b.txt": "elsewhere\n"}, session="s2")
+    result = checkpoints.rewind("s1", "c1")
+    assert result.undone == ("c3",)
+    assert result.stopped_at == "c2"
+    assert [(b.path, b.reason, b.by_call) for b in result.blocked] == [
+        ("b.txt", "changed by call other", "other")]
+    assert checkpoints.undo("s2", "other").ok
+    again = checkpoints.rewind("s1", "c1")
+    assert again.ok and again.undone == ("c2",)
+    assert manifest(ws) == after_c1
+
+
+def test_latest_undoable_takes_the_step_before_after_each_undo(ws: Path,
+                                                                checkpoints: Checkpoints):
+    for n, name in enumerate(("a.txt", "b.txt", "c.txt"), start=1):
+        step(checkpoints, ws, f"c{n}", {name: f"{n}\n"})
+    taken = []
+    while (latest := checkpoints.latest_undoable("s1")) is not None:
+        taken.append(latest.call_id)
+        assert checkpoints.undo("s1", latest.call_id).ok
+    assert taken == ["c3", "c2", "c1"]
+    assert checkpoints.undo("s1", "c2").refused == "call c2 is already undone"
+    with pytest.raises(CheckpointError, match="no step of call 'nope'"):
+        checkpoints.undo("s1", "nope")
+
+
+def test_the_bound_drops_the_oldest_steps_bytes(ws: Path, tmp_path: Path):
+    root = tmp_path / "data" / "checkpoints"
+    checkpoints = Checkpoints(root, max_bytes=150)
+    build(ws, {"big1": "1" * 100, "big2": "2" * 100, "same": "2" * 100})
+    step(checkpoints, ws, "c1", {"big1": "x\n"})
+    step(checkpoints, ws, "c2", {"same": "y\n"})  # the same bytes as big2
+    assert [s.undoable for s in checkpoints.steps("s1")] == [False, True]
+    assert sum(1 for p in (root / "blobs").rglob("*") if p.is_file()) == 1
+    step(checkpoints, ws, "c3", {"big2": "z\n"})  # shares c2's blob: nothing dropped
+    assert [s.undoable for s in checkpoints.steps("s1")] == [False, True, True]
+    result = checkpoints.undo("s1", "c1")
+    assert "dropped to stay under checkpoints.max_bytes" in result.refused
+    assert (ws / "big1").read_text() == "x\n"
+    assert checkpoints.undo("s1", "c3").ok and checkpoints.undo("s1", "c2").ok
+    assert (ws / "same").read_text() == "2" * 100
+
+
+def test_a_new_object_on_the_same_folder_sees_and_undoes_the_steps(ws: Path, tmp_path: Path):
+    root = tmp_path / "data" / "checkpoints"
+    with Checkpoints(root) as first:
+        step(first, ws, "c1", {os.fsdecode(b"caf\xe9 \n.txt"): "odd\n"})
+    with Checkpoints(root) as second:
+        steps = second.steps("s1")
+        assert [s.changes.changes[0].path for s in steps] == [os.fsdecode(b"caf\xe9 \n.txt")]
+        assert second.latest_session() == "s1"
+        assert second.undo("s1", "c1").ok
+    assert sorted(p.name for p in ws.iterdir()) == ["a.txt", "b.txt", "c.txt"]
+
+
+def test_an_index_from_a_newer_reins_is_refused(tmp_path: Path):
+    root = tmp_path / "checkpoints"
+    root.mkdir()
+    db = sqlite3.connect(root / "index.sqlite3")
+    db.execute("PRAGMA user_version = 99")
+    db.close()
+    with pytest.raises(CheckpointError, match="newer Reins"):
+        Checkpoints(root)
