@@ -92,7 +92,8 @@ def exec_command(args: argparse.Namespace, settings: Settings,
         raise UsageError("the prompt is empty")
     attachments = _attachments(args)
     kernel = open_kernel(paths, settings.exec,
-                         tool_search_threshold=settings.tool_search_threshold)
+                         tool_search_threshold=settings.tool_search_threshold,
+                         checkpoint_bytes=settings.checkpoint_bytes)
     try:
         session_id = _prepare_session(kernel.store, args, settings)
         printer = OncePerRequest(

@@ -172,7 +172,8 @@ class KernelService:
         self._reload_settings()
         self.runtime = await asyncio.to_thread(
             open_kernel, self.paths, self.settings.exec,
-            tool_search_threshold=self.settings.tool_search_threshold)
+            tool_search_threshold=self.settings.tool_search_threshold,
+            checkpoint_bytes=self.settings.checkpoint_bytes)
         self._gate_for = gate_factory(app_paths=self.paths, sandbox=self.runtime.sandbox_facts,
                                       channel=self.channel, settings_file=self.settings_file)
         self._settle_dead_runs()

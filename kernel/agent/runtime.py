@@ -23,11 +23,12 @@ from kernel.sandbox.detect import SandboxStatus
 from kernel.sandbox.executor import CommandExecutor
 from kernel.sandbox.hardening import make_non_dumpable
 from kernel.sandbox.settings import ExecSettings
+from kernel.setting_records import DEFAULT_CHECKPOINT_BYTES
 from kernel.tools.builtin import builtin_tools
 from kernel.tools.builtin.command import make_run_command
 from kernel.tools.find_tools import DEFAULT_THRESHOLD, make_find_tools
 from kernel.tools.registry import ToolRegistry
-from kernel.transaction.checkpoints import DEFAULT_MAX_BYTES, Checkpoints
+from kernel.transaction.checkpoints import Checkpoints
 
 if TYPE_CHECKING:
     from kernel.mcp.asks import ServerAsks
@@ -104,7 +105,7 @@ class Kernel:
 
 def open_kernel(paths: AppPaths, exec_settings: ExecSettings | None = None, *,
                 tool_search_threshold: int = DEFAULT_THRESHOLD,
-                checkpoint_bytes: int = DEFAULT_MAX_BYTES) -> Kernel:
+                checkpoint_bytes: int = DEFAULT_CHECKPOINT_BYTES) -> Kernel:
     """The kernel over `paths`; commands run with the user's `exec` settings (PATH
     additions, passed-through variables, limits) from settings.json; above
     `tool_search_threshold` tools, find_tools searches the rest."""
@@ -115,5 +116,5 @@ def open_kernel(paths: AppPaths, exec_settings: ExecSettings | None = None, *,
     registry.register(make_find_tools(
         lambda: [s for n in registry.names() if (s := registry.get(n)) is not None]))
     return Kernel(paths, store, registry, executor, executor.status(),
-                  Checkpoints(paths.data / "checkpoints", checkpoint_bytes),
+                  Checkpoints(paths.checkpoints, checkpoint_bytes),
                   tool_search_threshold=tool_search_threshold)
