@@ -30,6 +30,7 @@ from kernel.eval.scoring import TaskResult
 from kernel.eval.task import ScriptedTurn, Task, discover
 from kernel.policy.approvals import PolicyGate
 from kernel.tools.dispatch import Dispatcher
+from kernel.tools.externalize import OutputStore, Page
 from kernel.tools.registry import RegisteredTool
 from kernel.tools.spec import ToolCall, ToolResult
 
@@ -86,6 +87,16 @@ def swap_results(mp: pytest.MonkeyPatch) -> None:
     mp.setattr(Dispatcher, "dispatch_many", swapped)
 
 
+def pager_ignores_offset(mp: pytest.MonkeyPatch) -> None:
+    """`read_tool_output` always reads from the start of the stored output."""
+    read_page = OutputStore.read_page
+
+    def first_page(self: OutputStore, call_id: str, offset: int, limit: int) -> Page:
+        return read_page(self, call_id, 0, limit)
+
+    mp.setattr(OutputStore, "read_page", first_page)
+
+
 def skip_validation(mp: pytest.MonkeyPatch) -> None:
     """Arguments are never checked against the tool's schema."""
     mp.setattr(RegisteredTool, "is_valid", property(lambda self: lambda args: True))
@@ -121,6 +132,8 @@ FAULTS: dict[str, tuple[Fault, tuple[str, ...], str]] = {
                                       "absorb-timeout"), "the model was sent a result"),
     "results swapped": (swap_results, ("multi-summarize-to-file",),
                         "with {'path': 'a.txt'} that lacks ['apples']"),
+    "pager ignores the offset": (pager_ignores_offset, ("absorb-huge-output",),
+                                 "read_tool_output that lacks"),
     "arguments not validated": (skip_validation, ("absorb-invalid-arguments",),
                                 "no call ended with invalid_arguments"),
     "approvals skipped": (skip_approvals, ("absorb-denied-write", "absorb-unanswered-approval",
