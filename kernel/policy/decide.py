@@ -139,7 +139,9 @@ def decide(spec: ToolSpec, args: Mapping[str, object], facts: CallFacts, session
     risk = Risk.DESTRUCTIVE if command is not None and command.destructive else spec.risk
     grantable = not protected and not secret and risk is not Risk.DESTRUCTIVE
     cmd_writes = facts.writes if command is not None else {}
-    cmd_protected = [p for p, v in cmd_writes.items() if v.protected or v.secret is not None]
+    judged = {p: v for p, v in cmd_writes.items()
+              if not (facts.sandboxed and sandbox_private(v))}
+    cmd_protected = [p for p, v in judged.items() if v.protected or v.secret is not None]
     grantable = grantable and not cmd_protected and (command is None or (
         command.literal and not command.unknown_writes))
     network = command is not None and command.network
@@ -203,7 +205,8 @@ def decide(spec: ToolSpec, args: Mapping[str, object], facts: CallFacts, session
                    net=network)
 
     granted = [g.rule for g in session.grants if g.network or not network]
-    write_ask = _write_reason(cmd_writes, session.mode, written, allow, granted)
+    write_ask = _write_reason(judged, session.mode, _written(judged, session), allow,
+                              granted)
     used = covering(granted, target)
     if used and not write_ask:
         return out(Verdict.ALLOW, f"session grant {used}", f"allowed for this session ({used})",
@@ -244,6 +247,14 @@ def _by_mode(spec: ToolSpec, mode: Mode, outside: Sequence[str], network: bool,
         if sandboxed:
             return Verdict.ALLOW, "sandboxed commands inside the workspace run in auto mode"
     return Verdict.ASK, f"{spec.risk.value} tools ask in {mode.value} mode"
+
+
+def sandbox_private(verdict: PathVerdict) -> bool:
+    """A command's write that lands in the sandbox's private /tmp (an empty tmpfs, gone
+    when the command ends), not in a file of the user's. (The sandbox home `~` names is
+    still one for every workspace, so what is planted there is judged as before.)"""
+    return (not verdict.inside_workspace and not verdict.own_data
+            and verdict.resolved.is_relative_to("/tmp"))
 
 
 def _written(writes: Mapping[str, PathVerdict], session: Session) -> Target:

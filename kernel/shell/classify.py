@@ -55,10 +55,6 @@ _HARMLESS_DEVICES = frozenset(
     {"/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty",
      "/dev/random", "/dev/urandom", "/dev/full"}
 )  # fmt: skip
-_PROTECTED_HOME_FILES = (
-    ".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zprofile", ".zshenv",
-    ".ssh", ".gnupg", ".aws", ".config/autostart", ".netrc", ".gitconfig",
-)  # fmt: skip
 _DISK_TOOLS = frozenset(
     {"mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "cfdisk", "parted", "gdisk", "sgdisk",
      "blkdiscard", "cryptsetup", "diskutil", "format"}
@@ -175,22 +171,14 @@ def _system_path(path: str) -> str | None:
     return None
 
 
-def _protected_home(path: str) -> bool:
-    for home in _HOME_FORMS:
-        if path.startswith(home + "/"):
-            rest = path[len(home) + 1 :]
-            return any(rest == p or rest.startswith(p + "/") for p in _PROTECTED_HOME_FILES)
-    return False
-
-
 def _write_target_reasons(paths: Iterable[str], verb: str) -> list[str]:
+    """Writes into a system folder. Protected and secret names (a shell's start-up file,
+    `.ssh`) are the path rules' (kernel.pathrules), judged by the policy as writes."""
     reasons = []
     for path in paths:
         top = _system_path(path)
         if top:
             reasons.append(f"{verb} {path} (inside the system folder {top})")
-        elif _protected_home(path):
-            reasons.append(f"{verb} {path} (a shell start-up file or credentials folder)")
     return reasons
 
 

@@ -172,8 +172,10 @@ HARMLESS = [
     "crontab -l",
 ]
 
-OUTSIDE = ["cp x /tmp/y", "tee ~/notes/x", "mv a ../elsewhere", "sed -i s/a/b/ /tmp/f",
-           "curl -o /tmp/page.html https://x", "install -d /tmp/d"]
+OUTSIDE = ["cp x /var/tmp/y", "tee ~/notes/x", "mv a /srv/elsewhere", "sed -i s/a/b/ /opt/f",
+           "curl -o /var/tmp/page.html https://x", "install -d /opt/d"]
+"""Not /tmp: a sandboxed command's /tmp is its own tmpfs (tests/policy/test_everyday_auto.py),
+nor `../` (the test workspace lies under /tmp)."""
 
 
 @pytest.mark.parametrize("command", PROTECTED)
