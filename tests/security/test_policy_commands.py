@@ -192,7 +192,7 @@ def test_reasons_say_why(world: PolicyWorld) -> None:
         "blind": _decide(world, "cat x | sh", Mode.AUTO),
     }
     assert _verdicts(got) == {k: Q for k in got}
-    assert "the command writes x.pth, and writes ask in ask mode" in got["write"].reason
+    assert "This command writes x.pth, and changes need your OK in Ask mode" in got["write"].reason
     assert "outside the workspace" in got["outside"].reason
     assert "cannot be named before it runs: $F" in got["unknown"].reason
     assert "recursive delete of ~" in got["wrapped"].reason

@@ -196,7 +196,8 @@ def test_the_reason_names_the_write(world: PolicyWorld, command: str) -> None:
     reason = _decide(world, command, Mode.AUTO, allow=("run_command",)).reason
     assert ("protected path or a secret location" in reason
             or "cannot be named before it runs" in reason
-            or "destructive" in reason or "network" in reason), reason
+            or "destructive" in reason or "network" in reason
+            or "runs as another user" in reason), reason  # `sudo tee …`: a privilege change
 
 
 @pytest.mark.parametrize("command", HARMLESS)
