@@ -47,7 +47,7 @@ import stat
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import PurePosixPath
+from pathlib import PurePath, PurePosixPath
 from typing import Literal
 
 _SECRET_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -238,6 +238,25 @@ def git_key_kind(key: str) -> GitNamed | None:
         if any(fnmatch.fnmatchcase(folded, pattern) for pattern in patterns):
             return kind
     return None
+
+
+NAMED_PREFIX = "git-named:"
+"""How the file tools' path policy is told a path is one a git config names:
+`git-named:<rule>` (kernel.sandbox.guard.protected_links)."""
+ANY_DEPTH = "**"
+"""In such a path, the folder below which the rest is named at any depth."""
+
+
+def at_any_depth(resolved: PurePath, key: PurePath) -> bool:
+    """`resolved` is, or lies below, the path after `**` in `key` at a folder below the
+    folder before it (`/ws/app/**/tools/t.sh`: `/ws/app/lib/tools/t.sh`)."""
+    parts = key.parts
+    at = parts.index(ANY_DEPTH)
+    folder, tail = PurePath(*parts[:at]), parts[at + 1:]
+    if not resolved.is_relative_to(folder):
+        return False
+    names = resolved.relative_to(folder).parts
+    return any(names[i:i + len(tail)] == tail for i in range(len(names) - len(tail) + 1))
 
 
 WORKTREE_PROTECTED: tuple[str, ...] = tuple(
