@@ -6,7 +6,10 @@
 function bodies), the commands inside substitutions (`$(…)`, backticks, `<(…)`, also inside
 `$((…))`, `${X:-…}` and double quotes), and what commands run besides themselves
 (kernel.shell.nested: `sh -c BODY`, `eval`, `bash <<EOF`, `echo … | sh`, wrappers such as
-`nice`, `sudo`, `xargs`, `find -exec`). Each word has its quoting removed and a *kind*
+`nice`, `sudo`, `xargs`, `find -exec`). A case pattern, the values of `for NAME in …` and
+the parentheses of `[[ … ]]` are no commands (what they substitute still runs); bash-only
+syntax (`[[ … ]]`, `for ((…))`) is read so that what dash, the usual /bin/sh, would run or
+write from it is seen too. Each word has its quoting removed and a *kind*
 (kernel.shell.words) saying whether the shell changes it before the program sees it, so a
 rule can match only what it can see. Environment assignments stay in front of the words (an
 allow rule for `git status` must not match `LD_PRELOAD=x git status`).
