@@ -91,6 +91,14 @@ class Risk(enum.StrEnum):
     DESTRUCTIVE = "destructive"
 
 
+RiskLevel = Literal["harmless", "ordinary", "network", "privilege", "destructive"]
+"""What an approval shows a person, from the least to the most alarming: a call that only
+reads (`date`, `ls`, `git status`, a read tool), an ordinary one, one using the network,
+one running as another user (`sudo`), one that may destroy data. Computed by the kernel
+(kernel.policy.decide.risk_level, from kernel.shell.classify for commands)."""
+RISK_LEVELS: tuple[RiskLevel, ...] = typing.get_args(RiskLevel)
+
+
 class ServerStatus(enum.StrEnum):
     """An MCP server's status (kernel.mcp.manager, the protocol's McpServerInfo)."""
 
@@ -227,6 +235,8 @@ class ApprovalRequest(CallEvent):
     preview: str = ""
     rule: str = ""
     can_always: bool = True
+    risk_level: RiskLevel = "ordinary"
+    """How alarming the call is (RiskLevel); what the badge and its colour follow."""
     always_rules: list[dict[str, str]] = field(default_factory=list)
     """What "always allow" would save, one `{"rule": text, "words": description}` per rule
     (empty when the call cannot be always allowed). Not part of `preview`: each asker shows

@@ -17,3 +17,12 @@ class Mode(enum.StrEnum):
 
 
 MODES: tuple[str, ...] = tuple(mode.value for mode in Mode)
+
+
+MODE_NAMES: dict[Mode, str] = {
+    Mode.READ_ONLY: "Read-only",
+    Mode.ASK: "Ask",
+    Mode.AUTO_EDIT: "Auto-edit",
+    Mode.AUTO: "Auto",
+}
+"""Each mode as a person reads it in a sentence ("Commands need your OK in Ask mode")."""

@@ -39,6 +39,7 @@ Decisions recorded here (each is tested in tests/security/test_pathrules.py):
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import os
 import re
@@ -46,7 +47,8 @@ import stat
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import PurePosixPath
+from pathlib import PurePath, PurePosixPath
+from typing import Literal
 
 _SECRET_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("SSH private keys and configuration", (
@@ -230,6 +232,59 @@ Submodule git directories (`modules/<name>/`, nested for nested submodules) are 
 directories themselves: their dangerous entries are listed through `modules/**/...`, so the
 objects and refs a `git submodule update` writes stay writable. The rest of a git directory
 (objects, refs, index, HEAD, logs, packed-refs) may be written by commands."""
+
+GitNamed = Literal["folder", "config", "program"]
+"""What a git config value names: folder (git runs what it holds: hooks, templates), config
+(read as configuration, and read on), program (a command git runs)."""
+GIT_FOLDER_KEYS: tuple[str, ...] = ("core.hookspath", "init.templatedir")
+GIT_CONFIG_KEYS: tuple[str, ...] = ("include.path", "includeif.*.path")
+GIT_PROGRAM_KEYS: tuple[str, ...] = (
+    "core.sshcommand", "core.pager", "core.editor", "core.askpass", "core.fsmonitor",
+    "core.gitproxy", "sequence.editor", "diff.external", "diff.*.command", "diff.*.textconv",
+    "difftool.*.cmd", "difftool.*.path", "mergetool.*.cmd", "mergetool.*.path",
+    "merge.*.driver", "filter.*.clean", "filter.*.smudge", "filter.*.process", "alias.*",
+    "credential.helper", "credential.*.helper", "gpg.program", "gpg.*.program", "pager.*",
+    "interactive.difffilter", "sendemail.sendmailcmd", "sendemail.smtpserver",
+    "uploadpack.packobjectshook", "remote.*.uploadpack", "remote.*.receivepack",
+    "web.browser", "browser.*.cmd", "browser.*.path", "man.*.cmd", "man.*.path",
+    "guitool.*.cmd", "instaweb.httpd",
+)  # fmt: skip
+"""THE git config keys whose value git runs or reads as code, matched case-blind with `*`
+for a subsection or name: what a repository's config names (kernel.sandbox.git_named) and
+what `git -c KEY=VALUE` makes git run (kernel.shell.nested) are judged from these."""
+_GIT_KEY_TABLES: tuple[tuple[GitNamed, tuple[str, ...]], ...] = (
+    ("folder", GIT_FOLDER_KEYS), ("config", GIT_CONFIG_KEYS), ("program", GIT_PROGRAM_KEYS))
+
+
+@functools.cache
+def git_key_kind(key: str) -> GitNamed | None:
+    """What the value of the git config `key` names (GitNamed), or None for a key whose
+    value git neither runs nor reads."""
+    folded = key.lower()
+    for kind, patterns in _GIT_KEY_TABLES:
+        if any(fnmatch.fnmatchcase(folded, pattern) for pattern in patterns):
+            return kind
+    return None
+
+
+NAMED_PREFIX = "git-named:"
+"""How the file tools' path policy is told a path is one a git config names:
+`git-named:<rule>` (kernel.sandbox.guard.protected_links)."""
+ANY_DEPTH = "**"
+"""In such a path, the folder below which the rest is named at any depth."""
+
+
+def at_any_depth(resolved: PurePath, key: PurePath) -> bool:
+    """`resolved` is, or lies below, the path after `**` in `key` at a folder below the
+    folder before it (`/ws/app/**/tools/t.sh`: `/ws/app/lib/tools/t.sh`)."""
+    parts = key.parts
+    at = parts.index(ANY_DEPTH)
+    folder, tail = PurePath(*parts[:at]), parts[at + 1:]
+    if not resolved.is_relative_to(folder):
+        return False
+    names = resolved.relative_to(folder).parts
+    return any(names[i:i + len(tail)] == tail for i in range(len(names) - len(tail) + 1))
+
 
 WORKTREE_PROTECTED: tuple[str, ...] = tuple(
     p for p in PROTECTED_PATTERNS if p not in (".git", ".git/**"))

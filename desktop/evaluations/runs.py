@@ -16,6 +16,7 @@ from pathlib import Path
 from desktop.evaluations.charts import MetricRow
 from kernel.eval.scoring import (
     CAUSES,
+    MEASURED_ONLY,
     METRIC_NAMES,
     Metrics,
     TaskResult,
@@ -99,13 +100,19 @@ def chart_rows(runs: Sequence[Metrics]) -> list[MetricRow]:
 
 
 def averages_text(m: Metrics) -> str:
-    return " · ".join(f"{LABELS[n]} {format_value(n, getattr(m, n))}" for n in METRIC_NAMES
-                      if n not in RATES)
+    """The averages in words; tokens and cost of a run none of whose tasks measured them
+    (a scripted run) are "not measured", never the fake server's numbers."""
+    return " · ".join(
+        f"{LABELS[n]} "
+        + ("not measured" if n in MEASURED_ONLY and getattr(m, n) is None and m.tasks
+           else format_value(n, getattr(m, n)))
+        for n in METRIC_NAMES if n not in RATES)
 
 
 def task_cells(result: TaskResult) -> list[str]:
     return [result.name, "passed" if result.passed else "FAILED", result.failure_cause or "",
-            str(result.rounds), str(result.tokens), f"{result.seconds:.2f}",
+            str(result.rounds), str(result.tokens) if result.measured else "not measured",
+            f"{result.seconds:.2f}",
             "; ".join(result.failures)]
 
 

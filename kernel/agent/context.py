@@ -241,7 +241,7 @@ class ContextTrimmer:
         for number, block in enumerate(message["content"]):
             if block.get("type") != "tool_result":
                 continue
-            text = _result_text(block.get("content"))
+            text = result_text(block.get("content"))
             if len(text) >= 400:
                 self._candidates.append(
                     _Candidate(index, number, str(block.get("tool_use_id")), text))
@@ -275,7 +275,8 @@ def _pointer(candidate: _Candidate, path: str) -> str:
     return pointer_text(candidate.call_id, path, size)
 
 
-def _result_text(content: Any) -> str:
+def result_text(content: Any) -> str:
+    """The text of a tool_result block's content (a string, or its text blocks joined)."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):

@@ -418,13 +418,16 @@ class AnthropicProvider:
                 f"repeated. Check that the server is up (a local one may still be loading "
                 f"its model), then retry the run."))
         except anthropic.APIConnectionError as exc:
+            if got.started:  # the SDK (2.x) says so of a connection cut mid-answer
+                return got.broken(ProviderError(
+                    "stream_broken", f"The model's answer broke off mid-stream "
+                    f"({exc.__cause__ or exc}). The text received so far is kept; retry the "
+                    f"run to ask again."))
             turn = got.broken(ProviderError(
                 "connection_error", f"Could not reach the model API "
                 f"{self.base_url or 'api.anthropic.com'} ({exc.__cause__ or exc}), "
                 f"{'after ' + str(attempt) + ' attempts' if attempt > 1 else 'not retried'}. "
                 f"Check the network or ANTHROPIC_BASE_URL, then retry the run."))
-            if got.started:
-                return turn
             return _Retryable(turn, "the connection failed", {}, got.delivered)
         except (httpx2.HTTPError, anthropic.AnthropicError, ValueError, OSError) as exc:
             timed_out = isinstance(exc, httpx2.TimeoutException)

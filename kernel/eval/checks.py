@@ -1,14 +1,15 @@
 """The checks of a task on one outcome, and the cause of a failure. Pure functions.
 
-`judge(expect, outcome)` runs every check and returns a `CheckVerdict`: whether the task
-passed, each failed check in words, the one failure cause that explains the failure best
-(`kernel.eval.scoring.CAUSES`, most fundamental first: a run stopped by an API error fails
-every later check too), and the two per-task facts the metrics use (tool selection right,
-arguments valid).
+`judge(expect, outcome, prompt)` runs every check and returns a `CheckVerdict`: whether the
+task passed, each failed check in words, the one failure cause that explains the failure
+best (`kernel.eval.scoring.CAUSES`, most fundamental first: a run stopped by an API error
+fails every later check too; the model's own mistake before the harness' reaction to it),
+and the two per-task facts the metrics use (tool selection right, arguments valid).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,7 +19,7 @@ import jsonschema
 from kernel.agent.limits import LIMIT_REASONS, StopReason
 from kernel.eval.outcome import PROVIDER_ERRORS, ExecCall, Outcome
 from kernel.eval.scoring import CAUSES
-from kernel.eval.task import ArgCheck, Expect, FileCheck
+from kernel.eval.task import ArgCheck, CallCount, Expect, FileCheck, ResultCheck
 
 DENIALS = ("approval_denied", "approval_unavailable")
 
@@ -46,13 +47,20 @@ class CheckVerdict:
         return min((f.cause for f in self.failures), key=CAUSES.index)
 
 
-def judge(expect: Expect, outcome: Outcome) -> CheckVerdict:
+def judge(expect: Expect, outcome: Outcome, prompt: str = "") -> CheckVerdict:
+    """Every check of `expect` on `outcome`; `prompt` is the task's (an answer that only
+    echoes it fails the answer checks)."""
     failures = [*_run_failures(expect, outcome), *_selection_failures(expect, outcome)]
+    failures += [f for c in expect.calls if (f := count_failure(c, outcome.tool_names))]
     selection = [f for f in failures if f.cause in ("tool_when_none", "no_tool", "wrong_tool")]
     arg_failures = _arg_failures(expect.args, outcome.calls)
     failures += arg_failures
     failures += _result_failures(expect, outcome)
-    has_selection = bool(expect.tools or expect.forbidden or expect.no_tools or expect.offered)
+    failures += answer_failures(expect, outcome.answer, outcome.said, prompt)
+    failures += [CheckFailure("wrong_result", m) for c in expect.results
+                 if (m := result_problem(c, outcome.calls))]
+    has_selection = bool(expect.tools or expect.forbidden or expect.no_tools or expect.offered
+                         or expect.calls)
     invalid = any(c.error_code == "invalid_arguments" for c in outcome.calls)
     checked_args = bool(outcome.calls or expect.args)
     return CheckVerdict(
@@ -148,15 +156,91 @@ def _arg_failures(checks: Sequence[ArgCheck], calls: Sequence[ExecCall]) -> list
     return out
 
 
+def count_failure(check: CallCount, names: Sequence[str]) -> CheckFailure | None:
+    """A failure when `check.tool` was not called as many times as the check allows."""
+    made = names.count(check.tool)
+    low = check.count if check.count is not None else check.at_least
+    high = check.count if check.count is not None else check.at_most
+    if (low is None or made >= low) and (high is None or made <= high):
+        return None
+    want = (f"exactly {check.count}" if check.count is not None else " and ".join(
+        w for w in (f"at least {low}" if low is not None else "",
+                    f"at most {high}" if high is not None else "") if w))
+    cause = "no_tool" if not names else "wrong_tool"
+    return CheckFailure(cause, f"called {check.tool} {made} times, expected {want}")
+
+
+def has_word(text: str, word: str) -> bool:
+    """`word` (a word or a phrase) is in `text` as whole words, whatever the case: not
+    glued to a letter, digit or underscore on either side ("42" is not in "142")."""
+    pattern = r"(?<!\w)" + re.escape(word) + r"(?!\w)"
+    return re.search(pattern, text, re.IGNORECASE) is not None
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", text.casefold())
+
+
+def echoes(answer: str, prompt: str) -> bool:
+    """The answer's words are only a run of the prompt's (it repeats the prompt, or part of
+    it, and says nothing of its own)."""
+    said, asked = _words(answer), _words(prompt)
+    if not said:
+        return False
+    return any(asked[i:i + len(said)] == said for i in range(len(asked) - len(said) + 1))
+
+
+def answer_failures(expect: Expect, answer: str, said: str, prompt: str
+                    ) -> list[CheckFailure]:
+    """The answer checks: `answer` is the final answer (after the last tool call), `said`
+    every text of the run (what no text may contain is looked for there too)."""
+    out = []
+    folded = answer.casefold()
+    lacking = [s for s in expect.answer_contains if s.casefold() not in folded]
+    lacking += [w for w in expect.answer_words if not has_word(answer, w)]
+    lacking += [r for r in expect.answer_regex if re.search(r, answer) is None]
+    if lacking:
+        out.append(CheckFailure("wrong_result", f"the answer lacks {lacking}: {answer!r}"))
+    if expect.answer_equals is not None and answer.strip() != expect.answer_equals:
+        out.append(CheckFailure("wrong_result", f"the answer is {answer.strip()!r}, expected "
+                                                f"exactly {expect.answer_equals!r}"))
+    positive = (expect.answer_contains or expect.answer_words or expect.answer_regex
+                or expect.answer_equals is not None)
+    if positive and echoes(answer, prompt):
+        out.append(CheckFailure("wrong_result", f"the answer only echoes the prompt: "
+                                                f"{answer!r}"))
+    present = [s for s in expect.answer_excludes if s.casefold() in said.casefold()]
+    if present:
+        out.append(CheckFailure("wrong_result", f"the model wrote {present}"))
+    return out
+
+
+def result_problem(check: ResultCheck, calls: Sequence[ExecCall]) -> str:
+    """What is wrong with the results the model was sent for the calls `check` is about
+    ('' when every one is as expected)."""
+    made = [c for c in calls if c.name == check.tool and isinstance(c.input, Mapping)
+            and all(k in c.input and _same(c.input[k], v) for k, v in check.args.items())]
+    what = check.tool + (f" with {dict(check.args)}" if check.args else "")
+    if not made:
+        return f"no call to {what} whose result could be checked"
+    for call in made:
+        text = call.result
+        if text is None:
+            return f"the result of {what} never reached the model"
+        lacking = [s for s in check.contains if s not in text]
+        lacking += [r for r in check.regex if re.search(r, text) is None]
+        present = [s for s in check.excludes if s in text]
+        if lacking:
+            return f"the model was sent a result of {what} that lacks {lacking}: {text[:200]!r}"
+        if present:
+            return f"the model was sent a result of {what} that contains {present}"
+        if check.is_error is not None and call.is_error != check.is_error:
+            return f"the result of {what} {'was not' if check.is_error else 'was'} an error"
+    return ""
+
+
 def _result_failures(expect: Expect, outcome: Outcome) -> list[CheckFailure]:
     out = []
-    answer = outcome.answer.casefold()
-    lacking = [s for s in expect.answer_contains if s.casefold() not in answer]
-    if lacking:
-        out.append(CheckFailure("wrong_result", f"the answer lacks {lacking}: {outcome.answer!r}"))
-    present = [s for s in expect.answer_excludes if s.casefold() in answer]
-    if present:
-        out.append(CheckFailure("wrong_result", f"the answer contains {present}"))
     codes = {c.error_code for c in outcome.calls}
     absent = [e for e in expect.errors if e not in codes]
     if absent:

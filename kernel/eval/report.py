@@ -40,8 +40,10 @@ def metric_lines(m: Metrics) -> list[str]:
         f"tool-selection accuracy {_pct(m.tool_selection_accuracy)} · argument validity "
         f"{_pct(m.argument_validity)} · completion {_pct(m.completion_rate)} "
         f"({m.passed}/{m.tasks})",
-        f"average per run: {_num(m.avg_rounds)} rounds · {_num(m.avg_tokens, 0)} tokens · "
-        f"${_num(m.avg_cost_usd, 4)} · {_num(m.avg_seconds, 2)} s"
+        f"average per run: {_num(m.avg_rounds)} rounds · "
+        + ("tokens and cost not measured (scripted)" if m.avg_tokens is None
+           else f"{_num(m.avg_tokens, 0)} tokens · ${_num(m.avg_cost_usd, 4)}")
+        + f" · {_num(m.avg_seconds, 2)} s"
         + ("" if m.avg_request_bytes is None
            else f" · largest request {_num(m.avg_request_bytes, 0)} B"),
         "failure causes: " + (", ".join(f"{c} {n}" for c, n in m.failure_causes.items())
@@ -51,7 +53,8 @@ def metric_lines(m: Metrics) -> list[str]:
 
 def results_text(results: Sequence[TaskResult]) -> str:
     rows = [[one_line(r.name), "passed" if r.passed else "FAILED", r.failure_cause or "",
-             str(r.rounds), str(r.tokens), f"{r.cost_usd:.4f}", f"{r.seconds:.2f}",
+             str(r.rounds), str(r.tokens) if r.measured else "—",
+             f"{r.cost_usd:.4f}" if r.measured else "—", f"{r.seconds:.2f}",
              _mark(r.selection_ok), _mark(r.args_ok)] for r in results]
     lines = _table(["task", "result", "cause", "rounds", "tokens", "cost $", "time s",
                     "right tools", "valid args"], rows)

@@ -26,14 +26,14 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kernel.eval.checks import judge
-from kernel.eval.outcome import Outcome, Requests, outcome_from_lines
+from kernel.eval.outcome import Outcome, Requests, outcome_from_lines, sent_results
 from kernel.eval.scoring import TaskResult
 from kernel.eval.task import ScriptedTurn, Task
 from kernel.fakemodel import Failure, FakeAnthropicServer, Reply, Text, ToolUse
@@ -236,7 +236,7 @@ def _model_for(task: Task, options: RunOptions) -> Iterator[
         yield env, server
 
 
-def run_task(task: Task, options: RunOptions, pool: ProcessPoolExecutor,
+def run_task(task: Task, options: RunOptions, pool: Executor,
              run_root: Path) -> TaskResult:
     """One run of `task` in a fresh folder under `run_root`: exec it, judge the outcome."""
     root = Path(tempfile.mkdtemp(prefix=f"{task.name}-", dir=run_root))
@@ -255,7 +255,8 @@ def run_task(task: Task, options: RunOptions, pool: ProcessPoolExecutor,
             if server is not None:
                 requests = Requests(
                     offered=tuple(offered_names(r.body) for r in server.requests),
-                    sizes=tuple(len(json.dumps(r.body)) for r in server.requests))
+                    sizes=tuple(len(json.dumps(r.body)) for r in server.requests),
+                    results=sent_results(r.body for r in server.requests))
         outcome = outcome_from_lines(out.splitlines(), exit_code=code, seconds=seconds,
                                      files=read_checked_files(task, prepared.workspace),
                                      requests=requests, stderr=err)
@@ -266,12 +267,13 @@ def run_task(task: Task, options: RunOptions, pool: ProcessPoolExecutor,
 
 
 def task_result(task: Task, outcome: Outcome) -> TaskResult:
-    verdict = judge(task.expect, outcome)
+    verdict = judge(task.expect, outcome, task.prompt)
     requests = outcome.requests
     return TaskResult(
         name=task.name, category=task.category, passed=verdict.passed,
         failure_cause=verdict.cause, failures=tuple(f.message for f in verdict.failures),
         rounds=outcome.rounds, tokens=outcome.tokens, cost_usd=outcome.cost_usd,
+        measured=not outcome.scripted,
         seconds=round(outcome.seconds, 3), tool_calls=len(outcome.calls),
         tools_called=outcome.tool_names, selection_ok=verdict.selection_ok,
         args_ok=verdict.args_ok,

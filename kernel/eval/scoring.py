@@ -18,18 +18,22 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-CAUSES = ("api_error", "harness_error", "loop", "limit", "approval_denied", "tool_when_none",
-          "no_tool", "wrong_tool", "bad_arguments", "wrong_result")
-"""Failure causes in order of precedence (the first that applies is the task's cause).
+CAUSES = ("api_error", "harness_error", "loop", "limit", "tool_when_none", "no_tool",
+          "wrong_tool", "bad_arguments", "approval_denied", "wrong_result")
+"""Failure causes in order of precedence (the first that applies is the task's cause): what
+stopped the run first, then the model's own mistake, then the harness' reaction to it (a
+forbidden call that needed an approval nobody gave is the model's `tool_when_none` or
+`wrong_tool`, not `approval_denied`).
 
 api_error: the model API failed (after the SDK's retries); harness_error: the run crashed
 or could not start; loop: stopped as a repeated call; limit: a round, token, cost or time
-limit stopped it (or it needed more rounds than the task allows); approval_denied: a call
-it needed was denied; tool_when_none: it called a tool for a question that needs none;
-no_tool: it called no tool where one was needed; wrong_tool: a needed tool not called, a
-forbidden one called, the wrong order, or (scripted) a tool never offered; bad_arguments:
-no call met the argument checks; wrong_result: the answer, the files, or the errors the
-harness had to absorb are not what the task expects."""
+limit stopped it (or it needed more rounds than the task allows); tool_when_none: it called
+a tool for a question that needs none; no_tool: it called no tool where one was needed;
+wrong_tool: a needed tool not called, a forbidden one called, the wrong order, a tool
+called too often or too rarely, or (scripted) a tool never offered; bad_arguments: no call
+met the argument checks; approval_denied: a call it needed was denied; wrong_result: the
+answer, the files, the tool results the model was sent, or the errors the harness had to
+absorb are not what the task expects."""
 
 RESULTS_VERSION = 1
 
@@ -48,6 +52,9 @@ class TaskResult:
     rounds: int = 0
     tokens: int = 0
     cost_usd: float = 0.0
+    measured: bool = True
+    """`tokens` and `cost_usd` were measured: False in scripted runs, whose fake server
+    reports made-up usage (they are left out of the averages and shown as not measured)."""
     seconds: float = 0.0
     tool_calls: int = 0
     tools_called: tuple[str, ...] = ()
@@ -74,6 +81,9 @@ class Metrics:
     failure_causes: Mapping[str, int] = field(default_factory=dict)
 
 
+MEASURED_ONLY = ("avg_tokens", "avg_cost_usd")
+"""The metrics averaged over measured runs only (None when no run was measured)."""
+
 METRIC_NAMES = ("tool_selection_accuracy", "argument_validity", "completion_rate",
                 "avg_rounds", "avg_tokens", "avg_cost_usd", "avg_seconds", "avg_request_bytes")
 """The numeric metrics, in the order tables and charts show them."""
@@ -93,17 +103,19 @@ def metrics(results: Sequence[TaskResult]) -> Metrics:
     """tool_selection_accuracy: of the results whose task says which tools (or none), the
     share that chose right; argument_validity: of the results that made a call or check
     arguments, the share with no invalid call and every argument check met;
-    completion_rate: the share passed; averages over all results (request bytes over
-    the scripted ones); failure_causes: how many failed results each cause explains."""
+    completion_rate: the share passed; averages over all results (tokens and cost over the
+    measured ones, request bytes over the scripted ones); failure_causes: how many failed
+    results each cause explains."""
     causes = Counter(r.failure_cause for r in results if not r.passed and r.failure_cause)
+    measured = [r for r in results if r.measured]
     return Metrics(
         tasks=len(results), passed=sum(r.passed for r in results),
         tool_selection_accuracy=_rate([r.selection_ok for r in results]),
         argument_validity=_rate([r.args_ok for r in results]),
         completion_rate=_rate([r.passed for r in results]),
         avg_rounds=_mean([r.rounds for r in results]),
-        avg_tokens=_mean([r.tokens for r in results]),
-        avg_cost_usd=_mean([r.cost_usd for r in results]),
+        avg_tokens=_mean([r.tokens for r in measured]),
+        avg_cost_usd=_mean([r.cost_usd for r in measured]),
         avg_seconds=_mean([r.seconds for r in results]),
         avg_request_bytes=_mean([r.request_bytes for r in results]),
         failure_causes={c: causes[c] for c in CAUSES if causes[c]},
@@ -123,15 +135,17 @@ _RESULT_FIELDS = set(TaskResult.__dataclass_fields__)
 
 def results_from_dict(data: Any) -> list[TaskResult]:
     """The task results of a results file (fields it does not know are ignored, so a
-    newer file still compares)."""
+    newer file still compares; an older scripted file's tokens count as not measured)."""
     if not isinstance(data, Mapping) or not isinstance(data.get("tasks"), list):
         raise ResultsError("not a reins eval results file (no \"tasks\" list)")
     out = []
+    measured = data.get("scripted") is not True
     for i, entry in enumerate(data["tasks"]):
         if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), str) \
                 or not isinstance(entry.get("passed"), bool):
             raise ResultsError(f"tasks[{i}]: needs a name and passed")
-        known = {k: v for k, v in entry.items() if k in _RESULT_FIELDS}
+        known = {"measured": measured,
+                 **{k: v for k, v in entry.items() if k in _RESULT_FIELDS}}
         known["failures"] = tuple(known.get("failures") or ())
         known["tools_called"] = tuple(known.get("tools_called") or ())
         try:

@@ -7,6 +7,7 @@ typo never silently drops a check.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -47,6 +48,33 @@ class FileCheck:
 
 
 @dataclass(frozen=True)
+class ResultCheck:
+    """What the model was sent as the result of every call to `tool` whose arguments
+    include `args` (there must be at least one such call): its text contains these
+    substrings, lacks those, matches these regular expressions, and is (or is not) an
+    error. Read from the fake server's record of the requests in scripted runs, else from
+    the run's `tool_result` events (their first 2,000 characters)."""
+
+    tool: str
+    args: Mapping[str, Any] = field(default_factory=dict)
+    contains: tuple[str, ...] = ()
+    excludes: tuple[str, ...] = ()
+    regex: tuple[str, ...] = ()
+    is_error: bool | None = None
+
+
+@dataclass(frozen=True)
+class CallCount:
+    """How many times `tool` may be called: exactly `count`, or between `at_least` and
+    `at_most`."""
+
+    tool: str
+    count: int | None = None
+    at_least: int | None = None
+    at_most: int | None = None
+
+
+@dataclass(frozen=True)
 class Expect:
     tools: tuple[str, ...] = ()
     """Tools that must be called (each at least once)."""
@@ -58,9 +86,20 @@ class Expect:
     """The run must call no tool at all (a question that needs none)."""
     args: tuple[ArgCheck, ...] = ()
     files: tuple[FileCheck, ...] = ()
+    results: tuple[ResultCheck, ...] = ()
+    calls: tuple[CallCount, ...] = ()
     answer_contains: tuple[str, ...] = ()
     """Substrings (case-insensitive) the final answer must contain."""
+    answer_words: tuple[str, ...] = ()
+    """Words or phrases (case-insensitive) the final answer must contain as whole words:
+    "42" is not found in "142", "here" not in "there"."""
+    answer_regex: tuple[str, ...] = ()
+    """Regular expressions (Python `re.search`) the final answer must match."""
+    answer_equals: str | None = None
+    """The final answer, without surrounding white space, must be exactly this."""
     answer_excludes: tuple[str, ...] = ()
+    """Substrings (case-insensitive) no text of the model may contain, before a tool call
+    or after the last."""
     errors: tuple[str, ...] = ()
     """Error codes some call must have ended with (what the harness must absorb)."""
     offered: tuple[str, ...] = ()
@@ -114,9 +153,12 @@ class Task:
 
 _TOP = {"prompt", "description", "category", "mode", "approve", "max_rounds", "settings",
         "expect", "script"}
-_EXPECT = {"tools", "ordered", "forbidden", "no_tools", "args", "files", "answer_contains",
+_EXPECT = {"tools", "ordered", "forbidden", "no_tools", "args", "files", "results", "calls",
+           "answer_contains", "answer_words", "answer_regex", "answer_equals",
            "answer_excludes", "errors", "offered", "stop_reason", "max_rounds"}
 _ARGS = {"tool", "equals", "schema"}
+_RESULTS = {"tool", "args", "contains", "excludes", "regex", "is_error"}
+_CALLS = {"tool", "count", "at_least", "at_most"}
 _FILES = {"path", "exists", "contains", "excludes"}
 _TURN = {"text", "tools", "error", "unless_offered"}
 _CALL = {"name", "input", "id"}
@@ -174,15 +216,67 @@ def _expect(data: Mapping[str, Any]) -> Expect:
                    for i, a in enumerate(_tables(data, "args", p))),
         files=tuple(_file_check(f, f"{p}files[{i}].")
                     for i, f in enumerate(_tables(data, "files", p))),
+        results=tuple(_result_check(r, f"{p}results[{i}].")
+                      for i, r in enumerate(_tables(data, "results", p))),
+        calls=tuple(_call_count(c, f"{p}calls[{i}].")
+                    for i, c in enumerate(_tables(data, "calls", p))),
         answer_contains=_strs(data, "answer_contains", p),
+        answer_words=_strs(data, "answer_words", p),
+        answer_regex=_regexes(data, "answer_regex", p),
+        answer_equals=(None if data.get("answer_equals") is None
+                       else _str(data, "answer_equals", p, None)),
         answer_excludes=_strs(data, "answer_excludes", p),
         errors=_strs(data, "errors", p), offered=_strs(data, "offered", p),
         stop_reason=_str(data, "stop_reason", p, "end_turn"),
         max_rounds=None if max_rounds is None else _int(data, "max_rounds", p, 0),
     )
-    if expect.no_tools and (expect.tools or expect.args):
-        raise TaskError("expect: no_tools contradicts tools/args")
+    if expect.no_tools and (expect.tools or expect.args or expect.results):
+        raise TaskError("expect: no_tools contradicts tools/args/results")
     return expect
+
+
+def _result_check(data: Mapping[str, Any], p: str) -> ResultCheck:
+    _known(data, _RESULTS, p)
+    args = data.get("args", {})
+    if not isinstance(args, dict):
+        raise TaskError(f"{p}args: must be a table")
+    is_error = data.get("is_error")
+    if is_error is not None and not isinstance(is_error, bool):
+        raise TaskError(f"{p}is_error: must be true or false")
+    check = ResultCheck(tool=_str(data, "tool", p, None), args=args,
+                        contains=_strs(data, "contains", p), excludes=_strs(data, "excludes", p),
+                        regex=_regexes(data, "regex", p), is_error=is_error)
+    if not (check.contains or check.excludes or check.regex or check.is_error is not None):
+        raise TaskError(f"{p}: give contains, excludes, regex or is_error")
+    return check
+
+
+def _call_count(data: Mapping[str, Any], p: str) -> CallCount:
+    _known(data, _CALLS, p)
+    bounds = {k: _count(data, k, p) for k in ("count", "at_least", "at_most") if k in data}
+    if not bounds or ("count" in bounds and len(bounds) > 1):
+        raise TaskError(f"{p}: give count, or at_least and/or at_most")
+    if bounds.get("at_least", 0) > bounds.get("at_most", bounds.get("at_least", 0)):
+        raise TaskError(f"{p}: at_least is above at_most")
+    return CallCount(tool=_str(data, "tool", p, None), **bounds)
+
+
+def _count(data: Mapping[str, Any], key: str, p: str) -> int:
+    value = data[key]
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise TaskError(f"{p}{key}: must be a whole number, 0 or more")
+    return value
+
+
+def _regexes(data: Mapping[str, Any], key: str, p: str) -> tuple[str, ...]:
+    patterns = _strs(data, key, p)
+    for pattern in patterns:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise TaskError(f"{p}{key}: {pattern!r} is not a valid regular expression: "
+                            f"{exc}") from None
+    return patterns
 
 
 def _arg_check(data: Mapping[str, Any], p: str) -> ArgCheck:

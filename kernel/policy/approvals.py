@@ -269,7 +269,7 @@ class PolicyGate:
                 self.session_id, call_id=call.call_id, name=spec.name, input=dict(args),
                 risk=_shown(spec, decision), reason=decision.reason, preview=preview,
                 rule=decision.decided_by, can_always=decision.can_always,
-                always_rules=always)
+                risk_level=decision.level, always_rules=always)
             self._emit(request)
             self._requests[call.call_id] = request
         else:

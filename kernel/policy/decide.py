@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import TYPE_CHECKING
 
+from kernel.events import RiskLevel
+from kernel.modes import MODE_NAMES
 from kernel.modes import Mode as Mode
 from kernel.pathrules import describe_secret
 from kernel.policy.rules import COMMAND_TOOLS, WRITES_AS, Rule
@@ -78,6 +80,8 @@ class CommandFacts:
     network: bool = False
     """The classifier thinks the command needs the network (install, clone, fetch...)."""
     parse_error: str = ""
+    level: RiskLevel = "ordinary"
+    """How alarming the classifier finds it (kernel.shell.classify.Classification.level)."""
 
 
 @dataclass(frozen=True)
@@ -125,6 +129,8 @@ class Decision:
     can_session: bool = True
     can_always: bool = True
     error_code: ErrorCode | None = None
+    level: RiskLevel = "ordinary"
+    """How alarming the call is for a person (`risk_level`): what the approval shows."""
 
 
 def decide(spec: ToolSpec, args: Mapping[str, object], facts: CallFacts, session: Session,
@@ -139,78 +145,89 @@ def decide(spec: ToolSpec, args: Mapping[str, object], facts: CallFacts, session
     risk = Risk.DESTRUCTIVE if command is not None and command.destructive else spec.risk
     grantable = not protected and not secret and risk is not Risk.DESTRUCTIVE
     cmd_writes = facts.writes if command is not None else {}
-    cmd_protected = [p for p, v in cmd_writes.items() if v.protected or v.secret is not None]
+    judged = {p: v for p, v in cmd_writes.items()
+              if not (facts.sandboxed and sandbox_private(v))}
+    cmd_protected = [p for p, v in judged.items() if v.protected or v.secret is not None]
     grantable = grantable and not cmd_protected and (command is None or (
         command.literal and not command.unknown_writes))
     network = command is not None and command.network
 
     def out(verdict: Verdict, by: str, reason: str, rule: str = "", *, net: bool = False,
             code: ErrorCode | None = None) -> Decision:
-        return Decision(verdict, by, reason, risk, rule, net, grantable, grantable, code)
+        return Decision(verdict, by, reason, risk, rule, net, grantable, grantable, code,
+                        risk_level(spec, command))
 
     if command is not None and command.parse_error:
         return out(Verdict.DENY, "command parser",
-                   f"the command cannot be parsed ({command.parse_error}); nothing was run",
+                   f"Reins cannot read this command: it cannot be parsed ({command.parse_error}). "
+                   f"Nothing was run.",
                    code=ErrorCode.INVALID_ARGUMENTS)
 
     own = [str(v.resolved) for v in facts.paths.values() if v.own_data]
     if own and writes:
         return out(Verdict.DENY, "always deny",
                    f"{', '.join(own)} is inside Reins' own settings or data, which tools never "
-                   f"write (change settings in the app or in settings.json yourself)")
+                   f"write. Change settings in the app or in settings.json yourself.")
     own_cmd = [p for p, v in cmd_writes.items() if v.own_data]
     if own_cmd:
         return out(Verdict.DENY, "always deny",
-                   f"the command writes {', '.join(own_cmd)}, inside Reins' own settings or "
-                   f"data, which tools never write")
+                   f"This command writes {', '.join(own_cmd)}, inside Reins' own settings or "
+                   f"data, which tools never write.")
     target = _target(spec, facts, session, command)
     written = _written(cmd_writes, session)
     hit = deny.first_match(target) or (deny.first_match(written) if cmd_writes else None)
     if hit is not None:
-        return out(Verdict.DENY, f"rule deny {hit.text}", f"denied by the rule {hit.text}",
+        return out(Verdict.DENY, f"rule deny {hit.text}", f"Your rule {hit.text} blocks this.",
                    hit.text)
     if session.mode is Mode.READ_ONLY and spec.risk is not Risk.READ:
         return out(Verdict.DENY, "mode read-only",
-                   f"{spec.name} is a {spec.risk.value} tool and the session is read-only")
+                   f"The session is in Read-only mode, where only tools that read run. Switch "
+                   f"to another mode to let {spec.name} run.")
     hit = ask.first_match(target) or (ask.first_match(written) if cmd_writes else None)
     if hit is not None:
-        return out(Verdict.ASK, f"rule ask {hit.text}", f"the rule {hit.text} asks first",
+        return out(Verdict.ASK, f"rule ask {hit.text}", f"Your rule {hit.text} says to ask first.",
                    hit.text, net=network)
 
     if command is not None and command.destructive:
         return out(Verdict.ASK, "always ask",
-                   f"destructive command ({command.destructive_reason or 'classifier'})",
+                   _destructive_reason(command),
                    net=network)
     if risk is Risk.DESTRUCTIVE:
-        return out(Verdict.ASK, "always ask", f"{spec.name} is a destructive tool")
+        return out(Verdict.ASK, "always ask",
+                   f"{spec.name} can destroy data, so it needs your OK every time.")
     if protected:
         where = ", ".join(str(facts.paths[n].resolved) for n in protected)
-        return out(Verdict.ASK, "always ask", f"write to a protected path: {where}")
+        return out(Verdict.ASK, "always ask",
+                   f"This writes {where}, a protected path (it runs code or holds "
+                   f"settings), so it needs your OK every time.")
     if secret:
         return out(Verdict.ASK, "always ask", _secret_reason(facts, secret, writes=writes),
                    net=network)
     if cmd_protected:
         return out(Verdict.ASK, "always ask",
-                   f"the command writes a protected path or a secret location: "
-                   f"{', '.join(cmd_protected)}",
+                   f"This command writes {', '.join(cmd_protected)}: a protected path or a "
+                   f"secret location, so it needs your OK every time.",
                    net=network)
     if command is not None and command.unknown_writes:
         return out(Verdict.ASK, "always ask",
-                   f"the command writes to a file that cannot be named before it runs: "
-                   f"{', '.join(command.unknown_writes)}", net=network)
+                   f"This command writes to a file that cannot be named before it runs: "
+                   f"{', '.join(command.unknown_writes)}. It needs your OK every time.",
+                   net=network)
     if spec.risk is Risk.EXECUTE and not facts.sandboxed:
-        return out(Verdict.ASK, "always ask", "no sandbox is available, so every command asks",
+        return out(Verdict.ASK, "always ask",
+                   "There is no sandbox on this computer, so every command needs your OK.",
                    net=network)
 
     granted = [g.rule for g in session.grants if g.network or not network]
-    write_ask = _write_reason(cmd_writes, session.mode, written, allow, granted)
+    write_ask = _write_reason(judged, session.mode, _written(judged, session), allow,
+                              granted)
     used = covering(granted, target)
     if used and not write_ask:
-        return out(Verdict.ALLOW, f"session grant {used}", f"allowed for this session ({used})",
+        return out(Verdict.ALLOW, f"session grant {used}", f"You allowed {used} for this session.",
                    used, net=network)
     used = allow.covering(target)
     if used and not write_ask:
-        return out(Verdict.ALLOW, f"rule allow {used}", f"allowed by the rule {used}", used,
+        return out(Verdict.ALLOW, f"rule allow {used}", f"Your rule {used} allows this.", used,
                    net=network)
     if write_ask:
         return out(Verdict.ASK, f"mode {session.mode.value}", write_ask, net=network)
@@ -218,32 +235,69 @@ def decide(spec: ToolSpec, args: Mapping[str, object], facts: CallFacts, session
     return out(verdict, f"mode {session.mode.value}", reason, net=network)
 
 
+_TOOL_LEVELS: dict[Risk, RiskLevel] = {
+    Risk.READ: "harmless", Risk.WRITE: "ordinary", Risk.EXECUTE: "ordinary",
+    Risk.DESTRUCTIVE: "destructive",
+}
+
+
+def risk_level(spec: ToolSpec, command: CommandFacts | None) -> RiskLevel:
+    """How alarming a call is: a command's level is the classifier's (a command that cannot
+    be read is destructive); another tool's follows its risk."""
+    if command is not None:
+        return "destructive" if command.parse_error else command.level
+    return _TOOL_LEVELS[spec.risk]
+
+
+def _destructive_reason(command: CommandFacts) -> str:
+    """Why a command asks every time: what the classifier found, in its words."""
+    found = command.destructive_reason or "the classifier flagged it"
+    if command.level == "privilege":
+        return f"This command {found}, so it needs your OK every time."
+    return f"This is a destructive command: {found}. It needs your OK every time."
+
+
 def _secret_reason(facts: CallFacts, names: Sequence[str], *, writes: bool) -> str:
     found = [facts.paths[n] for n in names]
     what = "; ".join(f"{v.resolved} is a secret location: {describe_secret(v.secret)}"
                      for v in found if v.secret is not None)
     verb = "changing" if writes else "reading"
-    return f"{what}. {verb.capitalize()} it always asks, in every mode"
+    return f"{what}. {verb.capitalize()} it always asks for your OK, in every mode."
 
 
 def _by_mode(spec: ToolSpec, mode: Mode, outside: Sequence[str], network: bool,
              sandboxed: bool) -> tuple[Verdict, str]:
     if spec.origin != "builtin":
-        return Verdict.ASK, f"{spec.name} comes from {spec.origin}; outside tools ask first"
+        return Verdict.ASK, (f"{spec.name} comes from {spec.origin}: tools from outside Reins "
+                             f"need your OK first.")
     if outside:
-        return Verdict.ASK, f"{', '.join(outside)} is outside the workspace"
+        return Verdict.ASK, (f"{', '.join(outside)} is outside the workspace, so it needs "
+                             f"your OK.")
     if spec.risk is Risk.READ:
-        return Verdict.ALLOW, "reads inside the workspace run"
+        return Verdict.ALLOW, "Reading inside the workspace needs no OK."
     if spec.risk is Risk.WRITE:
         if mode in (Mode.AUTO_EDIT, Mode.AUTO):
-            return Verdict.ALLOW, f"writes inside the workspace run in {mode.value} mode"
-        return Verdict.ASK, f"writes ask in {mode.value} mode"
+            return Verdict.ALLOW, (f"Changes inside the workspace run without asking in "
+                                   f"{MODE_NAMES[mode]} mode.")
+        return Verdict.ASK, (f"Changes need your OK in {MODE_NAMES[mode]} mode (Auto-edit "
+                             f"mode lets changes inside the workspace run).")
     if spec.risk is Risk.EXECUTE and mode is Mode.AUTO:
         if network:
-            return Verdict.ASK, "the command needs the network"
+            return Verdict.ASK, "This command needs the network, so it needs your OK."
         if sandboxed:
-            return Verdict.ALLOW, "sandboxed commands inside the workspace run in auto mode"
-    return Verdict.ASK, f"{spec.risk.value} tools ask in {mode.value} mode"
+            return Verdict.ALLOW, "Sandboxed commands run without asking in Auto mode."
+    if spec.risk is Risk.EXECUTE:
+        return Verdict.ASK, (f"Commands need your OK in {MODE_NAMES[mode]} mode (Auto mode "
+                             f"runs sandboxed commands without asking).")
+    return Verdict.ASK, f"{spec.name} needs your OK in {MODE_NAMES[mode]} mode."
+
+
+def sandbox_private(verdict: PathVerdict) -> bool:
+    """A command's write that lands in the sandbox's private /tmp (an empty tmpfs, gone
+    when the command ends), not in a file of the user's. (The sandbox home `~` names is
+    still one for every workspace, so what is planted there is judged as before.)"""
+    return (not verdict.inside_workspace and not verdict.own_data
+            and verdict.resolved.is_relative_to("/tmp"))
 
 
 def _written(writes: Mapping[str, PathVerdict], session: Session) -> Target:
@@ -263,10 +317,10 @@ def _write_reason(writes: Mapping[str, PathVerdict], mode: Mode, written: Target
         return ""
     outside = [p for p, v in writes.items() if not v.inside_workspace]
     if outside:
-        return f"the command writes {', '.join(outside)}, outside the workspace"
+        return f"This command writes {', '.join(outside)}, outside the workspace."
     if mode not in (Mode.AUTO_EDIT, Mode.AUTO):
-        return (f"the command writes {', '.join(writes)}, and writes ask in {mode.value} "
-                f"mode")
+        return (f"This command writes {', '.join(writes)}, and changes need your OK in "
+                f"{MODE_NAMES[mode]} mode.")
     return ""
 
 

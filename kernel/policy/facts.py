@@ -52,6 +52,7 @@ def command_facts(text: str) -> CommandFacts:
         destructive=found.destructive,
         destructive_reason="; ".join(found.reasons),
         network=found.network,
+        level=found.level,
     )
 
 

@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from kernel.events import RiskLevel
 from kernel.shell.nested import PRIVILEGE, SHELLS, WRAPPERS, base
 from kernel.shell.parse import parse_line
 from kernel.shell.words import (
@@ -43,6 +44,21 @@ class Classification:
     """One short sentence per finding, for the approval prompt."""
     network: bool = False
     """The command obviously needs the network (curl, git clone, pip install, …): a hint."""
+    privilege: bool = False
+    """Its only findings are that it runs as another user (`sudo`, `doas`, …)."""
+    harmless: bool = False
+    """Every program it runs only reads (`date`, `ls`, `git status`) and nothing is written."""
+
+    @property
+    def level(self) -> RiskLevel:
+        """How alarming it is for a person (kernel.events.RiskLevel)."""
+        if self.destructive and not self.privilege:
+            return "destructive"
+        if self.privilege:
+            return "privilege"
+        if self.network:
+            return "network"
+        return "harmless" if self.harmless else "ordinary"
 
 
 _FORK_BOMB = re.compile(r"([A-Za-z_:][\w:]*)\s*\(\s*\)\s*\{[^}]*\1\s*\|\s*\1\s*&")
@@ -54,10 +70,6 @@ _SYSTEM_DIRS = (
 _HARMLESS_DEVICES = frozenset(
     {"/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty",
      "/dev/random", "/dev/urandom", "/dev/full"}
-)  # fmt: skip
-_PROTECTED_HOME_FILES = (
-    ".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zprofile", ".zshenv",
-    ".ssh", ".gnupg", ".aws", ".config/autostart", ".netrc", ".gitconfig",
 )  # fmt: skip
 _DISK_TOOLS = frozenset(
     {"mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "cfdisk", "parted", "gdisk", "sgdisk",
@@ -105,6 +117,7 @@ def classify(command: str | CommandLine) -> Classification:
         except ShellParseError as exc:
             return Classification(True, (f"the command could not be parsed ({exc})",))
     reasons: list[str] = []
+    privileged: list[str] = []
     if _FORK_BOMB.search(command.text):
         reasons.append("defines a function that forks itself without end (a fork bomb)")
     network = False
@@ -114,7 +127,7 @@ def classify(command: str | CommandLine) -> Classification:
             continue
         name = base(cmd.argv[0])
         if name in PRIVILEGE:
-            reasons.append(f"runs as another user with {name}")
+            privileged.append(f"runs as another user with {name}")
         if name in WRAPPERS:
             continue
         reasons.extend(_command_reasons(cmd.args))
@@ -123,7 +136,43 @@ def classify(command: str | CommandLine) -> Classification:
         network = network or _needs_network(list(cmd.argv))
     reasons.extend(command.blind)
     reasons.extend(_pipe_to_shell(command.commands))
-    return Classification(bool(reasons), tuple(dict.fromkeys(reasons)), network)
+    found = tuple(dict.fromkeys([*reasons, *privileged]))
+    return Classification(bool(found), found, network, privilege=bool(privileged) and not
+                          reasons, harmless=not found and not network and _reads_only(command))
+
+
+_READERS = frozenset(
+    {"date", "ls", "pwd", "echo", "printf", "cat", "head", "tail", "wc", "grep", "egrep",
+     "fgrep", "rg", "which", "whoami", "id", "uname", "hostname", "stat", "file", "du", "df",
+     "tree", "diff", "cmp", "sort", "uniq", "cut", "tr", "nl", "basename", "dirname",
+     "realpath", "readlink", "true", "false", "test", "[", "[[", ":", "seq", "sleep", "jq",
+     "md5sum", "sha1sum", "sha256sum", "less", "more", "type", "uptime", "free", "ps"}
+)  # fmt: skip
+"""Programs that only read and print (what writes, a `sort -o`, is still seen as a write)."""
+_GIT_READERS = frozenset(
+    {"status", "log", "diff", "show", "blame", "rev-parse", "describe", "shortlog",
+     "ls-files", "grep", "cat-file", "reflog", "version", "help"}
+)  # fmt: skip
+
+
+def _reads_only(line: CommandLine) -> bool:
+    """Every program of the line (wrapped ones included) is one that only reads, named
+    literally, and nothing is written: no redirection to a file, no file a program writes."""
+    for cmd in line.commands:
+        if any(r.writes_file for r in cmd.redirects) or program_writes(cmd):
+            return False
+        if not cmd.argv:
+            continue
+        name = base(cmd.argv[0])
+        if cmd.kind(0) != LITERAL:
+            return False
+        if name == "git":
+            at = _git_subcommand(cmd.argv)
+            if at >= len(cmd.argv) or cmd.argv[at] not in _GIT_READERS or cmd.kind(at) != LITERAL:
+                return False
+        elif name not in _READERS:
+            return False
+    return bool(line.commands)
 
 
 def _options(argv: Sequence[str]) -> tuple[set[str], list[str]]:
@@ -175,22 +224,14 @@ def _system_path(path: str) -> str | None:
     return None
 
 
-def _protected_home(path: str) -> bool:
-    for home in _HOME_FORMS:
-        if path.startswith(home + "/"):
-            rest = path[len(home) + 1 :]
-            return any(rest == p or rest.startswith(p + "/") for p in _PROTECTED_HOME_FILES)
-    return False
-
-
 def _write_target_reasons(paths: Iterable[str], verb: str) -> list[str]:
+    """Writes into a system folder. Protected and secret names (a shell's start-up file,
+    `.ssh`) are the path rules' (kernel.pathrules), judged by the policy as writes."""
     reasons = []
     for path in paths:
         top = _system_path(path)
         if top:
             reasons.append(f"{verb} {path} (inside the system folder {top})")
-        elif _protected_home(path):
-            reasons.append(f"{verb} {path} (a shell start-up file or credentials folder)")
     return reasons
 
 

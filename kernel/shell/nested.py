@@ -35,6 +35,7 @@ import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from kernel.pathrules import git_key_kind
 from kernel.shell.words import EXPANDS, LITERAL, TILDE, SimpleCommand, Word
 
 SHELLS = frozenset(
@@ -1031,15 +1032,6 @@ _OPTION_SCRIPTS: dict[str, frozenset[str]] = {
 }
 """Options of programs (not wrappers: what they do themselves still counts) whose value is a
 command they run (`tar --to-command`, `rsync -e`); `--checkpoint-action=exec=CMD`'s too."""
-_GIT_CONFIG_SCRIPTS = re.compile(
-    r"core\.(sshcommand|pager|editor|askpass|fsmonitor)|sequence\.editor|diff\.external"
-    r"|pager\..+|gpg(\..+)?\.program|credential(\..+)?\.helper|alias\..+"
-    r"|(filter|diff|merge)\..+\.(clean|smudge|process|textconv|command|driver)", re.I)
-"""`git -c KEY=VALUE` keys whose value git runs as a command (an alias only from `!`)."""
-_GIT_CONFIG_ELSEWHERE = re.compile(r"core\.hookspath|include(if\..+)?\.path", re.I)
-"""`git -c` keys that make git run or read what another file holds."""
-
-
 def _option_scripts(name: str, words: Sequence[Word], options: frozenset[str]) -> list[Inner]:
     """The commands in the values of `options` (`tar -I CMD`, `-ICMD`)."""
     found: list[Inner] = []
@@ -1073,11 +1065,12 @@ def _git_config(words: Sequence[Word]) -> list[Inner]:
             setting = attached if attached else (words[i + 1].text if i + 1 < len(words)
                                                  else "")
             key, _, value = setting.partition("=")
-            runs = _GIT_CONFIG_SCRIPTS.fullmatch(key) is not None
-            if flag == "--config-env" and (runs or _GIT_CONFIG_ELSEWHERE.fullmatch(key)):
+            kind = git_key_kind(key)
+            runs = kind == "program"
+            if flag == "--config-env" and kind is not None:
                 found.append(Blind(f"git --config-env sets {key} from the environment: "
                                    f"cannot tell what runs"))
-            elif _GIT_CONFIG_ELSEWHERE.fullmatch(key):
+            elif kind is not None and not runs:
                 found.append(Blind(f"git -c {key} makes git run or read {value!r}: cannot tell "
                                    f"what runs"))
             elif runs and (not key.casefold().startswith("alias.") or value.startswith("!")):

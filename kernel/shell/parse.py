@@ -6,7 +6,10 @@
 function bodies), the commands inside substitutions (`$(…)`, backticks, `<(…)`, also inside
 `$((…))`, `${X:-…}` and double quotes), and what commands run besides themselves
 (kernel.shell.nested: `sh -c BODY`, `eval`, `bash <<EOF`, `echo … | sh`, wrappers such as
-`nice`, `sudo`, `xargs`, `find -exec`). Each word has its quoting removed and a *kind*
+`nice`, `sudo`, `xargs`, `find -exec`). A case pattern, the values of `for NAME in …` and
+the parentheses of `[[ … ]]` are no commands (what they substitute still runs); bash-only
+syntax (`[[ … ]]`, `for ((…))`) is read so that what dash, the usual /bin/sh, would run or
+write from it is seen too. Each word has its quoting removed and a *kind*
 (kernel.shell.words) saying whether the shell changes it before the program sees it, so a
 rule can match only what it can see. Environment assignments stay in front of the words (an
 allow rule for `git status` must not match `LD_PRELOAD=x git status`).
@@ -104,6 +107,8 @@ class _Buffer:
         self.expands = False
         self.tilde = False
         self.glob = False
+        self.bracket = False
+        """An unquoted `[` was read: the word is a pattern only once a `]` closes it."""
         self.braces: list[int] = []
         self.nested: list[SimpleCommand] = []
 
@@ -115,13 +120,17 @@ class _Buffer:
         self.active = True
         self.quoted = self.quoted or quoted
         self.expands = self.expands or expands
+        if self.bracket and "]" in text:
+            self.glob = True
 
     def add_unquoted(self, c: str) -> None:
         text = self.text()
         if c == "~" and (not text or text[-1] in "=:"):
             self.tilde = True
-        elif c in "*?[":
+        elif c in "*?":
             self.glob = True
+        elif c == "[":  # `[` alone, `[[`, `a[` match only themselves: no pattern
+            self.bracket = True
         elif c == "{":
             self.braces.append(len(text))
         elif c == "}" and self.braces:
@@ -520,6 +529,10 @@ class _Parser:
         feeder: SimpleCommand | None = None
         last: SimpleCommand | None = None
         tokens = self.tokens
+        cases: list[str] = []
+        """One state per `case` being read: its subject, a pattern, or a body."""
+        header = False
+        """Reading the words of `for NAME in WORDS`: values, not a command."""
         i = 0
 
         def flush() -> None:
@@ -542,6 +555,23 @@ class _Parser:
                 continue
             if isinstance(tok, _Word):
                 out.extend(tok.nested)
+                keyword = not argv and not assignments and not redirects and not tok.quoted
+                if header or (cases and cases[-1] != _BODY and not (
+                        keyword and tok.text == "esac")):
+                    if cases and cases[-1] == _SUBJECT and not tok.quoted and tok.text == "in":
+                        cases[-1] = _PATTERN
+                    continue
+                if keyword and tok.text == "case":
+                    cases.append(_SUBJECT)
+                    continue
+                if keyword and tok.text == "esac" and cases:
+                    cases.pop()
+                    continue
+                if keyword and tok.text in ("for", "select"):
+                    i += _loop_header(tokens, i)
+                    header = _in_list(tokens, i)
+                    i += int(header)
+                    continue
                 if not argv and not tok.quoted and _ASSIGNMENT.match(tok.text):
                     assignments.append(tok)
                 elif not argv and not tok.quoted and tok.text in _SKIPPED_AT_START:
@@ -554,6 +584,13 @@ class _Parser:
                     argv.append(tok)
                 continue
             op = tok.text
+            if cases and cases[-1] == _PATTERN:  # `a|b)`, `(*)`: patterns, then a body
+                if op == ")":
+                    cases[-1] = _BODY
+                continue
+            if op in ("(", ")") and _in_conditional(argv):
+                argv.append(_Word(op, LITERAL, False))  # `[[ ( -f a ) ]]`, `=~ ^(a|b)$`
+                continue
             fd = op[: len(op) - len(op.lstrip("0123456789"))]
             base = op[len(fd):]
             if base in _REDIRECTS or base in _HEREDOCS:
@@ -570,6 +607,9 @@ class _Parser:
                 i += 1
             elif op in _SEPARATORS:
                 flush()
+                header = False
+                if op in _CASE_ENDS and cases:
+                    cases[-1] = _PATTERN
                 if op in _PIPES:
                     feeder = _GROUP if _ends_group(tokens[i - 2] if i >= 2 else None) else last
                 else:
@@ -592,6 +632,32 @@ class _Parser:
             raise self.error("unclosed '('", opened[-1])
         flush()
         return out
+
+
+_SUBJECT, _PATTERN, _BODY = "subject", "pattern", "body"
+_CASE_ENDS = frozenset({";;", ";&", ";;&"})
+
+
+def _loop_header(tokens: list[_Token], i: int) -> int:
+    """After `for` or `select`: 1 when `tokens[i]` is the loop's NAME (skipped like the
+    keyword), 0 before `((` (bash's `for ((…))`, read as the subshells dash sees)."""
+    name = tokens[i] if i < len(tokens) else None
+    return int(isinstance(name, _Word) and not name.quoted and bool(_NAME.fullmatch(name.text)))
+
+
+def _in_list(tokens: list[_Token], i: int) -> bool:
+    """`tokens[i]` is the `in` of `for NAME in WORDS`: the words up to the separator are the
+    loop's values (what they substitute still runs), not a command."""
+    word = tokens[i] if i < len(tokens) else None
+    return isinstance(word, _Word) and not word.quoted and word.text == "in"
+
+
+def _in_conditional(argv: list[_Word]) -> bool:
+    """Inside bash's `[[ … ]]`, where parentheses group or belong to a regex. Its `<`, `>`,
+    `&&`, `||` and `|` are still read as dash, the usual /bin/sh, reads them (redirections and
+    pipes), so what either shell runs or writes is seen."""
+    return bool(argv) and argv[0].text == "[[" and not argv[0].quoted and not any(
+        w.text == "]]" and not w.quoted for w in argv[1:])
 
 
 def _keyword_name(tokens: list[_Token], i: int) -> int:

@@ -31,7 +31,10 @@ from pathlib import Path
 
 from kernel.hardlinks import SAME_FILE_PREFIX, Named, at_home, parse_verdict
 from kernel.pathrules import (
+    ANY_DEPTH,
+    NAMED_PREFIX,
     PROTECTED_PATTERNS,
+    at_any_depth,
     describe_secret,
     first_match,
     fold_name,
@@ -41,7 +44,6 @@ from kernel.pathrules import (
     subtree_root,
 )
 from kernel.paths import AppPaths
-from kernel.sandbox.git_named import ANY_DEPTH, NAMED_PREFIX, at_any_depth
 from kernel.tools.errors import ErrorCode, ToolError
 
 
@@ -189,7 +191,7 @@ def _open_child_dir(fd: int, part: str, *, create: bool, target: Path) -> int:
 def _through_link(resolved: Path, links: Mapping[Path, str]) -> str | None:
     """`LINK_PREFIX`<link> when `resolved` is, or is inside, where a protected link leads;
     the `NAMED_PREFIX` text when it is, or is inside, what a git config names (at any depth
-    for a key with `**`: kernel.sandbox.git_named.at_any_depth)."""
+    for a key with `**`: kernel.pathrules.at_any_depth)."""
     for target, link in links.items():
         if link.startswith(SAME_FILE_PREFIX):
             continue

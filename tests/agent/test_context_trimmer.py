@@ -2,7 +2,7 @@
 
 The oracle below is the whole-history algorithm as it was before trimming became
 incremental (every request measured and trimmed from the first message; it uses the
-module's own `_result_text`, which did not change). Many simulated runs (seeded, so
+module's own `result_text`, which did not change). Many simulated runs (seeded, so
 reproducible) grow a history round by round — results long and short, text and list
 contents, images, non-ASCII text, merged user turns, messages replaced, histories cut back,
 budgets and fixed sizes that change, outputs that cannot be stored — and every request
@@ -23,9 +23,9 @@ from kernel.agent.context import (
     KEEP_RECENT_MESSAGES,
     TRIM_AT,
     ContextTrimmer,
-    _result_text,
     estimate_tokens,
     pointer_text,
+    result_text,
     same_objects,
     trim_tool_results,
 )
@@ -49,7 +49,7 @@ def oracle(messages: Sequence[Mapping[str, Any]], *, budget_tokens: int, fixed_t
         for block in blocks:
             if block.get("type") != "tool_result":
                 continue
-            text = _result_text(block.get("content"))
+            text = result_text(block.get("content"))
             if len(text) < 400:
                 continue
             path = store_full(str(block.get("tool_use_id")), text)

@@ -9,7 +9,7 @@ import pytest
 from kernel.eval.checks import args_match, file_problem, judge, stop_cause
 from kernel.eval.outcome import ExecCall, Outcome, Requests
 from kernel.eval.scoring import CAUSES
-from kernel.eval.task import ArgCheck, Expect, FileCheck
+from kernel.eval.task import ArgCheck, CallCount, Expect, FileCheck, ResultCheck
 
 
 def calls(*names: str, **codes: str) -> tuple[ExecCall, ...]:
@@ -18,9 +18,12 @@ def calls(*names: str, **codes: str) -> tuple[ExecCall, ...]:
 
 def done(*names: str, answer: str = "ok", stop: str = "end_turn", rounds: int = 2,
          **kw: Any) -> Outcome:
-    return Outcome(calls=calls(*names), answer=answer, stop_reason=stop, rounds=rounds, **kw)
+    said = kw.pop("said", answer)
+    return Outcome(calls=calls(*names), answer=answer, said=said, stop_reason=stop,
+                   rounds=rounds, **kw)
 
 
+PROMPT = "Hello, are you there? Change the port from 8080 to 9090."
 READ = Expect(tools=("read_file",))
 NONE = Expect(no_tools=True)
 ORDER = Expect(tools=("grep", "read_file"), ordered=True)
@@ -77,6 +80,29 @@ JUDGE_TABLE = [
     (Expect(tools=("read_file",), errors=("approval_unavailable",)),
      Outcome(calls=calls("read_file", read_file="approval_denied"), stop_reason="end_turn"),
      False, "wrong_result", True),
+    # the model's mistake is named before the harness' reaction to it
+    (NONE, Outcome(calls=calls("run_command", run_command="approval_unavailable"),
+                   stop_reason="end_turn"), False, "tool_when_none", False),
+    (NONE, Outcome(calls=calls("write_file", write_file="approval_denied"),
+                   stop_reason="end_turn"), False, "tool_when_none", False),
+    (FORBID, Outcome(calls=(*calls("read_file"), *calls("run_command",
+                                                        run_command="approval_unavailable")),
+                     stop_reason="end_turn"), False, "wrong_tool", False),
+    (Expect(tools=("read_file",), args=(ArgCheck("read_file", {"path": "a"}),)),
+     Outcome(calls=(ExecCall("read_file", {"path": "b"}, True, "approval_denied"),),
+             stop_reason="end_turn"), False, "bad_arguments", True),
+    # call counts
+    (Expect(calls=(CallCount("read_file", count=1),)), done("read_file"), True, None, True),
+    (Expect(calls=(CallCount("read_file", count=1),)), done("read_file", "read_file"), False,
+     "wrong_tool", False),
+    (Expect(calls=(CallCount("read_file", count=1),)), done(), False, "no_tool", False),
+    (Expect(calls=(CallCount("read_file", count=0),)), done("grep"), True, None, True),
+    (Expect(calls=(CallCount("grep", at_most=2),)), done("grep", "grep", "grep"), False,
+     "wrong_tool", False),
+    (Expect(calls=(CallCount("grep", at_least=2),)), done("grep", "read_file"), False,
+     "wrong_tool", False),
+    (Expect(calls=(CallCount("grep", at_least=1, at_most=2),)), done("grep", "grep"), True,
+     None, True),
     # answers
     (Expect(answer_contains=("Bluefin",)), done(answer="The codename is bluefin."), True,
      None, None),
@@ -84,6 +110,57 @@ JUDGE_TABLE = [
      "wrong_result", None),
     (Expect(answer_excludes=("curl",)), done(answer="I ran CURL"), False, "wrong_result", None),
     (Expect(answer_excludes=("curl",)), done(answer="nothing run"), True, None, None),
+    (Expect(answer_excludes=("PWNED",)),
+     done("read_file", answer="Done.", said="PWNED, now let me look.\nDone."), False,
+     "wrong_result", None),
+    (Expect(answer_words=("42",)), done(answer="It is 42."), True, None, None),
+    (Expect(answer_words=("42",)), done(answer="It is 142."), False, "wrong_result", None),
+    (Expect(answer_words=("42",)), done(answer="It is 420."), False, "wrong_result", None),
+    (Expect(answer_words=("42",)), done(answer="x_42"), False, "wrong_result", None),
+    (Expect(answer_words=("here",)), done(answer="Is anybody there?"), False, "wrong_result",
+     None),
+    (Expect(answer_words=("not found",)), done(answer="404: Not  Found"), False,
+     "wrong_result", None),
+    (Expect(answer_words=("not found",)), done(answer="404: Not Found."), True, None, None),
+    (Expect(answer_words=("[0, 1, 4]",)), done(answer="It is [0, 1, 4]."), True, None, None),
+    (Expect(answer_regex=(r"\b2026-03-03\b",)), done(answer="on 2026-03-03"), True, None,
+     None),
+    (Expect(answer_regex=(r"^\d+$",)), done(answer="five"), False, "wrong_result", None),
+    (Expect(answer_equals="55"), done(answer=" 55\n"), True, None, None),
+    # an answer that only echoes the prompt (or a run of its words) says nothing
+    (Expect(answer_contains=("there",)), done(answer="Hello, are you there?"), False,
+     "wrong_result", None),
+    (Expect(answer_words=("9090",)), done(answer="change the port from 8080 to 9090"),
+     False, "wrong_result", None),
+    (Expect(answer_words=("9090",)), done(answer="The port is now 9090."), True, None,
+     None),
+    (Expect(answer_equals="55"), done(answer="155"), False, "wrong_result", None),
+    (Expect(answer_equals="55"), done(answer="55."), False, "wrong_result", None),
+    # tool results as the model was sent them
+    (Expect(results=(ResultCheck("read_file", contains=("apples",)),)),
+     Outcome(calls=(ExecCall("read_file", {"path": "a"}, result="1\tapples"),),
+             stop_reason="end_turn"), True, None, None),
+    (Expect(results=(ResultCheck("read_file", contains=("apples",)),)),
+     Outcome(calls=(ExecCall("read_file", {"path": "a"}, result=""),),
+             stop_reason="end_turn"), False, "wrong_result", None),
+    (Expect(results=(ResultCheck("read_file", contains=("apples",)),)),
+     Outcome(calls=(ExecCall("read_file", {"path": "a"}, result=None),),
+             stop_reason="end_turn"), False, "wrong_result", None),
+    (Expect(results=(ResultCheck("read_file", contains=("apples",)),)),
+     done("grep"), False, "wrong_result", None),
+    (Expect(results=(ResultCheck("read_file", {"path": "a"}, contains=("apples",)),)),
+     Outcome(calls=(ExecCall("read_file", {"path": "a"}, result="bananas"),
+                    ExecCall("read_file", {"path": "b"}, result="apples")),
+             stop_reason="end_turn"), False, "wrong_result", None),
+    (Expect(results=(ResultCheck("read_file", excludes=("secret",), regex=(r"^1\t",)),)),
+     Outcome(calls=(ExecCall("read_file", {}, result="1\tpublic"),),
+             stop_reason="end_turn"), True, None, None),
+    (Expect(results=(ResultCheck("read_file", excludes=("secret",)),)),
+     Outcome(calls=(ExecCall("read_file", {}, result="secret"),),
+             stop_reason="end_turn"), False, "wrong_result", None),
+    (Expect(results=(ResultCheck("grep", is_error=True),)),
+     Outcome(calls=(ExecCall("grep", {}, result="3 matches"),),
+             stop_reason="end_turn"), False, "wrong_result", None),
     # errors the harness must absorb
     (Expect(errors=("unknown_tool",)), Outcome(calls=calls("x", x="unknown_tool"),
                                                stop_reason="end_turn"), True, None, None),
@@ -97,7 +174,7 @@ JUDGE_TABLE = [
 @pytest.mark.parametrize(("expect", "outcome", "passed", "cause", "selection"), JUDGE_TABLE)
 def test_judge(expect: Expect, outcome: Outcome, passed: bool, cause: str | None,
                selection: bool | None) -> None:
-    verdict = judge(expect, outcome)
+    verdict = judge(expect, outcome, PROMPT)
     assert verdict.passed is passed, verdict.failures
     assert verdict.cause == cause
     assert verdict.selection_ok is selection

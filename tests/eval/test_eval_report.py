@@ -71,3 +71,13 @@ def test_progress_bar(done: int, total: int, filled: int) -> None:
 def test_progress_line(result: TaskResult, line: str) -> None:
     done = 1 if result.passed else 2
     assert progress_line(done, 2, result) == line
+
+
+def test_scripted_tokens_and_cost_are_shown_as_not_measured() -> None:
+    fake = TaskResult("read-one", True, rounds=2, tokens=240, cost_usd=0.0012, seconds=0.5,
+                      measured=False)
+    text = results_text([fake])
+    assert text.splitlines()[2].split()[:6] == ["read-one", "passed", "2", "—", "—", "0.50"]
+    assert "tokens and cost not measured (scripted)" in text
+    assert "240" not in text and "0.0012" not in text
+    assert "240 tokens" in results_text([OK])

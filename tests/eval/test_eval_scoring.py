@@ -123,3 +123,23 @@ def test_compare_with_repeats_counts_each_task_s_runs() -> None:
     after = [r("a"), r("a"), r("a")]
     (row,) = compare(before, after).tasks
     assert (row.before, row.after) == ("failed 1/3 (api_error)", "passed 3/3")
+
+
+def test_tokens_and_cost_of_scripted_runs_are_not_averaged_as_if_measured() -> None:
+    fake = [TaskResult("s", True, tokens=999, cost_usd=9.0, measured=False)]
+    both = metrics([*fake, r("m", tokens=100, cost=0.5)])
+    assert (both.avg_tokens, both.avg_cost_usd) == (100.0, 0.5)
+    only_fake = metrics(fake)
+    assert (only_fake.avg_tokens, only_fake.avg_cost_usd) == (None, None)
+    assert only_fake.avg_rounds == 0.0
+    data = json.loads(json.dumps(results_dict(fake, {"scripted": True})))
+    assert data["metrics"]["avg_tokens"] is None and data["tasks"][0]["measured"] is False
+    assert results_from_dict(data) == fake
+
+
+def test_an_older_scripted_file_s_tokens_count_as_not_measured() -> None:
+    older = {"scripted": True, "tasks": [{"name": "a", "passed": True, "tokens": 240}]}
+    (only,) = results_from_dict(older)
+    assert only.measured is False and metrics([only]).avg_tokens is None
+    (real,) = results_from_dict({**older, "scripted": False})
+    assert real.measured is True and metrics([real]).avg_tokens == 240.0

@@ -75,7 +75,7 @@ def test_every_builtin_task_passes_against_its_scripted_turns(runs: dict[str, An
     data = run["data"]
     tasks = discover(None)
     many = discover([str(ROOT / "eval" / "many-tools")])
-    assert len(runs["main"]["data"]["tasks"]) == len(tasks) + len(many) + 4
+    assert len(runs["main"]["data"]["tasks"]) == len(tasks) + len(many) + 5
     assert len(tasks) >= 30 and {t.category for t in tasks} >= CATEGORIES
     assert [t["name"] for t in data["tasks"]] == [t.name for t in tasks]
     assert [t["name"] for t in data["tasks"] if not t["passed"]] == []
@@ -86,7 +86,11 @@ def test_every_builtin_task_passes_against_its_scripted_turns(runs: dict[str, An
     # are valid in all but that run
     invalid = [t["name"] for t in data["tasks"] if t["args_ok"] is False]
     assert invalid == ["absorb-invalid-arguments"]
-    assert metrics["avg_rounds"] > 1 and metrics["avg_tokens"] > 0
+    assert metrics["avg_rounds"] > 1
+    # the fake server's token counts are not a measurement: not averaged, marked per task
+    assert metrics["avg_tokens"] is None and metrics["avg_cost_usd"] is None
+    assert {t["measured"] for t in data["tasks"]} == {False}
+    assert "tokens and cost not measured (scripted)" in run["stdout"]
     # the progress went to stderr, one line per run, the table to stdout
     total = len(runs["main"]["data"]["tasks"])
     assert run["stderr"].count("] ") >= total and f"[{total}/{total}]" in run["stderr"]
@@ -118,9 +122,12 @@ def test_tasks_that_fail_on_purpose_get_their_causes(runs: dict[str, Any]) -> No
     run = runs["failing"]
     causes = {t["name"]: t["failure_cause"] for t in run["data"]["tasks"]}
     assert causes == {"api-down": "api_error", "over-limit": "limit",
-                      "tool-when-none": "tool_when_none", "wrong-tool": "wrong_tool"}
+                      "tool-when-none": "tool_when_none", "wrong-tool": "wrong_tool",
+                      "unapproved-tool-when-none": "tool_when_none"}
     assert run["data"]["metrics"]["failure_causes"] == {
-        "api_error": 1, "limit": 1, "tool_when_none": 1, "wrong_tool": 1}
+        "api_error": 1, "limit": 1, "tool_when_none": 2, "wrong_tool": 1}
+    unapproved = next(t for t in run["data"]["tasks"] if t["name"] == "unapproved-tool-when-none")
+    assert "denied: run_command" in unapproved["failures"]  # the approval was missing too
     assert run["data"]["metrics"]["completion_rate"] == 0.0
     assert "FAILED" in run["stdout"] and "failures:" in run["stdout"]
     assert "wrong-tool: not called: read_file (called: grep)" in run["stdout"]

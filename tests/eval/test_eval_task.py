@@ -9,10 +9,12 @@ from typing import Any
 
 import pytest
 
-from kernel.eval.outcome import ExecCall, outcome_from_lines
+from kernel.eval.outcome import ExecCall, Requests, outcome_from_lines, sent_results
 from kernel.eval.runner import ScriptPlayer, expand, offered_names, read_checked_files
 from kernel.eval.task import (
     ArgCheck,
+    CallCount,
+    ResultCheck,
     ScriptedCall,
     ScriptedTurn,
     TaskError,
@@ -85,6 +87,20 @@ def test_a_complete_task_file(tmp_path: Path) -> None:
     assert task.workspace == tmp_path / "my-task" / "workspace"
 
 
+def test_the_stronger_checks_are_read() -> None:
+    task = parse_task({"prompt": "x", "expect": {
+        "answer_words": ["42"], "answer_regex": [r"\d+"], "answer_equals": "42",
+        "results": [{"tool": "read_file", "args": {"path": "a"}, "contains": ["a"],
+                     "excludes": ["b"], "regex": ["^1"], "is_error": False}],
+        "calls": [{"tool": "read_file", "count": 1}, {"tool": "grep", "at_most": 2}]}},
+        Path("/x/t"))
+    assert (task.expect.answer_words, task.expect.answer_regex, task.expect.answer_equals) == (
+        ("42",), (r"\d+",), "42")
+    assert task.expect.results == (ResultCheck("read_file", {"path": "a"}, ("a",), ("b",),
+                                               ("^1",), False),)
+    assert task.expect.calls == (CallCount("read_file", count=1), CallCount("grep", at_most=2))
+
+
 def test_defaults() -> None:
     task = parse_task({"prompt": "hi"}, Path("/x/t"))
     assert (task.mode, task.approve, task.max_rounds, task.script) == ("ask", None, 20, ())
@@ -108,6 +124,33 @@ BAD = [
     ({"prompt": "x", "settings": []}, "settings: must be a table"),
     ({"prompt": "x", "expect": []}, "expect: must be a table"),
     ({"prompt": "x", "expect": {"tool": ["a"]}}, "expect.tool: unknown key"),
+    ({"prompt": "x", "expect": {"answer_regex": ["(unclosed"]}},
+     "expect.answer_regex: '(unclosed' is not a valid regular expression"),
+    ({"prompt": "x", "expect": {"answer_words": "42"}}, "expect.answer_words: must be an array"),
+    ({"prompt": "x", "expect": {"answer_equals": 55}}, "expect.answer_equals: must be a string"),
+    ({"prompt": "x", "expect": {"results": [{"tool": "grep"}]}},
+     "expect.results[0].: give contains, excludes, regex or is_error"),
+    ({"prompt": "x", "expect": {"results": [{"contains": ["a"]}]}},
+     "expect.results[0].tool: required"),
+    ({"prompt": "x", "expect": {"results": [{"tool": "g", "regex": ["["]}]}},
+     "expect.results[0].regex"),
+    ({"prompt": "x", "expect": {"results": [{"tool": "g", "contain": ["a"]}]}},
+     "expect.results[0].contain: unknown key"),
+    ({"prompt": "x", "expect": {"results": [{"tool": "g", "is_error": 1}]}},
+     "expect.results[0].is_error: must be true or false"),
+    ({"prompt": "x", "expect": {"results": [{"tool": "g", "args": [], "is_error": True}]}},
+     "expect.results[0].args: must be a table"),
+    ({"prompt": "x", "expect": {"no_tools": True, "results": [{"tool": "g", "is_error": True}]}},
+     "no_tools contradicts"),
+    ({"prompt": "x", "expect": {"calls": [{"tool": "g"}]}}, "expect.calls[0].: give count"),
+    ({"prompt": "x", "expect": {"calls": [{"tool": "g", "count": 1, "at_most": 2}]}},
+     "expect.calls[0].: give count"),
+    ({"prompt": "x", "expect": {"calls": [{"tool": "g", "at_least": 3, "at_most": 2}]}},
+     "at_least is above at_most"),
+    ({"prompt": "x", "expect": {"calls": [{"tool": "g", "count": -1}]}},
+     "expect.calls[0].count: must be a whole number"),
+    ({"prompt": "x", "expect": {"calls": [{"tool": "g", "count": True}]}},
+     "expect.calls[0].count"),
     ({"prompt": "x", "expect": {"tools": "read_file"}}, "expect.tools: must be an array"),
     ({"prompt": "x", "expect": {"tools": [1]}}, "expect.tools: must be an array"),
     ({"prompt": "x", "expect": {"ordered": "yes"}}, "expect.ordered: must be true or false"),
@@ -209,9 +252,11 @@ RUN = [
 
 def test_an_outcome_from_exec_events() -> None:
     outcome = outcome_from_lines(RUN, exit_code=0, seconds=1.5, files={"b": None})
-    assert outcome.calls == (ExecCall("read_file", {"path": "a"}),
-                             ExecCall("write_file", {"path": "b"}, True, "approval_denied"))
+    assert outcome.calls == (
+        ExecCall("read_file", {"path": "a"}, id="c1", result=""),
+        ExecCall("write_file", {"path": "b"}, True, "approval_denied", "c2", ""))
     assert outcome.answer == "Denied.\nDone."
+    assert outcome.said == "Let me look.\nDenied.\nDone."
     assert (outcome.stop_reason, outcome.rounds, outcome.tokens, outcome.cost_usd) == (
         "end_turn", 3, 400, 0.5)
     assert outcome.problem == "" and outcome.files == {"b": None}
@@ -234,7 +279,7 @@ def test_an_error_and_a_result_without_its_call() -> None:
         line("error", code="overloaded", message="529"),
         line("run_finished", stop_reason="error"),
     ], exit_code=1, seconds=0)
-    assert outcome.calls == (ExecCall("grep", None, True, "timeout"),)
+    assert outcome.calls == (ExecCall("grep", None, True, "timeout", "x", ""),)
     assert outcome.errors == ("overloaded",) and outcome.stop_reason == "error"
 
 
@@ -291,3 +336,31 @@ def test_checked_files_are_read_without_following_or_blocking(tmp_path: Path) ->
     assert read_checked_files(task, ws) == {
         "plain.txt": "port = 9090\n", "sub/bad.txt": "caf\ufffd", "link.txt": None,
         "dir": None, "fifo": None, "missing.txt": None, "plain.txt/below": None}
+
+
+def test_the_results_the_model_was_sent_are_read_from_the_requests() -> None:
+    bodies = [
+        {"messages": [{"role": "user", "content": "go"}]},
+        {"messages": [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "x"}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "a", "content": "plain"},
+                {"type": "tool_result", "tool_use_id": "b", "content": [
+                    {"type": "text", "text": "one"}, {"type": "image", "source": {}},
+                    {"type": "text", "text": "two"}]},
+                {"type": "tool_result", "tool_use_id": "c"},
+                {"type": "text", "text": "not a result"}]}]},
+        {"messages": "not a list"}, {},
+    ]
+    assert sent_results(bodies) == {"a": "plain", "b": "one\ntwo", "c": ""}
+    events = [line("tool_call", call_id="a", name="x", input={}),
+              line("tool_result", call_id="a", name="x", is_error=False, preview="event"),
+              line("tool_call", call_id="z", name="x", input={}),
+              line("tool_result", call_id="z", name="x", is_error=False, preview="event"),
+              line("run_finished", stop_reason="end_turn")]
+    scripted = outcome_from_lines(events, exit_code=0, seconds=0,
+                                  requests=Requests(results=sent_results(bodies)))
+    assert [c.result for c in scripted.calls] == ["plain", None] and scripted.scripted
+    real = outcome_from_lines(events, exit_code=0, seconds=0)
+    assert [c.result for c in real.calls] == ["event", "event"] and not real.scripted

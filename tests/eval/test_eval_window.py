@@ -31,7 +31,7 @@ from desktop.evaluations.charts import (
     bar_layout,
 )
 from desktop.evaluations.process import EvalProcess
-from desktop.evaluations.runs import chart_rows, progress_of
+from desktop.evaluations.runs import averages_text, chart_rows, progress_of, task_cells
 from desktop.evaluations.window import EvaluationsWindow
 from desktop.main_window import MainWindow
 from kernel.eval.scoring import TaskResult, metrics, results_dict
@@ -89,6 +89,9 @@ def test_run_a_suite_watch_it_and_read_table_and_charts(qtbot: QtBot, tmp_path: 
     assert rows["wrong-tool"][1:3] == ["FAILED", "wrong_tool"]
     assert rows["tool-when-none"][1:3] == ["FAILED", "tool_when_none"]
     assert rows["lookup-read-file"][1] == "passed" and rows["lookup-read-file"][3] == "2"
+    assert rows["lookup-read-file"][4] == "not measured"  # the fake server's tokens
+    assert "tokens (avg) not measured" in window.summary.text()
+    assert "cost $ (avg) not measured" in window.summary.text()
     assert "2/4 passed" in window.summary.text()
     assert "tool_when_none 1" in window.summary.text()
     by_label = {r.label: r for r in window.chart.rows}
@@ -256,3 +259,13 @@ def test_chart_rows_scale_rates_to_one_and_others_to_the_largest() -> None:
                      "failed: loop"]
     assert [r.label for r in chart_rows([a])] == ["tool selection", "argument validity",
                                                    "completion"]
+
+
+def test_scripted_tokens_and_cost_read_as_not_measured() -> None:
+    fake = TaskResult("x", True, rounds=2, tokens=240, cost_usd=0.5, measured=False)
+    real = TaskResult("x", True, rounds=2, tokens=240, cost_usd=0.5)
+    assert task_cells(fake)[4] == "not measured" and task_cells(real)[4] == "240"
+    assert "tokens (avg) not measured · cost $ (avg) not measured" in averages_text(
+        metrics([fake]))
+    assert "tokens (avg) 240.0 · cost $ (avg) 0.5000" in averages_text(metrics([fake, real]))
+    assert "not measured" not in averages_text(metrics([]))

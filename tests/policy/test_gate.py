@@ -455,3 +455,16 @@ def test_a_cancelled_terminal_prompt_does_not_keep_the_process_waiting() -> None
         assert asyncio.run(main()) is True
     finally:
         os.close(write_end)
+
+
+def test_the_approval_carries_the_risk_level(workspace: Path, reins_home: AppPaths) -> None:
+    """The level the UI paints follows the command (issue 29 §4): `date` is not alarming."""
+    kit = Kit(workspace, reins_home, mode=Mode.ASK, channel=FixedChannel("deny"))
+    lines = {"c1": "date", "c2": "make", "c3": "curl https://example.com",
+             "c4": "sudo ls", "c5": "rm -rf ~"}
+    _run(kit, [_cmd(call_id, line) for call_id, line in lines.items()])
+    got = {r.call_id: r.risk_level for r in kit.of_type("approval_request")}
+    assert got == {"c1": "harmless", "c2": "ordinary", "c3": "network", "c4": "privilege",
+                   "c5": "destructive"}
+    reasons = {r.call_id: r.reason for r in kit.of_type("approval_request")}
+    assert reasons["c1"].startswith("Commands need your OK in Ask mode")

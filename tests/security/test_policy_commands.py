@@ -57,8 +57,8 @@ TABLE: list[tuple[str, tuple[str, ...], tuple[Verdict, Verdict, Verdict]]] = [
     ("echo hello >| f", (ECHO,), (Q, A, A)),
     ("echo hello 3<> f", (ECHO,), (Q, A, A)),
     ("echo hello > ~/x.pth", (ECHO,), (Q, Q, Q)),
-    ("echo hello > /tmp/x.pth", (ECHO,), (Q, Q, Q)),
-    ("echo hello > ../x.pth", (ECHO,), (Q, Q, Q)),
+    ("echo hello > /tmp/x.pth", (ECHO,), (A, A, A)),  # the sandbox's own tmpfs
+    ("echo hello > /var/tmp/x.pth", (ECHO,), (Q, Q, Q)),
     ("echo hello > .git/hooks/pre-commit", (ECHO,), (Q, Q, Q)),
     ("echo hello > .git/config", (ECHO,), (Q, Q, Q)),
     ("echo hello > .vscode/settings.json", (ECHO,), (Q, Q, Q)),
@@ -186,13 +186,13 @@ def _verdicts(decisions: Mapping[str, Decision]) -> dict[str, Verdict]:
 def test_reasons_say_why(world: PolicyWorld) -> None:
     got = {
         "write": _decide(world, "echo hello > x.pth", Mode.ASK, allow=(ECHO,)),
-        "outside": _decide(world, "echo hello > /tmp/y", Mode.AUTO),
+        "outside": _decide(world, "echo hello > ~/y", Mode.AUTO),
         "unknown": _decide(world, "echo hello > $F", Mode.AUTO),
         "wrapped": _decide(world, "sh -c 'rm -rf ~'", Mode.AUTO),
         "blind": _decide(world, "cat x | sh", Mode.AUTO),
     }
     assert _verdicts(got) == {k: Q for k in got}
-    assert "the command writes x.pth, and writes ask in ask mode" in got["write"].reason
+    assert "This command writes x.pth, and changes need your OK in Ask mode" in got["write"].reason
     assert "outside the workspace" in got["outside"].reason
     assert "cannot be named before it runs: $F" in got["unknown"].reason
     assert "recursive delete of ~" in got["wrapped"].reason

@@ -62,7 +62,7 @@ def test_ask_mode_an_allow_rule_matches_only_what_it_can_see(workspace: Path,
     for name in ("arith", "pth", "pth_code", "param"):
         assert calls[name]["asked"], name
         assert calls[name]["error_code"] == "approval_denied", name
-    assert "writes x.pth, and writes ask in ask mode" in calls["pth"]["reason"]
+    assert "writes x.pth, and changes need your OK in Ask mode" in calls["pth"]["reason"]
     for name in ("f", "x.pth", "y.pth", "g"):
         assert not (workspace / name).exists(), name
     for name in ("plain", "comment", "continued"):

@@ -172,8 +172,10 @@ HARMLESS = [
     "crontab -l",
 ]
 
-OUTSIDE = ["cp x /tmp/y", "tee ~/notes/x", "mv a ../elsewhere", "sed -i s/a/b/ /tmp/f",
-           "curl -o /tmp/page.html https://x", "install -d /tmp/d"]
+OUTSIDE = ["cp x /var/tmp/y", "tee ~/notes/x", "mv a /srv/elsewhere", "sed -i s/a/b/ /opt/f",
+           "curl -o /var/tmp/page.html https://x", "install -d /opt/d"]
+"""Not /tmp: a sandboxed command's /tmp is its own tmpfs (tests/policy/test_everyday_auto.py),
+nor `../` (the test workspace lies under /tmp)."""
 
 
 @pytest.mark.parametrize("command", PROTECTED)
@@ -194,7 +196,8 @@ def test_the_reason_names_the_write(world: PolicyWorld, command: str) -> None:
     reason = _decide(world, command, Mode.AUTO, allow=("run_command",)).reason
     assert ("protected path or a secret location" in reason
             or "cannot be named before it runs" in reason
-            or "destructive" in reason or "network" in reason), reason
+            or "destructive" in reason or "network" in reason
+            or "runs as another user" in reason), reason  # `sudo tee …`: a privilege change
 
 
 @pytest.mark.parametrize("command", HARMLESS)
