@@ -7,7 +7,7 @@ import os
 import pwd
 import subprocess
 
-from kernel.sandbox.bwrap import NAMESPACE_FLAGS, NO_NESTED_USERNS, base_mounts
+from kernel.sandbox.bwrap import NAMESPACE_FLAGS, NO_NESTED_USERNS, probe_mounts
 from kernel.sandbox.detect import SandboxStatus, detect_sandbox
 from kernel.sandbox.hardening import is_dumpable
 from kernel.sandbox.inotify import Inotify, InotifyError
@@ -35,7 +35,7 @@ def sandbox_capabilities(status: SandboxStatus) -> dict[str, str]:
     """CapEff, CapBnd and CapPrm of a process in a sandbox made as commands are made."""
     argv = [status.bwrap_path, *NAMESPACE_FLAGS,
             *(NO_NESTED_USERNS if status.nested_userns_blocked else ()), "--unshare-net",
-            *base_mounts(), "--", "/bin/cat", "/proc/self/status"]
+            *probe_mounts(), "--", "/bin/cat", "/proc/self/status"]
     try:
         done = subprocess.run(argv, capture_output=True, timeout=15, check=False,
                               env={"PATH": "/usr/bin:/bin"})

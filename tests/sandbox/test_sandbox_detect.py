@@ -106,18 +106,20 @@ def test_bwrap_argv_layers(tmp_path: Path, reins_home: AppPaths) -> None:
     for flag in ("--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc",
                  "--unshare-uts", "--unshare-net"):
         assert flag in argv
-    assert text.index("--ro-bind / /") < text.index(f"--tmpfs {home} ")
-    assert text.index(f"--tmpfs {home} ") < text.index(f"--bind {workspace} {workspace}")
+    assert "--ro-bind / /" not in text and f"--tmpfs {home} " not in text  # built from nothing
+    assert text.index("--ro-bind /usr /usr") < text.index(f"--bind {workspace} {workspace}")
     assert f"--ro-bind {home / '.pyenv'} {home / '.pyenv'}" in text
+    assert text.index(f"--ro-bind {home / '.pyenv'}") < text.index(f"--bind {workspace} ")
     assert text.index(f"--bind {workspace / '.git'} {workspace / '.git'} ") < text.index(
         f"--ro-bind {workspace / '.git/hooks'} {workspace / '.git/hooks'}")
     assert f"--ro-bind {workspace / '.git/config'} {workspace / '.git/config'}" in text
-    assert f"--tmpfs {reins_home.data}" in text and f"--tmpfs {reins_home.config}" in text
-    assert text.index(f"--tmpfs {reins_home.data}") < text.index(
+    # Reins' folders lie in nothing shown: absent, with the sandbox home bound among them
+    assert f"--tmpfs {reins_home.data}" not in text and f"--tmpfs {reins_home.config}" not in text
+    assert text.index(f"--bind {workspace} {workspace}") < text.index(
         f"--bind {reins_home.sandbox_home}")
-    assert f"--remount-ro {home}" in text
+    assert text.index(f"--bind {reins_home.sandbox_home}") < text.index("--remount-ro / ")
     assert "--info-fd 7 --block-fd 9" in text
-    assert argv[-5:] == ["--chdir", str(workspace), "--", "/bin/sh", "-s"]
+    assert argv[-7:] == ["--remount-ro", "/", "--chdir", str(workspace), "--", "/bin/sh", "-s"]
     with_net = bwrap_argv(
         "bwrap", program=("/bin/sh", "-s"), cwd=workspace, workspace=workspace, network=True,
         paths=reins_home, sandbox_home=reins_home.sandbox_home, real_home=home,
@@ -128,7 +130,7 @@ def test_bwrap_argv_layers(tmp_path: Path, reins_home: AppPaths) -> None:
 
 def test_reins_folders_under_the_hidden_home_are_hidden_once(tmp_path: Path) -> None:
     """Reins' default layout (its folders in the home) needs no mounts of its own, unless
-    something bound over the hidden home shows them again."""
+    something shown (a read-only path, the workspace) holds them."""
     home = tmp_path / "home"
     paths = AppPaths(data=home / ".local/share/reins", config=home / ".config/reins")
     paths.data.mkdir(parents=True)
@@ -143,7 +145,7 @@ def test_reins_folders_under_the_hidden_home_are_hidden_once(tmp_path: Path) -> 
             read_only_paths=read_only, handshake_fds=(7, 9)))
 
     default = argv_text(project)
-    assert f"--tmpfs {home} " in default
+    assert f"--tmpfs {home} " not in default and f"--ro-bind {home} " not in default
     assert f"--tmpfs {paths.data}" not in default and f"--tmpfs {paths.config}" not in default
     assert f"--bind {paths.sandbox_home} {paths.sandbox_home}" in default
     shown_again = argv_text(project, (home / ".local",))
