@@ -444,7 +444,7 @@ def view_facts(*, workspace: str, sandbox_home: str, home: str,
                      secrets=tuple(secrets))
 
 
-def describe(view: View, workspace: str) -> list[str]:
+def describe_view(view: View, workspace: str) -> list[str]:
     """The view in words, one line a path (for `reins doctor`)."""
     rows = [*view.system, Mount(workspace, "writable", "the workspace"), *view.after]
     width = max(len(m.path) for m in rows)

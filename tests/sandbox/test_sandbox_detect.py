@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +14,7 @@ import pytest
 from kernel.paths import AppPaths
 from kernel.sandbox.bwrap import bwrap_argv
 from kernel.sandbox.detect import detect_sandbox
-from kernel.sandbox.doctor import report
+from kernel.sandbox.doctor import report, view_lines
 from kernel.sandbox.executor import CommandExecutor, SandboxUnavailable
 from kernel.sandbox.settings import ExecSettings
 from kernel.sandbox.workspace_index import WorkspaceIndex
@@ -153,3 +155,22 @@ def test_reins_folders_under_the_hidden_home_are_hidden_once(tmp_path: Path) -> 
     assert f"--tmpfs {paths.data}" in shown_again and f"--remount-ro {paths.data}" in shown_again
     whole_home = argv_text(home)
     assert f"--tmpfs {paths.data}" in whole_home and f"--tmpfs {paths.config}" in whole_home
+
+
+def test_doctor_prints_the_view(tmp_path: Path) -> None:
+    """`reins doctor` lists what a command sees, each path with how and why, from the same
+    view the argv is made of (a folder of the user's settings among them)."""
+    data = tmp_path / "data"
+    data.mkdir()
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    lines = view_lines(ExecSettings(read_only_paths=(str(data),)), str(workspace))
+    text = "\n".join(lines)
+    assert lines[0].startswith(f"  commands see (in a workspace at {workspace})")
+    assert re.search(rf"\n    {re.escape(str(workspace))} +writable +the workspace", text)
+    assert re.search(rf"\n    {re.escape(str(data))} +read-only +named in exec.read_only_paths",
+                     text)
+    assert re.search(r"\n    /usr +read-only", text) and re.search(r"\n    / +sealed", text)
+    if os.path.exists("/etc/shadow"):
+        assert re.search(r"\n    /etc/shadow +hidden +others may not read it", text)
+    assert "\n    /run " not in text and "\n    /var " not in text

@@ -13,7 +13,7 @@ from kernel.sandbox.view import (
     Mount,
     View,
     ViewFacts,
-    describe,
+    describe_view,
     plan_view,
     shown_folders,
     tool_folder,
@@ -130,7 +130,7 @@ def test_reins_folders_are_hidden_only_where_shown(changes: dict[str, Any],
 def test_the_view_is_deterministic_and_described() -> None:
     some = facts(path_folders=(f"{HOME}/.cargo/bin",), read_only_paths=("/srv/data",))
     assert plan_view(some) == plan_view(some)
-    lines = describe(plan_view(some), "/srv/proj")
+    lines = describe_view(plan_view(some), "/srv/proj")
     assert any(line.startswith("/srv/proj ") and "writable" in line for line in lines)
     assert any("/etc/shadow" in line and "hidden" in line for line in lines)
     assert any(line.startswith("/srv/data ") and "exec.read_only_paths" in line
