@@ -81,7 +81,7 @@ def command_view(*, workspace: str, sandbox_home: str, real_home: str, paths: Ap
                  read_only_paths: Iterable[str] = (), path_vars: Iterable[str] = ()
                  ) -> View:
     """The view of a command in `workspace` (kernel.sandbox.view), as the machine is now.
-    `path_vars` are PATH-like strings (the kernel's PATH, the user's `exec.extra_path`)."""
+    `path_vars` are PATH-like strings (the kernel's PATH, the user's `exec.path`)."""
     return plan_view(view_facts(
         workspace=workspace, sandbox_home=sandbox_home, home=real_home,
         own_folders=(os.path.realpath(paths.config), os.path.realpath(paths.data)),

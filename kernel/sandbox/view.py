@@ -19,7 +19,7 @@ The root is an empty file system made read-only at the end; on it are shown only
   `nproc`, `os.cpu_count()`, make/ninja job counts and Node's `os.cpus()` read it; the
   rest of `/sys` (the host's devices, network interfaces, firmware tables, DMI serial
   numbers readable by root) is no command's business;
-- the folders the login `PATH` (the kernel's, and the user's `exec.extra_path`) points into
+- the folders the login `PATH` (the kernel's, and the user's `exec.path`) points into
   outside those, read-only: a `bin`, `sbin` or `shims` folder brings its parent (nvm's
   version folder, pyenv's root, cargo's home, Homebrew's prefix: the tool's own files lie
   beside its `bin`) unless that parent is `/`, a top-level folder, the home, above it, or
