@@ -40,6 +40,7 @@ and checked by one stat per folder it came from (`host_facts`).
 
 from __future__ import annotations
 
+import functools
 import glob
 import os
 import stat
@@ -398,15 +399,27 @@ def host_facts() -> HostFacts:
 
 
 def path_folders(path_vars: Iterable[str]) -> tuple[str, ...]:
-    """The existing folders of PATH-like strings (`a:b:c`), resolved, in order, once each."""
+    """The existing folders of PATH-like strings (`a:b:c`), resolved, in order, once each.
+    A folder's resolved name is kept while the entry still leads to the same folder (one
+    stat; resolving costs a stat per component of every entry, each command)."""
     found: dict[str, None] = {}
     for value in path_vars:
         for entry in value.split(os.pathsep):
-            if os.path.isabs(entry):
-                real = os.path.realpath(entry)
-                if os.path.isdir(real):
-                    found[real] = None
+            if not os.path.isabs(entry):
+                continue
+            try:
+                st = os.stat(entry)
+            except OSError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                found[_resolved(entry, st.st_dev, st.st_ino)] = None
     return tuple(found)
+
+
+@functools.lru_cache(maxsize=256)
+def _resolved(entry: str, device: int, inode: int) -> str:
+    """`entry` resolved, while it leads to the folder (`device`, `inode`)."""
+    return os.path.realpath(entry)
 
 
 def view_facts(*, workspace: str, sandbox_home: str, home: str,
