@@ -31,11 +31,15 @@ The root is an empty file system made read-only at the end; on it are shown only
   something shown holds them, the sandbox home (HOME) writable, and the root sealed.
 So `/run`, `/var`, `/srv`, `/opt`, `/mnt`, `/media`, `/home` and `/root` are absent unless
 named (a workspace under one of them shows only itself), and no Unix socket outside the
-sandbox's own folders can be reached by path. Abstract sockets belong to the network
+sandbox's own folders can be reached by path (sockets live under /run, /var, /tmp and the
+home; /etc is walked, the tool folders are not). Abstract sockets belong to the network
 namespace: a command without the network, or with the internet through pasta, has its own.
+Not covered: a secret deeper in a shown tool folder than the patterns anchored there.
 
 What does not change between commands (the top-level links, the walk of `/etc`) is cached
-and checked by one stat per folder it came from (`host_facts`).
+and followed with inotify, or checked by one stat per folder it came from where inotify is
+unavailable (`host_facts`); a PATH entry's resolved name is kept while it leads to the same
+folder. The rest is looked at for each command (about half a millisecond).
 """
 
 from __future__ import annotations
@@ -262,7 +266,7 @@ Stamp = tuple[str, int, int]
 T = TypeVar("T")
 
 
-class _Stamped(Generic[T]):
+class Stamped(Generic[T]):
     """`make()`'s value, made again when a folder it came from changed: followed with
     inotify (an entry made, removed, renamed or its mode changed), else by comparing one
     stat of each folder per use. Thread-safe."""
@@ -282,7 +286,7 @@ class _Stamped(Generic[T]):
     def _changed(self, stamps: tuple[Stamp, ...]) -> bool:
         if self._watch is not None:
             return self._watch.pending()
-        return any(_stamp(stamp[0]) != stamp for stamp in stamps)
+        return any(stamp_of(stamp[0]) != stamp for stamp in stamps)
 
     def _remake(self) -> tuple[tuple[Stamp, ...], T]:
         if self._watch is not None:
@@ -299,14 +303,14 @@ class _Stamped(Generic[T]):
         except InotifyError:
             watch.close()
             return held
-        if any(_stamp(stamp[0]) != stamp for stamp in held[0]):
+        if any(stamp_of(stamp[0]) != stamp for stamp in held[0]):
             watch.close()  # changed while being read: the stamps will say so next time
         else:
             self._watch = watch
         return held
 
 
-def _stamp(path: str) -> Stamp:
+def stamp_of(path: str) -> Stamp:
     try:
         st = os.stat(path)
     except OSError:
@@ -326,7 +330,7 @@ EtcFacts = tuple[tuple[tuple[str, bool], ...], tuple[tuple[str, str], ...]]
 def _walk_etc() -> tuple[tuple[Stamp, ...], EtcFacts]:
     """The folders walked (their stamps), the entries others may not read, and each link
     → where it leads when that lies outside the system folders."""
-    stamps = [_stamp(ETC)]
+    stamps = [stamp_of(ETC)]
     hidden: list[tuple[str, bool]] = []
     links: list[tuple[str, str]] = []
     pending = [ETC]
@@ -348,7 +352,7 @@ def _walk_etc() -> tuple[tuple[Stamp, ...], EtcFacts]:
             elif not _readable_by_others(mode):
                 hidden.append((entry.path, stat.S_ISDIR(mode)))
             elif stat.S_ISDIR(mode):
-                stamps.append(_stamp(entry.path))
+                stamps.append(stamp_of(entry.path))
                 pending.append(entry.path)
     return tuple(sorted(stamps)), (tuple(sorted(hidden)), tuple(sorted(links)))
 
@@ -371,18 +375,19 @@ def _top() -> tuple[tuple[Stamp, ...], tuple[tuple[str, str], ...]]:
                 found.append((path, ""))
         except OSError:
             continue
-    return (_stamp("/"),), tuple(found)
+    return (stamp_of("/"),), tuple(found)
 
 
-_TOP = _Stamped(_top)
-_ETC = _Stamped(_walk_etc)
+_TOP = Stamped(_top)
+_ETC = Stamped(_walk_etc)
 
 
 def host_facts() -> HostFacts:
-    """This machine's system folders as the view needs them: cached, and checked against
-    one stat of `/` and of each folder of /etc walked (a file made private in place, by
-    chmod alone, is seen at the next change of its folder). The files /etc's links name
-    outside the system folders are looked at each time (a resolver's file comes and goes)."""
+    """This machine's system folders as the view needs them: cached while `/` and the
+    folders of /etc walked do not change (`Stamped`: inotify sees a mode changed in place;
+    without it, a file made private by chmod alone is seen at the next change of its
+    folder). The files /etc's links name outside the system folders are looked at each
+    time (a resolver's file comes and goes)."""
     top = _TOP.get()
     hidden, links = _ETC.get()
     named: list[tuple[str, str]] = []

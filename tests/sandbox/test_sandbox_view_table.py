@@ -3,7 +3,9 @@ facts in, mounts out (the real mounts are tested in tests/security/test_sandbox_
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,11 +13,14 @@ import pytest
 from kernel.sandbox.view import (
     HostFacts,
     Mount,
+    Stamp,
+    Stamped,
     View,
     ViewFacts,
     describe_view,
     plan_view,
     shown_folders,
+    stamp_of,
     tool_folder,
 )
 
@@ -135,3 +140,24 @@ def test_the_view_is_deterministic_and_described() -> None:
     assert any("/etc/shadow" in line and "hidden" in line for line in lines)
     assert any(line.startswith("/srv/data ") and "exec.read_only_paths" in line
                for line in lines)
+
+
+def test_cached_facts_follow_a_mode_changed_in_place(tmp_path: Path) -> None:
+    """A file made private by chmod alone (its folder unchanged) is seen at the next use,
+    as a file made anew is."""
+    (tmp_path / "a.conf").write_text("x")
+    (tmp_path / "a.conf").chmod(0o644)
+    made: list[int] = []
+
+    def private() -> tuple[tuple[Stamp, ...], tuple[str, ...]]:
+        made.append(1)
+        return (stamp_of(str(tmp_path)),), tuple(sorted(
+            e.name for e in os.scandir(tmp_path) if not e.stat().st_mode & 0o004))
+
+    facts = Stamped(private)
+    assert facts.get() == () and facts.get() == () and len(made) == 1
+    (tmp_path / "a.conf").chmod(0o600)
+    assert facts.get() == ("a.conf",)
+    (tmp_path / "b.key").write_text("k")
+    (tmp_path / "b.key").chmod(0o600)
+    assert facts.get() == ("a.conf", "b.key")
