@@ -24,6 +24,7 @@ other names when last looked up.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import glob
 import os
 import stat
@@ -58,26 +59,42 @@ class Named:
 
 def anchored(folder: str, patterns: Iterable[str]) -> list[str]:
     """The entries of `folder` matching `patterns` anchored there, as they exist now (a
-    folder pattern, `.ssh/**`, gives the folder): a literal pattern costs one lstat, the
-    wildcards of the folder's own names one listing."""
+    folder pattern, `.ssh/**`, gives the folder): one listing of the folder, then only the
+    patterns whose first name is in it are looked at further (an lstat for a literal one,
+    a glob for the rest). A folder that cannot be listed costs one lstat per literal
+    pattern instead."""
     found: set[str] = set()
-    names: list[str] | None = None
-    for pattern in patterns:
-        pattern = pattern.removesuffix("/**")
-        path = os.path.join(folder, pattern)
-        if not glob.has_magic(pattern):
+    try:
+        names: set[str] | None = set(os.listdir(folder))
+    except OSError:
+        names = None
+    for pattern, first, first_magic, magic in _parsed(tuple(patterns)):
+        if names is not None:
+            firsts = (fnmatch.filter(names, first) if first_magic
+                      else [first] if first in names else [])
+            if not firsts:
+                continue
+            if pattern == first:
+                found.update(os.path.join(folder, name) for name in firsts)
+                continue
+        if not magic:
+            path = os.path.join(folder, pattern)
             if os.path.lexists(path):
                 found.add(path)
-        elif "/" not in pattern:
-            if names is None:
-                try:
-                    names = os.listdir(folder)
-                except OSError:
-                    names = []
-            found.update(os.path.join(folder, n) for n in fnmatch.filter(names, pattern))
-        else:
+        elif "/" in pattern:
             found.update(glob.glob(os.path.join(glob.escape(folder), pattern)))
     return sorted(found)
+
+
+@functools.lru_cache(maxsize=16)
+def _parsed(patterns: tuple[str, ...]) -> tuple[tuple[str, str, bool, bool], ...]:
+    """Each pattern without its `/**`, its first name, and whether that and it are globs."""
+    parsed = []
+    for pattern in patterns:
+        pattern = pattern.removesuffix("/**")
+        first = pattern.partition("/")[0]
+        parsed.append((pattern, first, glob.has_magic(first), glob.has_magic(pattern)))
+    return tuple(parsed)
 
 
 def _add(found: dict[Inode, Named], path: str, info: os.stat_result, kind: SameKind,

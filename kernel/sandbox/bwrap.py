@@ -1,22 +1,22 @@
 """The bubblewrap command line for one command.
 
 Mounts, in order (later ones lie on top of earlier ones):
-1. the root read-only, a minimal /dev, a fresh /proc (only the sandbox's own processes), a
-   private /tmp;
-2. the user's home hidden under an empty tmpfs (except the toolchain folders the user lists
-   in `read_only_paths`, shown read-only), and the sockets of the user's session
-   (/run/user: D-Bus, keyring and agent sockets; the Docker socket) hidden;
-3. the workspace bound read-write;
-4. inside it, at any depth, the marks of the workspace index (kernel.sandbox.marks): every
-   secret hidden, every protected entry and every entry of a git directory git reads as
-   code bound read-only, every git directory bound onto itself (it cannot be renamed or
-   replaced; a missing `hooks/` in one is created empty and read-only);
-5. Reins' own config and data folders hidden (unless the hidden home already hides them and
-   nothing bound above shows them again), then the sandbox home (HOME) bound read-write;
-6. the hiding tmpfs mounts remounted read-only, so writes into the real home fail.
-What a command makes anew among these is undone after it (kernel.sandbox.revert). The marked
-links, which bubblewrap cannot bind (it follows them), are bound onto themselves by the
-kernel before the command starts (kernel.sandbox.pin; the program is then a shell stage).
+1. the view of the machine, built from nothing (kernel.sandbox.view: the system's program
+   and library folders, /etc minus what others may not read, the folders the login PATH
+   and `exec.read_only_paths` show, all read-only with their secret locations hidden; a
+   minimal /dev, a fresh /proc, a private /tmp; no /run, /var, /srv, /opt, /home, ...);
+2. for a command with the internet, the resolv.conf of kernel.sandbox.network;
+3. the workspace: for a command run as a transaction (the kernel's), bound read-only with
+   its secrets hidden, and the call's folder at TRANSACTION_FOLDER; the binder then mounts
+   the overlay on it whose upper layer is that folder (kernel.sandbox.binder), so what the
+   command writes is a change set judged after it (kernel.transaction), never a write to
+   the workspace. Otherwise (a sandbox without transactions) bound read-write, with the
+   marks of the workspace index at any depth (kernel.sandbox.marks): secrets hidden,
+   protected entries and git's code entries read-only, git directories bound onto
+   themselves; what such a command makes anew among them is undone after it
+   (kernel.sandbox.revert), and its marked links are pinned (kernel.sandbox.pin);
+4. the rest of the view: Reins' own config and data folders hidden where something shown
+   holds them, the sandbox home (HOME) bound read-write, and the root sealed read-only.
 The command is its own session (`--new-session`), in a user namespace of its own with no
 capability (`--cap-drop ALL`; no nested user namespace where bubblewrap can forbid it), the
 init of a new PID namespace dies with Reins (`--die-with-parent`), and the network is a
@@ -35,6 +35,14 @@ from kernel.hardlinks import anchored
 from kernel.pathrules import SECRET_PATTERNS
 from kernel.paths import AppPaths
 from kernel.sandbox.marks import Mark
+from kernel.sandbox.view import (
+    SEALED_ROOT,
+    View,
+    host_facts,
+    plan_view,
+    system_mounts,
+    view_facts,
+)
 
 NAMESPACE_FLAGS = (
     "--die-with-parent",
@@ -53,13 +61,35 @@ NO_NESTED_USERNS = ("--disable-userns",)
 """No user namespace can be made inside (where it would bring a full set of capabilities
 back, if only over namespaces of its own): bubblewrap 0.8 and later."""
 SESSION_SOCKETS = ("/run/user", "/var/run/docker.sock", "/run/docker.sock")
+"""What an MCP server's sandbox hides of the root it shows (a command's has no /run)."""
 TRANSACTION_FOLDER = "/tmp/.reins-transaction"
 """Where a command's sandbox shows the call's folder until the binder has mounted the
 overlay from it and detached it (on the sandbox's private /tmp)."""
 
 
 def base_mounts() -> list[str]:
+    """The base of an MCP server's sandbox (kernel.sandbox.server): the root read-only, a
+    minimal /dev, a fresh /proc, a private /tmp. Commands get a view built from nothing
+    instead (`command_view`)."""
     return ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+
+
+def probe_mounts() -> list[str]:
+    """The system part of a command's view, sealed: what a probe of the sandbox runs in
+    (kernel.sandbox.detect, kernel.sandbox.doctor)."""
+    return [arg for mount in (*system_mounts(host_facts()), SEALED_ROOT)
+            for arg in mount.argv()]
+
+
+def command_view(*, workspace: str, sandbox_home: str, real_home: str, paths: AppPaths,
+                 read_only_paths: Iterable[str] = (), path_vars: Iterable[str] = ()
+                 ) -> View:
+    """The view of a command in `workspace` (kernel.sandbox.view), as the machine is now.
+    `path_vars` are PATH-like strings (the kernel's PATH, the user's `exec.path`)."""
+    return plan_view(view_facts(
+        workspace=workspace, sandbox_home=sandbox_home, home=real_home,
+        own_folders=(os.path.realpath(paths.config), os.path.realpath(paths.data)),
+        path_vars=path_vars, read_only_paths=read_only_paths))
 
 
 def resolv_mounts(resolv_conf: Path) -> list[str]:
@@ -72,16 +102,6 @@ def resolv_mounts(resolv_conf: Path) -> list[str]:
 def _session_sockets() -> tuple[str, ...]:
     """The session socket paths with symlinks resolved (/var/run is often /run)."""
     return tuple(dict.fromkeys(os.path.realpath(p) for p in SESSION_SOCKETS))
-
-
-def _inside(path: str, root: str) -> bool:
-    """`path` is `root` or below it (both absolute and normalized)."""
-    return path == root or root == "/" or path.startswith(root + "/")
-
-
-def _overlaps(path: str, others: Iterable[str]) -> bool:
-    """`path` lies under or above one of `others`."""
-    return any(_inside(path, other) or _inside(other, path) for other in others)
 
 
 def _hide(path: str) -> list[str]:
@@ -173,6 +193,7 @@ def bwrap_argv(
     sandbox_home: Path,
     real_home: Path,
     read_only_paths: Iterable[Path] = (),
+    path_vars: Iterable[str] = (),
     handshake_fds: tuple[int, int],
     disable_userns: bool = True,
     resolv_conf: Path | None = None,
@@ -185,46 +206,25 @@ def bwrap_argv(
     `network` shares the host's network namespace (the user's `exec.local_network`); without
     it the command has a namespace of its own, empty, or given the internet by pasta during
     the handshake, in which case `resolv_conf` (kernel.sandbox.network) is its resolv.conf.
-    `marks` are the workspace index's (kernel.sandbox.workspace_index). With `transaction`
-    (the call's folder) the workspace is the lower layer of an overlay (`transaction_mounts`).
+    `read_only_paths` and the folders of `path_vars` (PATH-like strings) are shown read-only
+    (kernel.sandbox.view). `marks` are the workspace index's (kernel.sandbox.workspace_index).
+    With `transaction` (the call's folder) the workspace is the lower layer of an overlay
+    (`transaction_mounts`).
     """
-    ws, home = str(workspace), str(real_home)
+    ws = str(workspace)
+    view = command_view(workspace=ws, sandbox_home=str(sandbox_home), real_home=str(real_home),
+                        paths=paths, read_only_paths=map(str, read_only_paths),
+                        path_vars=path_vars)
     info_fd, block_fd = handshake_fds
     argv = [bwrap, *NAMESPACE_FLAGS, *(NO_NESTED_USERNS if disable_userns else ()),
             "--info-fd", str(info_fd), "--block-fd", str(block_fd)]
     if not network:
         argv.append("--unshare-net")
-    argv += base_mounts()
+    argv += view.system_argv()
     if resolv_conf is not None:
         argv += resolv_mounts(resolv_conf)
-    read_only_later: list[str] = []
-    shown = [ws]  # bound over hidden folders: what lies under or above them shows again
-    home_hidden = home != "/" and os.path.isdir(home) and not _inside(home, ws)
-    if home_hidden:
-        argv += ["--tmpfs", home]
-        read_only_later.append(home)
-        extras = [e for e in map(str, read_only_paths) if _inside(e, home)
-                  and os.path.exists(e)]
-        for extra in extras:
-            argv += ["--ro-bind", extra, extra]
-            shown.append(extra)
-        for secret in home_secrets(home) if extras else ():
-            if any(_inside(secret, extra) for extra in extras) and not _inside(secret, ws):
-                argv += _hide(secret)
-    for real in _session_sockets():
-        if not _inside(ws, real):
-            argv += _hide(real)
     argv += (transaction_mounts(ws, marks, transaction) if transaction is not None
              else ["--bind", ws, ws, *mark_mounts(ws, marks)])
-    for own in (os.path.realpath(paths.config), os.path.realpath(paths.data)):
-        if _inside(ws, own) or not os.path.isdir(own):
-            continue
-        if home_hidden and _inside(own, home) and not _overlaps(own, shown):
-            continue  # already hidden with the home (Reins' default layout)
-        argv += ["--tmpfs", own]
-        read_only_later.append(own)
-    argv += ["--bind", str(sandbox_home), str(sandbox_home)]
-    for hidden in read_only_later:
-        argv += ["--remount-ro", hidden]
+    argv += view.after_argv()
     argv += ["--chdir", str(cwd), "--", *program]
     return argv

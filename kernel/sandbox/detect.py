@@ -11,7 +11,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from kernel.sandbox.bwrap import NAMESPACE_FLAGS, NO_NESTED_USERNS, base_mounts
+from kernel.sandbox.bwrap import NAMESPACE_FLAGS, NO_NESTED_USERNS, probe_mounts
 from kernel.sandbox.handshake import Handshake, HandshakeError
 from kernel.sandbox.limits import ResourceLimits
 from kernel.sandbox.pids import CgroupError, ProcessLimit, process_limit, remove_when_empty
@@ -95,7 +95,7 @@ def _probe(bwrap_path: str, extra: tuple[str, ...]) -> tuple[int, str, str]:
     handshake = Handshake()
     info_fd, block_fd = handshake.child_fds
     argv = [bwrap_path, *NAMESPACE_FLAGS, *extra, "--info-fd", str(info_fd),
-            "--block-fd", str(block_fd), "--unshare-net", *base_mounts(), "--", "/bin/true"]
+            "--block-fd", str(block_fd), "--unshare-net", *probe_mounts(), "--", "/bin/true"]
     limits_error = ""
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,

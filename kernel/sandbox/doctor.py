@@ -6,14 +6,17 @@ from __future__ import annotations
 import os
 import pwd
 import subprocess
+from pathlib import Path
 
-from kernel.sandbox.bwrap import NAMESPACE_FLAGS, NO_NESTED_USERNS, base_mounts
+from kernel.paths import AppPaths
+from kernel.sandbox.bwrap import NAMESPACE_FLAGS, NO_NESTED_USERNS, command_view, probe_mounts
 from kernel.sandbox.detect import SandboxStatus, detect_sandbox
 from kernel.sandbox.hardening import is_dumpable
 from kernel.sandbox.inotify import Inotify, InotifyError
 from kernel.sandbox.network import FIX_PASTA, describe, find_pasta, scope
 from kernel.sandbox.pids import kernel_uid, usable_hierarchy
 from kernel.sandbox.settings import ExecSettings
+from kernel.sandbox.view import describe_view
 
 _DEFAULT = ExecSettings()
 WEAKER = "WEAKER THAN THE README SAYS"
@@ -35,7 +38,7 @@ def sandbox_capabilities(status: SandboxStatus) -> dict[str, str]:
     """CapEff, CapBnd and CapPrm of a process in a sandbox made as commands are made."""
     argv = [status.bwrap_path, *NAMESPACE_FLAGS,
             *(NO_NESTED_USERNS if status.nested_userns_blocked else ()), "--unshare-net",
-            *base_mounts(), "--", "/bin/cat", "/proc/self/status"]
+            *probe_mounts(), "--", "/bin/cat", "/proc/self/status"]
     try:
         done = subprocess.run(argv, capture_output=True, timeout=15, check=False,
                               env={"PATH": "/usr/bin:/bin"})
@@ -78,6 +81,19 @@ def _confinement(status: SandboxStatus) -> list[str]:
                      "Linux ignores RLIMIT_NPROC, and no pids cgroup is writable here; run "
                      "Reins as an ordinary user, or give it a writable pids cgroup")
     return lines
+
+
+def view_lines(settings: ExecSettings, workspace: str | None = None) -> list[str]:
+    """What a command in `workspace` (default: the current folder) sees of this machine:
+    each path shown, how and why (kernel.sandbox.view); nothing else exists for it."""
+    paths = AppPaths.from_env()
+    ws = os.path.realpath(workspace or os.getcwd())
+    view = command_view(workspace=ws, sandbox_home=os.path.realpath(paths.sandbox_home),
+                        real_home=os.path.realpath(Path.home()), paths=paths,
+                        read_only_paths=map(str, settings.shown_paths()),
+                        path_vars=settings.path_vars(os.environ))
+    return [f"  commands see (in a workspace at {ws}), and nothing else:",
+            *(f"    {line}" for line in describe_view(view, ws))]
 
 
 WATCH_LIMIT = "/proc/sys/fs/inotify/max_user_watches"
@@ -124,10 +140,7 @@ def report(settings: ExecSettings = _DEFAULT) -> str:
         version = f" ({status.version})" if status.version else ""
         lines.append(f"  bubblewrap: {status.bwrap_path}{version}")
     if status.available:
-        lines.append(
-            "  commands see: the workspace read-write, the rest read-only, an empty home, "
-            "a private /tmp, no other processes"
-        )
+        lines += view_lines(settings)
         lines += _confinement(status)
         lines.append(_protected_words())
     else:

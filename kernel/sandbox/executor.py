@@ -279,9 +279,8 @@ class CommandExecutor:
             sandbox_home=self.paths.sandbox_home.resolve(),
             real_home=Path.home().resolve(),
             paths=self.paths,
-            read_only_paths=tuple(
-                Path(p).expanduser().resolve() for p in self.settings.read_only_paths
-            ),
+            read_only_paths=self.settings.shown_paths(),
+            path_vars=self.settings.path_vars(os.environ),
             marks=tuple(marks.values()),
         )
 

@@ -62,6 +62,8 @@ class LaunchRequest:
     real_home: Path
     paths: AppPaths
     read_only_paths: tuple[Path, ...] = ()
+    path_vars: tuple[str, ...] = ()
+    """PATH-like strings whose folders the sandbox shows read-only (kernel.sandbox.view)."""
     handshake_fds: tuple[int, int] | None = None
     """(info fd, block fd) of the start handshake, for a launcher whose `kernel_sets_limits`."""
     resolv_conf: Path | None = None
@@ -142,6 +144,7 @@ class BwrapLauncher:
             sandbox_home=request.sandbox_home,
             real_home=request.real_home,
             read_only_paths=request.read_only_paths,
+            path_vars=request.path_vars,
             handshake_fds=request.handshake_fds,
             disable_userns=self.disable_userns,
             marks=request.marks,

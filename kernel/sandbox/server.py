@@ -35,7 +35,6 @@ from kernel.sandbox.bwrap import (
     NAMESPACE_FLAGS,
     NO_NESTED_USERNS,
     _hide,
-    _inside,
     _session_sockets,
     base_mounts,
     home_secrets,
@@ -46,6 +45,7 @@ from kernel.sandbox.git_named import named_paths
 from kernel.sandbox.marks import Mark
 from kernel.sandbox.pin import staged_shell
 from kernel.sandbox.samefiles import look_up, same_marks
+from kernel.sandbox.view import inside
 from kernel.sandbox.workspace_index import WorkspaceIndex, sandbox_marks
 
 
@@ -115,7 +115,7 @@ def safe_workspace(workspace: Path | str | None, real_home: Path, paths: AppPath
     if workspace is None:
         return None
     home, ws = os.path.realpath(real_home), os.path.realpath(workspace)
-    if _inside(home, ws) or any(_inside(ws, o) for o in _own_folders(paths)):
+    if inside(home, ws) or any(inside(ws, o) for o in _own_folders(paths)):
         raise UnsafeServerSandbox(
             f"the workspace {ws} of a sandboxed server may not be the home folder, a folder "
             f"above it, or inside Reins' own folders: it would show what the sandbox hides")

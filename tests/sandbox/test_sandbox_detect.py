@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +14,7 @@ import pytest
 from kernel.paths import AppPaths
 from kernel.sandbox.bwrap import bwrap_argv
 from kernel.sandbox.detect import detect_sandbox
-from kernel.sandbox.doctor import report
+from kernel.sandbox.doctor import report, view_lines
 from kernel.sandbox.executor import CommandExecutor, SandboxUnavailable
 from kernel.sandbox.settings import ExecSettings
 from kernel.sandbox.workspace_index import WorkspaceIndex
@@ -106,18 +108,20 @@ def test_bwrap_argv_layers(tmp_path: Path, reins_home: AppPaths) -> None:
     for flag in ("--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc",
                  "--unshare-uts", "--unshare-net"):
         assert flag in argv
-    assert text.index("--ro-bind / /") < text.index(f"--tmpfs {home} ")
-    assert text.index(f"--tmpfs {home} ") < text.index(f"--bind {workspace} {workspace}")
+    assert "--ro-bind / /" not in text and f"--tmpfs {home} " not in text  # built from nothing
+    assert text.index("--ro-bind /usr /usr") < text.index(f"--bind {workspace} {workspace}")
     assert f"--ro-bind {home / '.pyenv'} {home / '.pyenv'}" in text
+    assert text.index(f"--ro-bind {home / '.pyenv'}") < text.index(f"--bind {workspace} ")
     assert text.index(f"--bind {workspace / '.git'} {workspace / '.git'} ") < text.index(
         f"--ro-bind {workspace / '.git/hooks'} {workspace / '.git/hooks'}")
     assert f"--ro-bind {workspace / '.git/config'} {workspace / '.git/config'}" in text
-    assert f"--tmpfs {reins_home.data}" in text and f"--tmpfs {reins_home.config}" in text
-    assert text.index(f"--tmpfs {reins_home.data}") < text.index(
+    # Reins' folders lie in nothing shown: absent, with the sandbox home bound among them
+    assert f"--tmpfs {reins_home.data}" not in text and f"--tmpfs {reins_home.config}" not in text
+    assert text.index(f"--bind {workspace} {workspace}") < text.index(
         f"--bind {reins_home.sandbox_home}")
-    assert f"--remount-ro {home}" in text
+    assert text.index(f"--bind {reins_home.sandbox_home}") < text.index("--remount-ro / ")
     assert "--info-fd 7 --block-fd 9" in text
-    assert argv[-5:] == ["--chdir", str(workspace), "--", "/bin/sh", "-s"]
+    assert argv[-7:] == ["--remount-ro", "/", "--chdir", str(workspace), "--", "/bin/sh", "-s"]
     with_net = bwrap_argv(
         "bwrap", program=("/bin/sh", "-s"), cwd=workspace, workspace=workspace, network=True,
         paths=reins_home, sandbox_home=reins_home.sandbox_home, real_home=home,
@@ -128,7 +132,7 @@ def test_bwrap_argv_layers(tmp_path: Path, reins_home: AppPaths) -> None:
 
 def test_reins_folders_under_the_hidden_home_are_hidden_once(tmp_path: Path) -> None:
     """Reins' default layout (its folders in the home) needs no mounts of its own, unless
-    something bound over the hidden home shows them again."""
+    something shown (a read-only path, the workspace) holds them."""
     home = tmp_path / "home"
     paths = AppPaths(data=home / ".local/share/reins", config=home / ".config/reins")
     paths.data.mkdir(parents=True)
@@ -143,7 +147,7 @@ def test_reins_folders_under_the_hidden_home_are_hidden_once(tmp_path: Path) -> 
             read_only_paths=read_only, handshake_fds=(7, 9)))
 
     default = argv_text(project)
-    assert f"--tmpfs {home} " in default
+    assert f"--tmpfs {home} " not in default and f"--ro-bind {home} " not in default
     assert f"--tmpfs {paths.data}" not in default and f"--tmpfs {paths.config}" not in default
     assert f"--bind {paths.sandbox_home} {paths.sandbox_home}" in default
     shown_again = argv_text(project, (home / ".local",))
@@ -151,3 +155,22 @@ def test_reins_folders_under_the_hidden_home_are_hidden_once(tmp_path: Path) -> 
     assert f"--tmpfs {paths.data}" in shown_again and f"--remount-ro {paths.data}" in shown_again
     whole_home = argv_text(home)
     assert f"--tmpfs {paths.data}" in whole_home and f"--tmpfs {paths.config}" in whole_home
+
+
+def test_doctor_prints_the_view(tmp_path: Path) -> None:
+    """`reins doctor` lists what a command sees, each path with how and why, from the same
+    view the argv is made of (a folder of the user's settings among them)."""
+    data = tmp_path / "data"
+    data.mkdir()
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    lines = view_lines(ExecSettings(read_only_paths=(str(data),)), str(workspace))
+    text = "\n".join(lines)
+    assert lines[0].startswith(f"  commands see (in a workspace at {workspace})")
+    assert re.search(rf"\n    {re.escape(str(workspace))} +writable +the workspace", text)
+    assert re.search(rf"\n    {re.escape(str(data))} +read-only +named in exec.read_only_paths",
+                     text)
+    assert re.search(r"\n    /usr +read-only", text) and re.search(r"\n    / +sealed", text)
+    if os.path.exists("/etc/shadow"):
+        assert re.search(r"\n    /etc/shadow +hidden +others may not read it", text)
+    assert "\n    /run " not in text and "\n    /var " not in text
