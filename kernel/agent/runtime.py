@@ -22,6 +22,7 @@ from kernel.paths import AppPaths
 from kernel.sandbox.detect import SandboxStatus
 from kernel.sandbox.executor import CommandExecutor
 from kernel.sandbox.hardening import make_non_dumpable
+from kernel.sandbox.overlay_probe import overlay_status
 from kernel.sandbox.settings import ExecSettings
 from kernel.setting_records import DEFAULT_CHECKPOINT_BYTES
 from kernel.tools.builtin import builtin_tools
@@ -36,18 +37,24 @@ if TYPE_CHECKING:
 
 
 class SandboxFacts:
-    """The sandbox status as the permission policy reads it (its SandboxState protocol)."""
+    """The sandbox status as the permission policy reads it (its SandboxState protocol).
+    Without transactions (kernel.sandbox.overlay_probe) a command's changes can be neither
+    held nor undone, so the policy treats commands as unconfined: every one asks."""
 
-    def __init__(self, status: SandboxStatus) -> None:
+    def __init__(self, status: SandboxStatus, transactions: bool = True) -> None:
         self._status = status
+        self._transactions = transactions
 
     @property
     def available(self) -> bool:
-        return self._status.available
+        return self._status.available and self._transactions
 
     def describe(self) -> str:
+        if self._status.available and self._transactions:
+            return "bubblewrap, each command a transaction"
         if self._status.available:
-            return "bubblewrap"
+            return (f"bubblewrap without transactions ({overlay_status().reason}): every "
+                    f"command asks")
         return f"none ({self._status.reason}; {self._status.fix})"
 
 
@@ -73,7 +80,7 @@ class Kernel:
 
     @property
     def sandbox_facts(self) -> SandboxFacts:
-        return SandboxFacts(self.sandbox)
+        return SandboxFacts(self.sandbox, self.executor.transactions)
 
     async def start_mcp(self, mcp_servers: Mapping[str, Any], *,
                         on_state: StateListener | None = None,
@@ -111,7 +118,8 @@ def open_kernel(paths: AppPaths, exec_settings: ExecSettings | None = None, *,
     `tool_search_threshold` tools, find_tools searches the rest."""
     make_non_dumpable()
     store = SessionStore(paths.database)
-    executor = CommandExecutor(paths, exec_settings or ExecSettings(), transactions=True)
+    executor = CommandExecutor(paths, exec_settings or ExecSettings(),
+                               transactions=overlay_status().available)
     registry = ToolRegistry([*builtin_tools(), make_run_command(executor)])
     registry.register(make_find_tools(
         lambda: [s for n in registry.names() if (s := registry.get(n)) is not None]))

@@ -215,7 +215,8 @@ def decide(spec: ToolSpec, args: Mapping[str, object], facts: CallFacts, session
                    net=network)
     if spec.risk is Risk.EXECUTE and not facts.sandboxed:
         return out(Verdict.ASK, "always ask",
-                   "There is no sandbox on this computer, so every command needs your OK.",
+                   "Commands cannot run in a sandbox here that holds what they change (reins "
+                   "doctor says why), so every command needs your OK.",
                    net=network)
 
     granted = [g.rule for g in session.grants if g.network or not network]

@@ -14,6 +14,7 @@ from kernel.sandbox.detect import SandboxStatus, detect_sandbox
 from kernel.sandbox.hardening import is_dumpable
 from kernel.sandbox.inotify import Inotify, InotifyError
 from kernel.sandbox.network import FIX_PASTA, describe, find_pasta, scope
+from kernel.sandbox.overlay_probe import overlay_status
 from kernel.sandbox.pids import kernel_uid, usable_hierarchy
 from kernel.sandbox.settings import ExecSettings
 from kernel.sandbox.view import describe_view
@@ -93,14 +94,14 @@ def view_lines(settings: ExecSettings, workspace: str | None = None) -> list[str
                         read_only_paths=map(str, settings.shown_paths()),
                         path_vars=settings.path_vars(os.environ))
     return [f"  commands see (in a workspace at {ws}), and nothing else:",
-            *(f"    {line}" for line in describe_view(view, ws))]
+            *(f"    {line}" for line in describe_view(view, ws, overlay_status().available))]
 
 
 WATCH_LIMIT = "/proc/sys/fs/inotify/max_user_watches"
 
 
 def _protected_words() -> str:
-    """How the workspace's protected and secret entries are followed."""
+    """How the workspace's protected and secret entries are kept safe and followed."""
     try:
         Inotify().close()
     except InotifyError as exc:
@@ -114,6 +115,11 @@ def _protected_words() -> str:
             watches = "folders"
         follow = (f"followed with inotify ({watches}; beyond that every command walks the "
                   "workspace first)")
+    if overlay_status().available:
+        return ("  protected entries: secrets hidden at any depth of the workspace; a change a "
+                "command makes to git's hooks and config, a hook manager's scripts, .envrc, "
+                ".vscode/, .idea/, .devcontainer/, shell start-up files or a secret is held "
+                f"and shown to you as a diff, in every mode; {follow}")
     return ("  protected entries: secrets hidden, and git directories, git hooks and config, "
             ".envrc, .vscode/, .idea/, .devcontainer/ and shell start-up files read-only, at "
             "any depth of the workspace; what a command makes anew among them is moved to "
@@ -142,6 +148,10 @@ def report(settings: ExecSettings = _DEFAULT) -> str:
     if status.available:
         lines += view_lines(settings)
         lines += _confinement(status)
+        overlay = overlay_status()
+        lines.append(f"  transactions: {'on' if overlay.available else 'OFF'} — "
+                     f"{overlay.reason}"
+                     + ("" if overlay.available else "; until then every command asks"))
         lines.append(_protected_words())
     else:
         lines.append(f"  fix: {status.fix}")

@@ -462,8 +462,13 @@ def view_facts(*, workspace: str, sandbox_home: str, home: str,
                      secrets=tuple(secrets))
 
 
-def describe_view(view: View, workspace: str) -> list[str]:
-    """The view in words, one line a path (for `reins doctor`)."""
-    rows = [*view.system, Mount(workspace, "writable", "the workspace"), *view.after]
+def describe_view(view: View, workspace: str, transactions: bool = False) -> list[str]:
+    """The view in words, one line a path (for `reins doctor`). With `transactions`, the
+    workspace is an overlay whose changes are judged after the command."""
+    shown = Mount(workspace, "writable",
+                  "the workspace, as an overlay: what a command changes is read after it, "
+                  "protected entries held for you, the rest applied as an undoable step"
+                  if transactions else "the workspace")
+    rows = [*view.system, shown, *view.after]
     width = max(len(m.path) for m in rows)
     return [f"{m.path:<{width}}  {m.how:<9}  {m.why}" for m in rows]
