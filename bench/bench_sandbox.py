@@ -51,13 +51,14 @@ import psutil
 
 from bench.common import Stats, fmt_seconds, report, stats
 from kernel.paths import AppPaths
-from kernel.sandbox.executor import CommandExecutor
+from kernel.sandbox.executor import CommandExecutor, remove_transaction
 from kernel.sandbox.handshake import Handshake
 from kernel.sandbox.launcher import BwrapLauncher, LaunchRequest, shell_script
 from kernel.sandbox.limits import ResourceLimits
 from kernel.sandbox.network import find_pasta
 from kernel.sandbox.settings import ExecSettings
 from kernel.tools.externalize import OutputStore
+from kernel.transaction.upper import read_upper
 
 N = 200
 GOAL_EXTRA_S = 8e-3
@@ -74,6 +75,10 @@ ROUNDS = 2
 MODEL_TURN_S = 0.03
 """The untimed pause before a command whose sandbox is made ahead."""
 PAGE = 4096
+
+
+GOAL_TRANSACTION_S = 0.003
+"""Issue 28: a command that changes nothing costs at most this much more as a transaction."""
 
 
 def _interleaved(fns: list[Callable[[], float]], n: int) -> list[Stats]:
@@ -187,13 +192,15 @@ def _guard_figures(paths: AppPaths, root: Path, small: Path) -> None:
     big = root / "big"
     _big_workspace(big)
     loop = asyncio.new_event_loop()
-    executors: dict[tuple[Path, bool], CommandExecutor] = {}
+    executors: dict[tuple[Path, bool, bool], CommandExecutor] = {}
     """One per workspace and network: each keeps its own sandbox made ahead, as a session
     does (one executor switching workspaces would build every sandbox on demand)."""
     outputs = OutputStore.for_session(paths, "bench-guard")
 
-    def made_ahead_in(workspace: Path, network: bool = False) -> Callable[[], float]:
-        executor = executors.setdefault((workspace, network), CommandExecutor(paths))
+    def made_ahead_in(workspace: Path, network: bool = False, transaction: bool = False
+                      ) -> Callable[[], float]:
+        executor = executors.setdefault((workspace, network, transaction),
+                                        CommandExecutor(paths, transactions=transaction))
 
         def once() -> float:
             loop.run_until_complete(asyncio.sleep(MODEL_TURN_S))
@@ -201,6 +208,9 @@ def _guard_figures(paths: AppPaths, root: Path, small: Path) -> None:
             with outputs.spool("g") as spool:
                 outcome = loop.run_until_complete(executor.run(
                     "true", workspace=workspace, spool=spool, timeout_s=60, network=network))
+            if outcome.transaction is not None:  # what settling a command that changed
+                assert not read_upper(outcome.transaction / "upper", workspace).changes
+                remove_transaction(outcome.transaction)  # nothing costs
             elapsed = time.perf_counter() - started
             assert outcome.exit_code == 0, outcome
             return elapsed
@@ -217,6 +227,13 @@ def _guard_figures(paths: AppPaths, root: Path, small: Path) -> None:
         report("  extra for the protected and secret entries", fmt_seconds(extra),
                goal="≤ 20 ms", ok=extra <= GOAL_BIG_WORKSPACE_S)
         report("  first command there (walks the 100,000 files once)", fmt_seconds(walk_s))
+        plain, overlay = _interleaved([made_ahead_in(big), made_ahead_in(big, transaction=True)],
+                                      N // 4)
+        report("sandboxed `true` as a transaction, 100,000-file workspace",
+               fmt_seconds(overlay.median), ratio=overlay.median / plain.median)
+        report("  extra for the transaction (overlay, stage, change set read)",
+               fmt_seconds(overlay.median - plain.median), goal="≤ 3 ms",
+               ok=overlay.median - plain.median <= GOAL_TRANSACTION_S)
         linked = _linked_workspace(root / "linked")
         plain, pinned = _interleaved([made_ahead_in(small), made_ahead_in(linked)], N // 4)
         report("sandboxed `true`, workspace with protected links (pinned)",
