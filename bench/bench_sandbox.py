@@ -51,6 +51,7 @@ import psutil
 
 from bench.common import Stats, fmt_seconds, report, stats
 from kernel.paths import AppPaths
+from kernel.sandbox import seccomp
 from kernel.sandbox.executor import CommandExecutor
 from kernel.sandbox.handshake import Handshake
 from kernel.sandbox.launcher import BwrapLauncher, LaunchRequest, shell_script
@@ -141,17 +142,20 @@ def _bwrap_once(launcher: BwrapLauncher, request: LaunchRequest) -> None:
     """bwrap with its start handshake, synchronous: the floor of what the executor does."""
     handshake = Handshake()
     script = os.memfd_create("bench")
+    filter_fd = seccomp.open_program()
     try:
         os.write(script, shell_script("true"))
         os.lseek(script, 0, os.SEEK_SET)
-        argv = launcher.argv(replace(request, handshake_fds=handshake.child_fds))
-        proc = subprocess.Popen(argv, stdin=script, pass_fds=handshake.child_fds,
+        argv = launcher.argv(replace(request, handshake_fds=handshake.child_fds,
+                                     seccomp_fd=filter_fd))
+        proc = subprocess.Popen(argv, stdin=script, pass_fds=(*handshake.child_fds, filter_fd),
                                 start_new_session=True)
         handshake.started()
         handshake.complete(request.limits, 10)
     finally:
         handshake.close()
         os.close(script)
+        os.close(filter_fd)
     assert proc.wait() == 0
 
 

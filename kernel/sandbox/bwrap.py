@@ -19,8 +19,9 @@ links, which bubblewrap cannot bind (it follows them), are bound onto themselves
 kernel before the command starts (kernel.sandbox.pin; the program is then a shell stage).
 The command is its own session (`--new-session`), in a user namespace of its own with no
 capability (`--cap-drop ALL`; no nested user namespace where bubblewrap can forbid it), the
-init of a new PID namespace dies with Reins (`--die-with-parent`), and the network is a
-private, empty namespace unless allowed.
+init of a new PID namespace dies with Reins (`--die-with-parent`), the network is a
+private, empty namespace unless allowed, and a seccomp filter refuses the system calls a
+command never needs (kernel.sandbox.seccomp: keyrings, mounts, namespaces, bpf, …).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from kernel.hardlinks import anchored
 from kernel.pathrules import SECRET_PATTERNS
 from kernel.paths import AppPaths
 from kernel.sandbox.marks import Mark
+from kernel.sandbox.seccomp import seccomp_args
 
 NAMESPACE_FLAGS = (
     "--die-with-parent",
@@ -142,6 +144,7 @@ def bwrap_argv(
     disable_userns: bool = True,
     resolv_conf: Path | None = None,
     marks: Iterable[Mark] = (),
+    seccomp_fd: int | None = None,
 ) -> list[str]:
     """The full argv: `bwrap … -- PROGRAM`. Paths must be absolute and resolved.
 
@@ -149,12 +152,14 @@ def bwrap_argv(
     `network` shares the host's network namespace (the user's `exec.local_network`); without
     it the command has a namespace of its own, empty, or given the internet by pasta during
     the handshake, in which case `resolv_conf` (kernel.sandbox.network) is its resolv.conf.
-    `marks` are the workspace index's (kernel.sandbox.workspace_index).
+    `marks` are the workspace index's (kernel.sandbox.workspace_index). `seccomp_fd` holds
+    the filter bwrap installs on PROGRAM (kernel.sandbox.seccomp.open_program).
     """
     ws, home = str(workspace), str(real_home)
     info_fd, block_fd = handshake_fds
     argv = [bwrap, *NAMESPACE_FLAGS, *(NO_NESTED_USERNS if disable_userns else ()),
             "--info-fd", str(info_fd), "--block-fd", str(block_fd)]
+    argv += seccomp_args(seccomp_fd)
     if not network:
         argv.append("--unshare-net")
     argv += base_mounts()

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel.paths import AppPaths
+from kernel.sandbox import seccomp
 from kernel.sandbox.detect import SandboxStatus, detect_sandbox
 from kernel.sandbox.env import build_env
 from kernel.sandbox.guard import WorkspaceGuards
@@ -389,6 +390,7 @@ class CommandExecutor:
                script: bytes | None) -> _Sandbox:
         """Start the launcher; its shell gets `script` now, or later through `fill`."""
         handshake: Handshake | None = None
+        filter_fd = -1
         if launcher.kernel_sets_limits:
             pins = links_to_pin(str(request.workspace), request.marks)
             handshake = Handshake(_network(request.network, self.settings.pasta),
@@ -398,6 +400,9 @@ class CommandExecutor:
         read_fd, write_fd = os.pipe()
         script_fd = _script_file()
         try:
+            if handshake is not None:
+                filter_fd = _filter_fd()
+                request = replace(request, seccomp_fd=filter_fd)
             with contextlib.suppress(OSError):
                 fcntl.fcntl(read_fd, F_SETPIPE_SZ, PIPE_SIZE)
             if script is not None:  # before the start: a launcher without a handshake
@@ -413,7 +418,7 @@ class CommandExecutor:
                 cwd="/" if launcher.private_tmp else request.cwd,
                 start_new_session=True,
                 close_fds=True,
-                pass_fds=handshake.pass_fds if handshake is not None else (),
+                pass_fds=(*handshake.pass_fds, filter_fd) if handshake is not None else (),
             ), launcher, request, handshake, read_fd, script_fd, made_from)  # fmt: skip
         except BaseException as exc:
             for fd in (read_fd, script_fd):
@@ -426,6 +431,8 @@ class CommandExecutor:
             raise
         finally:
             os.close(write_fd)
+            if filter_fd >= 0:  # bubblewrap has its own (it reads it before the sandbox)
+                os.close(filter_fd)
         if handshake is not None:
             handshake.started()
             if script is None:  # made ahead: its cgroup is joined while it waits
@@ -445,7 +452,8 @@ class CommandExecutor:
                 and staged == (sandbox.request.stage_fds is not None)
                 and sandbox.fingerprint == fingerprint(launcher.argv(
                     replace(request, handshake_fds=sandbox.request.handshake_fds,
-                            stage_fds=sandbox.request.stage_fds)), env))
+                            stage_fds=sandbox.request.stage_fds,
+                            seccomp_fd=sandbox.request.seccomp_fd)), env))
 
     def _take_ahead(self, launcher: Launcher, request: LaunchRequest, env: dict[str, str]
                     ) -> _Sandbox | None:
@@ -682,6 +690,16 @@ async def _remove_cgroup(cgroup: CommandCgroup) -> None:
         while not await asyncio.to_thread(cgroup.remove) and (  # kernel (RCU), tens of ms
                 time.monotonic() < deadline):
             await asyncio.sleep(POLL_S)
+
+
+def _filter_fd() -> int:
+    """A descriptor of the seccomp filter for one bubblewrap start (fail closed: none, no
+    start)."""
+    try:
+        return seccomp.open_program()
+    except OSError as exc:
+        raise CommandRefused(f"The command was not run: {exc}.",
+                             kind="sandbox_unavailable") from exc
 
 
 def _write_script(fd: int, script: bytes) -> None:

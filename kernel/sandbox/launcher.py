@@ -71,6 +71,8 @@ class LaunchRequest:
     stage_fds: tuple[int, int] | None = None
     """(ready fd, go fd) of the stage that waits while the kernel pins the marked links
     (kernel.sandbox.pin), for a launcher whose `kernel_sets_limits` when there are any."""
+    seccomp_fd: int | None = None
+    """The seccomp filter (kernel.sandbox.seccomp), for a launcher whose `kernel_sets_limits`."""
 
 
 class Launcher(Protocol):
@@ -114,6 +116,8 @@ class BwrapLauncher:
     def argv(self, request: LaunchRequest) -> list[str]:
         if request.handshake_fds is None:
             raise ValueError("bubblewrap needs the start handshake: the limits are set there")
+        if request.seccomp_fd is None:
+            raise ValueError("bubblewrap needs the seccomp filter (kernel.sandbox.seccomp)")
         program: tuple[str, ...] = SHELL
         if links_to_pin(str(request.workspace), request.marks):
             if request.stage_fds is None:
@@ -133,6 +137,7 @@ class BwrapLauncher:
             handshake_fds=request.handshake_fds,
             disable_userns=self.disable_userns,
             marks=request.marks,
+            seccomp_fd=request.seccomp_fd,
         )
 
 
