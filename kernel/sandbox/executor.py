@@ -4,7 +4,9 @@
   says the user approved that very call (`allow_unsandboxed`).
 - The environment is built from the allowlist (`kernel.sandbox.env`), never inherited.
 - Stdout and stderr share one pipe, so the spool keeps them in the order they arrived. The
-  pipe is read in 1 MiB chunks straight into the spool file: memory stays flat.
+  pipe is read in 1 MiB chunks straight into the spool file: memory stays flat. The spool
+  keeps at most `ExecSettings.max_output_bytes` (1 GiB); the rest is drained, counted
+  (`CommandOutcome.output_cut`) and only its last 4 KiB kept, after a note.
 - Nothing outlives its call: the command is the leader of its own session (and, in bwrap,
   inside a PID namespace that dies with it). On timeout, cancel or `shutdown()` every process
   below it gets SIGTERM, then, after the grace period, SIGKILL; `run` returns only when they
@@ -49,7 +51,7 @@ from kernel.sandbox.launcher import (
     UnsandboxedLauncher,
     shell_script,
 )
-from kernel.sandbox.limits import ResourceLimits, describe_stop
+from kernel.sandbox.limits import ResourceLimits, describe_stop, size_words
 from kernel.sandbox.marks import Mark
 from kernel.sandbox.network import FIX_PASTA, NetworkScope, Pasta, find_pasta, resolv_conf, scope
 from kernel.sandbox.pids import CgroupError, CommandCgroup, remove_when_empty
@@ -95,6 +97,22 @@ class SandboxUnavailable(CommandRefused):
 
 
 @dataclass(frozen=True)
+class OutputCut:
+    """The output of a command went past what its spool keeps."""
+
+    kept: int
+    """Bytes kept (the bound)."""
+    dropped: int
+    """Bytes past it, read from the pipe and not kept."""
+
+    @property
+    def words(self) -> str:
+        """'output cut at 1 GiB: 123 MiB more were not kept'."""
+        return (f"output cut at {size_words(self.kept)}: {size_words(self.dropped)} more were "
+                "not kept")
+
+
+@dataclass(frozen=True)
 class CommandOutcome:
     exit_code: int | None
     """The exit code (128+N when a signal ended the command), None if it never ended."""
@@ -112,6 +130,9 @@ class CommandOutcome:
     """The command had network access (always true without a sandbox)."""
     write_error: str = ""
     """Set when the spool file could not take all the output (e.g. a full disk)."""
+    output_cut: OutputCut | None = None
+    """Set when the output went past `ExecSettings.max_output_bytes` (the spool then ends
+    with a note and the last 4 KiB of what was not kept)."""
     made_ahead: bool = False
     """The sandbox was made before the call asked for it (kernel.sandbox.standby)."""
     network_scope: NetworkScope = "none"
@@ -500,7 +521,8 @@ class CommandExecutor:
         if sandbox.handshake is not None:
             sandbox.handshake.watch(loop, limits, lambda reason: self._refuse(live, reason),
                                     on_started)
-        pump = _Pump(loop, sandbox.output_fd, spool, self._read_buffer())
+        pump = _Pump(loop, sandbox.output_fd, spool, self._read_buffer(),
+                     self.settings.max_output_bytes)
         sandbox.output_fd = -1  # the pump closes it
         watch = _ExitWatch(loop, proc)
         exited = watch.exited
@@ -522,6 +544,7 @@ class CommandExecutor:
                 await self._stop(live)
             await exited
             await pump.finish(self.settings.grace_s)
+            pump.end()
         except asyncio.CancelledError:
             live.stop = live.stop or "cancel"
             await asyncio.shield(self._stop(live))  # a second cancel cannot cut it short
@@ -553,6 +576,7 @@ class CommandExecutor:
             network=network or not launcher.isolates_network,
             network_scope=sandbox.request.network if launcher.isolates_network else "host",
             write_error=pump.write_error,
+            output_cut=OutputCut(pump.keep, pump.cut) if pump.cut else None,
             made_ahead=sandbox.fingerprint is not None,
         )
 
@@ -734,10 +758,14 @@ def _stop_words(live: _Live, timeout_s: float, grace_s: float) -> str:
 
 
 class _Pump:
-    """Moves the command's output from the pipe to the spool file as it arrives."""
+    """Moves the command's output from the pipe to the spool file as it arrives, up to `keep`
+    bytes; past that it still drains the pipe (the command runs on as it would, neither
+    blocked on a full pipe nor killed by SIGPIPE: its timeout ends a runaway), counts what it
+    drops (`cut`) and keeps the last `TAIL_BYTES`, which `end` writes after a note."""
 
     def __init__(
-        self, loop: asyncio.AbstractEventLoop, fd: int, spool: OutputSink, buffer: bytearray
+        self, loop: asyncio.AbstractEventLoop, fd: int, spool: OutputSink, buffer: bytearray,
+        keep: int,
     ) -> None:
         self.loop = loop
         self.fd = fd
@@ -745,6 +773,11 @@ class _Pump:
         self.tail = b""
         self.buffer = buffer
         """Shared, reused for every read: each chunk goes to the spool before the next read."""
+        self.room = keep
+        """How many more bytes the spool keeps."""
+        self.keep = keep
+        self.cut = 0
+        """Bytes read past `keep`, not kept."""
         self.write_error = ""
         self.eof: asyncio.Future[None] = loop.create_future()
         os.set_blocking(fd, False)
@@ -763,13 +796,26 @@ class _Pump:
             return
         view = memoryview(self.buffer)[:size]
         self.tail = (self.tail + view[-TAIL_BYTES:])[-TAIL_BYTES:]
-        if self.write_error:
-            return
+        kept = min(size, self.room)
+        self.room -= kept
+        self.cut += size - kept
+        if not self.write_error:
+            self._write(view[:kept])
+
+    def _write(self, view: memoryview) -> None:
         try:
-            for start in range(0, size, WRITE_CHUNK):
+            for start in range(0, len(view), WRITE_CHUNK):
                 self.spool.write(view[start : start + WRITE_CHUNK])
         except OSError as exc:
             self.write_error = f"the output file stopped taking output: {exc}"
+
+    def end(self) -> None:
+        """After the output ended: when some was cut, a note and the last of it."""
+        if self.cut and not self.write_error:
+            last = self.tail[-min(self.cut, TAIL_BYTES):]
+            self._write(memoryview(
+                f"\n[{OutputCut(self.keep, self.cut).words}; the last {size_words(len(last))} "
+                f"follow]\n".encode() + last))
 
     def _stop_reading(self) -> None:
         if self._reading:
