@@ -142,3 +142,29 @@ def test_ordinary_commands_still_work(confined: Confined) -> None:
     assert seccomp[:2] == ["Seccomp:", "2"] and int(seccomp[3]) >= 1  # the init: filtered
     assert seccomp[4:] == ["Seccomp:", "2"]  # the grandchild: filtered
 
+
+
+KEYRING_SCRIPT = Path(__file__).with_name("keyring_confined.py")
+KEYRING_READER = Path(__file__).with_name("keyring_reader.py")
+
+
+@pytest.mark.skipif(native_arch() is None, reason=f"no seccomp table for {platform.machine()}")
+def test_the_callers_session_keyring_is_out_of_reach(confined: Confined) -> None:
+    """Break 6: a key in the session keyring of the process that runs Reins (inherited by
+    every process it starts, and possessed, so readable without the filter: checked by hand
+    with bubblewrap alone) cannot be read, found or even described by a command."""
+    arch = native_arch()
+    assert arch is not None
+
+    def plant_reader(folder: Path) -> None:
+        (folder / "workspace" / "reader.py").write_bytes(KEYRING_READER.read_bytes())
+
+    read = f"python3 reader.py {arch.numbers['keyctl']} \"$(cat key-id)\""
+    report = confined([read, f"sh -c {shlex.quote(read)}"], prepare=plant_reader,
+                      script=KEYRING_SCRIPT)
+    for outcome in report["outcomes"]:
+        assert outcome["exit_code"] == 0, outcome
+        assert "reins-keyring-canary" not in outcome["output"]
+        found = json.loads(outcome["output"].strip().splitlines()[-1])
+        assert found == {"read": {"errno": EPERM}, "search": {"errno": EPERM},
+                         "describe": {"errno": EPERM}}
