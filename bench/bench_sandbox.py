@@ -296,12 +296,12 @@ def run() -> None:
             return time.perf_counter() - started
 
         try:
-            paths.sandbox_home.mkdir(parents=True, exist_ok=True)
+            paths.sandbox_home_for(workspace).mkdir(parents=True, exist_ok=True)
             launcher = BwrapLauncher(status.bwrap_path, status.nested_userns_blocked)
             request = LaunchRequest(
                 cwd=workspace, workspace=workspace, network=False,
                 limits=ResourceLimits().for_timeout(300), grace_s=2.0,
-                sandbox_home=paths.sandbox_home, real_home=Path.home(), paths=paths)
+                sandbox_home=paths.sandbox_home_for(workspace), real_home=Path.home(), paths=paths)
             bare, raw, ahead, back_to_back, on_demand, on_demand_outside = _interleaved(
                 [_timed(lambda: subprocess.run(["true"], check=True)),
                  _timed(lambda: _bwrap_once(launcher, request)),

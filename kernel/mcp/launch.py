@@ -111,7 +111,7 @@ def launch_builder(paths: AppPaths, exec_settings: ExecSettings | None = None,
 
     async def launch_for(config: McpServerConfig) -> ServerLaunch:
         environ = dict(os.environ if source is None else source)
-        writable = (paths.sandbox_home,)
+        writable = (paths.sandbox_homes,)
         found = await login_path(environ, real_home(environ, real_roots(writable)))
         env = server_env(config, source=environ, login_path=found, writable=writable,
                          settings=settings)

@@ -17,6 +17,9 @@
 - Protected and secret entries at any depth of the workspace (kernel.sandbox.guard): each
   command's sandbox hides or binds read-only what the workspace index knows, and what the
   command made anew among them is undone after it (`CommandOutcome.reverted`).
+- Each workspace has its own sandbox home (AppPaths.sandbox_home_for, 0700): what a command
+  plants there (a `.pth`, a `~/.gitconfig`) never runs in another workspace's commands.
+- A seccomp filter (kernel.sandbox.seccomp) is handed to every bubblewrap start.
 - The kernel makes itself non-dumpable when an executor is created.
 """
 
@@ -285,7 +288,7 @@ class CommandExecutor:
             else None,
             limits=limits,
             grace_s=self.settings.grace_s,
-            sandbox_home=self.paths.sandbox_home.resolve(),
+            sandbox_home=self.paths.sandbox_home_for(workspace).resolve(),
             real_home=Path.home().resolve(),
             paths=self.paths,
             read_only_paths=tuple(
@@ -309,11 +312,10 @@ class CommandExecutor:
             return
         try:
             workspace = workspace.resolve(strict=True)
-            self.paths.sandbox_home.mkdir(parents=True, exist_ok=True)
+            home = _sandbox_home(self.paths, workspace)
         except OSError:
             return  # the command will say what is wrong
-        env, _withheld = build_env(self.settings, home=self.paths.sandbox_home,
-                                   tmpdir=Path("/tmp"))
+        env, _withheld = build_env(self.settings, home=home, tmpdir=Path("/tmp"))
         request = self._request(workspace, workspace, network, self.settings.limits, {})
         self._ahead_later(_bwrap(status), request, env)
 
@@ -352,8 +354,7 @@ class CommandExecutor:
         launcher = self._launcher(allow_unsandboxed)
         workspace = workspace.resolve()
         cwd = cwd.resolve() if cwd is not None else workspace
-        sandbox_home = self.paths.sandbox_home
-        sandbox_home.mkdir(parents=True, exist_ok=True)
+        sandbox_home = _sandbox_home(self.paths, workspace)
         limits = self.settings.limits.for_timeout(timeout_s)
         script = shell_script(command)
         private_tmp: Path | None = None
@@ -714,6 +715,18 @@ async def _remove_cgroup(cgroup: CommandCgroup) -> None:
         while not await asyncio.to_thread(cgroup.remove) and (  # kernel (RCU), tens of ms
                 time.monotonic() < deadline):
             await asyncio.sleep(POLL_S)
+
+
+def _sandbox_home(paths: AppPaths, workspace: Path) -> Path:
+    """The workspace's sandbox home (AppPaths.sandbox_home_for), made if missing; it and the
+    folder of homes are the user's alone (0700)."""
+    paths.sandbox_homes.mkdir(mode=0o700, parents=True, exist_ok=True)
+    home = paths.sandbox_home_for(workspace)
+    home.mkdir(mode=0o700, exist_ok=True)
+    for folder in (paths.sandbox_homes, home):
+        if folder.stat().st_mode & 0o077:
+            folder.chmod(0o700)
+    return home
 
 
 def _filter_fd() -> int:

@@ -19,7 +19,7 @@ order (later ones lie on top of earlier ones):
    it starts (kernel.sandbox.pin); between calls all of it is read-only, writable only
    while a call is in flight (kernel.sandbox.workspace_gate: a server lives long, and what
    a thread of its own made between calls would not be undone);
-4. Reins' own config and data folders hidden (the sandbox home commands write lies there);
+4. Reins' own config and data folders hidden (the sandbox homes commands write lie there);
 5. its own state folder (under Reins' data) read-write: its HOME-independent caches;
 6. the hiding tmpfs mounts of step 4 remounted read-only.
 The seccomp filter of commands (kernel.sandbox.seccomp) is installed on it too.
