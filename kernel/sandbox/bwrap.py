@@ -61,6 +61,16 @@ def base_mounts() -> list[str]:
     return ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
 
 
+PROC_KEYS = ("/proc/keys", "/proc/key-users")
+"""The kernel keyrings' listings: the name of every key the caller's session keyring holds
+(the keyring calls themselves are refused by kernel.sandbox.seccomp)."""
+
+
+def proc_hides() -> list[str]:
+    """Mounts (after the sandbox's /proc) that hide `PROC_KEYS`."""
+    return [arg for path in PROC_KEYS for arg in ("--ro-bind", "/dev/null", path)]
+
+
 def resolv_mounts(resolv_conf: Path) -> list[str]:
     """`resolv_conf` (kernel.sandbox.network) shown as the system's resolv.conf."""
     target = os.path.realpath("/etc/resolv.conf")
@@ -163,6 +173,7 @@ def bwrap_argv(
     if not network:
         argv.append("--unshare-net")
     argv += base_mounts()
+    argv += proc_hides()
     if resolv_conf is not None:
         argv += resolv_mounts(resolv_conf)
     read_only_later: list[str] = []

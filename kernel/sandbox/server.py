@@ -41,6 +41,7 @@ from kernel.sandbox.bwrap import (
     base_mounts,
     home_secrets,
     mark_mounts,
+    proc_hides,
     resolv_mounts,
 )
 from kernel.sandbox.git_named import named_paths
@@ -90,6 +91,7 @@ def server_bwrap_argv(
                  "--block-fd", str(block_fd)]
     argv += seccomp_args(seccomp_fd)
     argv += base_mounts()
+    argv += proc_hides()
     if handshake_fds is not None and own_network and resolv_conf is not None:
         argv += resolv_mounts(resolv_conf)
     for secret in home_secrets(home):

@@ -152,7 +152,8 @@ KEYRING_READER = Path(__file__).with_name("keyring_reader.py")
 def test_the_callers_session_keyring_is_out_of_reach(confined: Confined) -> None:
     """Break 6: a key in the session keyring of the process that runs Reins (inherited by
     every process it starts, and possessed, so readable without the filter: checked by hand
-    with bubblewrap alone) cannot be read, found or even described by a command."""
+    with bubblewrap alone) cannot be read, found or even described by a command, and its
+    name is not in /proc/keys (which lists it, without the mount that hides it)."""
     arch = native_arch()
     assert arch is not None
 
@@ -160,9 +161,11 @@ def test_the_callers_session_keyring_is_out_of_reach(confined: Confined) -> None
         (folder / "workspace" / "reader.py").write_bytes(KEYRING_READER.read_bytes())
 
     read = f"python3 reader.py {arch.numbers['keyctl']} \"$(cat key-id)\""
-    report = confined([read, f"sh -c {shlex.quote(read)}"], prepare=plant_reader,
+    listings = "cat /proc/keys /proc/key-users 2>&1; true"
+    report = confined([read, f"sh -c {shlex.quote(read)}", listings], prepare=plant_reader,
                       script=KEYRING_SCRIPT)
-    for outcome in report["outcomes"]:
+    assert "reins-canary" not in report["outcomes"][2]["output"]  # not even its name
+    for outcome in report["outcomes"][:2]:
         assert outcome["exit_code"] == 0, outcome
         assert "reins-keyring-canary" not in outcome["output"]
         found = json.loads(outcome["output"].strip().splitlines()[-1])
