@@ -1,8 +1,8 @@
 """The bubblewrap command line for one command.
 
 Mounts, in order (later ones lie on top of earlier ones):
-1. the root read-only, a minimal /dev, a fresh /proc (only the sandbox's own processes), a
-   private /tmp;
+1. the root read-only, a minimal /dev, a fresh /proc (only the sandbox's own processes; the
+   keyrings' listings hidden), a private /tmp;
 2. the user's home hidden under an empty tmpfs (except the toolchain folders the user lists
    in `read_only_paths`, shown read-only), and the sockets of the user's session
    (/run/user: D-Bus, keyring and agent sockets; the Docker socket) hidden;
