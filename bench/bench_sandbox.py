@@ -51,6 +51,7 @@ import psutil
 
 from bench.common import Stats, fmt_seconds, report, stats
 from kernel.paths import AppPaths
+from kernel.sandbox import seccomp
 from kernel.sandbox.executor import CommandExecutor, remove_transaction
 from kernel.sandbox.handshake import Handshake
 from kernel.sandbox.launcher import BwrapLauncher, LaunchRequest, shell_script
@@ -146,17 +147,20 @@ def _bwrap_once(launcher: BwrapLauncher, request: LaunchRequest) -> None:
     """bwrap with its start handshake, synchronous: the floor of what the executor does."""
     handshake = Handshake()
     script = os.memfd_create("bench")
+    filter_fd = seccomp.open_program()
     try:
         os.write(script, shell_script("true"))
         os.lseek(script, 0, os.SEEK_SET)
-        argv = launcher.argv(replace(request, handshake_fds=handshake.child_fds))
-        proc = subprocess.Popen(argv, stdin=script, pass_fds=handshake.child_fds,
+        argv = launcher.argv(replace(request, handshake_fds=handshake.child_fds,
+                                     seccomp_fd=filter_fd))
+        proc = subprocess.Popen(argv, stdin=script, pass_fds=(*handshake.child_fds, filter_fd),
                                 start_new_session=True)
         handshake.started()
         handshake.complete(request.limits, 10)
     finally:
         handshake.close()
         os.close(script)
+        os.close(filter_fd)
     assert proc.wait() == 0
 
 
@@ -309,12 +313,12 @@ def run() -> None:
             return time.perf_counter() - started
 
         try:
-            paths.sandbox_home.mkdir(parents=True, exist_ok=True)
+            paths.sandbox_home_for(workspace).mkdir(parents=True, exist_ok=True)
             launcher = BwrapLauncher(status.bwrap_path, status.nested_userns_blocked)
             request = LaunchRequest(
                 cwd=workspace, workspace=workspace, network=False,
                 limits=ResourceLimits().for_timeout(300), grace_s=2.0,
-                sandbox_home=paths.sandbox_home, real_home=Path.home(), paths=paths)
+                sandbox_home=paths.sandbox_home_for(workspace), real_home=Path.home(), paths=paths)
             bare, raw, ahead, back_to_back, on_demand, on_demand_outside = _interleaved(
                 [_timed(lambda: subprocess.run(["true"], check=True)),
                  _timed(lambda: _bwrap_once(launcher, request)),

@@ -7,6 +7,7 @@ settings to `platformdirs.user_config_dir("reins")`.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from collections.abc import Mapping
@@ -67,9 +68,18 @@ class AppPaths:
         return self.data / "logs"
 
     @property
-    def sandbox_home(self) -> Path:
-        """The empty home folder commands see inside the sandbox."""
-        return self.data / "sandbox-home"
+    def sandbox_homes(self) -> Path:
+        """The folder of the sandbox homes, one per workspace (commands write them)."""
+        return self.data / "sandbox-homes"
+
+    def sandbox_home_for(self, workspace: Path) -> Path:
+        """The home folder commands in `workspace` see (and may write) inside the sandbox: one
+        per workspace, so nothing a command plants there (a `.pth`, a `~/.gitconfig`) runs in
+        another workspace's commands. Named `BASENAME-HASH`, the hash of the resolved path."""
+        resolved = str(workspace.resolve())
+        digest = hashlib.sha256(resolved.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+        base = re.sub(r"[^A-Za-z0-9._-]", "_", os.path.basename(resolved))[:40].lstrip(".")
+        return self.sandbox_homes / f"{base or 'root'}-{digest}"
 
     @property
     def checkpoints(self) -> Path:

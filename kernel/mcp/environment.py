@@ -24,7 +24,7 @@ Withheld, whatever their value:
 - TERM: no terminal is attached, stdin and stdout are pipes;
 - everything not named above (PYTHONPATH, NODE_OPTIONS, LD_PRELOAD, GIT_CONFIG_*, …).
 
-A path that lies in a folder sandboxed commands can write (`writable`: the sandbox home) is
+A path that lies in a folder sandboxed commands can write (`writable`: the sandbox homes) is
 never handed over: such PATH entries are dropped, as are relative and empty entries (they
 mean the current folder), and so is a path variable pointing there. (Where the server starts
 and how: kernel.mcp.launch.)

@@ -92,15 +92,15 @@ def sandboxed_launch(config: McpServerConfig, env: Mapping[str, str], *, paths: 
     workspace = safe_workspace(config.cwd, home, paths) if config.cwd else None
     marks = server_marks(workspace, home, paths) if workspace is not None else {}
     stage = PinStage(links_to_pin(workspace, marks.values())) if workspace is not None else None
-    start = (ServerStart(pasta, stage, (workspace, os.path.realpath(state)) if workspace else None)
-             if pasta is not None or stage is not None else None)
+    start = ServerStart(pasta, stage, (workspace, os.path.realpath(state)) if workspace else None)
     argv = server_bwrap_argv(bwrap, program=program, state=state, workspace=workspace,
                              real_home=home, paths=paths, disable_userns=disable_userns,
-                             handshake_fds=start.child_fds if start else None,
+                             handshake_fds=start.child_fds,
                              own_network=pasta is not None,
                              resolv_conf=resolv_conf(paths.data / "sandbox-net"),
                              marks=marks,
-                             stage_fds=start.stage.child_fds if start and start.stage else None)
+                             stage_fds=start.stage.child_fds if start.stage else None,
+                             seccomp_fd=start.seccomp_fd)
     return ServerLaunch(tuple(argv), inner, config.cwd or str(state), start)
 
 
@@ -111,7 +111,7 @@ def launch_builder(paths: AppPaths, exec_settings: ExecSettings | None = None,
 
     async def launch_for(config: McpServerConfig) -> ServerLaunch:
         environ = dict(os.environ if source is None else source)
-        writable = (paths.sandbox_home,)
+        writable = (paths.sandbox_homes,)
         found = await login_path(environ, real_home(environ, real_roots(writable)))
         env = server_env(config, source=environ, login_path=found, writable=writable,
                          settings=settings)

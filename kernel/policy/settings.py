@@ -17,7 +17,7 @@ line and the key or rule. Nothing is skipped. A missing file means the defaults.
   "exec": {"path": ["/opt/tools/bin"], "env": ["JAVA_HOME", "NPM_TOKEN"],
            "secret_env": ["NPM_TOKEN"], "read_only_paths": ["~/.nvm"],
            "limits": {"memory_mb": 4096, "file_size_mb": 1024, "processes": 512, "cpu_s": 600},
-           "grace_s": 2, "bwrap": "bwrap", "local_network": false},
+           "grace_s": 2, "max_output_mb": 1024, "bwrap": "bwrap", "local_network": false},
   "mcpServers": {"git": {"command": "uvx", "args": ["mcp-server-git"]}},
   "checkpoints": {"max_bytes": 1073741824}
 }
@@ -52,7 +52,7 @@ from kernel.policy.rules import RuleError, parse_rule, parse_setting_rule
 from kernel.policy.ruleset import RuleSet
 from kernel.quickschema import compile_check
 from kernel.sandbox.limits import MiB, ResourceLimits
-from kernel.sandbox.settings import DEFAULT_GRACE_S, ExecSettings
+from kernel.sandbox.settings import DEFAULT_GRACE_S, DEFAULT_MAX_OUTPUT, ExecSettings
 from kernel.setting_records import (
     DEFAULT_CHECKPOINT_BYTES,
     DEFAULT_TOOL_SEARCH_THRESHOLD,
@@ -106,6 +106,7 @@ SETTINGS_SCHEMA: Mapping[str, Any] = {
                     },
                 },
                 "grace_s": {"type": "number", "exclusiveMinimum": 0, "maximum": 60},
+                "max_output_mb": {"type": "integer", "minimum": 1},
                 "bwrap": {"type": "string", "minLength": 1},
                 "pasta": {"type": "string", "minLength": 1},
                 "local_network": {"type": "boolean"},
@@ -255,6 +256,7 @@ def _exec_settings(ex: Mapping[str, Any]) -> ExecSettings:
             processes=limits.get("processes", default.processes),
             cpu_s=limits.get("cpu_s", default.cpu_s)),
         grace_s=float(ex.get("grace_s", DEFAULT_GRACE_S)),
+        max_output_bytes=ex.get("max_output_mb", DEFAULT_MAX_OUTPUT // MiB) * MiB,
         bwrap=ex.get("bwrap", "bwrap"),
         pasta=ex.get("pasta", "pasta"),
         local_network=bool(ex.get("local_network", False)),

@@ -4,7 +4,8 @@ Mounts, in order (later ones lie on top of earlier ones):
 1. the view of the machine, built from nothing (kernel.sandbox.view: the system's program
    and library folders, /etc minus what others may not read, the folders the login PATH
    and `exec.read_only_paths` show, all read-only with their secret locations hidden; a
-   minimal /dev, a fresh /proc, a private /tmp; no /run, /var, /srv, /opt, /home, ...);
+   minimal /dev, a fresh /proc (the keyrings' listings hidden), a private /tmp; no /run,
+   /var, /srv, /opt, /home, ...);
 2. for a command with the internet, the resolv.conf of kernel.sandbox.network;
 3. the workspace: for a command run as a transaction (the kernel's), bound read-only with
    its secrets hidden, and the call's folder at TRANSACTION_FOLDER; the binder then mounts
@@ -19,8 +20,9 @@ Mounts, in order (later ones lie on top of earlier ones):
    holds them, the sandbox home (HOME) bound read-write, and the root sealed read-only.
 The command is its own session (`--new-session`), in a user namespace of its own with no
 capability (`--cap-drop ALL`; no nested user namespace where bubblewrap can forbid it), the
-init of a new PID namespace dies with Reins (`--die-with-parent`), and the network is a
-private, empty namespace unless allowed.
+init of a new PID namespace dies with Reins (`--die-with-parent`), the network is a
+private, empty namespace unless allowed, and a seccomp filter refuses the system calls a
+command never needs (kernel.sandbox.seccomp: keyrings, mounts, namespaces, bpf, …).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from kernel.hardlinks import anchored
 from kernel.pathrules import SECRET_PATTERNS
 from kernel.paths import AppPaths
 from kernel.sandbox.marks import Mark
+from kernel.sandbox.seccomp import seccomp_args
 from kernel.sandbox.view import (
     SEALED_ROOT,
     View,
@@ -90,6 +93,16 @@ def command_view(*, workspace: str, sandbox_home: str, real_home: str, paths: Ap
         workspace=workspace, sandbox_home=sandbox_home, home=real_home,
         own_folders=(os.path.realpath(paths.config), os.path.realpath(paths.data)),
         path_vars=path_vars, read_only_paths=read_only_paths))
+
+
+PROC_KEYS = ("/proc/keys", "/proc/key-users")
+"""The kernel keyrings' listings: the name of every key the caller's session keyring holds
+(the keyring calls themselves are refused by kernel.sandbox.seccomp)."""
+
+
+def proc_hides() -> list[str]:
+    """Mounts (after the sandbox's /proc) that hide `PROC_KEYS`."""
+    return [arg for path in PROC_KEYS for arg in ("--ro-bind", "/dev/null", path)]
 
 
 def resolv_mounts(resolv_conf: Path) -> list[str]:
@@ -199,6 +212,7 @@ def bwrap_argv(
     resolv_conf: Path | None = None,
     marks: Iterable[Mark] = (),
     transaction: Path | None = None,
+    seccomp_fd: int | None = None,
 ) -> list[str]:
     """The full argv: `bwrap … -- PROGRAM`. Paths must be absolute and resolved.
 
@@ -210,6 +224,8 @@ def bwrap_argv(
     (kernel.sandbox.view). `marks` are the workspace index's (kernel.sandbox.workspace_index).
     With `transaction` (the call's folder) the workspace is the lower layer of an overlay
     (`transaction_mounts`).
+    `seccomp_fd` holds the filter bwrap installs on PROGRAM
+    (kernel.sandbox.seccomp.open_program).
     """
     ws = str(workspace)
     view = command_view(workspace=ws, sandbox_home=str(sandbox_home), real_home=str(real_home),
@@ -218,9 +234,11 @@ def bwrap_argv(
     info_fd, block_fd = handshake_fds
     argv = [bwrap, *NAMESPACE_FLAGS, *(NO_NESTED_USERNS if disable_userns else ()),
             "--info-fd", str(info_fd), "--block-fd", str(block_fd)]
+    argv += seccomp_args(seccomp_fd)
     if not network:
         argv.append("--unshare-net")
     argv += view.system_argv()
+    argv += proc_hides()
     if resolv_conf is not None:
         argv += resolv_mounts(resolv_conf)
     argv += (transaction_mounts(ws, marks, transaction) if transaction is not None

@@ -1,16 +1,20 @@
-"""Is a sandbox available here? Checked once per configuration by really creating it."""
+"""Is a sandbox available here? Checked once per configuration by really creating it, with
+the seccomp filter (kernel.sandbox.seccomp): where there is none for this architecture, or
+the kernel cannot load it, there is no sandbox (fail closed: every command is asked)."""
 
 from __future__ import annotations
 
 import contextlib
 import functools
 import os
+import platform
 import shutil
 import signal
 import subprocess
 import sys
 from dataclasses import dataclass
 
+from kernel.sandbox import seccomp
 from kernel.sandbox.bwrap import NAMESPACE_FLAGS, NO_NESTED_USERNS, probe_mounts
 from kernel.sandbox.handshake import Handshake, HandshakeError
 from kernel.sandbox.limits import ResourceLimits
@@ -28,6 +32,10 @@ FIX_USERNS = (
 FIX_LIMITS = (
     "use a bubblewrap that is not installed setuid root (the distribution's package, with "
     "user namespaces allowed): Reins sets the resource limits on the sandbox it starts"
+)
+FIX_ARCH = (
+    "none yet: Reins' seccomp filter knows the system calls of x86_64 and aarch64 only; on "
+    "this machine every command needs your explicit approval"
 )
 FIX_PLATFORM = (
     "none yet: on this system every command needs your explicit approval "
@@ -67,6 +75,9 @@ def _detect(bwrap: str) -> SandboxStatus:
     if bwrap_path is None:
         return SandboxStatus("none", False, f"bubblewrap ({bwrap}) is not installed",
                              FIX_INSTALL)
+    if seccomp.native_arch() is None:
+        return SandboxStatus("none", False, f"Reins has no seccomp filter for the "
+                             f"{platform.machine()} architecture", FIX_ARCH, bwrap_path)
     try:
         nested_blocked = True
         returncode, err, limits_error = _probe(bwrap_path, NO_NESTED_USERNS)
@@ -86,7 +97,8 @@ def _detect(bwrap: str) -> SandboxStatus:
                              FIX_LIMITS, bwrap_path, version)
     return SandboxStatus("bwrap", True,
                          "bubblewrap creates user (no capabilities), pid, ipc, uts, net and "
-                         "mount namespaces here, and Reins sets the resource limits inside",
+                         "mount namespaces and loads a seccomp filter here, and Reins sets the "
+                         "resource limits inside",
                          "", bwrap_path, version, nested_blocked, process_limit())
 
 
@@ -94,13 +106,19 @@ def _probe(bwrap_path: str, extra: tuple[str, ...]) -> tuple[int, str, str]:
     """Start a sandbox the way commands start: (exit code, bwrap's message, limits error)."""
     handshake = Handshake()
     info_fd, block_fd = handshake.child_fds
+    filter_fd = seccomp.open_program()
     argv = [bwrap_path, *NAMESPACE_FLAGS, *extra, "--info-fd", str(info_fd),
-            "--block-fd", str(block_fd), "--unshare-net", *probe_mounts(), "--", "/bin/true"]
+            "--block-fd", str(block_fd), *seccomp.seccomp_args(filter_fd), "--unshare-net",
+            *probe_mounts(), "--", "/bin/true"]
     limits_error = ""
     try:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE, env={"PATH": "/usr/bin:/bin"},
-                                pass_fds=handshake.child_fds, start_new_session=True)
+        try:
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.PIPE, env={"PATH": "/usr/bin:/bin"},
+                                    pass_fds=(*handshake.child_fds, filter_fd),
+                                    start_new_session=True)
+        finally:
+            os.close(filter_fd)
         handshake.started()
         try:
             handshake.complete(ResourceLimits().for_timeout(PROBE_TIMEOUT_S), PROBE_TIMEOUT_S)

@@ -89,7 +89,8 @@ def view_lines(settings: ExecSettings, workspace: str | None = None) -> list[str
     each path shown, how and why (kernel.sandbox.view); nothing else exists for it."""
     paths = AppPaths.from_env()
     ws = os.path.realpath(workspace or os.getcwd())
-    view = command_view(workspace=ws, sandbox_home=os.path.realpath(paths.sandbox_home),
+    home = os.path.realpath(paths.sandbox_home_for(Path(ws)))
+    view = command_view(workspace=ws, sandbox_home=home,
                         real_home=os.path.realpath(Path.home()), paths=paths,
                         read_only_paths=map(str, settings.shown_paths()),
                         path_vars=settings.path_vars(os.environ))

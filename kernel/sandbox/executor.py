@@ -4,7 +4,9 @@
   says the user approved that very call (`allow_unsandboxed`).
 - The environment is built from the allowlist (`kernel.sandbox.env`), never inherited.
 - Stdout and stderr share one pipe, so the spool keeps them in the order they arrived. The
-  pipe is read in 1 MiB chunks straight into the spool file: memory stays flat.
+  pipe is read in 1 MiB chunks straight into the spool file: memory stays flat. The spool
+  keeps at most `ExecSettings.max_output_bytes` (1 GiB); the rest is drained, counted
+  (`CommandOutcome.output_cut`) and only its last 4 KiB kept, after a note.
 - Nothing outlives its call: the command is the leader of its own session (and, in bwrap,
   inside a PID namespace that dies with it). On timeout, cancel or `shutdown()` every process
   below it gets SIGTERM, then, after the grace period, SIGKILL; `run` returns only when they
@@ -15,6 +17,9 @@
 - Protected and secret entries at any depth of the workspace (kernel.sandbox.guard): each
   command's sandbox hides or binds read-only what the workspace index knows, and what the
   command made anew among them is undone after it (`CommandOutcome.reverted`).
+- Each workspace has its own sandbox home (AppPaths.sandbox_home_for, 0700): what a command
+  plants there (a `.pth`, a `~/.gitconfig`) never runs in another workspace's commands.
+- A seccomp filter (kernel.sandbox.seccomp) is handed to every bubblewrap start.
 - The kernel makes itself non-dumpable when an executor is created.
 """
 
@@ -37,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel.paths import AppPaths
+from kernel.sandbox import seccomp
 from kernel.sandbox.binder import Overlay
 from kernel.sandbox.bwrap import TRANSACTION_FOLDER, hidden_secrets
 from kernel.sandbox.detect import SandboxStatus, detect_sandbox
@@ -51,7 +57,7 @@ from kernel.sandbox.launcher import (
     UnsandboxedLauncher,
     shell_script,
 )
-from kernel.sandbox.limits import ResourceLimits, describe_stop
+from kernel.sandbox.limits import ResourceLimits, describe_stop, size_words
 from kernel.sandbox.marks import Mark
 from kernel.sandbox.network import FIX_PASTA, NetworkScope, Pasta, find_pasta, resolv_conf, scope
 from kernel.sandbox.pids import CgroupError, CommandCgroup, remove_when_empty
@@ -97,6 +103,22 @@ class SandboxUnavailable(CommandRefused):
 
 
 @dataclass(frozen=True)
+class OutputCut:
+    """The output of a command went past what its spool keeps."""
+
+    kept: int
+    """Bytes kept (the bound)."""
+    dropped: int
+    """Bytes past it, read from the pipe and not kept."""
+
+    @property
+    def words(self) -> str:
+        """'output cut at 1 GiB: 123 MiB more were not kept'."""
+        return (f"output cut at {size_words(self.kept)}: {size_words(self.dropped)} more were "
+                "not kept")
+
+
+@dataclass(frozen=True)
 class CommandOutcome:
     exit_code: int | None
     """The exit code (128+N when a signal ended the command), None if it never ended."""
@@ -114,6 +136,9 @@ class CommandOutcome:
     """The command had network access (always true without a sandbox)."""
     write_error: str = ""
     """Set when the spool file could not take all the output (e.g. a full disk)."""
+    output_cut: OutputCut | None = None
+    """Set when the output went past `ExecSettings.max_output_bytes` (the spool then ends
+    with a note and the last 4 KiB of what was not kept)."""
     made_ahead: bool = False
     """The sandbox was made before the call asked for it (kernel.sandbox.standby)."""
     network_scope: NetworkScope = "none"
@@ -276,7 +301,7 @@ class CommandExecutor:
             else None,
             limits=limits,
             grace_s=self.settings.grace_s,
-            sandbox_home=self.paths.sandbox_home.resolve(),
+            sandbox_home=self.paths.sandbox_home_for(workspace).resolve(),
             real_home=Path.home().resolve(),
             paths=self.paths,
             read_only_paths=self.settings.shown_paths(),
@@ -299,11 +324,10 @@ class CommandExecutor:
             return
         try:
             workspace = workspace.resolve(strict=True)
-            self.paths.sandbox_home.mkdir(parents=True, exist_ok=True)
+            home = _sandbox_home(self.paths, workspace)
         except OSError:
             return  # the command will say what is wrong
-        env, _withheld = build_env(self.settings, home=self.paths.sandbox_home,
-                                   tmpdir=Path("/tmp"))
+        env, _withheld = build_env(self.settings, home=home, tmpdir=Path("/tmp"))
         request = self._request(workspace, workspace, network, self.settings.limits, {})
         self._ahead_later(_bwrap(status), request, env)
 
@@ -342,8 +366,7 @@ class CommandExecutor:
         launcher = self._launcher(allow_unsandboxed)
         workspace = workspace.resolve()
         cwd = cwd.resolve() if cwd is not None else workspace
-        sandbox_home = self.paths.sandbox_home
-        sandbox_home.mkdir(parents=True, exist_ok=True)
+        sandbox_home = _sandbox_home(self.paths, workspace)
         limits = self.settings.limits.for_timeout(timeout_s)
         script = shell_script(command)
         private_tmp: Path | None = None
@@ -412,6 +435,7 @@ class CommandExecutor:
                script: bytes | None) -> _Sandbox:
         """Start the launcher; its shell gets `script` now, or later through `fill`."""
         handshake: Handshake | None = None
+        filter_fd = -1
         if launcher.kernel_sets_limits:
             stage: PinStage | None = None
             if self.transactions:
@@ -433,6 +457,9 @@ class CommandExecutor:
         read_fd, write_fd = os.pipe()
         script_fd = _script_file()
         try:
+            if handshake is not None:
+                filter_fd = _filter_fd()
+                request = replace(request, seccomp_fd=filter_fd)
             with contextlib.suppress(OSError):
                 fcntl.fcntl(read_fd, F_SETPIPE_SZ, PIPE_SIZE)
             if script is not None:  # before the start: a launcher without a handshake
@@ -448,7 +475,7 @@ class CommandExecutor:
                 cwd="/" if launcher.private_tmp else request.cwd,
                 start_new_session=True,
                 close_fds=True,
-                pass_fds=handshake.pass_fds if handshake is not None else (),
+                pass_fds=(*handshake.pass_fds, filter_fd) if handshake is not None else (),
             ), launcher, request, handshake, read_fd, script_fd, made_from)  # fmt: skip
         except BaseException as exc:
             for fd in (read_fd, script_fd):
@@ -463,6 +490,8 @@ class CommandExecutor:
             raise
         finally:
             os.close(write_fd)
+            if filter_fd >= 0:  # bubblewrap has its own (it reads it before the sandbox)
+                os.close(filter_fd)
         if handshake is not None:
             handshake.started()
             if script is None:  # made ahead: its cgroup is joined while it waits
@@ -482,7 +511,8 @@ class CommandExecutor:
                 and request.staged == (sandbox.request.stage_fds is not None)
                 and sandbox.fingerprint == fingerprint(launcher.argv(
                     replace(request, handshake_fds=sandbox.request.handshake_fds,
-                            stage_fds=sandbox.request.stage_fds)), env))
+                            stage_fds=sandbox.request.stage_fds,
+                            seccomp_fd=sandbox.request.seccomp_fd)), env))
 
     def _take_ahead(self, launcher: Launcher, request: LaunchRequest, env: dict[str, str]
                     ) -> _Sandbox | None:
@@ -529,7 +559,8 @@ class CommandExecutor:
         if sandbox.handshake is not None:
             sandbox.handshake.watch(loop, limits, lambda reason: self._refuse(live, reason),
                                     on_started)
-        pump = _Pump(loop, sandbox.output_fd, spool, self._read_buffer())
+        pump = _Pump(loop, sandbox.output_fd, spool, self._read_buffer(),
+                     self.settings.max_output_bytes)
         sandbox.output_fd = -1  # the pump closes it
         watch = _ExitWatch(loop, proc)
         exited = watch.exited
@@ -551,6 +582,7 @@ class CommandExecutor:
                 await self._stop(live)
             await exited
             await pump.finish(self.settings.grace_s)
+            pump.end()
         except asyncio.CancelledError:
             live.stop = live.stop or "cancel"
             await asyncio.shield(self._stop(live))  # a second cancel cannot cut it short
@@ -582,6 +614,7 @@ class CommandExecutor:
             network=network or not launcher.isolates_network,
             network_scope=sandbox.request.network if launcher.isolates_network else "host",
             write_error=pump.write_error,
+            output_cut=OutputCut(pump.keep, pump.cut) if pump.cut else None,
             made_ahead=sandbox.fingerprint is not None,
         )
 
@@ -749,6 +782,28 @@ async def _remove_cgroup(cgroup: CommandCgroup) -> None:
             await asyncio.sleep(POLL_S)
 
 
+def _sandbox_home(paths: AppPaths, workspace: Path) -> Path:
+    """The workspace's sandbox home (AppPaths.sandbox_home_for), made if missing; it and the
+    folder of homes are the user's alone (0700)."""
+    paths.sandbox_homes.mkdir(mode=0o700, parents=True, exist_ok=True)
+    home = paths.sandbox_home_for(workspace)
+    home.mkdir(mode=0o700, exist_ok=True)
+    for folder in (paths.sandbox_homes, home):
+        if folder.stat().st_mode & 0o077:
+            folder.chmod(0o700)
+    return home
+
+
+def _filter_fd() -> int:
+    """A descriptor of the seccomp filter for one bubblewrap start (fail closed: none, no
+    start)."""
+    try:
+        return seccomp.open_program()
+    except OSError as exc:
+        raise CommandRefused(f"The command was not run: {exc}.",
+                             kind="sandbox_unavailable") from exc
+
+
 def _write_script(fd: int, script: bytes) -> None:
     written = 0
     while written < len(script):
@@ -781,10 +836,14 @@ def _stop_words(live: _Live, timeout_s: float, grace_s: float) -> str:
 
 
 class _Pump:
-    """Moves the command's output from the pipe to the spool file as it arrives."""
+    """Moves the command's output from the pipe to the spool file as it arrives, up to `keep`
+    bytes; past that it still drains the pipe (the command runs on as it would, neither
+    blocked on a full pipe nor killed by SIGPIPE: its timeout ends a runaway), counts what it
+    drops (`cut`) and keeps the last `TAIL_BYTES`, which `end` writes after a note."""
 
     def __init__(
-        self, loop: asyncio.AbstractEventLoop, fd: int, spool: OutputSink, buffer: bytearray
+        self, loop: asyncio.AbstractEventLoop, fd: int, spool: OutputSink, buffer: bytearray,
+        keep: int,
     ) -> None:
         self.loop = loop
         self.fd = fd
@@ -792,6 +851,11 @@ class _Pump:
         self.tail = b""
         self.buffer = buffer
         """Shared, reused for every read: each chunk goes to the spool before the next read."""
+        self.room = keep
+        """How many more bytes the spool keeps."""
+        self.keep = keep
+        self.cut = 0
+        """Bytes read past `keep`, not kept."""
         self.write_error = ""
         self.eof: asyncio.Future[None] = loop.create_future()
         os.set_blocking(fd, False)
@@ -810,13 +874,26 @@ class _Pump:
             return
         view = memoryview(self.buffer)[:size]
         self.tail = (self.tail + view[-TAIL_BYTES:])[-TAIL_BYTES:]
-        if self.write_error:
-            return
+        kept = min(size, self.room)
+        self.room -= kept
+        self.cut += size - kept
+        if not self.write_error:
+            self._write(view[:kept])
+
+    def _write(self, view: memoryview) -> None:
         try:
-            for start in range(0, size, WRITE_CHUNK):
+            for start in range(0, len(view), WRITE_CHUNK):
                 self.spool.write(view[start : start + WRITE_CHUNK])
         except OSError as exc:
             self.write_error = f"the output file stopped taking output: {exc}"
+
+    def end(self) -> None:
+        """After the output ended: when some was cut, a note and the last of it."""
+        if self.cut and not self.write_error:
+            last = self.tail[-min(self.cut, TAIL_BYTES):]
+            self._write(memoryview(
+                f"\n[{OutputCut(self.keep, self.cut).words}; the last {size_words(len(last))} "
+                f"follow]\n".encode() + last))
 
     def _stop_reading(self) -> None:
         if self._reading:

@@ -74,6 +74,8 @@ class LaunchRequest:
     """(ready fd, go fd) of the stage that waits while the kernel pins the marked links
     (kernel.sandbox.pin), for a launcher whose `kernel_sets_limits` when there are any,
     or mounts the transaction's overlay."""
+    seccomp_fd: int | None = None
+    """The seccomp filter (kernel.sandbox.seccomp), for a launcher whose `kernel_sets_limits`."""
     transaction: Path | None = None
     """The call's folder (`upper/`, `work/`) when the command runs as a transaction: the
     workspace is then an overlay whose upper layer is there (kernel.sandbox.bwrap)."""
@@ -126,6 +128,8 @@ class BwrapLauncher:
     def argv(self, request: LaunchRequest) -> list[str]:
         if request.handshake_fds is None:
             raise ValueError("bubblewrap needs the start handshake: the limits are set there")
+        if request.seccomp_fd is None:
+            raise ValueError("bubblewrap needs the seccomp filter (kernel.sandbox.seccomp)")
         program: tuple[str, ...] = SHELL
         if request.staged:
             if request.stage_fds is None:
@@ -149,6 +153,7 @@ class BwrapLauncher:
             disable_userns=self.disable_userns,
             marks=request.marks,
             transaction=request.transaction,
+            seccomp_fd=request.seccomp_fd,
         )
 
 

@@ -19,9 +19,10 @@ order (later ones lie on top of earlier ones):
    it starts (kernel.sandbox.pin); between calls all of it is read-only, writable only
    while a call is in flight (kernel.sandbox.workspace_gate: a server lives long, and what
    a thread of its own made between calls would not be undone);
-4. Reins' own config and data folders hidden (the sandbox home commands write lies there);
+4. Reins' own config and data folders hidden (the sandbox homes commands write lie there);
 5. its own state folder (under Reins' data) read-write: its HOME-independent caches;
 6. the hiding tmpfs mounts of step 4 remounted read-only.
+The seccomp filter of commands (kernel.sandbox.seccomp) is installed on it too.
 """
 
 from __future__ import annotations
@@ -39,12 +40,14 @@ from kernel.sandbox.bwrap import (
     base_mounts,
     home_secrets,
     mark_mounts,
+    proc_hides,
     resolv_mounts,
 )
 from kernel.sandbox.git_named import named_paths
 from kernel.sandbox.marks import Mark
 from kernel.sandbox.pin import staged_shell
 from kernel.sandbox.samefiles import look_up, same_marks
+from kernel.sandbox.seccomp import seccomp_args
 from kernel.sandbox.view import inside
 from kernel.sandbox.workspace_index import WorkspaceIndex, sandbox_marks
 
@@ -67,6 +70,7 @@ def server_bwrap_argv(
     resolv_conf: Path | None = None,
     marks: Mapping[str, Mark] | None = None,
     stage_fds: tuple[int, int] | None = None,
+    seccomp_fd: int | None = None,
 ) -> list[str]:
     """`bwrap … -- PROGRAM` for one server (see the module docstring); it starts in its
     workspace, else in its state folder. Raises UnsafeServerSandbox for a workspace that is
@@ -76,7 +80,8 @@ def server_bwrap_argv(
     sandbox and waits, and with `own_network` the server has a network namespace of its own.
     `marks` are `server_marks(...)` (made here when None); with a workspace, PROGRAM runs
     after the stage of `stage_fds` (kernel.sandbox.pin: its links pinned, the workspace made
-    read-only), which needs `handshake_fds`."""
+    read-only), which needs `handshake_fds`. `seccomp_fd` holds the filter bwrap installs on
+    PROGRAM (kernel.sandbox.seccomp, as for a command)."""
     home = os.path.realpath(real_home)
     ws = safe_workspace(workspace, real_home, paths)
     argv = [bwrap, *NAMESPACE_FLAGS, *(NO_NESTED_USERNS if disable_userns else ())]
@@ -84,7 +89,9 @@ def server_bwrap_argv(
         info_fd, block_fd = handshake_fds
         argv += [*(["--unshare-net"] if own_network else []), "--info-fd", str(info_fd),
                  "--block-fd", str(block_fd)]
+    argv += seccomp_args(seccomp_fd)
     argv += base_mounts()
+    argv += proc_hides()
     if handshake_fds is not None and own_network and resolv_conf is not None:
         argv += resolv_mounts(resolv_conf)
     for secret in home_secrets(home):

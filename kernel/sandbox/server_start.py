@@ -1,4 +1,5 @@
-"""The start of a sandboxed MCP server: its internet through pasta, its links pinned.
+"""The start of a sandboxed MCP server: its seccomp filter, its internet through pasta, its
+links pinned.
 
 A server's bubblewrap (kernel.sandbox.server) reports the sandbox's pid on its info fd and
 waits on its block fd when the server gets a network namespace of its own or its workspace
@@ -9,7 +10,9 @@ themselves while the server's shell stage waits (kernel.sandbox.pin, as for a co
 server lives long, and an editor or git reading a link it replaced would take the server's),
 makes its workspace read-only (kernel.sandbox.workspace_gate: writable only while a call is
 in flight), then lets the server go. A server with a workspace always has that stage, with
-links to pin or none. `aclose` ends pasta with the server and closes its gate.
+links to pin or none. Every sandboxed server has a start: it holds the descriptor of the
+seccomp filter bwrap installs on the server (kernel.sandbox.seccomp), as on every command.
+`aclose` ends pasta with the server and closes its gate.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import asyncio
 import contextlib
 import os
 
+from kernel.sandbox import seccomp
 from kernel.sandbox.handshake import MAX_INFO_BYTES, HandshakeError, child_pid
 from kernel.sandbox.network import START_TIMEOUT_S, NetworkUnavailable, Pasta
 from kernel.sandbox.pin import PinError, PinStage
@@ -41,6 +45,8 @@ class ServerStart:
         """The server's workspace gate, once `connect` made it read-only."""
         self._info_read, self._info_write = os.pipe()
         self._block_read, self._block_write = os.pipe()
+        self._filter = seccomp.open_program()
+        """The seccomp filter bubblewrap installs on the server (kernel.sandbox.seccomp)."""
 
     @property
     def own_network(self) -> bool:
@@ -53,13 +59,19 @@ class ServerStart:
         return self._info_write, self._block_read
 
     @property
+    def seccomp_fd(self) -> int:
+        """The seccomp filter as bwrap sees it."""
+        return self._filter
+
+    @property
     def pass_fds(self) -> tuple[int, ...]:
         """Every descriptor bwrap must get (pass them with `pass_fds`)."""
-        return self.child_fds + (self.stage.child_fds if self.stage is not None else ())
+        return (*self.child_fds, self._filter,
+                *(self.stage.child_fds if self.stage is not None else ()))
 
     def started(self) -> None:
         """Close the child's ends here once bwrap has them."""
-        self._close("_info_write", "_block_read")
+        self._close("_info_write", "_block_read", "_filter")
         if self.stage is not None:
             self.stage.started()
 
@@ -104,7 +116,7 @@ class ServerStart:
             self.stage.close()
         if self.gate is not None:
             self.gate.close()
-        self._close("_info_read", "_info_write", "_block_read", "_block_write")
+        self._close("_info_read", "_info_write", "_block_read", "_block_write", "_filter")
 
     def _close(self, *names: str) -> None:
         for name in names:

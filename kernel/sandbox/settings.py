@@ -10,6 +10,7 @@ from pathlib import Path
 from kernel.sandbox.limits import ResourceLimits
 
 DEFAULT_GRACE_S = 2.0
+DEFAULT_MAX_OUTPUT = 1 << 30
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,9 @@ class ExecSettings:
     """A command allowed the network shares this machine's network namespace (its loopback
     services, X11 and D-Bus sockets too) instead of getting the internet only through pasta
     (kernel.sandbox.network)."""
+    max_output_bytes: int = DEFAULT_MAX_OUTPUT
+    """What the spool file of one command keeps; the rest is drained and counted, and only
+    its last 4 KiB kept (a `yes` for the allowed 600 s would fill a disk)."""
 
     def shown_paths(self) -> tuple[Path, ...]:
         """`read_only_paths` with `~` expanded, resolved."""

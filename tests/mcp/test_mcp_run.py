@@ -32,6 +32,9 @@ from kernel.tools.registry import ToolRegistry
 from kernel.tools.spec import ToolCall
 from tests.mcp.conftest import edge
 
+PROJECT = Path("/srv/project")
+"""A workspace whose sandbox home commands write (AppPaths.sandbox_home_for)."""
+
 MODEL = "claude-sonnet-4-6"
 WAIT = 60.0
 
@@ -81,7 +84,7 @@ def test_kernel_startup_gives_servers_the_users_environment_without_secrets(
     assert env["EXPLICIT"] == "named" and env["MY_API_TOKEN"] == "typed-by-the-user"
     assert "REINS_TEST_CANARY_TOKEN" not in env and "canary-91c2" not in json.dumps(env)
     assert "DISPLAY" not in env
-    assert str(reins_home.sandbox_home) not in json.dumps(env)
+    assert str(reins_home.sandbox_home_for(PROJECT)) not in json.dumps(env)
     assert (mcp_logs_dir(reins_home) / "edge.stderr.log").read_text().startswith(
         "edge: starting")
 

@@ -37,7 +37,8 @@ FULL = """{
   },
   "exec": {"path": ["/opt/tools/bin"], "env": ["JAVA_HOME", "NPM_TOKEN"],
            "secret_env": ["NPM_TOKEN"], "read_only_paths": ["~/.nvm"],
-           "limits": {"memory_mb": 2048, "processes": 256}, "grace_s": 0.5},
+           "limits": {"memory_mb": 2048, "processes": 256}, "grace_s": 0.5,
+           "max_output_mb": 64},
   "mcpServers": {"git": {"command": "uvx", "args": ["mcp-server-git"]}}
 }
 """
@@ -66,7 +67,7 @@ def test_full_file_loads(reins_home: AppPaths) -> None:
         env_secret_opt_in=("NPM_TOKEN",), read_only_paths=("~/.nvm",),
         limits=ResourceLimits(address_space=2048 * MiB, file_size=ResourceLimits().file_size,
                               processes=256),
-        grace_s=0.5)
+        grace_s=0.5, max_output_bytes=64 * MiB)
     assert s.mcp_servers["git"]["command"] == "uvx"
 
 

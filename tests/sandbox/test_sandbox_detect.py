@@ -23,6 +23,9 @@ from kernel.tools.externalize import OutputStore
 from kernel.tools.spec import ErrorCode
 from tests.sandbox.sandbox_helpers import MISSING
 
+PROJECT = Path("/srv/project")
+"""A workspace whose sandbox home commands write (AppPaths.sandbox_home_for)."""
+
 
 def test_missing_bwrap_is_reported_with_the_fix() -> None:
     status = detect_sandbox(MISSING)
@@ -100,7 +103,7 @@ def test_bwrap_argv_layers(tmp_path: Path, reins_home: AppPaths) -> None:
     reins_home.config.mkdir(parents=True)
     argv = bwrap_argv(
         "bwrap", program=("/bin/sh", "-s"), cwd=workspace, workspace=workspace, network=False,
-        paths=reins_home, sandbox_home=reins_home.sandbox_home, real_home=home,
+        paths=reins_home, sandbox_home=reins_home.sandbox_home_for(PROJECT), real_home=home,
         read_only_paths=(home / ".pyenv",), handshake_fds=(7, 9),
         marks=WorkspaceIndex(str(workspace), watch=False).marks.values(),
     )
@@ -118,13 +121,14 @@ def test_bwrap_argv_layers(tmp_path: Path, reins_home: AppPaths) -> None:
     # Reins' folders lie in nothing shown: absent, with the sandbox home bound among them
     assert f"--tmpfs {reins_home.data}" not in text and f"--tmpfs {reins_home.config}" not in text
     assert text.index(f"--bind {workspace} {workspace}") < text.index(
-        f"--bind {reins_home.sandbox_home}")
-    assert text.index(f"--bind {reins_home.sandbox_home}") < text.index("--remount-ro / ")
+        f"--bind {reins_home.sandbox_home_for(PROJECT)}")
+    assert text.index(f"--bind {reins_home.sandbox_home_for(PROJECT)}") < text.index(
+        "--remount-ro / ")
     assert "--info-fd 7 --block-fd 9" in text
     assert argv[-7:] == ["--remount-ro", "/", "--chdir", str(workspace), "--", "/bin/sh", "-s"]
     with_net = bwrap_argv(
         "bwrap", program=("/bin/sh", "-s"), cwd=workspace, workspace=workspace, network=True,
-        paths=reins_home, sandbox_home=reins_home.sandbox_home, real_home=home,
+        paths=reins_home, sandbox_home=reins_home.sandbox_home_for(PROJECT), real_home=home,
         handshake_fds=(7, 9),
     )
     assert "--unshare-net" not in with_net
@@ -143,13 +147,13 @@ def test_reins_folders_under_the_hidden_home_are_hidden_once(tmp_path: Path) -> 
     def argv_text(workspace: Path, read_only: tuple[Path, ...] = ()) -> str:
         return " ".join(bwrap_argv(
             "bwrap", program=("/bin/sh", "-s"), cwd=workspace, workspace=workspace, network=False,
-            paths=paths, sandbox_home=paths.sandbox_home, real_home=home,
+            paths=paths, sandbox_home=paths.sandbox_home_for(PROJECT), real_home=home,
             read_only_paths=read_only, handshake_fds=(7, 9)))
 
     default = argv_text(project)
     assert f"--tmpfs {home} " not in default and f"--ro-bind {home} " not in default
     assert f"--tmpfs {paths.data}" not in default and f"--tmpfs {paths.config}" not in default
-    assert f"--bind {paths.sandbox_home} {paths.sandbox_home}" in default
+    assert f"--bind {paths.sandbox_home_for(PROJECT)} {paths.sandbox_home_for(PROJECT)}" in default
     shown_again = argv_text(project, (home / ".local",))
     assert f"--ro-bind {home / '.local'} {home / '.local'}" in shown_again
     assert f"--tmpfs {paths.data}" in shown_again and f"--remount-ro {paths.data}" in shown_again

@@ -55,7 +55,7 @@ def test_the_real_home_is_absent_and_unchanged(
     assert f"{home}/.netrc: No such file" in text
     assert not (home / ".bashrc").exists()
     assert "visible" in text and (project / "made-here").exists()
-    assert f"home={reins_home.sandbox_home}" in text and "h=0" in text
+    assert f"home={reins_home.sandbox_home_for(project)}" in text and "h=0" in text
     assert outcome.exit_code == 0
 
 

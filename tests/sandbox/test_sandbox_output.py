@@ -8,7 +8,8 @@ from pathlib import Path
 
 import psutil
 
-from kernel.sandbox.executor import CommandExecutor
+from kernel.sandbox.executor import CommandExecutor, OutputCut
+from kernel.sandbox.settings import ExecSettings
 from kernel.tools.externalize import OutputStore
 
 GIB = 1024**3
@@ -54,8 +55,14 @@ def test_one_gigabyte_of_output_keeps_memory_flat(
             done.set()
             sampler.join()
         assert outcome.exit_code == 0
-        assert outcome.output_bytes == GIB + len("\nlast line\n")
-        assert outcome.spool_path.stat().st_size == outcome.output_bytes
+        # the spool keeps 1 GiB (the default bound): the 11 bytes past it are cut, and end
+        # the spool after a note
+        assert outcome.output_cut == OutputCut(GIB, len("\nlast line\n"))
+        assert outcome.spool_path.stat().st_size == outcome.output_bytes > GIB
+        with outcome.spool_path.open("rb") as spool_file:
+            spool_file.seek(GIB)
+            assert spool_file.read() == (b"\n[output cut at 1 GiB: 11 bytes more were not "
+                                         b"kept; the last 11 bytes follow]\n\nlast line\n")
         preview = outputs.preview_file(outcome.spool_path, 30_000)
         assert preview.path == outcome.spool_path and "binary output" in preview.text
         outcome.spool_path.unlink()
@@ -95,3 +102,43 @@ def test_progress_reports_bytes_and_the_last_line(
     sizes = [s for s, _, _ in seen]
     elapsed = [e for _, _, e in seen]
     assert sizes == sorted(sizes) and elapsed == sorted(elapsed)
+
+
+def test_output_past_the_bound_is_drained_counted_and_its_tail_kept(
+    workspace: Path, outputs: OutputStore, tmp_path: Path
+) -> None:
+    """Break 7: the spool keeps `max_output_bytes`; the command still runs to its end (it
+    neither blocks on a full pipe nor dies of SIGPIPE: `head` sees all it asked for), and the
+    result says how much was cut, with the real tail at the end of the spool."""
+    from kernel.paths import AppPaths
+    executor = CommandExecutor(AppPaths(data=tmp_path / "d", config=tmp_path / "c"),
+                               ExecSettings(max_output_bytes=64 * 1024), ahead=False)
+
+    async def scenario() -> None:
+        with outputs.spool("cut") as spool:
+            outcome = await executor.run(
+                "yes | head -c 3000000; echo; echo the real end; echo status $? >&2",
+                workspace=workspace, spool=spool, timeout_s=60)
+        assert outcome.exit_code == 0 and outcome.stopped == ""
+        produced = 3_000_000 + len("\nthe real end\nstatus 0\n")
+        assert outcome.output_cut == OutputCut(64 * 1024, produced - 64 * 1024)
+        data = outcome.spool_path.read_bytes()
+        assert data[: 64 * 1024] == b"y\n" * (32 * 1024)
+        assert data[64 * 1024:].startswith(
+            b"\n[output cut at 64 KiB: 2.8 MiB more were not kept; the last 4 KiB follow]\n")
+        assert data.endswith(b"y\ny\n\nthe real end\nstatus 0\n")
+        assert len(data) == outcome.output_bytes < 64 * 1024 + 4096 + 200
+
+    asyncio.run(scenario())
+    executor.shutdown()
+
+
+def test_the_tool_result_says_plainly_how_much_was_cut() -> None:
+    from kernel.sandbox.executor import CommandOutcome
+    from kernel.tools.builtin.command import _header
+    outcome = CommandOutcome(
+        exit_code=0, stopped="", duration_s=1.0, spool_path=Path("/x"), output_bytes=GIB,
+        timed_out=False, cancelled=False, sandbox="bwrap", withheld_env=(), network=False,
+        output_cut=OutputCut(GIB, 123 * 1024**2))
+    assert ("output cut at 1 GiB: 123 MiB more were not kept (the output ends with the last "
+            "of them)") in _header(outcome)

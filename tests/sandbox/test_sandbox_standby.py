@@ -73,7 +73,7 @@ def test_the_next_command_runs_in_the_sandbox_made_ahead_and_gets_a_fresh_one(
     assert not one.made_ahead and two.made_ahead
     assert two.exit_code == 0
     assert text.splitlines() == [  # the first command's /tmp is not this one's
-        "fresh-tmp", "kept", f"{workspace}|{executor.paths.sandbox_home.resolve()}"]
+        "fresh-tmp", "kept", f"{workspace}|{executor.paths.sandbox_home_for(workspace).resolve()}"]
 
 
 @pytest.mark.parametrize("change", [

@@ -4,7 +4,8 @@
 CI) or `nobody` (started as root: the helper of tests/sandbox/unprivileged_run.py switches
 to uid 0 of a user namespace that is kernel uid 65534 first), FOLDER a folder nobody can
 reach, SPEC a JSON object: {"processes": N, "network": bool, "commands": [COMMAND, ...],
-"settings": {ExecSettings field: value}}. The workspace is FOLDER/workspace.
+"settings": {ExecSettings field: value}, "in": [FOLDER NAME, ...]}. The workspace is
+FOLDER/workspace, or for each command the folder of FOLDER its "in" names.
 Prints one JSON line: {"as": …, "uid_map": …, "status": {…}, "outcomes": [{…}, …]}.
 """
 
@@ -27,10 +28,11 @@ from kernel.tools.externalize import OutputStore
 from tests.sandbox.unprivileged_run import become_nobody
 
 
-async def _run_all(executor: CommandExecutor, workspace: Path, outputs: OutputStore,
+async def _run_all(executor: CommandExecutor, workspaces: list[Path], outputs: OutputStore,
                    commands: list[str], network: bool) -> list[dict[str, object]]:
     results: list[dict[str, object]] = []
-    for index, command in enumerate(commands):
+    for index, (command, workspace) in enumerate(zip(commands, workspaces, strict=True)):
+        workspace.mkdir(exist_ok=True)
         with outputs.spool(f"c{index}") as spool:
             try:
                 outcome = await executor.run(command, workspace=workspace, spool=spool,
@@ -82,9 +84,12 @@ def main(who: str, folder: Path, spec: dict[str, object]) -> None:
     if status.available:
         commands = spec["commands"]
         assert isinstance(commands, list)
+        names = spec.get("in") or ["workspace"] * len(commands)
+        assert isinstance(names, list)
         try:
             report["outcomes"] = asyncio.run(_run_all(
-                executor, workspace, OutputStore.for_session(paths, "s"), commands,
+                executor, [folder / str(name) for name in names],
+                OutputStore.for_session(paths, "s"), commands,
                 bool(spec.get("network", False))))
         finally:
             executor.shutdown()

@@ -1,6 +1,7 @@
 """Nothing a sandboxed command can write is read as code or configuration by an MCP server.
 
-A command's HOME is the sandbox home (`AppPaths.sandbox_home`), and it can write there. The
+A command's HOME is its workspace's sandbox home (`AppPaths.sandbox_home_for`), and it can
+write there. The
 payloads are planted there as a command would plant them: a Python user-site `.pth`,
 `sitecustomize.py` and `usercustomize.py`; `~/.gitconfig` and `~/.config/git/config` with
 `core.fsmonitor`; a fake `git` in `~/.local/bin`. Then real MCP servers
@@ -35,6 +36,9 @@ from kernel.tools.externalize import OutputStore
 from kernel.tools.pathpolicy import PathPolicy
 from kernel.tools.registry import ToolRegistry
 from kernel.tools.spec import ToolCall, ToolResult
+
+PROJECT = Path("/srv/project")
+"""A workspace whose sandbox home commands write (AppPaths.sandbox_home_for)."""
 
 SERVERS = Path(__file__).parents[1] / "mcp" / "servers"
 PLAIN = SERVERS / "plain.py"
@@ -107,7 +111,7 @@ def world(tmp_path: Path, reins_home: AppPaths, monkeypatch: pytest.MonkeyPatch)
         "[user]\n\tname = Real User\n\temail = real.user@example.com\n")
     markers = tmp_path / "markers"
     markers.mkdir()
-    sandbox_home = reins_home.sandbox_home
+    sandbox_home = reins_home.sandbox_home_for(PROJECT)
     plant(sandbox_home, markers)
     login_bin = tmp_path / "login-bin"
     _script(login_bin / "reins-login-python", f"#!/bin/sh\nexec {sys.executable} \"$@\"\n")
@@ -154,7 +158,7 @@ async def _call(dispatcher: Dispatcher, name: str, **args: Any) -> ToolResult:
 
 def _control(world: World) -> None:
     """The payloads are live: a process whose HOME is the sandbox home runs every one."""
-    home = str(world.paths.sandbox_home)
+    home = str(world.paths.sandbox_home_for(PROJECT))
     env = {"HOME": home, "PATH": f"{home}/.local/bin:/usr/bin:/bin"}
     subprocess.run([SYSTEM_PYTHON, "-c", "pass"], env=env, check=True)
     subprocess.run(["git", "status"], cwd=world.repo, env=env, check=True, capture_output=True)
@@ -186,7 +190,7 @@ def test_planted_payloads_never_run_and_servers_see_the_real_home(world: World) 
 
     facts, status = asyncio.run(main())
     assert world.ran() == [], f"planted payloads ran outside the sandbox: {world.ran()}"
-    sandbox_home = str(world.paths.sandbox_home)
+    sandbox_home = str(world.paths.sandbox_home_for(PROJECT))
     assert facts["env"]["HOME"] == str(world.home)
     assert facts["cwd"] == str(world.home)
     assert sandbox_home not in json.dumps(facts)
@@ -217,7 +221,7 @@ def test_servers_get_the_login_path_without_writable_folders(world: World) -> No
     for server, env in seen.items():
         assert env["PATH"] == f"{world.login_bin}:{VENV_BIN}:/usr/bin:/bin", server
         assert env["HOME"] == str(world.home), server
-        assert str(world.paths.sandbox_home) not in json.dumps(env), server
+        assert str(world.paths.sandbox_home_for(PROJECT)) not in json.dumps(env), server
     assert world.ran() == []
 
 
@@ -227,7 +231,7 @@ def test_when_the_login_shell_hangs_servers_get_the_kernel_path_without_writable
     hanging = _script(tmp_path / "shell" / "hanging-sh",
                       f"#!/bin/sh\necho $$ >> {pids}\nsleep 60 &\necho $! >> {pids}\nwait\n")
     monkeypatch.setenv("SHELL", str(hanging))
-    sandbox_bin = f"{world.paths.sandbox_home}/.local/bin"
+    sandbox_bin = f"{world.paths.sandbox_home_for(PROJECT)}/.local/bin"
     monkeypatch.setenv("PATH", f"{sandbox_bin}:bin::.:{VENV_BIN}:/usr/bin:/bin")
 
     async def main() -> tuple[dict[str, Any], float]:

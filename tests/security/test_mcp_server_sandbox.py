@@ -59,7 +59,7 @@ def test_a_sandboxed_server_works_and_is_confined(
                 "state": ("touch", {"path": str(state / "cache.db")}),
                 "workspace": ("touch", {"path": str(workspace / "out.txt")}),
                 "hook": ("touch", {"path": str(workspace / ".git" / "hooks" / "pre-commit")}),
-                "sandbox_home": ("touch", {"path": str(reins_home.sandbox_home / "x.pth")}),
+                "sandbox_home": ("touch", {"path": str(reins_home.sandbox_homes / "x.pth")}),
                 "envrc": ("touch", {"path": str(workspace / "deep" / ".envrc")}),
                 "editor": ("touch", {"path": str(workspace / ".vscode")}),
             }
@@ -81,7 +81,7 @@ def test_a_sandboxed_server_works_and_is_confined(
     assert out["state"][0] and (state / "cache.db").exists()
     assert out["workspace"][0] and (workspace / "out.txt").exists()
     assert not out["hook"][0] and not (workspace / ".git" / "hooks" / "pre-commit").exists()
-    assert not (reins_home.sandbox_home / "x.pth").exists()
+    assert not (reins_home.sandbox_homes / "x.pth").exists()
     for key, made in (("envrc", workspace / "deep" / ".envrc"), ("editor", workspace / ".vscode")):
         ok, text = out[key]
         assert ok and "undone by Reins: the server made" in text, (key, text)

@@ -108,6 +108,8 @@ def _header(outcome: CommandOutcome) -> list[str]:
         )
     if outcome.write_error:
         lines.append(f"output incomplete: {outcome.write_error}")
+    if outcome.output_cut is not None:
+        lines.append(f"{outcome.output_cut.words} (the output ends with the last of them)")
     lines += describe(outcome.reverted, "the command")
     if outcome.pinned and not outcome.ok:
         lines.append("fixed in place by Reins while the command ran (links git or an editor "
