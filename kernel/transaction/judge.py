@@ -52,7 +52,7 @@ class Judged:
     held: tuple[Held, ...]
 
 
-class Verdict(Protocol):
+class WriteVerdict(Protocol):
     """What the one path policy says of writing a path (kernel.tools.pathpolicy.PathVerdict)."""
 
     @property
@@ -61,7 +61,7 @@ class Verdict(Protocol):
     def protected(self) -> str | None: ...
 
 
-Classify = Callable[[str], Verdict]
+Classify = Callable[[str], WriteVerdict]
 """The path policy's verdict on writing a workspace-relative path (PathPolicy.classify)."""
 
 

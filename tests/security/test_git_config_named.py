@@ -34,14 +34,14 @@ ATTACKS = {
     "replace the folder": "cd app && mv .githooks .gh-old; mkdir -p x && "
                           + HOOK.format(name="replace", path="x/pre-commit")
                           + " && mv x .githooks",
-    "make the missing folder": "cd web && rm -rf .husky stage evil; mkdir -p .husky/_ && "
-                               + HOOK.format(name="make", path=".husky/_/pre-commit"),
-    "rename a folder into place": "cd web && rm -rf .husky stage evil; mkdir -p stage/_ && "
+    "make the missing folder": "cd web && rm -rf .hooks stage evil; mkdir -p .hooks/_ && "
+                               + HOOK.format(name="make", path=".hooks/_/pre-commit"),
+    "rename a folder into place": "cd web && rm -rf .hooks stage evil; mkdir -p stage/_ && "
                                   + HOOK.format(name="rename", path="stage/_/pre-commit")
-                                  + " && mv stage .husky",
-    "link a folder into place": "cd web && rm -rf .husky stage evil; mkdir -p evil/_ && "
+                                  + " && mv stage .hooks",
+    "link a folder into place": "cd web && rm -rf .hooks stage evil; mkdir -p evil/_ && "
                                 + HOOK.format(name="link", path="evil/_/pre-commit")
-                                + " && ln -s evil .husky",
+                                + " && ln -s evil .hooks",
     "append to the included file": "cd app && printf '[core]\\n\\thooksPath = /tmp\\n' "
                                    ">> team.gitconfig",
     "replace the included file": "cd app && rm -f team.gitconfig; "
@@ -67,7 +67,7 @@ def _prepare(folder: Path) -> None:
           "alias.t=!./tools/t.sh")
     (workspace / "app" / ".githooks").mkdir()
     (workspace / "app" / "team.gitconfig").write_text("[core]\n\tautocrlf = false\n")
-    _repo(workspace / "web", "core.hooksPath=.husky/_")
+    _repo(workspace / "web", "core.hooksPath=.hooks/_")
     (folder / "home").mkdir()
 
 
@@ -89,7 +89,7 @@ def _check(folder: Path, report: dict[str, Any]) -> None:
     assert pwned == [], report
     assert sorted(os.listdir(workspace / "app" / ".githooks")) == []
     assert (workspace / "app" / "team.gitconfig").read_text() == "[core]\n\tautocrlf = false\n"
-    assert not os.path.lexists(workspace / "web" / ".husky" / "_")
+    assert not os.path.lexists(workspace / "web" / ".hooks" / "_")
     assert not (workspace / "app" / "tools" / "t.sh").exists()
 
 
@@ -104,8 +104,8 @@ def test_what_git_config_names_cannot_be_planted(confined: Confined) -> None:
     assert "busy" in by_command[ATTACKS["replace the folder"]]["output"].lower()
     reverted = {name: {r["path"] for r in by_command[ATTACKS[name]]["reverted"]}
                 for name in ATTACKS}
-    assert reverted["make the missing folder"] == {"web/.husky/_"}
-    assert reverted["rename a folder into place"] == {"web/.husky/_"}
+    assert reverted["make the missing folder"] == {"web/.hooks/_"}
+    assert reverted["rename a folder into place"] == {"web/.hooks/_"}
     assert reverted["link a folder into place"] == {"web/evil/_"}
     assert reverted["write the alias's script"] == {"app/tools/t.sh"}
     assert all(r["rule"].startswith(("core.hookspath in ", "alias.t in "))
@@ -254,14 +254,14 @@ def _file_tools_say(workspace: Path, reins_home: AppPaths, protected: dict[str, 
 
 def test_the_file_tools_refuse_what_git_config_names(workspace: Path,
                                                      reins_home: AppPaths) -> None:
-    _repo(workspace, "core.hooksPath=.husky/_", "include.path=../team.inc",
+    _repo(workspace, "core.hooksPath=.hooks/_", "include.path=../team.inc",
           "diff.conv.textconv=python3 tools/conv.py")
     hooks = f"{NAMED_PREFIX}core.hookspath in .git/config"
     _file_tools_say(workspace, reins_home, {
-        ".husky/_/pre-commit": hooks, "./.husky/_": hooks, ".husky/x/../_/commit-msg": hooks,
+        ".hooks/_/pre-commit": hooks, "./.hooks/_": hooks, ".hooks/x/../_/commit-msg": hooks,
         "team.inc": f"{NAMED_PREFIX}include.path in .git/config",
         "tools/conv.py": f"{NAMED_PREFIX}diff.conv.textconv in .git/config",
-    }, (".husky/other", "tools/other.py", "team.inc.bak"))
+    }, (".hooks/other", "tools/other.py", "team.inc.bak"))
 
 
 def test_the_file_tools_refuse_what_git_runs_from_any_folder(tmp_path: Path,

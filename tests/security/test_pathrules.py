@@ -227,13 +227,21 @@ PROTECTED: list[tuple[str, str]] = [
     (".idea/runConfigurations/x.xml", ".idea/**"),
     (".devcontainer/devcontainer.json", ".devcontainer/**"),
     (".devcontainer.json", ".devcontainer.json"),
+    (".husky/pre-commit", ".husky/**"),
+    ("web/.husky/_/h", ".husky/**"),
+    (".pre-commit-config.yaml", ".pre-commit-config.yaml"),
+    ("sub/lefthook.yml", "lefthook.yml"),
+    (".lefthook/pre-commit/x.sh", ".lefthook/**"),
+    (".simple-git-hooks.json", ".simple-git-hooks.json"),
+    (".tool-versions", ".tool-versions"),
 ]
 
 NOT_PROTECTED = [
     ".github/workflows/x.yml", "gitconfig.md", "my.bashrc", "src/.profile.d/x", "vscode/x",
     ".gitignore", ".gitattributes", ".git-blame-ignore-revs", ".gitkeep", "git/config",
     "docs/.git.md", ".github/CODEOWNERS", ".vscodeignore", "idea/notes", ".bashrc.md",
-    "devcontainer.json", ".envrc.md", "README.md", ".editorconfig", ".pre-commit-config.yaml",
+    "devcontainer.json", ".envrc.md", "README.md", ".editorconfig", "pre-commit-config.yaml",
+    "husky/pre-commit", ".lefthook.md",
 ]
 
 

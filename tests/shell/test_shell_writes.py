@@ -135,7 +135,7 @@ PROGRAM_WRITES = [
     ("sed -i s/a/b/ */*/*/*.json", [], ["*/*/*/*.json"]),
     ("sed -i s/a/b/ .docker/*.json", [], [".docker/*.json"]),
     ("sed -i s/a/b/ conf/*.json", [], ["conf/*.json"]),
-    ("sed -i s/a/b/ conf/*.yaml", ["conf/*.yaml"], []),
+    ("sed -i s/a/b/ conf/*.ini", ["conf/*.ini"], []),
     ("sed -i s/a/b/ .env.*", [], [".env.*"]),
     ("sed -i s/a/b/ .ss[h]/x", [], [".ss[h]/x"]),
     ("sed -i s/a/b/ .g*/config", [], [".g*/config"]),
