@@ -16,7 +16,7 @@ import json
 import re
 import time
 import typing
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -462,6 +462,27 @@ def next_status(current: CallStatus | None, event: CallEvent) -> CallStatus:
     if current in FINISHED_STATUSES and not isinstance(event, ToolResultEvent):
         return current
     return event.status
+
+
+def call_statuses(events: Iterable[Event]) -> dict[str, CallStatus]:
+    """Each call's status after a history's events, in order (pure; `next_status`)."""
+    status: dict[str, CallStatus] = {}
+    for event in events:
+        if isinstance(event, CallEvent):
+            status[event.call_id] = next_status(status.get(event.call_id), event)
+    return status
+
+
+def pending_requests(events: Iterable[Event]) -> list[ApprovalRequest]:
+    """The approval requests of a history that still wait for a person (pure): each call's
+    latest request, while the call's status is still awaiting_approval. A call stopped,
+    cancelled or finished while it was asked (a result and no decision) waits for nothing:
+    it is never offered again."""
+    history = list(events)
+    status = call_statuses(history)
+    latest = {e.call_id: e for e in history if isinstance(e, ApprovalRequest)}
+    return [request for call_id, request in latest.items()
+            if status[call_id] == "awaiting_approval"]
 
 
 def event_from_dict(data: Any) -> Event:
