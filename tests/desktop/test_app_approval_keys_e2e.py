@@ -22,7 +22,7 @@ from desktop.controller import ESC_WHILE_ASKED, AppController
 from kernel import protocol as p
 from kernel.agent.store import SessionStore
 from kernel.events import ApprovalDecision, ApprovalRequest, ToolResultEvent
-from kernel.fakemodel import FakeAnthropicServer, ToolUse, reply
+from kernel.fakemodel import Failure, FakeAnthropicServer, ToolUse, reply
 from kernel.paths import AppPaths
 from tests.desktop.conftest import ARMED_WAIT_MS, running_app, wait_armed
 from tests.desktop.test_app_approvals_e2e import new_session, stored
@@ -208,3 +208,24 @@ def test_a_call_stopped_while_asked_is_never_offered_again_and_an_answer_to_it_i
     assert not (workspace / "notes.txt").exists()
     with SessionStore(reins_home.database) as store:
         assert not [e for _, e in store.events(sid) if isinstance(e, ApprovalDecision)]
+
+
+def test_a_message_after_a_failed_turn_is_sent_as_its_own_turn(
+        qtbot: QtBot, reins_home: AppPaths, fake: FakeAnthropicServer, workspace: Path) -> None:
+    """After a 529 the person writes on instead of pressing Retry: the model gets the failed
+    message and the new one as two turns, never as one merged message."""
+    with start(qtbot, reins_home, fake) as app:
+        sid = new_session(qtbot, app, workspace, "ask")
+        fake.add(Failure(529), Failure(529), Failure(529))
+        type_prompt(qtbot, app, "write the report")
+        w = app.window
+        qtbot.waitUntil(lambda: not running(app) and w.banner.isVisible(), timeout=WAIT_MS)
+        assert "Retry" in w.banner.button.text()
+        fake.add(reply("Here is the summary."))
+        type_prompt(qtbot, app, "just summarize instead")
+        qtbot.waitUntil(lambda: any(isinstance(i, MessageItem) and i.text == "Here is the summary."
+                                    for i in app.views[sid].chat.items()), timeout=WAIT_MS)
+        messages = fake.requests[-1].body["messages"]
+        assert [m["role"] for m in messages] == ["user", "assistant", "user"]
+        assert [b.get("text") for b in messages[0]["content"]] == ["write the report"]
+        assert [b.get("text") for b in messages[2]["content"]] == ["just summarize instead"]
