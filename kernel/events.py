@@ -297,6 +297,11 @@ class ToolResultEvent(CallEvent):
     output_bytes: int = 0
     externalized_path: str | None = None
     preview: str = ""
+    """The start of the result's text, at most RESULT_PREVIEW_CHARS characters."""
+
+
+RESULT_PREVIEW_CHARS = 2_000
+"""How much of a result's text a `tool_result` event carries (`ToolResultEvent.preview`)."""
 
 
 @_event

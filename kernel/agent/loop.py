@@ -111,6 +111,7 @@ from kernel.agent.store import RunState, SessionStore, StoredSession
 from kernel.agent.textcall import TOOL_INTERFACE_PROMPT, text_tool_call
 from kernel.attachments import Attachment
 from kernel.events import (
+    RESULT_PREVIEW_CHARS,
     ApprovalDecision,
     ApprovalRequest,
     AssistantDelta,
@@ -139,7 +140,6 @@ from kernel.tools.spec import ErrorCode, Progress, Risk, ToolCall, ToolResult, T
 
 Sink = Callable[[Event], None]
 log = logging.getLogger(__name__)
-PREVIEW_CHARS = 2_000
 CONTINUE_PROMPT = ("Your previous answer was cut off by the output token limit. Continue "
                    "exactly where it stopped, without repeating what you already wrote.")
 
@@ -1165,7 +1165,7 @@ class _Run:
             is_error=result.is_error,
             error_code=result.error_code.value if result.error_code else None,
             duration_ms=round(result.duration_ms, 3), output_bytes=result.output_bytes,
-            externalized_path=result.externalized_path, preview=result.text[:PREVIEW_CHARS]))
+            externalized_path=result.externalized_path, preview=result.text[:RESULT_PREVIEW_CHARS]))
 
     def _replay_repeats(self) -> None:
         for message in self.history:
