@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QObject, Qt, QTimer, Signal
+from PySide6.QtWidgets import QToolTip
 
 from desktop.chat.attach import Chip, for_kernel, kept_chips
 from desktop.chat.feed import apply_event
@@ -43,6 +44,7 @@ from kernel.events import (
     SessionStarted,
     ToolProgress,
     UserMessage,
+    pending_requests,
 )
 from kernel.modes import Mode
 from kernel.paths import AppPaths
@@ -55,6 +57,8 @@ if TYPE_CHECKING:
     from desktop.timeline.panel import TimelinePanel
 
 log = logging.getLogger(__name__)
+ESC_WHILE_ASKED = ("Esc does not stop a run while an approval waits: it is kept for later "
+                   "(the pending button in the status bar shows it again). Stop stops the run.")
 KERNEL_START_FALLBACK_MS = 300
 
 
@@ -102,11 +106,6 @@ class SessionView:
         self.cost += float(event.cost_usd or 0.0)
         if event.context_window:
             self.context = (event.context_tokens, event.context_window)
-
-
-def unanswered_requests(events: list[Event]) -> list[ApprovalRequest]:
-    answered = {e.call_id for e in events if isinstance(e, ApprovalDecision)}
-    return [e for e in events if isinstance(e, ApprovalRequest) and e.call_id not in answered]
 
 
 class AppController(QObject):
@@ -180,6 +179,7 @@ class AppController(QObject):
         w.chat.files_dropped.connect(w.prompt.attach_files)
         w.chat.image_dropped.connect(w.prompt.tray.add_image)
         w.prompt.stop.connect(self.cancel_run)
+        w.prompt.escaped.connect(self.escape_in_prompt)
         w.banner.action.connect(self._banner_action)
         w.mode_changed.connect(self._set_mode)
         w.model_picker.chosen.connect(self._choose_model)
@@ -582,7 +582,7 @@ class AppController(QObject):
                 or self.current in (None, info.session_id)):
             self._opening = None
             self._make_current(info.session_id)
-        for request in unanswered_requests(view.events):
+        for request in pending_requests(view.events):
             self.approvals.submit(request)
         if (message.created and self._pending_prompt is not None
                 and self.current == info.session_id):
@@ -751,6 +751,21 @@ class AppController(QObject):
         view = self._view()
         if view is not None and view.running:
             self.client.send(p.CancelRun(view.info.session_id))
+
+    def escape_in_prompt(self) -> None:
+        """Esc in the prompt during a run stops it, except while one of its calls waits for
+        an approval: then Esc means what the approval dialog says, "decide later" (the
+        request stays pending, the run waits), and the status bar says how to stop."""
+        view = self._view()
+        if view is None or not view.running:
+            return
+        if self._approvals is None or not self._approvals.waiting_in(view.info.session_id):
+            self.cancel_run()
+            return
+        self._approvals.postpone()
+        # A tooltip, not a status message: that would hide the pending button it points to.
+        edit = self.window.prompt.edit
+        QToolTip.showText(edit.mapToGlobal(edit.rect().topLeft()), ESC_WHILE_ASKED, edit)
 
     def cancel_call(self, call_id: str) -> None:
         """Stop one tool call of the current session's run (its timeline row's Stop); the

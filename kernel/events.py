@@ -16,7 +16,7 @@ import json
 import re
 import time
 import typing
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -307,10 +307,15 @@ class ToolResultEvent(CallEvent):
     output_bytes: int = 0
     externalized_path: str | None = None
     preview: str = ""
+    """The start of the result's text, at most RESULT_PREVIEW_CHARS characters."""
     changes: list[dict[str, Any]] = field(default_factory=list)
     """What the call changed in the workspace, applied as one undoable step: each change as
     `kernel.transaction.changeset.Change.to_json` gives it (a reader decodes them with
     `ChangeSet.from_json`, which refuses a malformed one)."""
+
+
+RESULT_PREVIEW_CHARS = 2_000
+"""How much of a result's text a `tool_result` event carries (`ToolResultEvent.preview`)."""
 
 
 @_event
@@ -476,6 +481,27 @@ def next_status(current: CallStatus | None, event: CallEvent) -> CallStatus:
     if current in FINISHED_STATUSES and not isinstance(event, ToolResultEvent):
         return current
     return event.status
+
+
+def call_statuses(events: Iterable[Event]) -> dict[str, CallStatus]:
+    """Each call's status after a history's events, in order (pure; `next_status`)."""
+    status: dict[str, CallStatus] = {}
+    for event in events:
+        if isinstance(event, CallEvent):
+            status[event.call_id] = next_status(status.get(event.call_id), event)
+    return status
+
+
+def pending_requests(events: Iterable[Event]) -> list[ApprovalRequest]:
+    """The approval requests of a history that still wait for a person (pure): each call's
+    latest request, while the call's status is still awaiting_approval. A call stopped,
+    cancelled or finished while it was asked (a result and no decision) waits for nothing:
+    it is never offered again."""
+    history = list(events)
+    status = call_statuses(history)
+    latest = {e.call_id: e for e in history if isinstance(e, ApprovalRequest)}
+    return [request for call_id, request in latest.items()
+            if status[call_id] == "awaiting_approval"]
 
 
 def event_from_dict(data: Any) -> Event:

@@ -649,15 +649,30 @@ class KernelService:
             log.info("cancel_call: %s is not running in session %s", message.call_id,
                      message.session_id)
 
-    def _approval_answer(self, message: p.ApprovalAnswer) -> None:
+    async def _approval_answer(self, message: p.ApprovalAnswer) -> None:
         answer = Answer(message.decision, message.message, message.confirmed)
         if self.channel.answer(message.call_id, answer):
             return
+        if message.session_id not in self.runs:
+            await self._check_still_asked(message.session_id, message.call_id)
         # Nobody is waiting for it: the request is from before a restart. Keep the answer
         # and resume the run; the gate asks again for exactly that call and gets it.
         self.early_answers[message.call_id] = answer
         if message.session_id not in self.runs:
             self._resume_run(p.ResumeRun(message.session_id))
+
+    async def _check_still_asked(self, session_id: str, call_id: str) -> None:
+        """ValueError (said to the UI) when the history has no request of this call waiting
+        for an answer: an answer to a call stopped or finished meanwhile is never dropped
+        silently, and starts nothing."""
+        from kernel.events import call_statuses, pending_requests
+
+        events = [e for _, e in await asyncio.to_thread(self.store.events, session_id)]
+        if any(r.call_id == call_id for r in pending_requests(events)):
+            return
+        why = _GONE.get(call_statuses(events).get(call_id) or "", "it is not in this session")
+        raise ValueError(f"the answer was not used: that call no longer waits for one ({why});"
+                         f" nothing was run. Send a new message to go on.")
 
     def _shutdown_command(self, _message: p.Shutdown) -> None:
         self._stop.set()
@@ -977,6 +992,15 @@ def _attachments(sent: tuple[p.AttachmentData, ...]) -> list[Attachment]:
             raise ValueError(f"{item.name}: the attachment's data is not base64") from None
         out.append(read_attachment(item.name, data))
     return out
+
+
+_GONE = {
+    "stopped": "it was stopped before it was answered",
+    "ok": "it has already run", "error": "it has already ended, with an error",
+    "denied": "it was denied", "timeout": "it has already ended: it timed out",
+    "running": "it was already answered",
+}
+"""Why an answered call waits for no answer, by its status (`_check_still_asked`)."""
 
 
 def _session_words(words: str) -> str:

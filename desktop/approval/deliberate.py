@@ -4,8 +4,9 @@ before a freshly shown question can be answered at all.
 A dialog that appears while the user types must not turn the next space or Enter into an
 answer. So an allow button takes no keyboard focus, swallows Space and Enter even when they
 reach it, is never a default button, and answers only to a mouse click or to the dialog's
-chord (Ctrl+Enter); and every answer button stays disabled for ARM_DELAY_MS after the
-question is shown, so a click or chord already under way when it appeared lands on nothing.
+chord (one not typed by habit while writing); and every answer button stays disabled for
+ARM_DELAY_MS after the question is shown, so a click or chord already under way when it
+appeared lands on nothing.
 `QuietDialog` is a dialog that appears without taking the focus from where the user types.
 """
 
@@ -21,6 +22,11 @@ from shiboken6 import isValid
 ARM_DELAY_MS = 500
 """How long a newly shown question cannot be answered (Qt's double-click interval is
 400 ms: a double click that began before the dialog appeared is over by then)."""
+
+ALLOW_ONCE_KEYS = "Ctrl+Shift+Y"
+"""The approval dialog's chord for "allow once", live in the whole app while a request is
+shown: no key typed by habit while writing (Ctrl+Enter sends in many apps; Ctrl+Shift+Enter
+is one slip from it; Ctrl+Y is only redo, and Shift is not held for it)."""
 
 _KEYS_THAT_PRESS = (Qt.Key.Key_Space, Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Select)
 

@@ -8,8 +8,12 @@ without answering postpones the request; it never counts as a denial.
 It never takes a keystroke meant for something else (`deliberate`): it appears without
 taking the focus from the prompt (it is activated only when the user asks for it: the
 pending button, a call's row, the tray), no allow button is a default or takes the focus,
-an allow is a click or Ctrl+Enter (Ctrl+Shift+Enter: for this session), and every answer
-waits ARM_DELAY_MS after a request is shown. Deny is the default button.
+an allow is a click or ALLOW_ONCE_KEYS, and every answer waits ARM_DELAY_MS after a request
+is shown. Deny is the default button. The chord works from wherever the keyboard is in the
+app (an application shortcut, live only while the dialog shows a request), and it is none a
+person types by habit while writing: not Ctrl+Enter, which sends in many apps. Esc in the
+dialog decides later; in the prompt too while a request waits (the controller), so the
+hint's words are true where the user types.
 
 Everything the request carries came from the model: every label is plain text (never rich
 text) and shows it through `kernel.visible`, so an ESC, CR or bidirectional override in a
@@ -48,17 +52,23 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.approval.deliberate import Arming, DeliberateButton, QuietDialog
+from desktop.approval.deliberate import ALLOW_ONCE_KEYS, Arming, DeliberateButton, QuietDialog
 from kernel.events import ApprovalRequest, Choice
 from kernel.protocol import ApprovalAnswer
 from kernel.visible import one_line, visible
 
+KEYS_HINT = f"{ALLOW_ONCE_KEYS}: allow once · Esc: decide later"
+
 RISK_COLOURS = {
-    "read": "#2da44e",
-    "write": "#bf8700",
-    "execute": "#d1242f",
-    "destructive": "#82071e",
+    "read": "#3a6e4f",
+    "write": "#35608f",
+    "execute": "#7d5a1e",
+    "destructive": "#cf222e",
 }
+"""The risk badge's background (white bold text on each, legible on a light or a dark
+window): a muted green for reads, a muted blue for a file change (its diff is shown), a
+calm amber for an ordinary command, and the only saturated red for a destructive one."""
+UNKNOWN_RISK_COLOUR = "#57606a"
 
 
 class DiffHighlighter(QSyntaxHighlighter):
@@ -78,6 +88,12 @@ class DiffHighlighter(QSyntaxHighlighter):
             fmt = QTextCharFormat()
             fmt.setForeground(QColor(colour))
             self.setFormat(0, len(text), fmt)
+
+
+def sentence(text: str) -> str:
+    """The policy's reason as a sentence: a full stop at its end, nothing added to it."""
+    text = text.strip()
+    return text if not text or text.endswith((".", "!", "?", ":")) else f"{text}."
 
 
 def shown_preview(request: ApprovalRequest) -> str:
@@ -137,10 +153,9 @@ class ApprovalDialog(QuietDialog):
 
         self.allow_once = DeliberateButton("Allow once", self)
         self.allow_once.setAccessibleName("Allow once")
-        self.allow_once.setToolTip("Click, or press Ctrl+Enter")
+        self.allow_once.setToolTip(f"Click, or press {ALLOW_ONCE_KEYS}")
         self.allow_session = DeliberateButton("Allow for this session", self)
         self.allow_session.setAccessibleName("Allow for this session")
-        self.allow_session.setToolTip("Click, or press Ctrl+Shift+Enter")
         self.allow_always = DeliberateButton("Always allow", self)
         self.allow_always.setAccessibleName("Always allow")
         self.always_rule = QLabel(self)
@@ -162,7 +177,7 @@ class ApprovalDialog(QuietDialog):
         for button in (self.allow_once, self.allow_session, self.allow_always):
             buttons.addWidget(button)
         buttons.addStretch(1)
-        self.keys_hint = QLabel("Ctrl+Enter: allow once · Esc: decide later", self)
+        self.keys_hint = QLabel(KEYS_HINT, self)
         self.keys_hint.setTextFormat(Qt.TextFormat.PlainText)
         self.keys_hint.setAccessibleName("Keys of this dialog")
         self.keys_hint.setEnabled(False)  # drawn muted
@@ -184,10 +199,11 @@ class ApprovalDialog(QuietDialog):
         self.deny.clicked.connect(lambda: self._decide("deny"))
         self.confirm_box.toggled.connect(self._update_buttons)
         self.deny_message.returnPressed.connect(lambda: self._decide("deny"))
-        for keys, decision in (("Ctrl+Return", "allow_once"), ("Ctrl+Enter", "allow_once"),
-                               ("Ctrl+Shift+Return", "allow_session"),
-                               ("Ctrl+Shift+Enter", "allow_session")):
-            QShortcut(QKeySequence(keys), self, lambda d=decision: self._decide(d))
+        self.allow_key = QShortcut(QKeySequence(ALLOW_ONCE_KEYS), self,
+                                   lambda: self._decide("allow_once"))
+        self.allow_key.setContext(Qt.ShortcutContext.ApplicationShortcut)  # (PySide6 drops
+        # the constructor's context argument)
+        self.allow_key.setAutoRepeat(False)  # a held chord answers once, never the next one
 
     @property
     def armed(self) -> bool:
@@ -202,7 +218,7 @@ class ApprovalDialog(QuietDialog):
                      session_title: str = "") -> None:
         self.request = request
         self.tool_label.setText(one_line(request.name))
-        colour = RISK_COLOURS.get(request.risk, "#6e7781")
+        colour = RISK_COLOURS.get(request.risk, UNKNOWN_RISK_COLOUR)
         self.risk_badge.setText(f" {one_line(request.risk.upper())} ")
         self.risk_badge.setStyleSheet(
             f"QLabel {{ background: {colour}; color: white; border-radius: 4px;"
@@ -211,8 +227,8 @@ class ApprovalDialog(QuietDialog):
         self.count_label.setVisible(total > 1)
         self.session_label.setText(f"Session: {one_line(session_title)}" if session_title else "")
         self.session_label.setVisible(bool(session_title))
-        decided = f" (decided by {request.rule})" if request.rule else ""
-        self.reason_label.setText(one_line(f"Why you are asked: {request.reason}{decided}"))
+        self.reason_label.setText(one_line(f"Why you are asked: {sentence(request.reason)}"))
+        self.reason_label.setToolTip(one_line(f"Rule: {request.rule}") if request.rule else "")
         always = request.always_text()
         self.preview.setPlainText(shown_preview(request))
         self.confirm_box.setChecked(False)
@@ -329,6 +345,11 @@ class ApprovalQueue(QObject):
                 self.show_current(activate=True)
                 return True
         return False
+
+    def postpone(self) -> None:
+        """Decide later: hide the dialog; every request stays pending."""
+        if self.dialog.isVisible():
+            self.dialog.reject()
 
     def waiting_in(self, session_id: str) -> bool:
         """Some call of this session waits for an answer."""

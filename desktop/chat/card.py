@@ -10,18 +10,23 @@ from PySide6.QtGui import QFont, QFontDatabase, QTextBlockFormat, QTextCharForma
 
 from desktop.chat.documents import SafeDocument
 from desktop.words import arguments_json, count
+from kernel.events import RESULT_PREVIEW_CHARS
 from kernel.visible import visible
 
 MAX_LINES = 16
 MAX_LINE_CHARS = 300
 
 
-def shorten(text: str, max_lines: int = MAX_LINES) -> str:
-    """At most `max_lines` lines of at most MAX_LINE_CHARS, saying how much was left out."""
+def shorten(text: str, max_lines: int = MAX_LINES, whole: bool = True) -> str:
+    """At most `max_lines` lines of at most MAX_LINE_CHARS, saying how much was left out.
+    `whole`: `text` is all there is, so the lines left out can be counted; otherwise (only
+    the start of a longer output) no count is made up: the rest is said to be in the file."""
     lines = text.split("\n")
     shown = [line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS] + "…"
              for line in lines[:max_lines]]
-    if len(lines) > max_lines:
+    if not whole:
+        shown.append("… more: the whole output is in the full output")
+    elif len(lines) > max_lines:
         shown.append(f"… {count(len(lines) - max_lines, 'more line')}")
     return "\n".join(shown)
 
@@ -36,7 +41,8 @@ def card_document(arguments: object, preview: str, output_path: str | None) -> S
     mono.setFontFamilies(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont).families())
     sections = [("Arguments", shorten(visible(arguments_json(arguments))))]
     if preview:
-        sections.append(("Result", shorten(visible(preview))))
+        whole = output_path is None and len(preview) < RESULT_PREVIEW_CHARS
+        sections.append(("Result", shorten(visible(preview), whole=whole)))
     first = True
     for title, body in sections:
         if not first:

@@ -1,5 +1,6 @@
 """The prompt box: Enter sends, Shift+Enter adds a line, Esc stops the run (or leaves the
-editing of the last message); files dropped or pasted (and a pasted image) are attached as
+editing of the last message; while an approval waits, the controller makes it "decide
+later" instead); files dropped or pasted (and a pasted image) are attached as
 chips above it (desktop.chat.attach), a dropped folder is mentioned by path."""
 
 from __future__ import annotations
@@ -31,8 +32,9 @@ class PromptEdit(QPlainTextEdit):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setAccessibleName("Prompt")
-        self.setAccessibleDescription("Enter sends, Shift+Enter adds a line, Esc stops the run, "
-                                      "Up in an empty prompt edits your last message")
+        self.setAccessibleDescription("Enter sends, Shift+Enter adds a line, Esc stops the run "
+                                      "(while an approval waits, it decides later), Up in an "
+                                      "empty prompt edits your last message")
         self.setPlaceholderText("Ask Reins… (Enter to send, Shift+Enter for a new line)")
         self.setTabChangesFocus(True)
         self.setAcceptDrops(True)
@@ -95,6 +97,9 @@ class PromptBox(QWidget):
 
     send = Signal(str)
     stop = Signal()
+    """The Stop button: stop the run."""
+    escaped = Signal()
+    """Esc in the prompt during a run: the controller stops it, unless an approval waits."""
     edit_submitted = Signal(str)
     edit_last_requested = Signal()
     """Up in the empty prompt box: the last message, to edit."""
@@ -135,9 +140,9 @@ class PromptBox(QWidget):
         self.edit.image_given.connect(self.tray.add_image)
         self.edit.edit_last.connect(self.edit_last_requested)
         self.edit.submitted.connect(self._submit)
-        self.edit.cancel_requested.connect(self._stop)
+        self.edit.cancel_requested.connect(self._escape)
         self.send_button.clicked.connect(self._submit)
-        self.stop_button.clicked.connect(self._stop)
+        self.stop_button.clicked.connect(self.stop)
         self.set_running(False)
 
     def set_running(self, running: bool) -> None:
@@ -165,9 +170,9 @@ class PromptBox(QWidget):
         else:
             self.send.emit(text)
 
-    def _stop(self) -> None:
+    def _escape(self) -> None:
         if self.stop_button.isEnabled():
-            self.stop.emit()
+            self.escaped.emit()
         elif self.editing:
             self.cancel_edit()
 

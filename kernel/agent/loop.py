@@ -111,6 +111,7 @@ from kernel.agent.store import RunState, SessionStore, StoredSession
 from kernel.agent.textcall import TOOL_INTERFACE_PROMPT, text_tool_call
 from kernel.attachments import Attachment
 from kernel.events import (
+    RESULT_PREVIEW_CHARS,
     ApprovalDecision,
     ApprovalRequest,
     AssistantDelta,
@@ -140,7 +141,6 @@ from kernel.transaction.checkpoints import Checkpoints
 
 Sink = Callable[[Event], None]
 log = logging.getLogger(__name__)
-PREVIEW_CHARS = 2_000
 CONTINUE_PROMPT = ("Your previous answer was cut off by the output token limit. Continue "
                    "exactly where it stopped, without repeating what you already wrote.")
 
@@ -573,6 +573,8 @@ class _Run:
         """What the last request held (reported with the run's end, for the context bar)."""
         past = stored.past
         self._past_prompts = [e for e in past if isinstance(e, UserMessage)]
+        self._last_end = _why_unanswered(past)
+        """Why the previous run ended (for a prompt of it left without an answer)."""
         self._unanswered = ({e.call_id for e in past if isinstance(e, ApprovalRequest)}
                             - {e.call_id for e in past if isinstance(e, ApprovalDecision)})
         """Approval requests without a decision (of a run interrupted while asking)."""
@@ -716,6 +718,21 @@ class _Run:
             return len(self.history) - 1, 1 if isinstance(content, str) else len(content)
         return len(self.history), 0
 
+    def _close_unanswered_turn(self) -> None:
+        """A user turn that holds a prompt (text) and got no answer — its request failed,
+        or the run was stopped first — is closed with a short assistant note saying so
+        before a new prompt: the new prompt is its own turn, never silently merged into
+        the old one (a turn of only tool results is still joined by the next prompt, as the
+        API wants). Retry (resume) sends the unanswered turn again instead."""
+        if not self.history or self.history[-1]["role"] != "user":
+            return
+        content = self.history[-1]["content"]
+        if not isinstance(content, str) and not any(
+                isinstance(b, dict) and b.get("type") == "text" for b in content):
+            return
+        self._append_message({"role": "assistant", "content": [
+            {"type": "text", "text": f"(No answer to this message: {self._last_end}.)"}]})
+
     def _add_prompt(self, prompt: str, attachments: Sequence[Attachment],
                     kept: tuple[list[dict[str, Any]], list[dict[str, Any]]]) -> None:
         summaries, blocks = list(kept[0]), list(kept[1])
@@ -723,6 +740,7 @@ class _Run:
             fitted, _ = fit_content(attachment.blocks(), keep=self._keep_media)
             summaries.append(attachment.summary(len(fitted)))
             blocks += [dict(b) for b in fitted]
+        self._close_unanswered_turn()
         at_message, at_block = self._prompt_at()
         self.emit(UserMessage(self.session_id, prompt, attachments=summaries,
                               at_message=at_message, at_block=at_block))
@@ -1152,7 +1170,8 @@ class _Run:
             is_error=result.is_error,
             error_code=result.error_code.value if result.error_code else None,
             duration_ms=round(result.duration_ms, 3), output_bytes=result.output_bytes,
-            externalized_path=result.externalized_path, preview=result.text[:PREVIEW_CHARS],
+            externalized_path=result.externalized_path,
+            preview=result.text[:RESULT_PREVIEW_CHARS],
             changes=[c.to_json() for c in result.changes] if result.changes else []))
 
     def _replay_repeats(self) -> None:
@@ -1403,6 +1422,20 @@ def _safe_id(call_id: Any) -> bool:
     except UnsafeIdentifier:
         return False
     return True
+
+
+def _why_unanswered(past: Sequence[Event]) -> str:
+    """Why the last run left its prompt without an answer, in words for the model."""
+    for event in reversed(past):
+        if isinstance(event, ErrorEvent):
+            return f"the request failed ({event.code})"
+        if isinstance(event, RunFinished) and event.stop_reason != StopReason.ERROR.value:
+            if event.stop_reason == StopReason.CANCELLED.value:
+                return "the user stopped the run before it was answered"
+            return f"the run ended first ({event.stop_reason})"
+        if isinstance(event, UserMessage):
+            break
+    return "the run ended before it was answered"
 
 
 def _title_from(prompt: str) -> str:

@@ -335,7 +335,7 @@ class Dispatcher:
             result = await self._run(call, entry, started)
         except asyncio.CancelledError:
             if call.call_id in self._stopping and owner is not None and owner.uncancel() == 0:
-                result = self._stopped_result(call, started)
+                result = self._output_so_far(self._stopped_result(call, started))
                 self._finish(call, result, future)
                 return result
             if self._suspending and call.call_id not in self._executing:
@@ -343,13 +343,13 @@ class Dispatcher:
                 self._owners.pop(call.call_id, None)
                 future.cancel()
                 raise
-            result = error_result(
+            result = self._output_so_far(error_result(
                 call.call_id,
                 ErrorCode.CANCELLED,
                 f"The call to {call.name!r} was cancelled by the user before it finished; "
                 f"its effects, if any, may be partial. Ask the user before running it again.",
                 duration_ms=(time.perf_counter() - started) * 1000,
-            )
+            ))
             self._finish(call, result, future)
             raise
         except BaseException as exc:  # a bug in the pipeline itself: still a result
@@ -433,6 +433,19 @@ class Dispatcher:
             )
             self._store(skipped)
             self._notify("call_finished", call, skipped)
+
+    def _output_so_far(self, result: ToolResult) -> ToolResult:
+        """A stopped call keeps what it printed: its spool file (a command streams its
+        output there as it runs) becomes the result's full output, so the user can still
+        open it; a call that printed nothing keeps none."""
+        try:
+            path = self.outputs.path_for(result.call_id)
+            size = path.stat().st_size
+        except (OSError, UnsafeIdentifier):
+            return result
+        if size == 0:
+            return result
+        return replace(result, externalized_path=str(path), output_bytes=size)
 
     def _stopped_result(self, call: ToolCall, started: float) -> ToolResult:
         entry = self.registry.entry(call.name) if isinstance(call.name, str) else None

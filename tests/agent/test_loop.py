@@ -170,6 +170,49 @@ def test_overload_after_retries_is_a_clear_error_and_the_turn_is_retryable(harne
     assert harness.server.requests[-1].body["messages"][-1]["content"][0]["text"] == "hi"
 
 
+def test_a_new_prompt_after_a_failed_turn_is_its_own_turn_never_merged(harness: Harness):
+    """After a 529 the user writes something else instead of Retry: the failed prompt stays
+    in the history as its own turn, closed by a note that it got no answer; the new prompt
+    is a user turn of its own (the API would merge two user turns into one)."""
+    harness.server.add(Failure(529), Failure(529), Failure(529))
+    sid, finished = harness.run("write the report")
+    assert finished.stop_reason == "error"
+    harness.server.add(reply("Here is the summary."))
+    _, again = harness.run("just summarize instead", session_id=sid)
+    assert again.stop_reason == "end_turn"
+    messages = harness.server.requests[-1].body["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "user"]
+    texts = [[b.get("text") for b in m["content"]] for m in messages]
+    assert texts[0] == ["write the report"]
+    assert texts[1] == ["(No answer to this message: the request failed (overloaded).)"]
+    assert texts[2] == ["just summarize instead"]
+    assert not harness.server.problems
+
+
+def test_a_new_prompt_after_a_stopped_unanswered_turn_is_its_own_turn(harness: Harness):
+    harness.server.add(Reply((Text("never seen"),), stall_after=1))
+    sid = harness.session()
+    agent = harness.agent()
+
+    async def go() -> RunFinished:
+        asyncio.get_running_loop().call_later(0.5, agent.cancel, sid)
+        try:
+            return await agent.run(sid, "first question", harness.seen.append)
+        finally:
+            await agent.provider.close()
+
+    asyncio.run(go())
+    harness.server.release()
+    assert harness.store.messages(sid)[-1]["role"] == "user", "no answer was kept"
+    harness.server.add(reply("ok"))
+    harness.run("second question", session_id=sid)
+    messages = harness.server.requests[-1].body["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "user"]
+    assert messages[1]["content"][0]["text"] == (
+        "(No answer to this message: the user stopped the run before it was answered.)")
+    assert [b.get("text") for b in messages[2]["content"]] == ["second question"]
+
+
 def test_stream_cut_mid_message_keeps_partial_text(harness: Harness):
     harness.server.add(Reply((Text("The answer is forty-two, because"),), cut_after=5,
                              chunk_chars=6))

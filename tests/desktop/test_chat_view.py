@@ -142,7 +142,7 @@ def test_prompt_enter_sends_shift_enter_newlines_esc_stops(qtbot: QtBot) -> None
     qtbot.keyClick(box.edit, Qt.Key.Key_Return)
     assert sent == ["line one\nline two"] and box.edit.toPlainText() == ""
     box.set_running(True)
-    with qtbot.waitSignal(box.stop):
+    with qtbot.waitSignal(box.escaped):  # the controller stops the run (or decides later)
         qtbot.keyClick(box.edit, Qt.Key.Key_Escape)
     qtbot.keyClicks(box.edit, "queued")
     qtbot.keyClick(box.edit, Qt.Key.Key_Return)

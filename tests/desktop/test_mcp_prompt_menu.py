@@ -96,7 +96,7 @@ def test_typing_a_slash_lists_filters_and_enter_picks(qtbot: QtBot) -> None:
 def test_no_match_esc_and_a_space_close_the_menu(qtbot: QtBot) -> None:
     box, menu, sent, fetched, _ = _box(qtbot)
     stops: list[int] = []
-    box.stop.connect(lambda: stops.append(1))
+    box.escaped.connect(lambda: stops.append(1))
     box.set_running(True)
     qtbot.keyClicks(box.edit, "/zz")
     menu.set_prompts(PROMPTS)
