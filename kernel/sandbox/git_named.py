@@ -82,7 +82,6 @@ line is skipped and the rest read, so a reading that differs from git's only pro
 
 from __future__ import annotations
 
-import fnmatch
 import functools
 import os
 import re
@@ -90,35 +89,17 @@ import shlex
 import stat
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import Literal
 
+from kernel.pathrules import ANY_DEPTH, NAMED_PREFIX, GitNamed, git_key_kind
 from kernel.sandbox.marks import EntryKind, Mark
 
-Named = Literal["folder", "config", "program"]
-"""folder: git runs what it holds (hooks, templates); config: read as configuration (and
-read on: what it names counts too); program: a command's program or script."""
+Named = GitNamed
+"""What a git config value names (kernel.pathrules, with the one table of keys)."""
 
-FOLDER_KEYS = ("core.hookspath", "init.templatedir")
-CONFIG_KEYS = ("include.path", "includeif.*.path")
-PROGRAM_KEYS = (
-    "core.sshcommand", "core.pager", "core.editor", "core.askpass", "core.fsmonitor",
-    "core.gitproxy", "sequence.editor", "diff.external", "diff.*.command", "diff.*.textconv",
-    "difftool.*.cmd", "difftool.*.path", "mergetool.*.cmd", "mergetool.*.path",
-    "merge.*.driver", "filter.*.clean", "filter.*.smudge", "filter.*.process", "alias.*",
-    "credential.helper", "credential.*.helper", "gpg.program", "gpg.*.program", "pager.*",
-    "interactive.difffilter", "sendemail.sendmailcmd", "sendemail.smtpserver",
-    "uploadpack.packobjectshook", "remote.*.uploadpack", "remote.*.receivepack",
-    "web.browser", "browser.*.cmd", "browser.*.path", "man.*.cmd", "man.*.path",
-    "guitool.*.cmd", "instaweb.httpd",
-)
-"""Keys whose value is a command git runs (its words that are paths are protected), matched
-case-blind with `*` for a subsection."""
 BOOLEANS = frozenset({"true", "false", "yes", "no", "on", "off", "1", "0", ""})
 """`core.fsmonitor = true` is git's own monitor, no program."""
-NAMED_PREFIX = "git-named:"
-"""How the file tools' path policy is told a path is one a git config names:
-`git-named:<rule>` (kernel.sandbox.guard.protected_links)."""
 MAX_BYTES = 1 << 20
 MAX_DEPTH = 10
 """git's own include depth."""
@@ -241,20 +222,6 @@ def _value(text: str, lines: Sequence[str], at: int) -> tuple[str | None, int]:
         spaces, started = "", True
 
 
-_TABLES: tuple[tuple[Named, tuple[str, ...]], ...] = (
-    ("folder", FOLDER_KEYS), ("config", CONFIG_KEYS), ("program", PROGRAM_KEYS))
-
-
-@functools.cache
-def _kind_of(key: str) -> Named | None:
-    """What the value of `key` (lower case) names, by the key tables (`*` stands for any
-    subsection or name)."""
-    for kind, patterns in _TABLES:
-        if any(fnmatch.fnmatchcase(key, pattern) for pattern in patterns):
-            return kind
-    return None
-
-
 @functools.lru_cache(maxsize=4096)
 def named(entry: Entry) -> tuple[tuple[Named, str], ...]:
     """What `entry` names: (kind, the path as written, `~` not yet expanded; a program's
@@ -263,7 +230,7 @@ def named(entry: Entry) -> tuple[tuple[Named, str], ...]:
     if not value:
         return ()
     key = entry.key.lower()
-    kind = _kind_of(key)
+    kind = git_key_kind(key)
     if kind in ("folder", "config"):
         return ((kind, value),)
     if kind != "program" or (key == "core.fsmonitor" and value.lower() in BOOLEANS):
@@ -767,22 +734,6 @@ def met(root: str, named: NamedPaths, found: Mapping[str, EntryKind]) -> dict[st
             for rel in placed(root, real, where.kind, named.git_dirs):
                 out.setdefault(rel, where.rule)
     return out
-
-
-ANY_DEPTH = "**"
-"""In `protected_paths`' keys, the folder below which the rest is named at any depth."""
-
-
-def at_any_depth(resolved: PurePath, key: PurePath) -> bool:
-    """`resolved` is, or lies below, the path after `**` in `key` at a folder below the
-    folder before it (`/ws/app/**/tools/t.sh`: `/ws/app/lib/tools/t.sh`)."""
-    parts = key.parts
-    at = parts.index(ANY_DEPTH)
-    folder, tail = PurePath(*parts[:at]), parts[at + 1:]
-    if not resolved.is_relative_to(folder):
-        return False
-    names = resolved.relative_to(folder).parts
-    return any(names[i:i + len(tail)] == tail for i in range(len(names) - len(tail) + 1))
 
 
 def protected_paths(root: str, named: NamedPaths, found: Mapping[str, EntryKind]

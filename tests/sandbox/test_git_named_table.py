@@ -10,6 +10,7 @@ from pathlib import Path, PurePath
 
 import pytest
 
+from kernel.pathrules import at_any_depth
 from kernel.sandbox.git_named import (
     HOOK_NAMES,
     Base,
@@ -19,7 +20,6 @@ from kernel.sandbox.git_named import (
     Named,
     NamedPaths,
     Repository,
-    at_any_depth,
     found_in,
     named,
     named_paths,

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
+from kernel.pathrules import NAMED_PREFIX
 from kernel.paths import AppPaths
-from kernel.sandbox.git_named import NAMED_PREFIX
 from kernel.sandbox.guard import WorkspaceGuards
 from kernel.tools.pathpolicy import PathPolicy
 from tests.cli.conftest import Cli, cli

@@ -6,16 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from kernel.pathrules import GIT_CONFIG_KEYS, GIT_FOLDER_KEYS, GIT_PROGRAM_KEYS, git_key_kind
-from kernel.sandbox import git_named
+from kernel.pathrules import git_key_kind
 from kernel.shell.classify import classify
-
-
-def test_the_sandbox_reads_the_same_keys() -> None:
-    """Until kernel.sandbox.git_named imports them, its tables must not drift from these."""
-    assert git_named.FOLDER_KEYS == GIT_FOLDER_KEYS
-    assert git_named.CONFIG_KEYS == GIT_CONFIG_KEYS
-    assert git_named.PROGRAM_KEYS == GIT_PROGRAM_KEYS
 
 
 @pytest.mark.parametrize("key, kind", [

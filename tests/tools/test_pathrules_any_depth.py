@@ -10,7 +10,6 @@ from pathlib import PurePath
 import pytest
 
 from kernel import pathrules
-from kernel.sandbox import git_named
 
 
 def test_the_path_policy_loads_no_sandbox_module() -> None:
@@ -19,12 +18,6 @@ def test_the_path_policy_loads_no_sandbox_module() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.strip()
     assert out == "[]"
-
-
-def test_the_sandbox_uses_the_same_words() -> None:
-    """Until kernel.sandbox.git_named imports them, its copies must not drift."""
-    assert git_named.ANY_DEPTH == pathrules.ANY_DEPTH
-    assert git_named.NAMED_PREFIX == pathrules.NAMED_PREFIX
 
 
 @pytest.mark.parametrize("resolved, key, expected", [
@@ -36,5 +29,4 @@ def test_the_sandbox_uses_the_same_words() -> None:
     ("/ws/app/t.sh", "/ws/app/**/tools/t.sh", False),
 ])
 def test_at_any_depth(resolved: str, key: str, expected: bool) -> None:
-    for judge in (pathrules.at_any_depth, git_named.at_any_depth):
-        assert judge(PurePath(resolved), PurePath(key)) is expected
+    assert pathrules.at_any_depth(PurePath(resolved), PurePath(key)) is expected
