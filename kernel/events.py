@@ -314,6 +314,9 @@ class ToolResultEvent(CallEvent):
     `ChangeSet.from_json`, which refuses a malformed one)."""
 
 
+HELD_RULE = "held changes"
+"""The rule of an approval request that asks whether to keep changes a call made that are
+held for the user (kernel.transaction.judge): allowing keeps them, denying discards them."""
 RESULT_PREVIEW_CHARS = 2_000
 """How much of a result's text a `tool_result` event carries (`ToolResultEvent.preview`)."""
 

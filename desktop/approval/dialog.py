@@ -53,7 +53,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.approval.deliberate import ALLOW_ONCE_KEYS, Arming, DeliberateButton, QuietDialog
-from kernel.events import ApprovalRequest, Choice
+from kernel.events import HELD_RULE, ApprovalRequest, Choice
 from kernel.protocol import ApprovalAnswer
 from kernel.visible import one_line, visible
 
@@ -227,6 +227,11 @@ class ApprovalDialog(QuietDialog):
         self.count_label.setVisible(total > 1)
         self.session_label.setText(f"Session: {one_line(session_title)}" if session_title else "")
         self.session_label.setVisible(bool(session_title))
+        held = request.rule == HELD_RULE
+        self.setWindowTitle("Keep these changes? — Reins" if held else "Approval needed — Reins")
+        self.allow_once.setText("Keep these changes" if held else "Allow once")
+        self.deny.setText("&Discard them" if held else "&Deny")
+        self.allow_session.setVisible(not held)
         self.reason_label.setText(one_line(f"Why you are asked: {sentence(request.reason)}"))
         self.reason_label.setToolTip(one_line(f"Rule: {request.rule}") if request.rule else "")
         always = request.always_text()

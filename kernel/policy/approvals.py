@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from kernel.events import (
     CHOICES,
+    HELD_RULE,
     ApprovalDecision,
     ApprovalRequest,
     Choice,
@@ -352,8 +353,6 @@ class PolicyGate:
             f"what you wanted to do."))
 
 
-HELD_RULE = "held changes"
-"""The rule of an approval request that asks about a call's held changes (`review`)."""
 INTERRUPTED_RULE = "interrupted call"
 INTERRUPTED_REASON = (
     "it was allowed and started before Reins stopped (the kernel ended while it ran), so it "

@@ -10,7 +10,7 @@ from pytestqt.qtbot import QtBot
 
 from desktop.approval.deliberate import ARM_DELAY_MS
 from desktop.approval.dialog import ApprovalDialog, ApprovalQueue
-from kernel.events import ApprovalRequest
+from kernel.events import HELD_RULE, ApprovalRequest
 from kernel.protocol import ApprovalAnswer
 from tests.desktop.conftest import click_answer, typing_window, wait_armed
 
@@ -255,3 +255,21 @@ def test_the_risk_badge_colour_follows_the_risk(qtbot: QtBot) -> None:
                          preview="date"))
     assert RISK_COLOURS["execute"] in queue.dialog.risk_badge.styleSheet()
     assert "color: white" in queue.dialog.risk_badge.styleSheet()
+
+
+def test_held_changes_are_kept_or_discarded_not_allowed_for_a_session(qtbot: QtBot) -> None:
+    """A request about a call's held changes (kernel.transaction) says keep or discard; the
+    next ordinary request says allow or deny again."""
+    _, queue = make_queue(qtbot)
+    queue.submit(request("c1", "execute", name="run_command", rule=HELD_RULE,
+                         can_always=False, always_rules=[]))
+    dialog = queue.dialog
+    assert dialog.allow_once.text() == "Keep these changes"
+    assert dialog.deny.text() == "&Discard them"
+    assert not dialog.allow_session.isVisibleTo(dialog)
+    assert not dialog.allow_always.isVisibleTo(dialog)
+    assert dialog.windowTitle().startswith("Keep these changes?")
+    click_answer(qtbot, dialog, dialog.allow_once)
+    queue.submit(request("c2"))
+    assert dialog.allow_once.text() == "Allow once" and dialog.deny.text() == "&Deny"
+    assert dialog.allow_session.isVisibleTo(dialog)
