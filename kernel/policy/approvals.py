@@ -356,7 +356,8 @@ class PolicyGate:
 INTERRUPTED_RULE = "interrupted call"
 INTERRUPTED_REASON = (
     "it was allowed and started before Reins stopped (the kernel ended while it ran), so it "
-    "may have done part of its work; check, then allow it to run again from the start, or "
+    "may have done part of its work (as a transaction, none of it in the workspace: what it "
+    "wrote there was never applied); check, then allow it to run again from the start, or "
     "deny it")
 
 RERUN_ASKS = frozenset({Risk.EXECUTE, Risk.DESTRUCTIVE})

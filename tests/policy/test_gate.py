@@ -86,7 +86,7 @@ def test_denied_command_never_starts(workspace: Path, reins_home: AppPaths) -> N
     assert not (workspace / "started").exists()
     assert gatekit.CONTEXTS == []
     [request] = kit.of_type("approval_request")
-    assert "no sandbox" in request.reason
+    assert "every command needs your OK" in request.reason
     assert request.preview.splitlines()[:4] == [
         "$ touch started", f"cwd: {workspace}", "sandbox: none (bubblewrap is not installed)",
         "network: no"]
