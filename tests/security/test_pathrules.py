@@ -227,13 +227,21 @@ PROTECTED: list[tuple[str, str]] = [
     (".idea/runConfigurations/x.xml", ".idea/**"),
     (".devcontainer/devcontainer.json", ".devcontainer/**"),
     (".devcontainer.json", ".devcontainer.json"),
+    (".pre-commit-config.yaml", ".pre-commit-config.yaml"),
+    ("web/.huskyrc", ".huskyrc"),
+    (".huskyrc.json", ".huskyrc.*"),
+    ("husky.config.js", "husky.config.*"),
+    (".lintstagedrc", ".lintstagedrc"),
+    ("app/.lintstagedrc.yaml", ".lintstagedrc.*"),
+    ("lint-staged.config.mjs", "lint-staged.config.*"),
 ]
 
 NOT_PROTECTED = [
     ".github/workflows/x.yml", "gitconfig.md", "my.bashrc", "src/.profile.d/x", "vscode/x",
     ".gitignore", ".gitattributes", ".git-blame-ignore-revs", ".gitkeep", "git/config",
     "docs/.git.md", ".github/CODEOWNERS", ".vscodeignore", "idea/notes", ".bashrc.md",
-    "devcontainer.json", ".envrc.md", "README.md", ".editorconfig", ".pre-commit-config.yaml",
+    "devcontainer.json", ".envrc.md", "README.md", ".editorconfig", "pre-commit-config.yaml",
+    "huskyrc", "lintstagedrc.json", "husky.md", "lint-staged.md",
 ]
 
 
