@@ -185,6 +185,12 @@ PROTECTED_PATTERNS: tuple[str, ...] = (
     "simple-git-hooks.js",
     "simple-git-hooks.cjs",
     ".overcommit.yml",
+    ".huskyrc",
+    ".huskyrc.*",
+    "husky.config.*",
+    ".lintstagedrc",
+    ".lintstagedrc.*",
+    "lint-staged.config.*",
     ".tool-versions",
 )
 """What no tool may write without the user's approval of that very path, at any depth.
@@ -201,7 +207,8 @@ when a coding agent starts there (`.mcp.json`, `.claude/`, `.cursor/`, `.gemini/
 MCP servers), when the user logs in or starts an editor (`.config/autostart/`, systemd
 user units, `.xprofile`, `.tmux.conf`, nvim and Emacs configuration: in a home folder), or
 when git runs a hook a hook manager installed: the scripts and configs its stubs run (husky's
-`.husky/`, pre-commit's, lefthook's, simple-git-hooks' and overcommit's configs; their keys
+`.husky/`, husky 4's `.huskyrc` and `husky.config.js`, pre-commit's, lefthook's,
+simple-git-hooks', overcommit's and lint-staged's configs, which name commands; their keys
 in package.json are judged by `kernel.transaction.judge`), or when asdf or mise enters a
 folder (`.tool-versions`)."""
 

@@ -113,11 +113,14 @@ def encode_pins(pins: list[tuple[str, str, bool]], overlay: Overlay | None = Non
 
 def overlay_options(overlay: Overlay) -> bytes:
     """The overlay's mount options: each path with `\\`, `,` and `:` escaped (the option
-    parser splits on them)."""
+    parser splits on them). `userxattr`: the overlay keeps its marks (opaque folders,
+    whiteouts) in `user.overlay.*` xattrs, which the sandbox's user may set; without it, it
+    tries `trusted.overlay.*`, which needs a capability of the host's namespace, and
+    removing a folder of the workspace (`rm -rf build`, `mv dir x`) fails with EIO."""
     def escaped(path: str) -> str:
         return re.sub(r"([\\,:])", r"\\\1", path)
 
-    return os.fsencode(f"lowerdir={escaped(overlay.workspace)},"
+    return os.fsencode(f"userxattr,lowerdir={escaped(overlay.workspace)},"
                        f"upperdir={escaped(overlay.folder + '/upper')},"
                        f"workdir={escaped(overlay.folder + '/work')}")
 

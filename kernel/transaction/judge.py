@@ -30,7 +30,12 @@ from kernel.transaction.changeset import Change
 GIT_ENTRY = ".git/**"
 """The path policy's pattern for everything inside a `.git` folder: for a command, only its
 entries git reads as code are held."""
-GIT_MARKERS = {"HEAD": stat.S_ISREG, "objects": stat.S_ISDIR, "refs": stat.S_ISDIR}
+GIT_HEAD = (stat.S_ISREG, stat.S_ISLNK)
+"""What git takes for a HEAD: a file, or a link (`HEAD -> refs/heads/main`, old style)."""
+GIT_STORES = ("objects", "refs")
+"""A git directory has these (folders, or links git follows to folders), or a `commondir`
+naming the git directory that has them (a linked worktree's layout)."""
+GIT_COMMONDIR = "commondir"
 HOOK_KEYS = ("gitHooks", "simple-git-hooks", "husky", "pre-commit", "lint-staged")
 """The keys of package.json whose commands a git hook runs (yorkie, simple-git-hooks,
 husky 4, pre-commit, lint-staged): a change to one of them is held, the rest of the file
@@ -72,10 +77,11 @@ def judge(changes: Sequence[Change], classify: Classify, *, upper: Path, lower: 
     `upper` and `lower` are the overlay's layers, read only to tell which folders are git
     directories after the command and where a link it made leads."""
     made = new_git_dirs(changes, upper, lower)
+    found = git_dirs_after(changes, upper, lower)
     apply: list[Change] = []
     held: list[Held] = []
     for change in changes:
-        why = held_because(change, classify, made, upper, lower)
+        why = held_because(change, classify, made, upper, lower) or _git_code(change, found)
         if why:
             held.append(Held(change, why))
         else:
@@ -123,9 +129,9 @@ def _hook_keys(path: Path) -> object:
 
 def _path_held(path: str, classify: Classify, made: Iterable[str]) -> str:
     for folder in made:
-        if path == folder or path.startswith(folder + "/"):
-            return (f"it is inside {folder}, which the command made a git repository: git "
-                    f"runs what its config names at the next git command there")
+        if _below(path, folder):
+            return (f"it is inside {folder or 'the workspace'}, which the command made a git "
+                    f"repository: git runs what its config names at the next git command there")
     verdict = classify(path)
     if verdict.secret is not None:
         return f"it is a secret location ({describe_secret(verdict.secret)})"
@@ -139,6 +145,24 @@ def _path_held(path: str, classify: Classify, made: Iterable[str]) -> str:
         return "git reads it as code or configuration"
     return f"it is protected ({protected}): it is run or read as configuration outside the " \
            f"sandbox"
+
+
+def _git_code(change: Change, git_dirs: Iterable[str]) -> str:
+    """Why `change` is held as code or configuration of a git directory that is not named
+    `.git` (a bare repository, a linked worktree's layout), whatever the path policy's
+    patterns say of its name."""
+    for path in (change.path, change.previous) if change.previous else (change.path,):
+        for folder in git_dirs:
+            inner = path[len(folder) + 1:] if folder else path
+            if _below(path, folder) and git_dangerous_match(inner) is not None:
+                return (f"git reads it as code or configuration of the git directory "
+                        f"{folder or '(the workspace itself)'}")
+    return ""
+
+
+def _below(path: str, folder: str) -> bool:
+    """`path` is `folder` or inside it ('' is the workspace: everything is inside)."""
+    return not folder or path == folder or path.startswith(folder + "/")
 
 
 def _inside_dot_git(path: str) -> str | None:
@@ -168,12 +192,17 @@ def _link_held(path: str, classify: Classify, made: Iterable[str], upper: Path,
 def new_git_dirs(changes: Sequence[Change], upper: Path, lower: Path) -> tuple[str, ...]:
     """The folders (workspace-relative) that are git directories after the command and
     were not before it: the folders of changed entries and their parents."""
+    return tuple(f for f in git_dirs_after(changes, upper, lower)
+                 if not _is_git_dir(upper, lower, f, after=False))
+
+
+def git_dirs_after(changes: Sequence[Change], upper: Path, lower: Path) -> tuple[str, ...]:
+    """The folders of changed entries and their parents that are git directories after
+    the command, as git tells one (`_is_git_dir`); '' is the workspace itself."""
     folders = {os.path.dirname(c.path) for c in changes} | {c.path for c in changes
                                                              if c.entry == "dir"}
-    candidates = {f for folder in folders for f in _and_parents(folder)}
-    return tuple(sorted(f for f in candidates
-                        if _is_git_dir(upper, lower, f, after=True)
-                        and not _is_git_dir(upper, lower, f, after=False)))
+    candidates = {""} | {f for folder in folders for f in _and_parents(folder)}
+    return tuple(sorted(f for f in candidates if _is_git_dir(upper, lower, f, after=True)))
 
 
 def _and_parents(folder: str) -> Iterable[str]:
@@ -183,11 +212,19 @@ def _and_parents(folder: str) -> Iterable[str]:
 
 
 def _is_git_dir(upper: Path, lower: Path, folder: str, *, after: bool) -> bool:
-    for name, kind in GIT_MARKERS.items():
-        mode = _mode(upper, lower, f"{folder}/{name}") if after else _lmode(lower / folder / name)
-        if mode is None or not kind(mode):
-            return False
-    return True
+    """Whether git takes `folder` for a git directory (after the command, or before it):
+    a HEAD file or link, and `objects` and `refs` folders (or links), or a `commondir`."""
+    def mode(name: str) -> int | None:
+        return _mode(upper, lower, os.path.join(folder, name)) if after else \
+            _lmode(lower / folder / name)
+
+    head = mode("HEAD")
+    if head is None or not any(kind(head) for kind in GIT_HEAD):
+        return False
+    if mode(GIT_COMMONDIR) is not None:
+        return True
+    stores = [mode(name) for name in GIT_STORES]
+    return all(m is not None and (stat.S_ISDIR(m) or stat.S_ISLNK(m)) for m in stores)
 
 
 def _mode(upper: Path, lower: Path, path: str) -> int | None:

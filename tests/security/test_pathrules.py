@@ -234,6 +234,12 @@ PROTECTED: list[tuple[str, str]] = [
     (".lefthook/pre-commit/x.sh", ".lefthook/**"),
     (".simple-git-hooks.json", ".simple-git-hooks.json"),
     (".tool-versions", ".tool-versions"),
+    ("web/.huskyrc", ".huskyrc"),
+    (".huskyrc.json", ".huskyrc.*"),
+    ("husky.config.js", "husky.config.*"),
+    (".lintstagedrc", ".lintstagedrc"),
+    ("app/.lintstagedrc.yaml", ".lintstagedrc.*"),
+    ("lint-staged.config.mjs", "lint-staged.config.*"),
 ]
 
 NOT_PROTECTED = [
@@ -242,6 +248,7 @@ NOT_PROTECTED = [
     "docs/.git.md", ".github/CODEOWNERS", ".vscodeignore", "idea/notes", ".bashrc.md",
     "devcontainer.json", ".envrc.md", "README.md", ".editorconfig", "pre-commit-config.yaml",
     "husky/pre-commit", ".lefthook.md",
+    "huskyrc", "lintstagedrc.json", "husky.md", "lint-staged.md",
 ]
 
 
