@@ -56,7 +56,7 @@ import random
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -692,8 +692,9 @@ class Dispatcher:
                 duration_ms=(time.perf_counter() - started) * 1000,
                 output_bytes=value.output_bytes,
                 externalized_path=value.externalized_path,
+                changes=value.changes,
             )
-        return self._limited(
+        limited = self._limited(
             call,
             spec,
             _normalize(value.content),
@@ -702,6 +703,7 @@ class Dispatcher:
             started,
             reported_bytes=value.output_bytes or None,
         )
+        return replace(limited, changes=value.changes) if value.changes else limited
 
     def _limited(
         self,

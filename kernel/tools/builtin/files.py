@@ -4,6 +4,7 @@ file content go through directory file descriptors (see pathpolicy)."""
 
 from __future__ import annotations
 
+import collections
 import difflib
 import itertools
 import os
@@ -18,7 +19,8 @@ from kernel.pathrules import secret_match
 from kernel.tools.externalize import looks_binary
 from kernel.tools.pathpolicy import PathPolicy
 from kernel.tools.schema import tool
-from kernel.tools.spec import ErrorCode, Risk, ToolContext, ToolError
+from kernel.tools.spec import ErrorCode, Risk, ToolContext, ToolError, ToolResult
+from kernel.transaction.changeset import Change, ChangeSet
 
 MAX_READ_LINES = 2000
 MAX_LINE_CHARS = 2000
@@ -48,6 +50,40 @@ def _shown(ctx: ToolContext, resolved: Path) -> str:
         rel = resolved.relative_to(ctx.workspace).as_posix()
         return rel or "."
     return str(resolved)
+
+
+MAX_COUNTED_BYTES = 4 << 20
+"""A file larger than this is replaced without its lines counted."""
+
+
+def _line_counts(old: bytes, new: bytes) -> tuple[int, int]:
+    """Lines added and removed (as multisets of lines, as kernel.transaction reads them)."""
+    before = collections.Counter(old.splitlines())
+    after = collections.Counter(new.splitlines())
+    return sum((after - before).values()), sum((before - after).values())
+
+
+def _write_step(ctx: ToolContext, resolved: Path, data: bytes, old: bytes | None
+                ) -> tuple[bool, ChangeSet | None]:
+    """Write `data` to `resolved` as one checkpoint step of the call (kernel.transaction:
+    what the file was is kept first, so the user can undo the write, as a command's changes).
+    Whether it existed, and the change (None outside the workspace or without a store)."""
+    workspace = ctx.path_policy.workspace
+    if ctx.checkpoints is None or not resolved.is_relative_to(workspace):
+        return ctx.path_policy.write_bytes(resolved, data), None
+    rel = resolved.relative_to(workspace).as_posix()
+    recorder = ctx.checkpoints.begin(ctx.session_id, ctx.call_id, workspace)
+    try:
+        recorder.keep(rel)
+        existed = ctx.path_policy.write_bytes(resolved, data)
+    except BaseException:
+        recorder.rollback()
+        raise
+    added, removed = _line_counts(old or b"", data)
+    changes = ChangeSet((Change(rel, "modified" if existed else "created", "file",
+                                added=added, removed=removed),))
+    recorder.commit(changes)
+    return existed, changes
 
 
 def _not_found(ctx: ToolContext, resolved: Path, raw: str) -> ToolError:
@@ -222,7 +258,7 @@ def write_file(
     ctx: ToolContext,
     path: PathArg,
     content: Annotated[str, "The complete new content of the file."],
-) -> str:
+) -> ToolResult:
     """Create a file or replace its whole content (missing parent folders are created). The
     file is replaced atomically: readers see the old or the new content, never a mix."""
     resolved = ctx.path_policy.resolve_write(path)
@@ -232,10 +268,15 @@ def write_file(
             f"{_shown(ctx, resolved)} is a folder; write_file writes files.",
             hint="Give a file path inside that folder.",
         )
-    existed = ctx.path_policy.write_bytes(resolved, data)
+    try:
+        old: bytes | None = ctx.path_policy.read_bytes(resolved, max_bytes=MAX_COUNTED_BYTES)
+    except OSError:
+        old = None
+    existed, changes = _write_step(ctx, resolved, data, old)
     lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
     what = "replaced its previous content" if existed else "new file"
-    return f"Wrote {len(data)} bytes ({lines} lines) to {_shown(ctx, resolved)} ({what})."
+    return ToolResult(ctx.call_id, f"Wrote {len(data)} bytes ({lines} lines) to "
+                      f"{_shown(ctx, resolved)} ({what}).", changes=changes)
 
 
 @tool(
@@ -250,7 +291,7 @@ def edit_file(
     old_string: Annotated[str, "The exact text to replace, including whitespace."],
     new_string: Annotated[str, "The text to put in its place."],
     replace_all: Annotated[bool, "Replace every occurrence instead of exactly one."] = False,
-) -> str:
+) -> ToolResult:
     """Replace text in an existing UTF-8 file. old_string must occur exactly once unless
     replace_all is true; include enough surrounding lines to make it unique."""
     resolved = ctx.path_policy.resolve_write(path)
@@ -297,9 +338,10 @@ def edit_file(
         )
     first_line = text.count("\n", 0, text.index(old)) + 1
     updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
-    ctx.path_policy.write_bytes(resolved, updated.encode("utf-8"))
+    _existed, changes = _write_step(ctx, resolved, updated.encode("utf-8"), raw)
     replaced = count if replace_all else 1
-    return f"Edited {name}: replaced {replaced} occurrence(s), the first at line {first_line}."
+    return ToolResult(ctx.call_id, f"Edited {name}: replaced {replaced} occurrence(s), the "
+                      f"first at line {first_line}.", changes=changes)
 
 
 @tool(
