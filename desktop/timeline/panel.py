@@ -36,8 +36,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QItemSelection, QModelIndex, QPoint, Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtCore import (
+    QEvent,
+    QItemSelection,
+    QModelIndex,
+    QObject,
+    QPoint,
+    Qt,
+    QTimer,
+    Signal,
+)
+from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -179,9 +188,7 @@ class TimelinePanel(QWidget):
         stop_key = QShortcut(QKeySequence(Qt.Key.Key_Delete), self.view)
         stop_key.setContext(Qt.ShortcutContext.WidgetShortcut)  # only with the table focused
         stop_key.activated.connect(self._stop_current)
-        undo_key = QShortcut(QKeySequence.StandardKey.Undo, self.view)
-        undo_key.setContext(Qt.ShortcutContext.WidgetShortcut)
-        undo_key.activated.connect(self._undo_current)
+        self.view.installEventFilter(self)  # Ctrl+Z (the view takes it as a shortcut override)
 
         self.details = DetailsPane()
         self.details.open_output.connect(self.open_output)
@@ -329,6 +336,14 @@ class TimelinePanel(QWidget):
     def _show_diff_of(self, call_id: str) -> None:
         self.select_call(call_id)
         self.diff_requested.emit(call_id)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if (watched is self.view and event.type() == QEvent.Type.KeyPress
+                and isinstance(event, QKeyEvent)
+                and event.matches(QKeySequence.StandardKey.Undo)):
+            self._undo_current()
+            return True
+        return super().eventFilter(watched, event)
 
     def _undo_current(self) -> None:
         record = self._current_record()
