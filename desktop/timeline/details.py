@@ -65,6 +65,8 @@ from desktop.words import (
 from kernel.visible import one_line, visible
 
 PREVIEW_CHARS = 4_000
+LISTED_LINES = 4
+"""A call's changes are listed in a box this many lines high at most (it scrolls)."""
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 
 ERROR_HINTS = {
@@ -245,8 +247,9 @@ class DetailsPane(QWidget):
         for button in (self.diff_button, self.undo_button, self.rewind_button):
             buttons.addWidget(button)
         buttons.addStretch(1)
-        self.changes_list = _text_box("Each change", 90)
-        self.diff = _text_box("Diff of the changes", 240)
+        self.changes_list = _text_box("Each change")
+        self.diff = _text_box("Diff of the changes")
+        self.diff.setMinimumHeight(140)
         self.diff.setVisible(False)
         column.addWidget(self.changes_summary)
         column.addLayout(buttons)
@@ -290,6 +293,9 @@ class DetailsPane(QWidget):
         listed = changes_text(record.changes)
         if self.changes_list.toPlainText() != listed:
             self.changes_list.setPlainText(listed)
+            lines = min(max(len(record.changes), 1), LISTED_LINES)  # the diff gets the rest
+            self.changes_list.setFixedHeight(
+                lines * self.changes_list.fontMetrics().lineSpacing() + 12)
         self.changes_list.setVisible(has_changes)
         diff = self._diffs.get(record.call_id)
         self.diff.setVisible(diff is not None)
