@@ -30,6 +30,7 @@ from desktop.handlers import Handlers
 from desktop.kernel_client import KernelClient, KernelFailure
 from desktop.main_window import MainWindow, window_title
 from desktop.settings import keystore
+from desktop.undo_link import UndoLink
 from desktop.window_state import WindowState, load_state, save_state
 from kernel import protocol as p
 from kernel.events import (
@@ -127,6 +128,9 @@ class AppController(QObject):
         self.notifier: ApprovalNotifier | None = None
         self.views: dict[str, SessionView] = {}
         self.current: str | None = None
+        self.undo = UndoLink(self.client, lambda: self.current,
+                             lambda: self.window.timeline if self.window.timeline_created
+                             else None)
         self.api_key = api_key
         self.key_pending = read_keyring
         self.keyring_available = True
@@ -158,7 +162,7 @@ class AppController(QObject):
 
     def _connect(self) -> None:
         w = self.window
-        self.handlers = self._handlers()
+        self.handlers = self.undo.handlers(self._handlers())
         self.client.batch.connect(self.on_batch)
         self.client.ready.connect(self.on_ready)
         self.client.died.connect(self.on_died)
@@ -240,6 +244,7 @@ class AppController(QObject):
         timeline.open_output.connect(self._open_output)
         timeline.follow_output.connect(partial(self._open_output, follow=True))
         timeline.stop_requested.connect(self.cancel_call)
+        self.undo.connect(timeline)
         view = self._view()
         if view is not None:
             timeline.apply_many(view.events)
@@ -615,6 +620,7 @@ class AppController(QObject):
             if self._mcp_requests is not None:
                 self._mcp_requests.forget_session(message.session_id)
             self.client.send(p.ListSessions(self.window.sessions.search.text()))
+            self.undo.refresh(message.session_id)
         self._refresh_page()
 
     def _on_command_failed(self, message: p.CommandFailed) -> None:
@@ -827,6 +833,7 @@ class AppController(QObject):
         if self.window.timeline_created:
             self.window.timeline.clear()
             self.window.timeline.apply_many(view.events)
+        self.undo.session_shown(session_id)
         self.window.sessions.select(session_id)
         self.window.chat.scrollToBottom()
         self.window.set_grants(len(self.grants.get(session_id, ())))

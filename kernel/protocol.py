@@ -479,6 +479,48 @@ class McpSamplingAnswer(Message):
 
 @_message
 @dataclass(frozen=True)
+class ListSteps(Message):
+    """Ask for a session's applied steps (kernel.transaction.checkpoints): answered with
+    StepList, also sent after each undo or rewind."""
+
+    kind: ClassVar[str] = "list_steps"
+    session_id: str
+
+
+@_message
+@dataclass(frozen=True)
+class UndoCall(Message):
+    """Undo one call's applied changes (answered with UndoOutcome, then StepList); refused
+    while a run of the session is in progress."""
+
+    kind: ClassVar[str] = "undo_call"
+    session_id: str
+    call_id: str
+
+
+@_message
+@dataclass(frozen=True)
+class RewindTo(Message):
+    """Undo every step after this call's, newest first, stopping at the first that cannot
+    be undone (answered as UndoCall is)."""
+
+    kind: ClassVar[str] = "rewind_to"
+    session_id: str
+    call_id: str
+
+
+@_message
+@dataclass(frozen=True)
+class GetStepDiff(Message):
+    """Ask for what a call's applied steps changed, as a unified diff (StepDiff)."""
+
+    kind: ClassVar[str] = "get_step_diff"
+    session_id: str
+    call_id: str
+
+
+@_message
+@dataclass(frozen=True)
 class KernelReady(Message):
     kind: ClassVar[str] = "kernel_ready"
     protocol_version: int
@@ -715,6 +757,73 @@ class McpSamplingRequest(Message):
     messages: tuple[SampledMessage, ...] = ()
 
 
+@dataclass(frozen=True)
+class StepInfo:
+    """One applied step as the timeline needs it (kernel.transaction.checkpoints.Step)."""
+
+    call_id: str
+    undone: bool = False
+    undoable: bool = True
+    """False once undone, for an undo step, or when its kept bytes were dropped."""
+    undoes: str = ""
+    """For an undo step: the call it undid."""
+
+
+@_message
+@dataclass(frozen=True)
+class StepList(Message):
+    """A session's applied steps, oldest first."""
+
+    kind: ClassVar[str] = "step_list"
+    session_id: str
+    steps: tuple[StepInfo, ...] = ()
+
+
+@dataclass(frozen=True)
+class BlockedPath:
+    """A path that stopped an undo: what changed it (a later call's id, or none: the
+    reason says "changed outside Reins")."""
+
+    path: str
+    reason: str
+    by_call: str = ""
+
+
+UndoAction = Literal["undo", "rewind"]
+
+
+@_message
+@dataclass(frozen=True)
+class UndoOutcome(Message):
+    """What an UndoCall or RewindTo did (kernel.transaction.checkpoints.UndoResult): the
+    calls undone and the paths put back, or where it stopped and why (`blocked` paths, or
+    `refused` in words); a stopped undo changed nothing of the call it stopped at."""
+
+    kind: ClassVar[str] = "undo_outcome"
+    session_id: str
+    call_id: str
+    action: UndoAction
+    undone: tuple[str, ...] = ()
+    restored: tuple[str, ...] = ()
+    blocked: tuple[BlockedPath, ...] = ()
+    refused: str = ""
+    stopped_at: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.blocked and not self.refused
+
+
+@_message
+@dataclass(frozen=True)
+class StepDiff(Message):
+    kind: ClassVar[str] = "step_diff"
+    session_id: str
+    call_id: str
+    text: str = ""
+    error: str = ""
+
+
 MESSAGE_KINDS: Mapping[str, type[Message]] = _KINDS
 
 Command = (
@@ -723,14 +832,15 @@ Command = (
     | ListModels | StartRun | EditLastMessage | RegenerateAnswer | ResumeRun | CompactSession
     | CancelRun | CancelCall | ApprovalAnswer | Shutdown | ListGrants | ListAllGrants
     | RevokeGrant | ListMcpServers | McpServerAction | McpFormAnswer | ListMcpPrompts
-    | GetMcpPrompt | McpSamplingAnswer | ExportSession)
+    | GetMcpPrompt | McpSamplingAnswer | ExportSession | ListSteps | UndoCall | RewindTo
+    | GetStepDiff)
 """Every message the UI sends the kernel: a closed union (a test checks that each registered
 kind is a Command or a Reply, and that the worker handles every Command)."""
 Reply = (
     KernelReady | EventMessage | SessionList | SessionLoaded | ModelList | SessionDeleted
     | SettingsSnapshot | Diagnostics | McpImportPlan | RunStatus | CommandFailed | GrantList
     | McpServerStates | McpFormRequest | McpPromptList | McpPromptText | McpSamplingRequest
-    | SessionExport)
+    | SessionExport | StepList | UndoOutcome | StepDiff)
 """Every message the kernel sends the UI (a test checks the UI handles each)."""
 COMMANDS: frozenset[type[Message]] = frozenset(typing.get_args(Command))
 REPLIES: frozenset[type[Message]] = frozenset(typing.get_args(Reply))

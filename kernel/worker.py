@@ -51,6 +51,7 @@ from kernel.policy.channels import Answer, QueueChannel
 from kernel.policy.decide import Mode
 from kernel.policy.settings import Settings, SettingsError, SettingsFile
 from kernel.sandbox.hardening import make_non_dumpable
+from kernel.worker_undo import get_step_diff, list_steps, rewind_to, undo_call
 from kernel.workspace import broad_workspace_reason
 
 if TYPE_CHECKING:
@@ -971,6 +972,10 @@ _HANDLERS: dict[type[p.Message], Callable[[KernelService, Any], Awaitable[None] 
     p.McpSamplingAnswer: KernelService._mcp_sampling_answer,
     p.ListMcpPrompts: KernelService._list_mcp_prompts,
     p.GetMcpPrompt: KernelService._get_mcp_prompt,
+    p.ListSteps: list_steps,
+    p.UndoCall: undo_call,
+    p.RewindTo: rewind_to,
+    p.GetStepDiff: get_step_diff,
 }
 
 

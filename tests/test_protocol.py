@@ -85,6 +85,22 @@ SAMPLES: list[p.Message] = [
                        p.McpServerInfo("bad", "failed", "failed: exit 1", "x", error="exit 1",
                                        stderr_tail=("Traceback", "boom"), failures=2,
                                        retry_in_s=4.0)), error=""),
+    p.ListSteps("s1"),
+    p.StepList("s1", (p.StepInfo("call_1", undone=True, undoable=False),
+                      p.StepInfo("call_2"),
+                      p.StepInfo("call_1", undone=False, undoable=False, undoes="call_1"))),
+    p.UndoCall("s1", "call_1"),
+    p.RewindTo("s1", "call_1"),
+    p.UndoOutcome("s1", "call_2", "undo", ("call_2",), ("a.txt", "new/b.txt")),
+    p.UndoOutcome("s1", "call_1", "rewind", ("call_3",), ("c.txt",),
+                  (p.BlockedPath("a.txt", "changed by call call_2", "call_2"),
+                   p.BlockedPath("b\udcff.txt", "changed outside Reins")),
+                  stopped_at="call_2"),
+    p.UndoOutcome("s1", "call_1", "undo", refused="call call_1 is already undone",
+                  stopped_at="call_1"),
+    p.GetStepDiff("s1", "call_1"),
+    p.StepDiff("s1", "call_1", "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+b"),
+    p.StepDiff("s1", "call_9", error="session 's1' has no step of call 'call_9'"),
 ]
 
 
@@ -103,6 +119,25 @@ def test_event_messages_reuse_kernel_events() -> None:
     decoded = p.decode(p.encode(p.EventMessage(ev.ToolCallStarted("s", "c", "read_file", {}))))
     assert isinstance(decoded, p.EventMessage)
     assert type(decoded.event) is ev.ToolCallStarted
+
+
+def test_an_undo_outcome_says_whether_it_stopped() -> None:
+    done = p.UndoOutcome("s1", "c1", "undo", ("c1",), ("a.txt",))
+    blocked = p.UndoOutcome("s1", "c1", "undo", blocked=(p.BlockedPath("a", "x"),))
+    refused = p.UndoOutcome("s1", "c1", "undo", refused="already undone")
+    assert (done.ok, blocked.ok, refused.ok) == (True, False, False)
+    assert "ok" not in json.loads(p.encode(done)), "derived, never sent"
+
+
+@pytest.mark.parametrize("data", [
+    {"kind": "undo_outcome", "session_id": "s1", "call_id": "c1", "action": "redo"},
+    {"kind": "undo_outcome", "session_id": "s1", "call_id": "c1", "action": "undo",
+     "blocked": [{"path": "a"}]},
+    {"kind": "step_list", "session_id": "s1", "steps": [{"call_id": "c", "undone": "yes"}]},
+    {"kind": "undo_call", "session_id": "s1"},
+])
+def test_a_malformed_undo_message_is_dropped(data: dict) -> None:
+    assert p.decode(json.dumps({"v": p.PROTOCOL_VERSION, **data})) is None
 
 
 def test_api_key_never_in_repr() -> None:

@@ -6,6 +6,16 @@
     pane.follow_output            # Signal(str): the same for a call still running: the
                                   # viewer opens at the end and follows it as it grows
     pane.stop_requested           # Signal(str): "Stop" clicked (a call id)
+    pane.undo_requested           # Signal(str): "Undo this call" clicked (a call id)
+    pane.rewind_requested         # Signal(str): "Rewind to here" clicked (a call id)
+    pane.diff_requested           # Signal(str): "Show diff" clicked (a call id)
+    pane.show_diff(call_id, text) # the diff the kernel sent (shown if that call is shown)
+    pane.show_undo_note(call_id, text)  # what an undo of that call did, in words
+
+A call that changed the workspace shows what it changed (a summary, each change on a line)
+with Show diff, Undo this call and Rewind to here; an undone one says so and offers
+neither. The diff comes from the kernel (its checkpoints keep the bytes): no file is read
+here.
 
 The call's name and status in words, Stop, Open full output and Copy output stay at the
 top (the pane fits a 300 px wide dock); the result takes most of the room under them (for a
@@ -26,7 +36,7 @@ import re
 import time
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, Signal, SignalInstance
 from PySide6.QtGui import QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import (
     QFormLayout,
@@ -41,8 +51,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.timeline.model import changes_words
 from desktop.timeline.record import CallRecord, Status, status_words
 from desktop.timeline.tail import TAIL_LINES, tail_lines
+from desktop.timeline.undo import changes_text
 from desktop.words import (
     decider_words,
     decision_words,
@@ -53,6 +65,8 @@ from desktop.words import (
 from kernel.visible import one_line, visible
 
 PREVIEW_CHARS = 4_000
+LISTED_LINES = 4
+"""A call's changes are listed in a box this many lines high at most (it scrolls)."""
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 
 ERROR_HINTS = {
@@ -111,11 +125,16 @@ class DetailsPane(QWidget):
     open_output = Signal(str)
     follow_output = Signal(str)
     stop_requested = Signal(str)
+    undo_requested = Signal(str)
+    rewind_requested = Signal(str)
+    diff_requested = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setAccessibleName("Tool call details")
         self._record: CallRecord | None = None
+        self._diffs: dict[str, str] = {}
+        self._notes: dict[str, str] = {}
         """Where a running call's output is being written (set by the app): the pane shows
         its last lines and opens it while it still runs."""
         layout = QVBoxLayout(self)
@@ -144,6 +163,9 @@ class DetailsPane(QWidget):
             actions.addWidget(button)
         actions.addStretch(1)
         layout.addLayout(actions)
+
+        self.changes_box = self._changes_box()
+        layout.addWidget(self.changes_box)
 
         result_box = QGroupBox("Result")
         result_layout = QVBoxLayout(result_box)
@@ -205,12 +227,88 @@ class DetailsPane(QWidget):
         layout.addWidget(splitter, 1)
         self.show_record(None)
 
+    def _changes_box(self) -> QGroupBox:
+        box = QGroupBox("Changes")
+        box.setAccessibleName("What the call changed")
+        column = QVBoxLayout(box)
+        self.changes_summary = _plain_label("Summary of the changes")
+        self.undo_note = _plain_label("What the undo did")
+        self.undo_note.setVisible(False)
+        buttons = QHBoxLayout()
+        self.diff_button = QPushButton("Show diff")
+        self.diff_button.setAccessibleName("Show the diff of this call's changes")
+        self.diff_button.clicked.connect(lambda: self._emit(self.diff_requested))
+        self.undo_button = QPushButton("Undo this call")
+        self.undo_button.setAccessibleName("Undo this call's changes")
+        self.undo_button.clicked.connect(lambda: self._emit(self.undo_requested))
+        self.rewind_button = QPushButton("Rewind to here")
+        self.rewind_button.setAccessibleName("Undo every later call's changes")
+        self.rewind_button.clicked.connect(lambda: self._emit(self.rewind_requested))
+        for button in (self.diff_button, self.undo_button, self.rewind_button):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        self.changes_list = _text_box("Each change")
+        self.diff = _text_box("Diff of the changes")
+        self.diff.setMinimumHeight(140)
+        self.diff.setVisible(False)
+        column.addWidget(self.changes_summary)
+        column.addLayout(buttons)
+        column.addWidget(self.undo_note)
+        column.addWidget(self.changes_list)
+        column.addWidget(self.diff)
+        return box
+
+    def _emit(self, signal: SignalInstance) -> None:
+        if self._record is not None:
+            signal.emit(self._record.call_id)
+
+    def show_diff(self, call_id: str, text: str) -> None:
+        self._diffs[call_id] = visible(text)
+        if self._record is not None and self._record.call_id == call_id:
+            self._show_changes(self._record)
+
+    def show_undo_note(self, call_id: str, text: str) -> None:
+        self._notes[call_id] = text
+        if self._record is not None and self._record.call_id == call_id:
+            self._show_changes(self._record)
+
+    def forget(self) -> None:
+        """Forget the diffs and notes kept (a session switch)."""
+        self._diffs.clear()
+        self._notes.clear()
+
+    def _show_changes(self, record: CallRecord | None) -> None:
+        note = self._notes.get(record.call_id, "") if record is not None else ""
+        words = changes_words(record) if record is not None else ""
+        self.changes_box.setVisible(bool(words or note))
+        if record is None:
+            return
+        self.changes_summary.setText(words)
+        self.undo_note.setText(note)
+        self.undo_note.setVisible(bool(note))
+        has_changes = bool(record.changes)
+        self.diff_button.setVisible(has_changes)
+        self.undo_button.setVisible(record.undoable)
+        self.rewind_button.setVisible(has_changes and record.undo != "none")
+        listed = changes_text(record.changes)
+        if self.changes_list.toPlainText() != listed:
+            self.changes_list.setPlainText(listed)
+            lines = min(max(len(record.changes), 1), LISTED_LINES)  # the diff gets the rest
+            self.changes_list.setFixedHeight(
+                lines * self.changes_list.fontMetrics().lineSpacing() + 12)
+        self.changes_list.setVisible(has_changes)
+        diff = self._diffs.get(record.call_id)
+        self.diff.setVisible(diff is not None)
+        if diff is not None and self.diff.toPlainText() != diff:
+            self.diff.setPlainText(diff)
+
     @property
     def record(self) -> CallRecord | None:
         return self._record
 
     def show_record(self, record: CallRecord | None) -> None:
         self._record = record
+        self._show_changes(record)
         for widget in (self.more, self.result_preview, self.copy_output, self.copy_arguments):
             widget.setEnabled(record is not None)
         if record is None:

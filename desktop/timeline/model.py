@@ -22,6 +22,7 @@ import enum
 import html
 import time
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import (
     QAbstractTableModel,
@@ -37,6 +38,9 @@ from desktop.timeline.record import TOOL_EVENTS, CallRecord, Status, advance, st
 from desktop.words import format_bytes, format_duration
 from kernel.events import Event
 from kernel.visible import one_line
+
+if TYPE_CHECKING:
+    from kernel.protocol import StepInfo
 
 RECORD_ROLE = int(Qt.ItemDataRole.UserRole) + 1
 STATUS_ROLE = int(Qt.ItemDataRole.UserRole) + 2
@@ -100,6 +104,21 @@ def action_label(record: CallRecord) -> str:
     return ""
 
 
+def changes_words(record: CallRecord) -> str:
+    """What the call changed, in a few words ("2 files changed, +3 −1, 1 deleted"; it says
+    when the step was undone), "" when it changed nothing."""
+    if record.changes_error:
+        return record.changes_error
+    if not record.changes:
+        return ""
+    words = f"Changed: {record.changes.summary()}"
+    if record.undo == "undone":
+        return f"{words} — undone"
+    if record.undo == "kept":
+        return f"{words} — can no longer be undone"
+    return words
+
+
 class TimelineModel(QAbstractTableModel):
     """Tool-call rows built from events; see the module docstring."""
 
@@ -160,6 +179,22 @@ class TimelineModel(QAbstractTableModel):
     def apply_many(self, events: Iterable[Event]) -> None:
         for event in events:
             self.apply(event)
+
+    def set_steps(self, steps: Iterable[StepInfo]) -> None:
+        """Mark each call's step undone, undoable or kept, as the kernel's step list says
+        (an undo step's own call keeps its state: it is the undone call that changes)."""
+        for step in steps:
+            if step.undoes:
+                continue
+            old = self._records.get(step.call_id)
+            if old is None:
+                continue
+            new = old.with_step(step.undone, step.undoable)
+            if new is not old:
+                self._records[step.call_id] = new
+                if step.call_id in self._row:
+                    self._dirty.add(self._row[step.call_id])
+        self.flush()
 
     def flush(self) -> None:
         """Insert the rows waiting for the batch tick and signal the changed ones, now."""
@@ -247,13 +282,16 @@ class TimelineModel(QAbstractTableModel):
             return f"<pre>{html.escape(text)}</pre>"
         if role == _TOOLTIP and column == Column.DURATION:
             return duration_tip(record, self._clock())
+        if role == _TOOLTIP and column == Column.STATUS:
+            return changes_words(record) or None
         if role == _ALIGNMENT and column in (Column.DURATION, Column.OUTPUT):
             return _RIGHT
         return None
 
     def _text(self, record: CallRecord, column: Column) -> str:
         if column is Column.STATUS:
-            return status_words(record)
+            words = status_words(record)
+            return f"{words} · undone" if record.undo == "undone" else words
         if column is Column.TOOL:
             return record.shown_name
         if column is Column.ARGUMENTS:

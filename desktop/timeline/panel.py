@@ -12,6 +12,12 @@
     panel.call_selected             # Signal(str): the user selected a row (call id)
     panel.call_activated            # Signal(str): the user clicked a row or pressed Enter
                                     # on it (the app opens the call's pending approval)
+    panel.undo_requested            # Signal(str): Undo this call (a call id)
+    panel.rewind_requested          # Signal(str): Rewind to here (a call id)
+    panel.diff_requested            # Signal(str): the diff of a call's changes (a call id)
+    panel.set_steps(steps)          # the kernel's step list: which calls are undone
+    panel.show_undo_outcome(o)      # what an undo or rewind did (an UndoOutcome)
+    panel.show_diff(call_id, text)  # a call's diff, from the kernel
 
 Layout: a filter bar (text search over tool names and arguments, a status filter, a tool
 filter, the number of calls shown; the search applies after a 150 ms pause in typing), a
@@ -20,15 +26,27 @@ with `TimelineDelegate` and fixed-height rows, and the `DetailsPane` below it in
 A running call, or one waiting for an approval (the stop withdraws it), is stopped with its
 row's "■ Stop" cell, the Stop button of the details pane,
 the row's context menu, or the Delete key; an externalized output is opened with the row's
-"Open output" cell, a double click, the context menu, or the details pane.
+"Open output" cell, a double click, the context menu, or the details pane. A call that
+changed the workspace is undone, or everything after it rewound, from the details pane's
+buttons or the row's context menu, or Ctrl+Z on its selected row (undo).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QItemSelection, QModelIndex, QPoint, Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtCore import (
+    QEvent,
+    QItemSelection,
+    QModelIndex,
+    QObject,
+    QPoint,
+    Qt,
+    QTimer,
+    Signal,
+)
+from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -49,9 +67,13 @@ from desktop.timeline.filter import TimelineFilter
 from desktop.timeline.model import CALL_ID_ROLE, RECORD_ROLE, Column, TimelineModel
 from desktop.timeline.notices import RunNotes
 from desktop.timeline.record import CallRecord, Status
+from desktop.timeline.undo import outcome_words
 from desktop.words import count
 from kernel.events import Event
 from kernel.visible import one_line
+
+if TYPE_CHECKING:
+    from kernel.protocol import StepInfo, UndoOutcome
 
 SEARCH_DELAY_MS = 150
 """Typing pauses this long before the rows are filtered (a pass over every row)."""
@@ -73,6 +95,9 @@ class TimelinePanel(QWidget):
     stop_requested = Signal(str)
     call_selected = Signal(str)
     call_activated = Signal(str)
+    undo_requested = Signal(str)
+    rewind_requested = Signal(str)
+    diff_requested = Signal(str)
 
     def __init__(self, parent: QWidget | None = None, *, batch_ms: int = 75) -> None:
         super().__init__(parent)
@@ -163,11 +188,15 @@ class TimelinePanel(QWidget):
         stop_key = QShortcut(QKeySequence(Qt.Key.Key_Delete), self.view)
         stop_key.setContext(Qt.ShortcutContext.WidgetShortcut)  # only with the table focused
         stop_key.activated.connect(self._stop_current)
+        self.view.installEventFilter(self)  # Ctrl+Z (the view takes it as a shortcut override)
 
         self.details = DetailsPane()
         self.details.open_output.connect(self.open_output)
         self.details.follow_output.connect(self.follow_output)
         self.details.stop_requested.connect(self.stop_requested)
+        self.details.undo_requested.connect(self.undo_requested)
+        self.details.rewind_requested.connect(self.rewind_requested)
+        self.details.diff_requested.connect(self.diff_requested)
 
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(self.view)
@@ -203,7 +232,19 @@ class TimelinePanel(QWidget):
     def clear(self) -> None:
         self.model.clear()
         self.notes.clear()
+        self.details.forget()
         self.details.show_record(None)
+
+    def set_steps(self, steps: Iterable[StepInfo]) -> None:
+        self.model.set_steps(steps)
+
+    def show_undo_outcome(self, outcome: UndoOutcome) -> None:
+        """Say what the undo did on the call it was asked of (the row itself changes with
+        the step list the kernel sends after it)."""
+        self.details.show_undo_note(outcome.call_id, outcome_words(outcome))
+
+    def show_diff(self, call_id: str, text: str) -> None:
+        self.details.show_diff(call_id, text)
 
     def select_call(self, call_id: str) -> bool:
         """Select and show a call's row; False when no call has that id."""
@@ -292,6 +333,23 @@ class TimelinePanel(QWidget):
         if record is not None and record.status.stoppable:
             self.stop_requested.emit(record.call_id)
 
+    def _show_diff_of(self, call_id: str) -> None:
+        self.select_call(call_id)
+        self.diff_requested.emit(call_id)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if (watched is self.view and event.type() == QEvent.Type.KeyPress
+                and isinstance(event, QKeyEvent)
+                and event.matches(QKeySequence.StandardKey.Undo)):
+            self._undo_current()
+            return True
+        return super().eventFilter(watched, event)
+
+    def _undo_current(self) -> None:
+        record = self._current_record()
+        if record is not None and record.undoable:
+            self.undo_requested.emit(record.call_id)
+
     def _context_menu(self, pos: QPoint) -> None:
         index = self.view.indexAt(pos)
         record = index.data(RECORD_ROLE) if index.isValid() else None
@@ -307,4 +365,13 @@ class TimelinePanel(QWidget):
         open_action = menu.addAction("Open full output")
         open_action.setEnabled(bool(path))
         open_action.triggered.connect(lambda: self.open_output.emit(path or ""))
+        if record.changes:
+            menu.addSeparator()
+            diff = menu.addAction("Show diff")
+            diff.triggered.connect(lambda: self._show_diff_of(call_id))
+            undo = menu.addAction("Undo this call")
+            undo.setEnabled(record.undoable)
+            undo.triggered.connect(lambda: self.undo_requested.emit(call_id))
+            rewind = menu.addAction("Rewind to here")
+            rewind.triggered.connect(lambda: self.rewind_requested.emit(call_id))
         menu.popup(self.view.viewport().mapToGlobal(pos))

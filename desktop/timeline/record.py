@@ -8,6 +8,10 @@ event happened (`Event.at`, stored with it), so a reloaded session shows the sam
 
 A call's status is the kernel's (`kernel.events.next_status`: the status each event carries,
 and a finished call changes only with its result); `Status` says it in words.
+
+A result's change set (what the call changed in the workspace, applied as one undoable step)
+is decoded here; one that cannot be decoded is kept as its error, never raised. Whether the
+step is undone or can still be undone comes from the kernel's step list (`with_step`).
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import enum
 import json
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Any
+from typing import Any, Literal
 
 from desktop.words import STATUS_WORDS, arguments_json, execution_seconds, outcome
 from kernel.events import (
@@ -33,6 +37,7 @@ from kernel.events import (
     allows,
     next_status,
 )
+from kernel.transaction.changeset import ChangeSet, ChangeSetError
 from kernel.visible import one_line
 
 TOOL_EVENTS = (ToolCallStarted, ApprovalRequest, ApprovalDecision, ToolProgress, ToolResultEvent)
@@ -132,6 +137,12 @@ def _basis(rule: str) -> str:
     return rule
 
 
+NO_CHANGES = ChangeSet()
+UndoState = Literal["none", "undoable", "undone", "kept"]
+"""none: the call changed nothing; undoable: its step can be undone; undone: it was;
+kept: it cannot be undone (its kept bytes were dropped, or it is itself an undo)."""
+
+
 @dataclass(frozen=True)
 class CallRecord:
     call_id: str
@@ -157,6 +168,20 @@ class CallRecord:
     error_code: str | None = None
     preview: str = ""
     """The exact text the model received as the result."""
+    changes: ChangeSet = NO_CHANGES
+    """What the call changed in the workspace (its result's change set)."""
+    changes_error: str = ""
+    """Why the result's change set could not be read (then `changes` is empty)."""
+    undo: UndoState = "none"
+
+    @property
+    def undoable(self) -> bool:
+        return self.undo == "undoable"
+
+    def with_step(self, undone: bool, undoable: bool) -> CallRecord:
+        """The record as the kernel's step list says its step is."""
+        state: UndoState = "undone" if undone else "undoable" if undoable else "kept"
+        return self if state == self.undo else replace(self, undo=state)
 
     @property
     def arguments_json(self) -> str:
@@ -273,10 +298,23 @@ def advance(record: CallRecord | None, event: Event, now: float) -> CallRecord |
                        started_at=record.started_at if record.started_at is not None
                        else now - event.elapsed_s)
     if isinstance(event, ToolResultEvent):
+        changes, error = _changes(event.changes)
         return replace(record, status=_next(record, event), finished_at=now,
+                       changes=changes, changes_error=error,
+                       undo="undoable" if changes else record.undo,
                        started_at=record.started_at if record.started_at is not None
                        else now - event.duration_ms / 1000,
                        duration_ms=event.duration_ms, output_bytes=event.output_bytes,
                        externalized_path=event.externalized_path,
                        error_code=event.error_code, preview=event.preview)
     return None
+
+
+def _changes(data: list[dict[str, Any]]) -> tuple[ChangeSet, str]:
+    """A result's change set, or an empty one and why it could not be read."""
+    if not data:
+        return NO_CHANGES, ""
+    try:
+        return ChangeSet.from_json({"changes": data}), ""
+    except (ChangeSetError, TypeError) as exc:
+        return NO_CHANGES, f"the change set could not be read: {exc}"

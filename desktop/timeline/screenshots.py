@@ -6,11 +6,12 @@
 Writes timeline.png (a mix of every status, the running call selected with the last lines of
 its output as they come and its details down to its approval and rule), viewer.png (a
 command's output with ANSI colours, searched, on the current match), and viewer-wrap.png
-(the same with a very long line wrapped). The session is made up here but uses Reins' own
-tools (run_command, read_file, grep, …, an MCP tool), rule syntax (`write_file(src/**)`,
-`run_command(npm test *)`) and the approval records the PolicyGate writes (decided by
-`policy` or by the app's `ui` channel); it is fed through the real widgets, exactly as the
-kernel's events and an externalized output would be.
+(the same with a very long line wrapped), and timeline-undo.png (a call's changes with
+its diff, a later call undone, and an undo stopped by a file changed since). The session is
+made up here but uses Reins' own tools (run_command, read_file, grep, …, an MCP tool),
+rule syntax (`write_file(src/**)`, `run_command(npm test *)`) and the approval records the
+PolicyGate writes (decided by `policy` or by the app's `ui` channel); it is fed through the
+real widgets, exactly as the kernel's events and an externalized output would be.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from kernel.events import (
     ToolProgress,
     ToolResultEvent,
 )
+from kernel.protocol import BlockedPath, StepInfo, UndoOutcome
 
 S = "screenshot"
 
@@ -90,13 +92,17 @@ def timeline_events(output: Path, spool: Path | None = None) -> list[Event]:
                         preview="-readFileSync(path)\n+readFileSync(path, 'utf8')",
                         rule="mode ask"),
         _user("t5", "allow_always", "always", "edit_file(src/**)"),
-        ToolResultEvent(S, "t5", "edit_file", False, None, 6.0, 96, None, "1 change"),
+        ToolResultEvent(S, "t5", "edit_file", False, None, 6.0, 96, None, "1 change",
+                        changes=[{"path": "src/app/config.ts", "kind": "modified",
+                                  "entry": "file", "added": 1, "removed": 1}]),
         ToolCallStarted(S, "t6", "write_file", {"path": "src/app/defaults.ts",
                                                 "content": "export const ENCODING = 'utf8'\n"},
                         summary="src/app/defaults.ts (31 chars)", risk=Risk.WRITE),
         _policy("t6", "rule allow write_file(src/**)", "allowed by the rule write_file(src/**)"),
         ToolResultEvent(S, "t6", "write_file", False, None, 3.0, 40, None,
-                        "wrote 31 characters to src/app/defaults.ts"),
+                        "wrote 31 characters to src/app/defaults.ts",
+                        changes=[{"path": "src/app/defaults.ts", "kind": "created",
+                                  "entry": "file", "added": 1}]),
         ToolCallStarted(S, "t7", "mcp__git__git_status", {"repo_path": "."},
                         summary='{"repo_path": "."}', risk=Risk.READ),
         ApprovalRequest(S, "t7", "mcp__git__git_status", {"repo_path": "."}, Risk.READ,
@@ -187,6 +193,32 @@ def shoot(widget: QWidget, path: Path) -> None:
     print(f"wrote {path}")  # noqa: T201 - this is a command-line script
 
 
+UNDO_DIFF = """# src/app/config.ts: modified
+--- a/src/app/config.ts
++++ b/src/app/config.ts
+@@ -3,3 +3,3 @@
+ export function load(path: string) {
+-  return readFileSync(path)
++  return readFileSync(path, 'utf8')
+ }"""
+
+
+def shoot_undo(app: QApplication, panel: TimelinePanel, path: Path) -> None:
+    """The write_file call undone; the edit selected with its diff, its undo stopped."""
+    panel.set_steps((StepInfo("t5"), StepInfo("t6", undone=True, undoable=False),
+                     StepInfo("t6", undoable=False, undoes="t6")))
+    panel.select_call("t5")
+    panel.show_diff("t5", UNDO_DIFF)
+    panel.show_undo_outcome(UndoOutcome(
+        S, "t5", "undo", blocked=(BlockedPath("src/app/config.ts", "changed outside Reins"),),
+        stopped_at="t5"))
+    splitter = panel.findChild(QSplitter)
+    if splitter is not None:
+        splitter.setSizes([352, 648])
+    settle(app, 0.3)
+    shoot(panel, path)
+
+
 def main(argv: list[str]) -> int:
     out = Path(argv[0]) if argv else Path("docs/screenshots")
     out.mkdir(parents=True, exist_ok=True)
@@ -212,6 +244,7 @@ def main(argv: list[str]) -> int:
         panel.details.more.ensureWidgetVisible(panel.details.approval_fields["Rule"], 0, 8)
         settle(app, 0.3)
         shoot(panel, out / "timeline.png")
+        shoot_undo(app, panel, out / "timeline-undo.png")
 
         viewer = OutputViewer()
         viewer.resize(1180, 640)

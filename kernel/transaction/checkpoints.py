@@ -29,12 +29,23 @@ from typing import Any
 from kernel.setting_records import DEFAULT_CHECKPOINT_BYTES
 from kernel.transaction.blobs import Blobs
 from kernel.transaction.changeset import Change, ChangeKind, ChangeSet, EntryType, parent_paths
+from kernel.transaction.diff import (
+    MAX_FILE_BYTES,
+    SECRET_NOTE,
+    bounded,
+    change_diff,
+    is_secret,
+    shown_text,
+)
 from kernel.transaction.fsat import (
     ABSENT,
     DIR_FLAGS,
     Folders,
     State,
+    hash_fd,
     open_dir,
+    open_file,
+    parent_of,
     state_at,
 )
 from kernel.transaction.restore import restore
@@ -257,6 +268,74 @@ class Checkpoints:
                 " after_digest FROM entries WHERE step_id = ?", (step_id,)).fetchall()
         return {os.fsdecode(r[0]): (_state(r[1], r[2], r[3]), _state(r[4], r[5], r[6]))
                 for r in rows}
+
+    def diff(self, session_id: str, call_id: str) -> str:
+        """What the call's steps changed, as a bounded unified diff (kernel.transaction.diff):
+        the bytes before from the kept blobs, the bytes after from the blobs or, while the
+        file is still what the step left, the workspace. A secret location's content is
+        never shown; bytes no longer kept are said to be gone."""
+        rows = self._rows("session_id = ? AND call_id = ? AND undoes IS NULL ORDER BY id",
+                          (session_id, call_id))
+        if not rows:
+            raise CheckpointError(f"session {session_id!r} has no step of call {call_id!r}")
+        lines: list[str] = []
+        for row in rows:
+            entries = self._entries(row.id)
+            for change in ChangeSet.from_json(json.loads(row.changes)):
+                lines.append(f"# {change.path}: {change.kind}"
+                             + (f" (from {change.previous})" if change.previous else ""))
+                lines += self._change_lines(row, change, entries)
+        return bounded(lines)
+
+    def _change_lines(self, row: _Row, change: Change,
+                      entries: dict[str, tuple[State, State]]) -> list[str]:
+        if is_secret(change):
+            return [SECRET_NOTE]
+        after = entries.get(change.path, (ABSENT, ABSENT))[1]
+        if after.kind == "link":
+            return [f"link → {after.digest}"]
+        if change.entry == "dir" or after.kind == "dir":
+            return []
+        before = entries.get(change.previous or change.path, (ABSENT, ABSENT))[0]
+        return change_diff(change, self._text(row, "", before), self._text(row, change.path,
+                                                                           after))
+
+    def _text(self, row: _Row, path: str, state: State) -> str | None:
+        """The text of a file state: '' when absent, from its blob, else (`path` given) from
+        the workspace while the file there has those bytes; None when binary, too large or
+        no longer kept."""
+        if state.kind == "absent":
+            return ""
+        if state.kind != "file":
+            return None
+        try:
+            fd = self.blobs.open(state.digest)
+        except FileNotFoundError:
+            fd = self._live(row, path, state) if path else -1
+        if fd < 0:
+            return None
+        try:
+            return shown_text(os.pread(fd, MAX_FILE_BYTES + 1, 0))
+        finally:
+            os.close(fd)
+
+    def _live(self, row: _Row, path: str, state: State) -> int:
+        """A read descriptor of the workspace's `path` when it holds `state`'s bytes, else -1."""
+        try:
+            ws_fd = os.open(row.workspace, DIR_FLAGS)
+        except OSError:
+            return -1
+        try:
+            with parent_of(ws_fd, path) as (dir_fd, name):
+                fd = open_file(dir_fd, name)
+        except OSError:
+            return -1
+        finally:
+            os.close(ws_fd)
+        if os.fstat(fd).st_size <= MAX_FILE_BYTES and hash_fd(fd) == state.digest:
+            return fd
+        os.close(fd)
+        return -1
 
     # undoing
 

@@ -1,9 +1,10 @@
-"""What a person reads before keeping held changes: a unified diff of each, bounded.
+"""What a person reads of a change set: a unified diff of each change, bounded.
 
-The diff compares the lower layer (the workspace as it is) with the upper one (what the
-command left). A secret location's content is never shown, before or after (the diff would
-put it in the approval request, stored and shown); a binary or very large file is named,
-not shown; a link shows where it leads.
+`held_diff` compares the lower layer (the workspace as it is) with the upper one (what the
+command left), before held changes are kept; `change_diff` is the same for any pair of
+texts (an applied step's, from the checkpoints: `Checkpoints.diff`). A secret location's
+content is never shown, before or after (the diff would be stored and shown); a binary or
+very large file is named, not shown; a link shows where it leads.
 """
 
 from __future__ import annotations
@@ -27,6 +28,11 @@ def held_diff(held: Iterable[tuple[Change, str]], upper: Path, lower: Path) -> s
     for change, why in held:
         lines.append(f"# {change.path}: {change.kind} — held because {why}")
         lines += _diff(change, upper, lower)
+    return bounded(lines)
+
+
+def bounded(lines: list[str]) -> str:
+    """The lines joined, cut at MAX_LINES with the number left out said."""
     if len(lines) > MAX_LINES:
         left = len(lines) - MAX_LINES
         lines = [*lines[:MAX_LINES], f"[… {left} more lines not shown …]"]
@@ -34,14 +40,28 @@ def held_diff(held: Iterable[tuple[Change, str]], upper: Path, lower: Path) -> s
 
 
 def _diff(change: Change, upper: Path, lower: Path) -> list[str]:
-    if secret_match(change.path) is not None:
-        return ["(a secret location: its content is not shown)"]
+    if is_secret(change):
+        return [SECRET_NOTE]
     if change.entry == "link" and change.kind != "deleted":
         return [f"link → {_readlink(upper / change.path)}"]
     if change.entry == "dir":
         return []
     before = "" if change.kind == "created" else _text(lower / (change.previous or change.path))
     after = "" if change.kind == "deleted" else _text(upper / change.path)
+    return change_diff(change, before, after)
+
+
+SECRET_NOTE = "(a secret location: its content is not shown)"
+
+
+def is_secret(change: Change) -> bool:
+    """Whether the change's path (or a rename's old path) is a secret location."""
+    return any(secret_match(p) is not None for p in (change.path, change.previous) if p)
+
+
+def change_diff(change: Change, before: str | None, after: str | None) -> list[str]:
+    """The unified diff of one file's change from `before` to `after` (None: binary or too
+    large to show). The caller has checked the path is not a secret location."""
     if before is None or after is None:
         return ["(binary or over 1 MB: not shown)"]
     diff = difflib.unified_diff(
@@ -73,6 +93,12 @@ def _text(path: Path) -> str | None:
         data = os.read(fd, MAX_FILE_BYTES + 1)
     finally:
         os.close(fd)
+    return shown_text(data)
+
+
+def shown_text(data: bytes) -> str | None:
+    """Bytes as text to diff; None for a binary or too large file (read at most
+    MAX_FILE_BYTES + 1 bytes of it)."""
     if len(data) > MAX_FILE_BYTES or b"\0" in data:
         return None
     return data.decode("utf-8", "replace")

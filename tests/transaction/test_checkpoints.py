@@ -189,3 +189,42 @@ def test_an_index_from_a_newer_reins_is_refused(tmp_path: Path):
     db.close()
     with pytest.raises(CheckpointError, match="newer Reins"):
         Checkpoints(root)
+
+
+def test_a_steps_diff_shows_before_and_after_from_the_kept_bytes(ws: Path,
+                                                                  checkpoints: Checkpoints):
+    step(checkpoints, ws, "c1", {"a.txt": "a1\n", "new.txt": "n\n", "b.txt": None})
+    step(checkpoints, ws, "c2", {"a.txt": "a2\n"})
+    first = checkpoints.diff("s1", "c1")
+    assert "# a.txt: modified" in first and "-a0" in first
+    assert "+a1" in first, "the bytes after c1 are c2's kept bytes before"
+    assert "+n" in first and "-b0" in first and "/dev/null" in first
+    later = checkpoints.diff("s1", "c2")
+    assert "-a1" in later and "+a2" in later, "the bytes after the newest step: the file"
+    (ws / "a.txt").write_text("edited by the user\n")
+    assert "+a2" not in checkpoints.diff("s1", "c2"), "never another file's bytes as c2's"
+    with pytest.raises(CheckpointError, match="no step of call"):
+        checkpoints.diff("s1", "c9")
+
+
+@pytest.mark.parametrize("secret", [".env", "deploy/.env.production", "home/.ssh/id_rsa",
+                                    "x/.aws/credentials"])
+def test_a_steps_diff_never_shows_a_secret_locations_content(ws: Path,
+                                                             checkpoints: Checkpoints,
+                                                             secret: str):
+    build(ws, {secret: "TOKEN=before-value\n"})
+    step(checkpoints, ws, "c1", {secret: "TOKEN=after-value\n", "plain.txt": "p\n"})
+    recorder = checkpoints.begin("s1", "c2", ws)  # a rename out of the secret location
+    recorder.keep_all([secret, "moved.txt"])
+    (ws / secret).rename(ws / "moved.txt")
+    recorder.commit(ChangeSet((Change("moved.txt", "renamed", "file", previous=secret),)))
+    for call in ("c1", "c2"):
+        text = checkpoints.diff("s1", call)
+        assert "value" not in text and "secret location" in text
+    assert "+p" in checkpoints.diff("s1", "c1")
+
+
+def test_a_steps_diff_is_bounded(ws: Path, checkpoints: Checkpoints):
+    step(checkpoints, ws, "c1", {"big.txt": "".join(f"line {i}\n" for i in range(5000))})
+    text = checkpoints.diff("s1", "c1")
+    assert len(text.splitlines()) <= 401 and "more lines not shown" in text
