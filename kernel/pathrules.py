@@ -45,7 +45,7 @@ import os
 import re
 import stat
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import PurePath, PurePosixPath
 from typing import Literal
@@ -484,16 +484,39 @@ def subtree_root(path: str, pattern: str) -> str:
     return normal
 
 
+GIT_DIR_MARKERS = ("HEAD", "objects", "refs", "commondir")
+"""The entries by which git tells a git directory (`looks_like_git_dir`)."""
+
+
+def looks_like_git_dir(mode_of: Callable[[str], int | None]) -> bool:
+    """Whether git takes a folder for a git directory, from the mode of each of its
+    GIT_DIR_MARKERS (`lstat`'s; None when absent), as git's own check does: a HEAD that is a
+    file or a link (old style), and `objects` and `refs` that are folders or links to them,
+    or a `commondir` naming the git directory that has them (a linked worktree's). The one
+    rule for the path policy, the sandbox's marks and the transaction's judge."""
+    head = mode_of("HEAD")
+    if head is None or not (stat.S_ISREG(head) or stat.S_ISLNK(head)):
+        return False
+    if mode_of("commondir") is not None:
+        return True
+    stores = [mode_of(name) for name in ("objects", "refs")]
+    return all(m is not None and (stat.S_ISDIR(m) or stat.S_ISLNK(m)) for m in stores)
+
+
 def is_git_dir(path: os.PathLike[str] | str) -> bool:
-    """The folder is a git directory (a `HEAD` file, `objects` and `refs` folders), checked
-    without following symlinks (neither the folder nor its entries may be links)."""
+    """The folder (not a link) is one git takes for a git directory (`looks_like_git_dir`),
+    its entries looked at without following links."""
     base = os.fspath(path)
     try:
         if not stat.S_ISDIR(os.lstat(base).st_mode):
             return False
-        head = os.lstat(os.path.join(base, "HEAD")).st_mode
-        objects = os.lstat(os.path.join(base, "objects")).st_mode
-        refs = os.lstat(os.path.join(base, "refs")).st_mode
     except (OSError, ValueError):
         return False
-    return stat.S_ISREG(head) and stat.S_ISDIR(objects) and stat.S_ISDIR(refs)
+    return looks_like_git_dir(lambda name: _lstat_mode(os.path.join(base, name)))
+
+
+def _lstat_mode(path: str) -> int | None:
+    try:
+        return os.lstat(path).st_mode
+    except (OSError, ValueError):
+        return None

@@ -32,6 +32,7 @@ from pathlib import Path
 from kernel.hardlinks import SAME_FILE_PREFIX, Named, at_home, parse_verdict
 from kernel.pathrules import (
     ANY_DEPTH,
+    GIT_DIR_MARKERS,
     NAMED_PREFIX,
     PROTECTED_PATTERNS,
     at_any_depth,
@@ -40,6 +41,7 @@ from kernel.pathrules import (
     fold_name,
     git_dangerous_match,
     is_git_dir,
+    looks_like_git_dir,
     secret_match,
     subtree_root,
 )
@@ -63,33 +65,37 @@ GIT_DIR_PREFIX = "git-dir:"
 LINK_PREFIX = "link:"
 """PathVerdict.protected starts with this for where a protected link leads (the link's path
 in the workspace follows)."""
-_GIT_MARKERS = {"HEAD": stat.S_ISREG, "objects": stat.S_ISDIR, "refs": stat.S_ISDIR}
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+_MADE_AS = {"HEAD": stat.S_IFREG, "commondir": stat.S_IFREG, "objects": stat.S_IFDIR,
+            "refs": stat.S_IFDIR}
+"""What writing a path through each git marker makes of it: the file, or a folder above it."""
 
 
 def _marker(name: str) -> str | None:
-    """The entry of `_GIT_MARKERS` a file system that folds names may take `name` for
-    (`head`, `HEAD.`), else None."""
+    """The git marker (kernel.pathrules.GIT_DIR_MARKERS) a file system that folds names may
+    take `name` for (`head`, `HEAD.`), else None."""
     folded = fold_name(name)
-    return next((m for m in _GIT_MARKERS if m.casefold() == folded), None)
+    return next((m for m in GIT_DIR_MARKERS if m.casefold() == folded), None)
 
 
 def _would_be_git_dir(folder: Path, creating: str) -> bool:
-    """`folder` is a git directory, or would be once the entry `creating` exists in it."""
+    """`folder` is a git directory, or would be once the entry `creating` exists in it (as
+    git tells one: kernel.pathrules.looks_like_git_dir)."""
     if is_git_dir(folder):
         return True
     marker = _marker(creating)
     if marker is None:
         return False
-    for name, kind in _GIT_MARKERS.items():
+
+    def mode_of(name: str) -> int | None:
         if name == marker:
-            continue
+            return _MADE_AS[name]
         try:
-            if not kind(os.lstat(folder / name).st_mode):
-                return False
+            return os.lstat(folder / name).st_mode
         except OSError:
-            return False
-    return True
+            return None
+
+    return looks_like_git_dir(mode_of)
 
 
 def _holds_git_code(folder: Path, creating: str) -> bool:

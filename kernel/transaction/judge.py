@@ -24,18 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from kernel.pathrules import describe_secret, fold_name, git_dangerous_match
+from kernel.pathrules import describe_secret, fold_name, git_dangerous_match, looks_like_git_dir
 from kernel.transaction.changeset import Change
 
 GIT_ENTRY = ".git/**"
 """The path policy's pattern for everything inside a `.git` folder: for a command, only its
 entries git reads as code are held."""
-GIT_HEAD = (stat.S_ISREG, stat.S_ISLNK)
-"""What git takes for a HEAD: a file, or a link (`HEAD -> refs/heads/main`, old style)."""
-GIT_STORES = ("objects", "refs")
-"""A git directory has these (folders, or links git follows to folders), or a `commondir`
-naming the git directory that has them (a linked worktree's layout)."""
-GIT_COMMONDIR = "commondir"
 HOOK_KEYS = ("gitHooks", "simple-git-hooks", "husky", "pre-commit", "lint-staged")
 """The keys of package.json whose commands a git hook runs (yorkie, simple-git-hooks,
 husky 4, pre-commit, lint-staged): a change to one of them is held, the rest of the file
@@ -218,13 +212,7 @@ def _is_git_dir(upper: Path, lower: Path, folder: str, *, after: bool) -> bool:
         return _mode(upper, lower, os.path.join(folder, name)) if after else \
             _lmode(lower / folder / name)
 
-    head = mode("HEAD")
-    if head is None or not any(kind(head) for kind in GIT_HEAD):
-        return False
-    if mode(GIT_COMMONDIR) is not None:
-        return True
-    stores = [mode(name) for name in GIT_STORES]
-    return all(m is not None and (stat.S_ISDIR(m) or stat.S_ISLNK(m)) for m in stores)
+    return looks_like_git_dir(mode)
 
 
 def _mode(upper: Path, lower: Path, path: str) -> int | None:

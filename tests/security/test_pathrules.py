@@ -378,7 +378,13 @@ def test_is_git_dir(tmp_path: Path) -> None:
     links.mkdir()
     for name in ("objects", "refs", "HEAD"):
         (links / name).symlink_to(bare / name)
-    assert not is_git_dir(links)
+    assert is_git_dir(links)  # git takes it for one: a HEAD link, objects/ and refs/ links
+    worktree = tmp_path / "worktree"
+    worktree.mkdir()
+    (worktree / "HEAD").write_text("ref: refs/heads/main\n")
+    assert not is_git_dir(worktree)
+    (worktree / "commondir").write_text("../bare.git\n")
+    assert is_git_dir(worktree)  # a linked worktree's git directory
     head_dir = _make_git_dir(tmp_path / "head-dir")
     os.unlink(head_dir / "HEAD")
     (head_dir / "HEAD").mkdir()

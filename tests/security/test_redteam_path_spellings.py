@@ -158,3 +158,38 @@ def test_a_bare_git_directory_under_another_spelling(workspace: Path, reins_home
     (workspace / "half" / "config").write_text("[core]\n\tfsmonitor = ./run-me\n")
     verdict = PathPolicy(workspace, app_paths=reins_home).classify(path, write=True)
     assert verdict.protected is not None and verdict.protected.startswith("git-dir:"), verdict
+
+
+@pytest.mark.parametrize("path", ["linked/config", "linked/hooks/pre-commit",
+                                  "stores/config", "worktree/config",
+                                  "worktree/hooks/post-checkout", "halfwt/commondir",
+                                  "halfwt/COMMONDIR"])
+def test_a_git_directory_as_git_tells_one(workspace: Path, reins_home: AppPaths,
+                                          path: str) -> None:
+    """Git takes a folder whose HEAD is a link (old style), or whose objects/ and refs/ are
+    links, or a HEAD with a `commondir` (a linked worktree's git directory), for a git
+    directory: its config and hooks are protected from the file tools as a `.git`'s are
+    (kernel.pathrules.looks_like_git_dir, the rule the transaction's judge uses too), and so
+    is the `commondir` that would make one of a folder holding a config."""
+    elsewhere = workspace / "store"
+    (elsewhere / "objects").mkdir(parents=True)
+    (elsewhere / "refs").mkdir()
+    linked = workspace / "linked"
+    (linked / "objects").mkdir(parents=True)
+    (linked / "refs").mkdir()
+    (linked / "HEAD").symlink_to("refs/heads/main")
+    stores = workspace / "stores"
+    stores.mkdir()
+    (stores / "HEAD").write_text("ref: refs/heads/main\n")
+    (stores / "objects").symlink_to(elsewhere / "objects")
+    (stores / "refs").symlink_to(elsewhere / "refs")
+    worktree = workspace / "worktree"
+    worktree.mkdir()
+    (worktree / "HEAD").write_text("ref: refs/heads/main\n")
+    (worktree / "commondir").write_text("../store\n")
+    halfwt = workspace / "halfwt"
+    halfwt.mkdir()
+    (halfwt / "HEAD").write_text("ref: refs/heads/main\n")
+    (halfwt / "config").write_text("[core]\n\tpager = ./run-me\n")
+    verdict = PathPolicy(workspace, app_paths=reins_home).classify(path, write=True)
+    assert verdict.protected is not None and verdict.protected.startswith("git-dir:"), verdict
