@@ -58,6 +58,7 @@ from kernel.protocol import ApprovalAnswer
 from kernel.visible import one_line, visible
 
 KEYS_HINT = f"{ALLOW_ONCE_KEYS}: allow once · Esc: decide later"
+HELD_KEYS_HINT = f"{ALLOW_ONCE_KEYS}: keep them · Esc: decide later"
 
 RISK_COLOURS = {
     "read": "#3a6e4f",
@@ -232,6 +233,7 @@ class ApprovalDialog(QuietDialog):
         self.allow_once.setText("Keep these changes" if held else "Allow once")
         self.deny.setText("&Discard them" if held else "&Deny")
         self.allow_session.setVisible(not held)
+        self.keys_hint.setText(HELD_KEYS_HINT if held else KEYS_HINT)
         self.reason_label.setText(one_line(f"Why you are asked: {sentence(request.reason)}"))
         self.reason_label.setToolTip(one_line(f"Rule: {request.rule}") if request.rule else "")
         always = request.always_text()

@@ -269,7 +269,9 @@ def test_held_changes_are_kept_or_discarded_not_allowed_for_a_session(qtbot: QtB
     assert not dialog.allow_session.isVisibleTo(dialog)
     assert not dialog.allow_always.isVisibleTo(dialog)
     assert dialog.windowTitle().startswith("Keep these changes?")
+    assert "keep them" in dialog.keys_hint.text()
     click_answer(qtbot, dialog, dialog.allow_once)
     queue.submit(request("c2"))
     assert dialog.allow_once.text() == "Allow once" and dialog.deny.text() == "&Deny"
     assert dialog.allow_session.isVisibleTo(dialog)
+    assert "allow once" in dialog.keys_hint.text()
