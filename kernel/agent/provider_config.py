@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kernel.agent.keys import ENV_VAR, KEYRING_SERVICE, KEYRING_USER, keyring_backend
 from kernel.agent.models import (
     DEFAULT_CONTEXT_WINDOW,
     DEFAULT_MAX_TOKENS,
@@ -20,7 +21,6 @@ from kernel.agent.models import (
     ModelLimits,
     model_limits,
 )
-from kernel.keys import ENV_VAR, KEYRING_SERVICE, KEYRING_USER, keyring_backend
 
 NO_KEY_PLACEHOLDER = "no-key"
 """Sent to a custom base URL when no key is configured (local servers ignore it)."""

@@ -21,7 +21,7 @@ from desktop.settings import keystore
 from desktop.settings.dialog import SavedSettings, SettingsDialog, rule_lines, sort_problems
 from desktop.welcome import WelcomePanel
 from kernel import protocol as p
-from kernel.keys import use_backend
+from kernel.agent.keys import use_backend
 from kernel.paths import AppPaths
 
 
@@ -238,7 +238,7 @@ def test_keyring_entry_is_the_one_the_kernel_reads() -> None:
 
 
 def test_the_key_names_module_imports_nothing_heavy() -> None:
-    code = ("import sys, kernel.keys; "
+    code = ("import sys, kernel.agent.keys; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in "
             "('anthropic', 'keyring', 'PySide6', 'jsonschema')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
