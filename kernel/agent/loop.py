@@ -97,16 +97,7 @@ from kernel.agent.limits import (
     repeat_message,
 )
 from kernel.agent.media import fit_content, fit_messages, replace_at, saver
-from kernel.agent.models import ModelLimits, max_tokens_advice
-from kernel.agent.pricing import Price, cost_usd, price_for
 from kernel.agent.prompt import system_prompt
-from kernel.agent.provider import (
-    USAGE_KEYS,
-    ModelTurn,
-    ProviderError,
-    RetryNotice,
-    TurnCallbacks,
-)
 from kernel.agent.runlock import session_lock
 from kernel.agent.store import RunState, SessionStore, StoredSession
 from kernel.agent.textcall import TOOL_INTERFACE_PROMPT, text_tool_call
@@ -128,6 +119,15 @@ from kernel.events import (
     ToolProgress,
     ToolResultEvent,
     UserMessage,
+)
+from kernel.model.catalog import ModelLimits, max_tokens_advice
+from kernel.model.pricing import Price, cost_usd, price_for
+from kernel.model.provider import (
+    USAGE_KEYS,
+    ModelTurn,
+    ProviderError,
+    RetryNotice,
+    TurnCallbacks,
 )
 from kernel.paths import AppPaths, UnsafeIdentifier, check_call_id
 from kernel.policy.decide import Mode, offered_tools

@@ -6,15 +6,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TextIO
 
-from kernel.agent.models import DEFAULT_MODEL, model_limits
-from kernel.agent.provider_config import (
+from kernel.cli.errors import EXIT_ERROR, EXIT_OK
+from kernel.model.catalog import DEFAULT_MODEL, model_limits
+from kernel.model.provider_config import (
     KeySource,
     ProviderConfig,
     keyring_key,
     resolve_api_key,
     resolve_base_url,
 )
-from kernel.cli.errors import EXIT_ERROR, EXIT_OK
 from kernel.paths import AppPaths
 from kernel.policy.settings import Settings, SettingsError, load_settings
 from kernel.sandbox.settings import ExecSettings

@@ -18,8 +18,6 @@ from typing import TYPE_CHECKING, Any, TextIO
 from kernel.agent.attachments import MAX_ATTACHMENTS, Attachment, AttachmentError, load_attachment
 from kernel.agent.limits import LIMIT_REASONS, LoopLimits, StopReason
 from kernel.agent.loop import Agent, GateFactory, RunBusy
-from kernel.agent.models import DEFAULT_MODEL
-from kernel.agent.provider import AnthropicProvider, ConfigError, ProviderConfig
 from kernel.agent.runlock import SessionLocked
 from kernel.agent.store import SessionStore, UnknownSession
 from kernel.cli.errors import EXIT_ERROR, EXIT_LIMIT, EXIT_OK, UsageError
@@ -43,6 +41,8 @@ from kernel.events import (
     UserMessage,
     json_text,
 )
+from kernel.model.catalog import DEFAULT_MODEL
+from kernel.model.provider import AnthropicProvider, ConfigError, ProviderConfig
 from kernel.paths import AppPaths
 from kernel.policy.approvals import gate_factory
 from kernel.policy.channels import ApprovalChannel, FixedChannel, TerminalChannel
@@ -220,8 +220,10 @@ async def _start_mcp(kernel: Kernel, settings: Settings, session_id: str, worksp
     forms and sampling requests are answered by `--approve` (kernel.mcp.headless)."""
     if not settings.mcp_servers:
         return None
+    from kernel.agent.run_budget import RunBudget
     from kernel.mcp.config import McpConfigError
     from kernel.mcp.headless import exec_asks, report_settled
+    from kernel.mcp.sampling import SamplingTarget
 
     def record(event: Event) -> None:
         kernel.store.append_event(event)
@@ -230,7 +232,8 @@ async def _start_mcp(kernel: Kernel, settings: Settings, session_id: str, worksp
     try:
         manager = await kernel.start_mcp(
             settings.mcp_servers,
-            asks=exec_asks(session_id, workspace, approve, record, agent))
+            asks=exec_asks(workspace, approve, record, SamplingTarget(
+                session_id, agent.provider, RunBudget(agent, session_id))))
     except McpConfigError as exc:
         raise UsageError(str(exc)) from None
     await report_settled(manager, session_id, record)

@@ -37,13 +37,13 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from kernel.agent.keys import picks_as_a_new_process
 from kernel.cli.errors import EXIT_USAGE, UsageError
+from kernel.model.keys import picks_as_a_new_process
 from kernel.modes import MODES
 from kernel.runtime.ahead import Ahead, in_child
 
 READS_THE_KEY = ("exec", "doctor")
-KEYRING_READ = "kernel.agent.provider_config:keyring_key"
+KEYRING_READ = "kernel.model.provider_config:keyring_key"
 """The function that reads the key stored in the keyring, as kernel.runtime.ahead.in_child names
 it."""
 
@@ -59,8 +59,8 @@ class _ArgumentParser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from kernel.agent.models import DEFAULT_MODEL
     from kernel.cli.eval_args import add_eval_parser
+    from kernel.model.catalog import DEFAULT_MODEL
 
     parser = _ArgumentParser(prog="reins", description="Reins: an AI assistant that "
                                      "acts on your computer while you keep hold of the reins.")
@@ -209,7 +209,7 @@ def _doctor(keyring: Callable[[], str | None]) -> int:
 def _keyring_lookup() -> Callable[[], str | None]:
     """The key stored in the keyring, read from now on: the first time in this process, in
     a child interpreter while keyring is not loaded here and the child would pick the
-    backend this process would (kernel.agent.keys.picks_as_a_new_process), so keyring's loading
+    backend this process would (kernel.model.keys.picks_as_a_new_process), so keyring's loading
     (about 0.13 s of CPU) runs beside this process's instead of adding to it; else in a
     thread. A process that asks again (one calling main() again and again: the eval
     runner's workers, tests) loads keyring once and keeps its backend, which costs less
@@ -225,7 +225,7 @@ _CHILD_ASKED: list[str] = []
 
 
 def _read_keyring() -> str | None:
-    from kernel.agent.provider_config import keyring_key
+    from kernel.model.provider_config import keyring_key
 
     return keyring_key()
 

@@ -188,7 +188,7 @@ class Settings:
     mcp_servers: Mapping[str, Any] = field(default_factory=dict)
     """The raw `mcpServers` object, validated by its schema (kernel.mcp.config reads it)."""
     models: Mapping[str, Any] = field(default_factory=dict)
-    """The `models` object: per model `context_window` and `max_tokens` (kernel.agent.models
+    """The `models` object: per model `context_window` and `max_tokens` (kernel.model.catalog
     reads it)."""
     tool_search_threshold: int = DEFAULT_TOOL_SEARCH_THRESHOLD
     """More tools on offer than this: find_tools searches the rest (kernel.tools.find_tools)."""

@@ -270,7 +270,7 @@ class KernelService:
 
     @property
     def model(self) -> str:
-        from kernel.agent.models import DEFAULT_MODEL
+        from kernel.model.catalog import DEFAULT_MODEL
 
         return self.settings.model or DEFAULT_MODEL
 
@@ -310,8 +310,8 @@ class KernelService:
     def _snapshot(self, request_id: str = "",
                   problems: tuple[p.SettingsProblem, ...] = ()) -> p.SettingsSnapshot:
         """settings.json as this kernel reads it, and whether a run can start."""
-        from kernel.agent.keys import ENV_VAR
         from kernel.mcp.config import find_claude_desktop_config
+        from kernel.model.keys import ENV_VAR
 
         if self.settings_error:
             cannot = (f"settings.json cannot be used, so nothing runs until it is fixed: "
@@ -342,7 +342,7 @@ class KernelService:
                              f"fixed: {self.settings_error}")
         agent = self._agents.get(model)
         if agent is None:
-            from kernel.agent.provider import AnthropicProvider, ProviderConfig
+            from kernel.model.provider import AnthropicProvider, ProviderConfig
 
             provider = AnthropicProvider(
                 ProviderConfig.for_model(model, self.settings.models, base_url=self.base_url),
@@ -437,8 +437,8 @@ class KernelService:
         self._spawn(self._send_diagnostics())
 
     async def _send_diagnostics(self) -> None:
-        from kernel.agent.provider import KeySource, resolve_api_key
         from kernel.cli.cmd_doctor import doctor_report
+        from kernel.model.provider import KeySource, resolve_api_key
 
         key = KeySource(self.api_key, "app") if self.api_key else None
 
@@ -570,8 +570,8 @@ class KernelService:
         self._spawn(self._send_models())
 
     async def _send_models(self) -> None:
-        from kernel.agent.model_list import ModelListError, endpoint_models
-        from kernel.agent.provider import ProviderConfig, resolve_api_key, resolve_base_url
+        from kernel.model.listing import ModelListError, endpoint_models
+        from kernel.model.provider import ProviderConfig, resolve_api_key, resolve_base_url
 
         base_url = resolve_base_url(ProviderConfig(model=self.model, base_url=self.base_url))
         key = (await asyncio.to_thread(resolve_api_key, self.api_key)).key
@@ -809,8 +809,9 @@ class KernelService:
     def _sampling_target(self, server: str) -> SamplingTarget | None:
         """The run a server's sampling request is for: the latest started that is calling
         one of the server's tools (None: no run is)."""
+        from kernel.agent.run_budget import RunBudget
         from kernel.mcp.naming import server_prefix
-        from kernel.mcp.sampling import RunBudget, SamplingTarget
+        from kernel.mcp.sampling import SamplingTarget
 
         prefix = server_prefix(server)
         for session_id in reversed(list(self.runs)):

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from kernel.agent.provider_config import keyring_key
 from kernel.cli.main import KEYRING_READ
 from kernel.fakemodel import reply
+from kernel.model.provider_config import keyring_key
 from tests.cli.conftest import Cli, events
 
 BACKEND = '''

@@ -17,8 +17,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QLineEdit, QPushButton, QVBoxLayout, QWidget
 from pytestqt.qtbot import QtBot
 
-from kernel.agent.keys import use_backend
 from kernel.fakemodel import FakeAnthropicServer
+from kernel.model.keys import use_backend
 from kernel.paths import AppPaths
 
 

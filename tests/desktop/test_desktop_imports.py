@@ -12,7 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 ALLOWED = {
     "kernel.protocol", "kernel.events", "kernel.visible", "kernel.paths",
-    "kernel.modes", "kernel.agent.keys", "kernel.policy.workspace",
+    "kernel.modes", "kernel.model.keys", "kernel.policy.workspace",
     "kernel.agent.attachments", "kernel.eval.scoring", "kernel.setting_records",
     "kernel.transaction.changeset",
 }

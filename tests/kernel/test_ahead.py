@@ -14,7 +14,7 @@ from typing import TypeGuard
 
 import pytest
 
-from kernel.agent.provider_config import KeySource, resolve_api_key
+from kernel.model.provider_config import KeySource, resolve_api_key
 from kernel.runtime.ahead import Ahead, in_child
 
 
