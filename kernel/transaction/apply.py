@@ -4,17 +4,23 @@ First every target is checked (`conflicts`): what is at the path now must be wha
 command saw (a file for a modification, nothing for a creation, the same type for a
 deletion), not changed after the command started (`since_ns`, against its ctime and mtime),
 and every folder on the way a real folder (or one this apply makes). Any conflict: nothing
-is applied. Then each touched path is kept by the recorder, and the changes are made:
-removals deepest first, then folders, files (a temporary name in the folder, renamed over)
-and links shallowest first, then folder modes deepest first. Every step goes through folder
-descriptors that never follow a link, on the upper side as on the workspace side
-(kernel.transaction.fsat), so neither a link a command made nor one the workspace had takes
-a write outside. A failure midway puts back everything kept (`Recorder.rollback`).
+is applied. Then each touched path is kept by the recorder, the step is written with what
+each path is to become (`Recorder.pending`: a crash from here on is rolled back at the next
+start), and the changes are made: removals deepest first, then folders, files and links
+shallowest first, then folder modes deepest first. A file of the upper layer is moved into
+place (renameat2: swapped with the workspace's file, whose old inode is left in the upper
+layer, or moved in where there was none), without its extended attributes; where it cannot
+be moved (another file system, a hard link) it is copied under a temporary name and
+renamed over. Every step goes through folder descriptors that never follow a link, on the
+upper side as on the workspace side (kernel.transaction.fsat), so neither a link a command
+made nor one the workspace had takes a write outside. A failure midway puts back
+everything kept (`Recorder.rollback`). The upper layer is used up: apply it once.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import time
@@ -26,7 +32,12 @@ from typing import TYPE_CHECKING
 from kernel.transaction.blobs import syncfs
 from kernel.transaction.changeset import Change, ChangeSet, EntryType, parent_paths
 from kernel.transaction.fsat import (
+    ABSENT,
     DIR_FLAGS,
+    RENAME_EXCHANGE,
+    RENAME_NOREPLACE,
+    Folders,
+    State,
     chmod_at,
     entry_type,
     open_dir,
@@ -34,6 +45,8 @@ from kernel.transaction.fsat import (
     parent_of,
     read_link,
     remove_at,
+    rename2,
+    strip_xattrs,
     write_file_at,
     write_link_at,
 )
@@ -102,6 +115,7 @@ def apply(upper: Path, workspace: Path, changes: Sequence[Change], *, since_ns: 
         touched = sorted({c.path for c in chosen} | {c.previous for c in chosen if c.previous})
         try:
             recorder.keep_all(touched, durable=durable)
+            recorder.pending(_intended(upper_fd, chosen, recorder.kept))
             _make(upper_fd, ws_fd, chosen)
             if durable:
                 syncfs(ws_fd)
@@ -257,6 +271,15 @@ def _judge(st: os.stat_result | OSError | None, expected: tuple[EntryType | None
     return ""
 
 
+def _intended(upper_fd: int, chosen: ChangeSet, kept: dict[str, State]) -> dict[str, State]:
+    """What each kept path is to become: absent where removed, else what the upper layer
+    holds there (the bytes of a file moved in are those bytes)."""
+    gone = {c.path for c in chosen if c.kind == "deleted"} | {
+        c.previous for c in chosen if c.previous}
+    with Folders(upper_fd) as folders:
+        return {path: ABSENT if path in gone else folders.state(path) for path in kept}
+
+
 def _make(upper_fd: int, ws_fd: int, chosen: ChangeSet) -> None:
     """The changes, in the order that keeps every step possible (see the module's text)."""
     removals = [c.previous for c in chosen if c.previous]
@@ -290,10 +313,26 @@ def _put(up: int, fd: int, name: str, change: Change, source: os.stat_result,
         write_link_at(fd, name, read_link(up, name))
     elif change.kind == "mode":
         chmod_at(fd, name, mode)
-    else:
+    elif not _moved(up, fd, name, change, source):
         src = open_file(up, name)
         try:
             write_file_at(fd, name, src, mode)
         finally:
             os.close(src)
+
+
+def _moved(up: int, fd: int, name: str, change: Change, source: os.stat_result) -> bool:
+    """Move the upper layer's file into the workspace (see the module's text); False when
+    it must be copied instead."""
+    if source.st_nlink != 1 or source.st_dev != os.fstat(fd).st_dev:
+        return False
+    strip_xattrs(up, name)
+    try:
+        rename2(up, name, fd, name, RENAME_EXCHANGE if change.kind == "modified"
+                else RENAME_NOREPLACE)
+    except OSError as exc:
+        if exc.errno in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EACCES, errno.EPERM):
+            return False
+        raise
+    return True
 

@@ -9,6 +9,7 @@ A link where a folder is expected is an `OSError` (ELOOP or ENOTDIR), never foll
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import hashlib
 import os
@@ -23,6 +24,12 @@ DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 CHUNK = 1 << 20
 """Files are read, hashed and compared this many bytes at a time: memory stays flat."""
+AT_FDCWD = -100
+RENAME_NOREPLACE = 1
+RENAME_EXCHANGE = 2
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_RENAMEAT2 = getattr(_LIBC, "renameat2", None)
+"""glibc 2.28 and later; without it every file is copied (`move_in` says so)."""
 
 StateKind = Literal["absent", "file", "dir", "link", "other"]
 """An EntryType (kernel.transaction.changeset), or nothing there."""
@@ -220,12 +227,26 @@ def write_file_at(dir_fd: int, name: str, src_fd: int, mode: int) -> None:
     """Put a copy of `src_fd`'s bytes at `name` with `mode`: written to a temporary name in
     the same folder, then renamed over (a reader never sees half a file). A folder at
     `name` is refused (IsADirectoryError); it must be removed first."""
+    _write_at(dir_fd, name, lambda fd: copy_fd(src_fd, fd), mode)
+
+
+def write_bytes_at(dir_fd: int, name: str, data: bytes, mode: int) -> None:
+    """Put `data` at `name` with `mode`, as `write_file_at` puts a file's bytes."""
+    def fill(fd: int) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+
+    _write_at(dir_fd, name, fill, mode)
+
+
+def _write_at(dir_fd: int, name: str, fill: Callable[[int], None], mode: int) -> None:
     tmp = temp_name(name)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                  0o600, dir_fd=dir_fd)
     try:
         try:
-            copy_fd(src_fd, fd)
+            fill(fd)
             os.fchmod(fd, mode)
         finally:
             os.close(fd)
@@ -234,6 +255,28 @@ def write_file_at(dir_fd: int, name: str, src_fd: int, mode: int) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp, dir_fd=dir_fd)
         raise
+
+
+def rename2(src_dir: int, src: str, dst_dir: int, dst: str, flags: int) -> None:
+    """renameat2(2): `RENAME_EXCHANGE` swaps two entries atomically, `RENAME_NOREPLACE`
+    fails (EEXIST) rather than replace one. OSError(ENOSYS) without it."""
+    if _RENAMEAT2 is None:
+        raise OSError(errno.ENOSYS, "renameat2 is not available")
+    if _RENAMEAT2(src_dir, os.fsencode(src), dst_dir, os.fsencode(dst), flags) != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, f"{os.strerror(code)}: {src!r} → {dst!r}")
+
+
+def strip_xattrs(dir_fd: int, name: str) -> None:
+    """Remove every extended attribute the file `name` carries (an overlay's marks, what a
+    command set): a file moved in carries what a copy would (none)."""
+    fd = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+    try:
+        path = f"/proc/self/fd/{fd}"
+        for attr in os.listxattr(path):
+            os.removexattr(path, attr)
+    finally:
+        os.close(fd)
 
 
 def write_link_at(dir_fd: int, name: str, target: str) -> None:

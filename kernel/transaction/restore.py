@@ -14,23 +14,27 @@ import functools
 import os
 from collections.abc import Callable, Mapping
 
-from kernel.transaction.blobs import Blobs
 from kernel.transaction.fsat import (
     Folders,
     State,
     chmod_at,
     parent_of,
     remove_at,
+    write_bytes_at,
     write_file_at,
     write_link_at,
 )
+
+Fetch = Callable[[str], "bytes | int"]
+"""A file's kept bytes by their sha256: the bytes, or a read descriptor (the caller closes
+it); -1 when they are no longer kept."""
 
 
 class RestoreError(OSError):
     """A path could not be put back; the message names it."""
 
 
-def restore(root_fd: int, targets: Mapping[str, State], blobs: Blobs) -> None:
+def restore(root_fd: int, targets: Mapping[str, State], fetch: Fetch) -> None:
     """Make every path of `targets` (relative to the folder `root_fd`) what its State says."""
     with Folders(root_fd) as folders:
         current = {path: folders.state(path) for path in targets}
@@ -47,7 +51,7 @@ def restore(root_fd: int, targets: Mapping[str, State], blobs: Blobs) -> None:
             _at(root_fd, path, "make the folder", lambda fd, name: os.mkdir(name, 0o700,
                                                                             dir_fd=fd))
         elif want.kind == "file":
-            _at(root_fd, path, "write", functools.partial(_put_file, want=want, blobs=blobs))
+            _at(root_fd, path, "write", functools.partial(_put_file, want=want, fetch=fetch))
         elif want.kind == "link":
             _at(root_fd, path, "make the link",
                 functools.partial(write_link_at, target=want.digest))
@@ -60,12 +64,17 @@ def restore(root_fd: int, targets: Mapping[str, State], blobs: Blobs) -> None:
             _at(root_fd, path, "set the mode of", functools.partial(chmod_at, mode=want.mode))
 
 
-def _put_file(dir_fd: int, name: str, want: State, blobs: Blobs) -> None:
-    src = blobs.open(want.digest)
+def _put_file(dir_fd: int, name: str, want: State, fetch: Fetch) -> None:
+    kept = fetch(want.digest)
+    if isinstance(kept, bytes):
+        write_bytes_at(dir_fd, name, kept, want.mode)
+        return
+    if kept < 0:
+        raise FileNotFoundError(f"the kept bytes {want.digest} are gone")
     try:
-        write_file_at(dir_fd, name, src, want.mode)
+        write_file_at(dir_fd, name, kept, want.mode)
     finally:
-        os.close(src)
+        os.close(kept)
 
 
 def _at(root_fd: int, path: str, doing: str, step: Callable[[int, str], None]) -> None:
