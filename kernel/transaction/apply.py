@@ -36,6 +36,7 @@ from kernel.transaction.fsat import (
     DIR_FLAGS,
     RENAME_EXCHANGE,
     RENAME_NOREPLACE,
+    Displaced,
     Folders,
     State,
     chmod_at,
@@ -46,6 +47,7 @@ from kernel.transaction.fsat import (
     read_link,
     remove_at,
     rename2,
+    split,
     strip_xattrs,
     write_file_at,
     write_link_at,
@@ -116,7 +118,7 @@ def apply(upper: Path, workspace: Path, changes: Sequence[Change], *, since_ns: 
         try:
             recorder.keep_all(touched, durable=durable)
             recorder.pending(_intended(upper_fd, chosen, recorder.kept))
-            _make(upper_fd, ws_fd, chosen)
+            _make(upper_fd, ws_fd, chosen, recorder.owner.trash.take)
             if durable:
                 syncfs(ws_fd)
         except BaseException as exc:
@@ -125,6 +127,7 @@ def apply(upper: Path, workspace: Path, changes: Sequence[Change], *, since_ns: 
                 raise ApplyError(exc.errno, f"the changes could not be applied ({exc}); "
                                  f"nothing was changed") from exc
             raise
+        recorder.owner.trash.empty_later()
         return Applied(chosen, step=recorder.commit(chosen))
 
 
@@ -151,15 +154,22 @@ def conflicts(ws_fd: int, chosen: ChangeSet, since_ns: int,
     in the workspace, here or under another name) in a folder changed meanwhile is taken
     for a file removed meanwhile (a hard link or a moved file in a folder the user
     changed is asked about too: asking once too often is safe)."""
+    with Folders(ws_fd) as folders:
+        return _conflicts(folders, chosen, since_ns, upper_fd)
+
+
+def _conflicts(folders: Folders, chosen: ChangeSet, since_ns: int,
+               upper_fd: int) -> tuple[Conflict, ...]:
+    ws_fd = folders.root_fd
     by_path = {c.path: c for c in chosen}
     found: list[Conflict] = []
     seen: dict[str, os.stat_result | OSError | None] = {}
 
     def look(path: str) -> os.stat_result | OSError | None:
         if path not in seen:
+            head, name = split(path)
             try:
-                with parent_of(ws_fd, path) as (fd, name):
-                    seen[path] = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                seen[path] = os.stat(name, dir_fd=folders.open(head), follow_symlinks=False)
             except FileNotFoundError:
                 seen[path] = None
             except OSError as exc:
@@ -280,23 +290,25 @@ def _intended(upper_fd: int, chosen: ChangeSet, kept: dict[str, State]) -> dict[
         return {path: ABSENT if path in gone else folders.state(path) for path in kept}
 
 
-def _make(upper_fd: int, ws_fd: int, chosen: ChangeSet) -> None:
-    """The changes, in the order that keeps every step possible (see the module's text)."""
+def _make(upper_fd: int, ws_fd: int, chosen: ChangeSet, displaced: Displaced) -> None:
+    """The changes, in the order that keeps every step possible (see the module's text);
+    removed files go to `displaced`."""
     removals = [c.previous for c in chosen if c.previous]
     removals += [c.path for c in chosen if c.kind in ("deleted", "replaced")]
     for path in sorted(set(removals), reverse=True):
         with parent_of(ws_fd, path) as (fd, name):
-            remove_at(fd, name)
+            remove_at(fd, name, displaced)
     modes: dict[str, int] = {}
-    for change in chosen:
-        if change.kind == "deleted":
-            continue
-        with parent_of(upper_fd, change.path) as (up, name):
+    with Folders(upper_fd) as uppers, Folders(ws_fd) as folders:  # opened after the removals
+        for change in chosen:
+            if change.kind == "deleted":
+                continue
+            head, name = split(change.path)
+            up = uppers.open(head)
             source = os.stat(name, dir_fd=up, follow_symlinks=False)
             if entry_type(source.st_mode) != change.entry:
                 raise ApplyError(0, f"{change.path} is not a {change.entry} in the upper layer")
-            with parent_of(ws_fd, change.path) as (fd, _name):
-                _put(up, fd, name, change, source, modes)
+            _put(up, folders.open(head), name, change, source, modes)
     for path in sorted(modes, reverse=True):
         with parent_of(ws_fd, path) as (fd, name):
             chmod_at(fd, name, modes[path])
@@ -324,7 +336,7 @@ def _put(up: int, fd: int, name: str, change: Change, source: os.stat_result,
 def _moved(up: int, fd: int, name: str, change: Change, source: os.stat_result) -> bool:
     """Move the upper layer's file into the workspace (see the module's text); False when
     it must be copied instead."""
-    if source.st_nlink != 1 or source.st_dev != os.fstat(fd).st_dev:
+    if source.st_nlink != 1:
         return False
     strip_xattrs(up, name)
     try:

@@ -61,6 +61,7 @@ from kernel.transaction.fsat import (
     state_at,
 )
 from kernel.transaction.restore import Fetch, restore
+from kernel.transaction.trash import Trash
 
 DEFAULT_MAX_BYTES = DEFAULT_CHECKPOINT_BYTES
 """The `checkpoints.max_bytes` setting when it is not set (kernel.setting_records)."""
@@ -202,6 +203,8 @@ class Checkpoints:
         self.max_bytes = max_bytes
         root.mkdir(parents=True, exist_ok=True)
         self.blobs = Blobs(root / "blobs")
+        self.trash = Trash(root / "trash")
+        """What an apply or an undo replaced or removed, freed in a thread."""
         self._lock = threading.RLock()
         try:
             self._db = sqlite3.connect(root / "index.sqlite3", isolation_level=None,
@@ -212,13 +215,14 @@ class Checkpoints:
                                       f"Reins (schema {version}); this one knows "
                                       f"{SCHEMA_VERSION}")
             self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.execute("PRAGMA synchronous=FULL")  # a step is on disk once committed
             self._db.executescript(_SCHEMA)
             self._migrate(version)
         except sqlite3.Error as exc:
             raise CheckpointError(f"the checkpoint index {root / 'index.sqlite3'} cannot "
                                   f"be used: {exc}") from exc
         self.recovered = self.recover()
+        self.trash.empty_later()  # what a process that ended left there
         """What `recover` did when this object was made."""
 
     def _migrate(self, version: int) -> None:
@@ -232,6 +236,7 @@ class Checkpoints:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+        self.trash.close()
 
     def __enter__(self) -> Checkpoints:
         return self
@@ -268,10 +273,12 @@ class Checkpoints:
         rows = self._rows("id = ?", (step_id,))
         return rows[0].call_id if rows else ""
 
-    def _step(self, row: _Row) -> Step:
+    def _step(self, row: _Row, changes: ChangeSet | None = None) -> Step:
+        """The step of `row` (its `changes` when the caller has them, else read)."""
         return Step(session_id=row.session_id, call_id=row.call_id, at=row.at,
                     workspace=row.workspace,
-                    changes=ChangeSet.from_json(json.loads(row.changes)),
+                    changes=changes if changes is not None
+                    else ChangeSet.from_json(json.loads(row.changes)),
                     undone=row.undone_by is not None,
                     undoable=(row.undoes is None and row.undone_by is None
                               and not row.pruned),
@@ -453,7 +460,8 @@ class Checkpoints:
                 recorder.keep_all(entries)
                 recorder.pending({p: before for p, (before, _after) in entries.items()})
                 restore(ws_fd, {p: before for p, (before, _after) in entries.items()},
-                        self._fetch(b.digest for b, _a in entries.values() if b.kind == "file"))
+                        self._fetch(b.digest for b, _a in entries.values() if b.kind == "file"),
+                        self.trash.take)
             except OSError as exc:
                 recorder.rollback()
                 return UndoResult(refused=f"call {row.call_id} could not be undone ({exc}); "
@@ -462,6 +470,7 @@ class Checkpoints:
             recorder.commit(ChangeSet(tuple(_inverse(c, entries) for c in original)))
         finally:
             os.close(ws_fd)
+            self.trash.empty_later()
         return UndoResult(undone=(row.call_id,), restored=tuple(sorted(entries)))
 
     def _cannot_restore(self, row: _Row, entries: dict[str, tuple[State, State]]) -> str:
@@ -566,7 +575,7 @@ class Checkpoints:
             dropped = self._prune(db)
         for digest in dropped:
             self.blobs.drop(digest)
-        return self._step(self._rows("id = ?", (step_id,))[0])
+        return self._step(self._rows("id = ?", (step_id,))[0], changes)
 
     def _forget(self, step_id: int) -> list[str]:
         """Remove a step that was never done, and the bytes only it kept; their digests."""
@@ -715,6 +724,8 @@ class Recorder:
     step_id: int | None = None
     """The step's row once `pending` wrote it."""
     _intended: dict[str, State] = field(default_factory=dict)
+    _held: int = 0
+    """The bytes in `small`."""
     _fd: int = -1
 
     def _root(self) -> int:
@@ -750,10 +761,12 @@ class Recorder:
 
     def _store(self, fd: int) -> str:
         size = os.fstat(fd).st_size
-        if size <= SMALL_BYTES and sum(map(len, self.small.values())) + size <= SMALL_HELD:
+        if size <= SMALL_BYTES and self._held + size <= SMALL_HELD:
             data = os.pread(fd, SMALL_BYTES + 1, 0)
             if len(data) <= SMALL_BYTES:
                 digest = hashlib.sha256(data).hexdigest()
+                if digest not in self.small:
+                    self._held += len(data)
                 self.small[digest] = data
                 self.sizes[digest] = len(data)
                 return digest
@@ -786,8 +799,9 @@ class Recorder:
         """Put every kept path back as it was kept (a failed apply), and forget them (and
         the step, when `pending` wrote it)."""
         try:
-            restore(self._root(), self.kept, self._fetch)
+            restore(self._root(), self.kept, self._fetch, self.owner.trash.take)
         finally:
+            self.owner.trash.empty_later()
             if self.step_id is not None:
                 self.owner._forget(self.step_id)
             for digest in self.sizes:

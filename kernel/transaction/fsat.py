@@ -211,36 +211,48 @@ def temp_name(name: str) -> str:
     return f".{name[:100]}.reins-{os.getpid()}-{os.urandom(4).hex()}.tmp"
 
 
-def remove_at(dir_fd: int, name: str) -> None:
-    """Remove the entry `name` (an empty folder, or anything else); nothing there is fine."""
+def remove_at(dir_fd: int, name: str, displaced: Displaced | None = None) -> None:
+    """Remove the entry `name` (an empty folder, or anything else: to `displaced` when
+    given); nothing there is fine."""
     try:
         st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     except FileNotFoundError:
         return
     if stat.S_ISDIR(st.st_mode):
         os.rmdir(name, dir_fd=dir_fd)
+    elif displaced is not None:
+        displaced(dir_fd, name)
     else:
         os.unlink(name, dir_fd=dir_fd)
 
 
-def write_file_at(dir_fd: int, name: str, src_fd: int, mode: int) -> None:
+Displaced = Callable[[int, str], None]
+"""Takes a replaced or removed entry (folder descriptor, name) off the call's path
+(kernel.transaction.trash.Trash.take); without one it is unlinked."""
+
+
+def write_file_at(dir_fd: int, name: str, src_fd: int, mode: int,
+                  displaced: Displaced | None = None) -> None:
     """Put a copy of `src_fd`'s bytes at `name` with `mode`: written to a temporary name in
-    the same folder, then renamed over (a reader never sees half a file). A folder at
-    `name` is refused (IsADirectoryError); it must be removed first."""
-    _write_at(dir_fd, name, lambda fd: copy_fd(src_fd, fd), mode)
+    the same folder, then renamed over (a reader never sees half a file); with
+    `displaced`, swapped with what was there, which `displaced` takes. A folder at `name`
+    is refused (IsADirectoryError); it must be removed first."""
+    _write_at(dir_fd, name, lambda fd: copy_fd(src_fd, fd), mode, displaced)
 
 
-def write_bytes_at(dir_fd: int, name: str, data: bytes, mode: int) -> None:
+def write_bytes_at(dir_fd: int, name: str, data: bytes, mode: int,
+                   displaced: Displaced | None = None) -> None:
     """Put `data` at `name` with `mode`, as `write_file_at` puts a file's bytes."""
     def fill(fd: int) -> None:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]
 
-    _write_at(dir_fd, name, fill, mode)
+    _write_at(dir_fd, name, fill, mode, displaced)
 
 
-def _write_at(dir_fd: int, name: str, fill: Callable[[int], None], mode: int) -> None:
+def _write_at(dir_fd: int, name: str, fill: Callable[[int], None], mode: int,
+              displaced: Displaced | None) -> None:
     tmp = temp_name(name)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                  0o600, dir_fd=dir_fd)
@@ -250,11 +262,32 @@ def _write_at(dir_fd: int, name: str, fill: Callable[[int], None], mode: int) ->
             os.fchmod(fd, mode)
         finally:
             os.close(fd)
-        os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        if displaced is not None and _swapped(dir_fd, tmp, name):
+            displaced(dir_fd, tmp)
+        else:
+            os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp, dir_fd=dir_fd)
         raise
+
+
+def _swapped(dir_fd: int, tmp: str, name: str) -> bool:
+    """Swap `tmp` with `name` when `name` is there (a folder is refused); False when it is
+    absent or cannot be swapped (then `tmp` is renamed over it)."""
+    try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    if stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(errno.EISDIR, f"{name!r} is a folder")
+    try:
+        rename2(dir_fd, tmp, dir_fd, name, RENAME_EXCHANGE)
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.EINVAL, errno.ENOSYS):
+            return False
+        raise
+    return True
 
 
 def rename2(src_dir: int, src: str, dst_dir: int, dst: str, flags: int) -> None:
@@ -270,13 +303,9 @@ def rename2(src_dir: int, src: str, dst_dir: int, dst: str, flags: int) -> None:
 def strip_xattrs(dir_fd: int, name: str) -> None:
     """Remove every extended attribute the file `name` carries (an overlay's marks, what a
     command set): a file moved in carries what a copy would (none)."""
-    fd = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
-    try:
-        path = f"/proc/self/fd/{fd}"
-        for attr in os.listxattr(path):
-            os.removexattr(path, attr)
-    finally:
-        os.close(fd)
+    path = f"/proc/self/fd/{dir_fd}/{os.fsdecode(name)}"
+    for attr in os.listxattr(path, follow_symlinks=False):
+        os.removexattr(path, attr, follow_symlinks=False)
 
 
 def write_link_at(dir_fd: int, name: str, target: str) -> None:

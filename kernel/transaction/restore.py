@@ -15,6 +15,7 @@ import os
 from collections.abc import Callable, Mapping
 
 from kernel.transaction.fsat import (
+    Displaced,
     Folders,
     State,
     chmod_at,
@@ -34,8 +35,10 @@ class RestoreError(OSError):
     """A path could not be put back; the message names it."""
 
 
-def restore(root_fd: int, targets: Mapping[str, State], fetch: Fetch) -> None:
-    """Make every path of `targets` (relative to the folder `root_fd`) what its State says."""
+def restore(root_fd: int, targets: Mapping[str, State], fetch: Fetch,
+            displaced: Displaced | None = None) -> None:
+    """Make every path of `targets` (relative to the folder `root_fd`) what its State says;
+    what is replaced or removed goes to `displaced` (kernel.transaction.trash)."""
     with Folders(root_fd) as folders:
         current = {path: folders.state(path) for path in targets}
     todo = {path: state for path, state in targets.items() if current[path] != state}
@@ -44,14 +47,15 @@ def restore(root_fd: int, targets: Mapping[str, State], fetch: Fetch) -> None:
         if now.kind == "absent" or (now.kind == want.kind and want.kind == "dir"):
             continue
         if now.kind == "dir" or want.kind in ("absent", "dir"):
-            _at(root_fd, path, "remove", lambda fd, name: remove_at(fd, name))
+            _at(root_fd, path, "remove", functools.partial(remove_at, displaced=displaced))
     for path in sorted(todo):
         now, want = current[path], todo[path]
         if want.kind == "dir" and now.kind != "dir":
             _at(root_fd, path, "make the folder", lambda fd, name: os.mkdir(name, 0o700,
                                                                             dir_fd=fd))
         elif want.kind == "file":
-            _at(root_fd, path, "write", functools.partial(_put_file, want=want, fetch=fetch))
+            _at(root_fd, path, "write", functools.partial(_put_file, want=want, fetch=fetch,
+                                  displaced=displaced))
         elif want.kind == "link":
             _at(root_fd, path, "make the link",
                 functools.partial(write_link_at, target=want.digest))
@@ -64,15 +68,16 @@ def restore(root_fd: int, targets: Mapping[str, State], fetch: Fetch) -> None:
             _at(root_fd, path, "set the mode of", functools.partial(chmod_at, mode=want.mode))
 
 
-def _put_file(dir_fd: int, name: str, want: State, fetch: Fetch) -> None:
+def _put_file(dir_fd: int, name: str, want: State, fetch: Fetch,
+              displaced: Displaced | None) -> None:
     kept = fetch(want.digest)
     if isinstance(kept, bytes):
-        write_bytes_at(dir_fd, name, kept, want.mode)
+        write_bytes_at(dir_fd, name, kept, want.mode, displaced)
         return
     if kept < 0:
         raise FileNotFoundError(f"the kept bytes {want.digest} are gone")
     try:
-        write_file_at(dir_fd, name, kept, want.mode)
+        write_file_at(dir_fd, name, kept, want.mode, displaced)
     finally:
         os.close(kept)
 
