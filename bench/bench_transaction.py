@@ -101,7 +101,7 @@ def run() -> None:
                 durable = n % 2 == 1
                 recorder = checkpoints.begin("bench", f"c{n}", root / "lower")
                 applied = apply(root / "upper", root / "lower", changes.changes, since_ns=since,
-                                recorder=recorder, durable=durable)
+                                recorder=recorder, durable=durable, last=True)
                 undoing = time.perf_counter()
                 (durables if durable else applies).append(undoing - applying)
                 assert applied.ok and len(applied.changes) == FILES

@@ -14,7 +14,9 @@ be moved (another file system, a hard link) it is copied under a temporary name 
 renamed over. Every step goes through folder descriptors that never follow a link, on the
 upper side as on the workspace side (kernel.transaction.fsat), so neither a link a command
 made nor one the workspace had takes a write outside. A failure midway puts back
-everything kept (`Recorder.rollback`). The upper layer is used up: apply it once.
+everything kept (`Recorder.rollback`). A file moved in is gone from the upper layer; after
+the `last` apply the upper layer is kept as the step's stash, from which an undo moves
+the old files back.
 """
 
 from __future__ import annotations
@@ -99,11 +101,12 @@ def start_stamp() -> int:
 
 
 def apply(upper: Path, workspace: Path, changes: Sequence[Change], *, since_ns: int,
-          recorder: Recorder, durable: bool = True) -> Applied:
+          recorder: Recorder, durable: bool = True, last: bool = False) -> Applied:
     """Apply exactly `changes` (a subset of `read_upper(upper, workspace)`: see
     kernel.transaction.changeset.split_held) from `upper` to `workspace`, and commit them
     to `recorder` as one step (no changes: no step). `durable`: the kept bytes are on disk
-    before the workspace is touched, and the applied bytes before the step is recorded."""
+    before the workspace is touched, and the applied bytes before the step is recorded.
+    `last`: nothing more is applied from `upper`, which becomes the step's stash."""
     chosen = ChangeSet(tuple(changes))
     if not chosen:
         return Applied(chosen)
@@ -128,6 +131,8 @@ def apply(upper: Path, workspace: Path, changes: Sequence[Change], *, since_ns: 
                                  f"nothing was changed") from exc
             raise
         recorder.owner.trash.empty_later()
+        if last:
+            recorder.stash(upper)
         return Applied(chosen, step=recorder.commit(chosen))
 
 

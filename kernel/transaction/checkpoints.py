@@ -26,10 +26,12 @@ put back; a path someone changed since is left and named); or a done step.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -52,12 +54,15 @@ from kernel.transaction.diff import (
 from kernel.transaction.fsat import (
     ABSENT,
     DIR_FLAGS,
+    RENAME_EXCHANGE,
+    RENAME_NOREPLACE,
     Folders,
     State,
     hash_fd,
     open_dir,
     open_file,
     parent_of,
+    rename2,
     state_at,
 )
 from kernel.transaction.restore import Fetch, restore
@@ -71,6 +76,10 @@ SMALL_BYTES = 64 << 10
 """Kept bytes up to this size are rows of the index, larger ones files."""
 SMALL_HELD = 32 << 20
 """At most this many small kept bytes are held in memory for one step; past it, files."""
+STASHES_KEPT = 16
+"""The newest steps that keep the upper layer their apply swapped the workspace's old files
+into (`<checkpoints>/stash/<step>`): their undo moves those files back (each checked
+against the kept digest and mode) instead of writing new ones. Older stashes are freed."""
 _MIGRATIONS = {
     2: ("ALTER TABLE steps ADD COLUMN state TEXT NOT NULL DEFAULT 'done'",
         "ALTER TABLE steps ADD COLUMN owner TEXT NOT NULL DEFAULT ''",
@@ -451,6 +460,7 @@ class Checkpoints:
         except OSError as exc:
             return UndoResult(refused=f"the workspace {row.workspace} cannot be opened: "
                               f"{exc.strerror}", stopped_at=row.call_id)
+        stash = self._open_stash(row.id)
         try:
             blocked = self._blocked(row, entries, ws_fd)
             if blocked:
@@ -461,7 +471,8 @@ class Checkpoints:
                 recorder.pending({p: before for p, (before, _after) in entries.items()})
                 restore(ws_fd, {p: before for p, (before, _after) in entries.items()},
                         self._fetch(b.digest for b, _a in entries.values() if b.kind == "file"),
-                        self.trash.take)
+                        self.trash.take,
+                        functools.partial(_reuse, stash) if stash >= 0 else None)
             except OSError as exc:
                 recorder.rollback()
                 return UndoResult(refused=f"call {row.call_id} could not be undone ({exc}); "
@@ -470,6 +481,9 @@ class Checkpoints:
             recorder.commit(ChangeSet(tuple(_inverse(c, entries) for c in original)))
         finally:
             os.close(ws_fd)
+            if stash >= 0:
+                os.close(stash)
+                self._drop_stashes({row.id})
             self.trash.empty_later()
         return UndoResult(undone=(row.call_id,), restored=tuple(sorted(entries)))
 
@@ -575,7 +589,38 @@ class Checkpoints:
             dropped = self._prune(db)
         for digest in dropped:
             self.blobs.drop(digest)
+        if recorder.stash_source is not None:
+            self._keep_stash(step_id, recorder.stash_source)
         return self._step(self._rows("id = ?", (step_id,))[0], changes)
+
+    def _open_stash(self, step_id: int) -> int:
+        """A descriptor of the step's stash folder (-1 when it has none)."""
+        try:
+            return os.open(self.root / "stash" / str(step_id), DIR_FLAGS)
+        except OSError:
+            return -1
+
+    def _keep_stash(self, step_id: int, upper: Path) -> None:
+        """Keep `upper` as the step's stash (where it can be moved: the same file system,
+        a folder its owner may move), and free all but the newest STASHES_KEPT."""
+        stashes = self.root / "stash"
+        stashes.mkdir(mode=0o700, exist_ok=True)
+        with contextlib.suppress(OSError):
+            os.rename(upper, stashes / str(step_id))
+        kept = sorted((int(n) for n in os.listdir(stashes) if n.isdigit()), reverse=True)
+        self._drop_stashes(set(kept[STASHES_KEPT:]))
+
+    def _drop_stashes(self, step_ids: set[int]) -> None:
+        if not step_ids:
+            return
+        fd = os.open(self.root / "stash", DIR_FLAGS)
+        try:
+            for step_id in step_ids:
+                with contextlib.suppress(OSError):
+                    self.trash.take(fd, str(step_id))
+        finally:
+            os.close(fd)
+        self.trash.empty_later()
 
     def _forget(self, step_id: int) -> list[str]:
         """Remove a step that was never done, and the bytes only it kept; their digests."""
@@ -687,6 +732,33 @@ def _inverse(change: Change, entries: dict[str, tuple[State, State]]) -> Change:
                   executable=before.kind == "file" and bool(before.mode & 0o100))
 
 
+def _reuse(stash_fd: int, dir_fd: int, name: str, path: str, want: State) -> bool:
+    """Move the stash's file at `path` back to `name` in `dir_fd` when it holds exactly
+    `want` (its digest and mode; never through a link); what was there goes into the stash
+    in its place. False when it cannot (then the caller writes the kept bytes)."""
+    try:
+        with parent_of(stash_fd, path) as (folder, kept):
+            fd = open_file(folder, kept)
+            try:
+                same = (stat.S_IMODE(os.fstat(fd).st_mode) == want.mode
+                        and hash_fd(fd) == want.digest)
+            finally:
+                os.close(fd)
+            if not same:
+                return False
+            try:
+                there = stat.S_ISDIR(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+            except FileNotFoundError:
+                rename2(folder, kept, dir_fd, name, RENAME_NOREPLACE)
+                return True
+            if there:
+                return False
+            rename2(folder, kept, dir_fd, name, RENAME_EXCHANGE)
+    except OSError:
+        return False
+    return True
+
+
 def _columns(state: State) -> tuple[str, int, bytes]:
     return state.kind, state.mode, os.fsencode(state.digest)
 
@@ -723,6 +795,8 @@ class Recorder:
     """The kept bytes that go into the index."""
     step_id: int | None = None
     """The step's row once `pending` wrote it."""
+    stash_source: Path | None = None
+    """An upper layer to keep as the step's stash once it is committed (`stash`)."""
     _intended: dict[str, State] = field(default_factory=dict)
     _held: int = 0
     """The bytes in `small`."""
@@ -782,6 +856,11 @@ class Recorder:
         entries = {path: (before, self._intended.get(path, before))
                    for path, before in self.kept.items()}
         self.step_id = self.owner._pending(self, entries)
+
+    def stash(self, upper: Path) -> None:
+        """Keep the upper layer `upper`, into which an apply swapped the workspace's old
+        files, as the step's stash when it is committed (see STASHES_KEPT)."""
+        self.stash_source = upper
 
     def commit(self, changes: ChangeSet) -> Step:
         """Record the step: `changes`, and for each kept path what it was and what it is

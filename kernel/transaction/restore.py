@@ -26,6 +26,9 @@ from kernel.transaction.fsat import (
     write_link_at,
 )
 
+Reuse = Callable[[int, str, str, State], bool]
+"""Put a file back by moving in a kept inode that holds its bytes (folder descriptor,
+name, path, the state wanted): False when there is none."""
 Fetch = Callable[[str], "bytes | int"]
 """A file's kept bytes by their sha256: the bytes, or a read descriptor (the caller closes
 it); -1 when they are no longer kept."""
@@ -36,9 +39,10 @@ class RestoreError(OSError):
 
 
 def restore(root_fd: int, targets: Mapping[str, State], fetch: Fetch,
-            displaced: Displaced | None = None) -> None:
+            displaced: Displaced | None = None, reuse: Reuse | None = None) -> None:
     """Make every path of `targets` (relative to the folder `root_fd`) what its State says;
-    what is replaced or removed goes to `displaced` (kernel.transaction.trash)."""
+    what is replaced or removed goes to `displaced` (kernel.transaction.trash); a file is
+    moved back by `reuse` where it can, else written from `fetch`."""
     with Folders(root_fd) as folders:
         current = {path: folders.state(path) for path in targets}
     todo = {path: state for path, state in targets.items() if current[path] != state}
@@ -54,8 +58,8 @@ def restore(root_fd: int, targets: Mapping[str, State], fetch: Fetch,
             _at(root_fd, path, "make the folder", lambda fd, name: os.mkdir(name, 0o700,
                                                                             dir_fd=fd))
         elif want.kind == "file":
-            _at(root_fd, path, "write", functools.partial(_put_file, want=want, fetch=fetch,
-                                  displaced=displaced))
+            _at(root_fd, path, "write", functools.partial(
+                _put_file, path=path, want=want, fetch=fetch, displaced=displaced, reuse=reuse))
         elif want.kind == "link":
             _at(root_fd, path, "make the link",
                 functools.partial(write_link_at, target=want.digest))
@@ -68,8 +72,10 @@ def restore(root_fd: int, targets: Mapping[str, State], fetch: Fetch,
             _at(root_fd, path, "set the mode of", functools.partial(chmod_at, mode=want.mode))
 
 
-def _put_file(dir_fd: int, name: str, want: State, fetch: Fetch,
-              displaced: Displaced | None) -> None:
+def _put_file(dir_fd: int, name: str, path: str, want: State, fetch: Fetch,
+              displaced: Displaced | None, reuse: Reuse | None) -> None:
+    if reuse is not None and reuse(dir_fd, name, path, want):
+        return
     kept = fetch(want.digest)
     if isinstance(kept, bytes):
         write_bytes_at(dir_fd, name, kept, want.mode, displaced)

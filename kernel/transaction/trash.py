@@ -10,6 +10,7 @@ trash is ever read again: a crash leaves it to the next `empty`.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import itertools
 import os
@@ -27,27 +28,39 @@ class Trash:
         self._fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         self._lock = threading.Lock()
         self._emptying: threading.Thread | None = None
+        self._again = False
 
     def take(self, dir_fd: int, name: str) -> None:
-        """Move the entry `name` of the folder `dir_fd` (not a folder) into the trash;
-        unlink it where it cannot go there (another file system)."""
+        """Move the entry `name` of the folder `dir_fd` into the trash; unlink it where it
+        cannot go there (another file system; a folder is then left where it is)."""
         try:
             os.rename(name, f"{os.getpid()}-{next(_NAMES)}", src_dir_fd=dir_fd,
                       dst_dir_fd=self._fd)
         except OSError as exc:
             if exc.errno != errno.EXDEV:
                 raise
-            os.unlink(name, dir_fd=dir_fd)
+            with contextlib.suppress(IsADirectoryError):
+                os.unlink(name, dir_fd=dir_fd)
 
     def empty_later(self) -> None:
-        """Remove what is in the trash in a thread (one at a time; a second call while one
-        runs is folded into it)."""
+        """Remove what is in the trash in a thread (one at a time: a call while it runs has
+        it go over the trash once more when it is done)."""
         with self._lock:
-            if self._emptying is not None and self._emptying.is_alive():
+            if self._emptying is not None:
+                self._again = True
                 return
-            self._emptying = threading.Thread(target=self.empty, name="reins-trash",
-                                              daemon=True)
+            self._emptying = threading.Thread(target=self._empty_until_done,
+                                              name="reins-trash", daemon=True)
             self._emptying.start()
+
+    def _empty_until_done(self) -> None:
+        while True:
+            self.empty()
+            with self._lock:
+                if not self._again:
+                    self._emptying = None
+                    return
+                self._again = False
 
     def empty(self) -> None:
         """Remove what is in the trash now."""
@@ -55,11 +68,29 @@ class Trash:
             try:
                 os.unlink(name, dir_fd=self._fd)
             except IsADirectoryError:
-                shutil.rmtree(self.folder / name, ignore_errors=True)
+                remove_tree(self.folder / name)
             except OSError:
                 continue
 
     def close(self) -> None:
-        if self._emptying is not None:
-            self._emptying.join()
+        with self._lock:
+            emptying = self._emptying
+        if emptying is not None:
+            emptying.join()
         os.close(self._fd)
+
+
+def remove_tree(folder: Path) -> None:
+    """Remove a folder and all in it, making each folder on the way enterable and writable
+    first (an overlay's work folder holds folders of mode 0; a command's upper layer,
+    read-only ones)."""
+    def enterable(_function: object, path: str, _exc: object) -> None:
+        with contextlib.suppress(OSError):
+            os.chmod(os.path.dirname(path), 0o700)
+            if os.path.isdir(path) and not os.path.islink(path):
+                os.chmod(path, 0o700)
+                shutil.rmtree(path, onerror=enterable)
+            else:
+                os.unlink(path)
+
+    shutil.rmtree(folder, onerror=enterable)
