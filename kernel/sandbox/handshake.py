@@ -340,12 +340,17 @@ class Handshake:
     def close(self) -> None:
         """Close every end still open. Only after the go-ahead or after the sandbox is dead."""
         self._stop_watching()
+        watched = True
         for task in (self._attaching, self._staging):
-            if task is not None and task is not _current_task():
+            if task is None or task is _current_task():
+                continue
+            if task.get_loop().is_closed():  # its loop ended first: nothing watches any more
+                watched = False
+            else:
                 task.cancel()
         self._attaching = self._staging = None
         if self.stage is not None:
-            self.stage.close()
+            self.stage.close(watched)
         self._close_fds()
 
     def _close_fds(self) -> None:

@@ -151,11 +151,12 @@ class PinStage:
             raise PinError(f"the sandbox ended before its command started ({exc})") from exc
         self.close()
 
-    def close(self) -> None:
+    def close(self, watched: bool = True) -> None:
         """Close every end. A binder still waiting ends with the sandbox (its stage's end of
-        the ready pipe closes), or with the zygote."""
+        the ready pipe closes), or with the zygote. `watched`: the loop `pin` waits on may
+        still watch the report (false once that loop is closed)."""
         binder, self._binder = self._binder, None
-        if binder is not None and self._reading:
+        if binder is not None and self._reading and watched:
             self._close_after_read = binder[1]
         elif binder is not None:
             os.close(binder[1])

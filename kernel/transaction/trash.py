@@ -42,6 +42,18 @@ class Trash:
             with contextlib.suppress(IsADirectoryError):
                 os.unlink(name, dir_fd=dir_fd)
 
+    def discard(self, path: Path) -> None:
+        """Move `path` (a file or a whole folder) into the trash and have it emptied later;
+        removed at once where it cannot be moved there."""
+        parent = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            self.take(parent, path.name)
+        except OSError:
+            remove_tree(path)
+        finally:
+            os.close(parent)
+        self.empty_later()
+
     def empty_later(self) -> None:
         """Remove what is in the trash in a thread (one at a time: a call while it runs has
         it go over the trash once more when it is done)."""
