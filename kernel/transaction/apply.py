@@ -343,12 +343,13 @@ def _moved(up: int, fd: int, name: str, change: Change, source: os.stat_result) 
     it must be copied instead."""
     if source.st_nlink != 1:
         return False
-    strip_xattrs(up, name)
     try:
+        strip_xattrs(up, name)
         rename2(up, name, fd, name, RENAME_EXCHANGE if change.kind == "modified"
                 else RENAME_NOREPLACE)
     except OSError as exc:
-        if exc.errno in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EACCES, errno.EPERM):
+        if exc.errno in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EACCES, errno.EPERM,
+                         errno.ENOTSUP, errno.ENODATA):
             return False
         raise
     return True

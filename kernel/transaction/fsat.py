@@ -300,12 +300,18 @@ def rename2(src_dir: int, src: str, dst_dir: int, dst: str, flags: int) -> None:
         raise OSError(code, f"{os.strerror(code)}: {src!r} → {dst!r}")
 
 
+STRIPPED_XATTRS = ("user.", "trusted.overlay.", "system.posix_acl_")
+"""What a file moved in from an upper layer loses, as a copy would: the overlay's marks and
+whatever its owner may set (security labels stay: the system sets those)."""
+
+
 def strip_xattrs(dir_fd: int, name: str) -> None:
-    """Remove every extended attribute the file `name` carries (an overlay's marks, what a
-    command set): a file moved in carries what a copy would (none)."""
+    """Remove the extended attributes of the file `name` that a copy would not carry
+    (STRIPPED_XATTRS). OSError when one cannot be removed."""
     path = f"/proc/self/fd/{dir_fd}/{os.fsdecode(name)}"
     for attr in os.listxattr(path, follow_symlinks=False):
-        os.removexattr(path, attr, follow_symlinks=False)
+        if attr.startswith(STRIPPED_XATTRS):
+            os.removexattr(path, attr, follow_symlinks=False)
 
 
 def write_link_at(dir_fd: int, name: str, target: str) -> None:

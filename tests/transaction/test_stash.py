@@ -64,3 +64,18 @@ def test_only_the_newest_steps_keep_a_stash_and_the_trash_is_emptied(tmp_path: P
         assert (tmp_path / "ws" / "f0").read_text() == "old 0\n"
     trash = tmp_path / "checkpoints" / "trash"
     assert os.listdir(trash) == []
+
+
+def test_a_file_moved_in_carries_no_extended_attribute_a_copy_would_not(
+        tmp_path: Path) -> None:
+    inodes = _layers(tmp_path, 2)
+    new = tmp_path / "upper" / "f0"
+    os.setxattr(new, "user.overlay.origin", b"\0handle")
+    os.setxattr(new, "user.set.by.command", b"x")
+    moved = new.stat().st_ino
+    with Checkpoints(tmp_path / "checkpoints") as checkpoints:
+        _apply(tmp_path, checkpoints, "c1")
+    landed = tmp_path / "ws" / "f0"
+    assert landed.stat().st_ino == moved != inodes["f0"]  # moved, not copied
+    assert os.listxattr(landed) == []
+    assert landed.read_text() == "new 0 and more\n"
