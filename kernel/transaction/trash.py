@@ -75,20 +75,26 @@ class Trash:
                 self._again = False
 
     def empty(self) -> None:
-        """Remove what is in the trash now."""
-        for name in os.listdir(self._fd):
-            try:
-                os.unlink(name, dir_fd=self._fd)
-            except IsADirectoryError:
-                remove_tree(self.folder / name)
-            except OSError:
-                continue
+        """Remove what is in the trash now (through a descriptor of its own, so `close`
+        never waits for it)."""
+        try:
+            fd = os.open(self.folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError:
+            return
+        try:
+            for name in os.listdir(fd):
+                try:
+                    os.unlink(name, dir_fd=fd)
+                except IsADirectoryError:
+                    remove_tree(self.folder / name)
+                except OSError:
+                    continue
+        finally:
+            os.close(fd)
 
     def close(self) -> None:
-        with self._lock:
-            emptying = self._emptying
-        if emptying is not None:
-            emptying.join()
+        """Stop taking; a thread still emptying goes on (a daemon: what it leaves, the
+        next `empty` removes)."""
         os.close(self._fd)
 
 
