@@ -67,7 +67,6 @@ from kernel.sandbox.refusal import CommandRefused, OutputSink
 from kernel.sandbox.revert import Reverted
 from kernel.sandbox.settings import ExecSettings
 from kernel.sandbox.standby import IDLE_S, Fingerprint, fingerprint
-from kernel.transaction.trash import remove_tree
 
 CHUNK = 1 << 20
 WRITE_CHUNK = 128 << 10
@@ -757,8 +756,18 @@ def new_transaction(paths: AppPaths, workspace: Path) -> Path:
 
 
 def remove_transaction(folder: Path) -> None:
-    """Remove a call folder (the overlay leaves folders of mode 0 in `work/`)."""
-    remove_tree(folder)
+    """Remove a call folder. The overlay leaves folders of mode 0 in `work/` (its owner
+    must make them enterable first)."""
+    def enterable(_function: object, path: str, _exc: object) -> None:
+        with contextlib.suppress(OSError):
+            os.chmod(os.path.dirname(path), 0o700)
+            if os.path.isdir(path) and not os.path.islink(path):
+                os.chmod(path, 0o700)
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                os.unlink(path)
+
+    shutil.rmtree(folder, onerror=enterable)
 
 
 def _bwrap(status: SandboxStatus) -> BwrapLauncher:

@@ -14,7 +14,6 @@ import contextlib
 import errno
 import itertools
 import os
-import shutil
 import threading
 from pathlib import Path
 
@@ -99,16 +98,9 @@ class Trash:
 
 
 def remove_tree(folder: Path) -> None:
-    """Remove a folder and all in it, making each folder on the way enterable and writable
-    first (an overlay's work folder holds folders of mode 0; a command's upper layer,
-    read-only ones)."""
-    def enterable(_function: object, path: str, _exc: object) -> None:
-        with contextlib.suppress(OSError):
-            os.chmod(os.path.dirname(path), 0o700)
-            if os.path.isdir(path) and not os.path.islink(path):
-                os.chmod(path, 0o700)
-                shutil.rmtree(path, onerror=enterable)
-            else:
-                os.unlink(path)
+    """Remove a folder and all in it, as a call's folder is removed (its folders made
+    enterable first: an overlay's work folder holds folders of mode 0, a command's upper
+    layer read-only ones)."""
+    from kernel.sandbox.executor import remove_transaction  # loaded with the executor
 
-    shutil.rmtree(folder, onerror=enterable)
+    remove_transaction(folder)
