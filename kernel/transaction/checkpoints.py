@@ -578,11 +578,11 @@ class Checkpoints:
                 step_id = recorder.step_id
                 db.execute("UPDATE steps SET state = 'done', owner = '', changes = ?, at = ? "
                            "WHERE id = ?", (json.dumps(changes.to_json()), time.time(), step_id))
-                db.executemany(
+                db.executemany(  # what `pending` did not write already
                     "UPDATE entries SET after_kind = ?, after_mode = ?, after_digest = ? "
                     "WHERE step_id = ? AND path = ?",
                     [(*_columns(a), step_id, os.fsencode(path))
-                     for path, (_b, a) in entries.items()])
+                     for path, (_b, a) in entries.items() if recorder.intended(path) != a])
             if recorder.undoes is not None:
                 db.execute("UPDATE steps SET undone_by = ? WHERE id = ?",
                            (step_id, recorder.undoes))
@@ -856,6 +856,10 @@ class Recorder:
         entries = {path: (before, self._intended.get(path, before))
                    for path, before in self.kept.items()}
         self.step_id = self.owner._pending(self, entries)
+
+    def intended(self, path: str) -> State | None:
+        """What `pending` was told `path` becomes (None: not told)."""
+        return self._intended.get(path)
 
     def stash(self, upper: Path) -> None:
         """Keep the upper layer `upper`, into which an apply swapped the workspace's old
