@@ -52,13 +52,14 @@ import psutil
 from bench.common import Stats, fmt_seconds, report, stats
 from kernel.paths import AppPaths
 from kernel.sandbox import seccomp
-from kernel.sandbox.executor import CommandExecutor, remove_transaction
+from kernel.sandbox.executor import CommandExecutor
 from kernel.sandbox.handshake import Handshake
 from kernel.sandbox.launcher import BwrapLauncher, LaunchRequest, shell_script
 from kernel.sandbox.limits import ResourceLimits
 from kernel.sandbox.network import find_pasta
 from kernel.sandbox.settings import ExecSettings
 from kernel.tools.externalize import OutputStore
+from kernel.transaction.trash import Trash
 from kernel.transaction.upper import read_upper
 
 N = 200
@@ -200,6 +201,7 @@ def _guard_figures(paths: AppPaths, root: Path, small: Path) -> None:
     """One per workspace and network: each keeps its own sandbox made ahead, as a session
     does (one executor switching workspaces would build every sandbox on demand)."""
     outputs = OutputStore.for_session(paths, "bench-guard")
+    trash = Trash(paths.checkpoints / "trash")
 
     def made_ahead_in(workspace: Path, network: bool = False, transaction: bool = False
                       ) -> Callable[[], float]:
@@ -214,7 +216,7 @@ def _guard_figures(paths: AppPaths, root: Path, small: Path) -> None:
                     "true", workspace=workspace, spool=spool, timeout_s=60, network=network))
             if outcome.transaction is not None:  # what settling a command that changed
                 assert not read_upper(outcome.transaction / "upper", workspace).changes
-                remove_transaction(outcome.transaction)  # nothing costs
+                trash.discard(outcome.transaction)  # nothing costs, as run_command does
             elapsed = time.perf_counter() - started
             assert outcome.exit_code == 0, outcome
             return elapsed

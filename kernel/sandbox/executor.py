@@ -495,7 +495,7 @@ class CommandExecutor:
         if handshake is not None:
             handshake.started()
             if script is None:  # made ahead: its cgroup is joined while it waits
-                handshake.confine_early(asyncio.get_running_loop(), request.limits.processes)
+                handshake.confine_early(asyncio.get_running_loop(), request.limits)
         if script is not None:
             os.close(script_fd)
             sandbox.script_fd = -1
@@ -508,6 +508,8 @@ class CommandExecutor:
         (with a stage exactly when the call would get one: a transaction, or links to pin)."""
         request = replace(request, transaction=sandbox.request.transaction)
         return (sandbox.launcher == launcher and sandbox.proc.poll() is None
+                and replace(request.limits, cpu_s=None) == replace(sandbox.request.limits,
+                                                                   cpu_s=None)
                 and request.staged == (sandbox.request.stage_fds is not None)
                 and sandbox.fingerprint == fingerprint(launcher.argv(
                     replace(request, handshake_fds=sandbox.request.handshake_fds,

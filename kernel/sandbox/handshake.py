@@ -8,9 +8,17 @@ inherit the limits. This costs no extra program in front of bwrap (util-linux `p
 exec per command) and runs nothing in a forked copy of the kernel (no `preexec_fn`).
 
 Fail closed: bwrap starts the command on any read of the block fd, end of file included, so
-when the limits cannot be set the sandbox is killed *before* the block fd is closed. In a
-workspace with marked links bwrap's program is a shell stage that waits once more while a
-binder binds the links (kernel.sandbox.pin); it is killed when that fails.
+when the limits cannot be set the sandbox is killed *before* the block fd is closed. For a
+transaction or a workspace with marked links bwrap's program is a shell stage that waits
+once more while a binder mounts the overlay and binds the links (kernel.sandbox.pin); it is
+killed when that fails.
+
+A staged sandbox made ahead without a network of its own goes further ahead
+(`confine_early`): every limit but the CPU time (which follows the call's timeout) is set
+on bwrap's init, bubblewrap is let go, its init forks the stage and the binder does its
+work while the stage waits, all before the command is known. The call then sets the CPU
+limit on the stage itself (the process that becomes the command) and lets it go: only that
+is left on the command's path.
 """
 
 from __future__ import annotations
@@ -21,13 +29,14 @@ import os
 import resource
 import select
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from kernel.sandbox.limits import ResourceLimits
 from kernel.sandbox.network import NetworkUnavailable, Pasta
 from kernel.sandbox.pids import CgroupError, CommandCgroup, confine
 from kernel.sandbox.pin import PinError, PinStage
+from kernel.sandbox.proctree import ProcId, alive, child_processes
 
 if TYPE_CHECKING:
     import asyncio  # the loop is the caller's; `reins doctor`'s probe needs none
@@ -55,9 +64,12 @@ def child_pid(info: bytes) -> int:
     return pid
 
 
-def set_limits(pid: int, limits: ResourceLimits) -> None:
-    """prlimit(2) every limit on `pid` (soft and hard)."""
+def set_limits(pid: int, limits: ResourceLimits, *, cpu: bool = True) -> None:
+    """prlimit(2) every limit on `pid` (soft and hard); all but the CPU time's without
+    `cpu`."""
     for name, soft, hard in limits.rlimits():
+        if name == "RLIMIT_CPU" and not cpu:
+            continue
         try:
             resource.prlimit(pid, getattr(resource, name), (soft, hard))
         except (OSError, ValueError) as exc:
@@ -89,8 +101,10 @@ class Handshake:
         """The sandbox init's pid, once bwrap has reported it."""
         self._failure = ""
         """Why the sandbox cannot be let go (found before the command came)."""
-        self._processes: int | None = None
-        """Set by `confine_early`: the process limit of the cgroup joined on bwrap's report."""
+        self._early: ResourceLimits | None = None
+        """Set by `confine_early`: the limits (all but the CPU time's) taken on bwrap's report."""
+        self._staging: asyncio.Task[ProcId] | None = None
+        """A sandbox let go early: the binder's work, then the stage's process."""
         self._waiting: tuple[ResourceLimits, Callable[[str], None],
                              Callable[[], None] | None] | None = None
         """What `watch` was given, until the command can be let go."""
@@ -131,13 +145,20 @@ class Handshake:
         self._confine(limits)
         self._go()
 
-    def confine_early(self, loop: asyncio.AbstractEventLoop, processes: int) -> None:
+    def confine_early(self, loop: asyncio.AbstractEventLoop, limits: ResourceLimits) -> None:
         """For a sandbox made ahead: take bwrap's report as soon as it comes and move the
         sandbox into its pids cgroup then (a cgroup move costs milliseconds), so that when
-        the command comes only its rlimits are left to set. A failure is kept and reported
+        the command comes only its rlimits are left to set. With a stage and no network of
+        its own, also set every limit but the CPU time's and let bubblewrap go, so the
+        stage's binder works now (see the module's text). A failure is kept and reported
         by `watch`, which never lets the command start."""
-        self._processes = processes
+        self._early = limits
         self._read_from(loop)
+
+    @property
+    def goes_early(self) -> bool:
+        """bubblewrap is let go before the command is known (`confine_early`)."""
+        return self._early is not None and self.stage is not None and self.network is None
 
     def watch(
         self,
@@ -174,10 +195,12 @@ class Handshake:
                 self._stop_watching()
                 try:
                     self._pid = child_pid(bytes(self._info))
-                    if self._processes is not None:
-                        self._join_cgroup(self._pid, self._processes)
+                    if self._early is not None:
+                        self._join_cgroup(self._pid, self._early.processes)
                     if self.stage is not None:
                         self.stage.prepare(self._pid)
+                    if self.goes_early:
+                        self._go_early(loop, self._pid)
                 except HandshakeError as exc:
                     self._failure = str(exc)
                 except OSError as exc:
@@ -188,11 +211,34 @@ class Handshake:
         self._loop = loop
         loop.add_reader(self._info_read, readable)
 
+    def _go_early(self, loop: asyncio.AbstractEventLoop, pid: int) -> None:
+        """Set every limit but the CPU time's on bwrap's init, let it go (its init forks
+        the stage, which inherits them) and have the binder work while the stage waits."""
+        assert self._early is not None and self.stage is not None
+        set_limits(pid, self._early, cpu=False)
+        self._go()
+        self._staging = loop.create_task(self._stage_ready(self.stage, pid))
+        self._staging.add_done_callback(_retrieved)
+
+    @staticmethod
+    async def _stage_ready(stage: PinStage, pid: int) -> ProcId:
+        """The binder's report (PinError when it failed), then the stage's process: the
+        one child of bwrap's init."""
+        await stage.pin(pid)
+        children = child_processes(pid)
+        if len(children) != 1:
+            raise PinError("the sandbox's stage ended before its command started")
+        return children[0]
+
     def _proceed(self, loop: asyncio.AbstractEventLoop) -> None:
         """bwrap has reported and the command is known: set the limits, then let it go."""
         assert self._waiting is not None
         limits, on_failure, on_started = self._waiting
         self._waiting = None
+        if self._staging is not None and not self._failure:
+            self._attaching = loop.create_task(self._finish_early(limits, on_failure,
+                                                                  on_started))
+            return
         try:
             if self._failure:
                 raise HandshakeError(self._failure)
@@ -224,13 +270,39 @@ class Handshake:
                 return
         self._go()
         if self.stage is not None:
-            try:
-                await self.stage.run(pid)
-            except Exception as exc:  # any: the command must not start, nor wait forever
-                on_failure(str(exc) if isinstance(exc, (PinError, OSError)) else
-                           f"the protected links could not be pinned ({exc!r})")
-                self.close()
-                return
+            await self._staged(self.stage.run(pid), on_failure, on_started)
+        elif on_started is not None:
+            on_started()
+
+    async def _finish_early(self, limits: ResourceLimits, on_failure: Callable[[str], None],
+                            on_started: Callable[[], None] | None) -> None:
+        """For a sandbox let go early: once the binder has worked, set the call's CPU limit
+        on the stage and let it go."""
+        await self._staged(self._release_stage(limits), on_failure, on_started)
+
+    async def _release_stage(self, limits: ResourceLimits) -> None:
+        """The call's CPU limit on the waiting stage (checked alive after it, so a pid
+        reused meanwhile fails the call), then its go-ahead."""
+        assert self._staging is not None and self.stage is not None
+        stage = await self._staging
+        for name, soft, hard in limits.rlimits():
+            if name == "RLIMIT_CPU":
+                resource.prlimit(stage.pid, resource.RLIMIT_CPU, (soft, hard))
+        if not alive(stage):
+            raise PinError("the sandbox's stage ended before its command started")
+        self.stage.go()
+
+    async def _staged(self, work: Awaitable[None], on_failure: Callable[[str], None],
+                      on_started: Callable[[], None] | None) -> None:
+        """Await the stage's `work`; on any failure the command must not start, nor wait
+        forever."""
+        try:
+            await work
+        except Exception as exc:
+            on_failure(str(exc) if isinstance(exc, (PinError, OSError)) else
+                       f"the protected links could not be pinned ({exc!r})")
+            self.close()
+            return
         if on_started is not None:
             on_started()
 
@@ -268,11 +340,17 @@ class Handshake:
     def close(self) -> None:
         """Close every end still open. Only after the go-ahead or after the sandbox is dead."""
         self._stop_watching()
-        attaching, self._attaching = self._attaching, None
-        if attaching is not None and attaching is not _current_task():
-            attaching.cancel()
+        watched = True
+        for task in (self._attaching, self._staging):
+            if task is None or task is _current_task():
+                continue
+            if task.get_loop().is_closed():  # its loop ended first: nothing watches any more
+                watched = False
+            else:
+                task.cancel()
+        self._attaching = self._staging = None
         if self.stage is not None:
-            self.stage.close()
+            self.stage.close(watched)
         self._close_fds()
 
     def _close_fds(self) -> None:
@@ -282,6 +360,13 @@ class Handshake:
                 with contextlib.suppress(OSError):
                     os.close(fd)
                 setattr(self, name, -1)
+
+
+def _retrieved(task: asyncio.Task[ProcId]) -> None:
+    """Mark a failure of a task nobody may await (its sandbox discarded) as seen; the
+    call that awaits it reports it."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _current_task() -> asyncio.Task[object] | None:

@@ -93,6 +93,12 @@ class PinStage:
         self._go_read, self._go_write = os.pipe()
         self._binder: tuple[zygote.Zygote, int] | None = None
         """(the zygote asked, the read end of the binder's report), once `prepare` asked."""
+        self._reading = False
+        """`pin` is waiting for the report on the loop (its reader is registered)."""
+        self._close_after_read = -1
+        """The report's end, closed once `pin` stops reading it (closed while the loop
+        still watched it, its number could be reused by a descriptor the loop then never
+        wakes for)."""
 
     @property
     def child_fds(self) -> tuple[int, int]:
@@ -125,7 +131,14 @@ class PinStage:
         self.prepare(pid)
         assert self._binder is not None
         asked, report = self._binder
-        text = await read_report(report)
+        self._reading = True
+        try:
+            text = await read_report(report)
+        finally:
+            self._reading = False
+            if self._close_after_read >= 0:
+                os.close(self._close_after_read)
+                self._close_after_read = -1
         if text != OK:
             raise PinError(f"a protected link could not be pinned in the sandbox: "
                            f"{failure(text, asked)}")
@@ -138,11 +151,14 @@ class PinStage:
             raise PinError(f"the sandbox ended before its command started ({exc})") from exc
         self.close()
 
-    def close(self) -> None:
+    def close(self, watched: bool = True) -> None:
         """Close every end. A binder still waiting ends with the sandbox (its stage's end of
-        the ready pipe closes), or with the zygote."""
+        the ready pipe closes), or with the zygote. `watched`: the loop `pin` waits on may
+        still watch the report (false once that loop is closed)."""
         binder, self._binder = self._binder, None
-        if binder is not None:
+        if binder is not None and self._reading and watched:
+            self._close_after_read = binder[1]
+        elif binder is not None:
             os.close(binder[1])
         for name in ("_ready_read", "_ready_write", "_go_read", "_go_write"):
             self._close(name)

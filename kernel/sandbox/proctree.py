@@ -34,6 +34,12 @@ def _stat(pid: int) -> tuple[int, str, int] | None:
     return int(fields[1]), state, int(fields[19])
 
 
+def proc_id(pid: int) -> ProcId | None:
+    """The live process `pid` as a ProcId (None when gone)."""
+    info = _stat(pid)
+    return None if info is None else ProcId(pid, info[2])
+
+
 def descendants(root: int) -> list[ProcId]:
     """Every live process below `root` (not `root` itself), parents before children."""
     children: dict[int, list[ProcId]] = {}
@@ -54,6 +60,18 @@ def descendants(root: int) -> list[ProcId]:
             out.append(child)
             queue.append(child.pid)
     return out
+
+
+def child_processes(pid: int) -> list[ProcId]:
+    """The live children of `pid`: the kernel's list of its main thread's children where
+    it keeps one (one read), else those `descendants` finds directly below it."""
+    try:
+        with open(f"{PROC}/{pid}/task/{pid}/children", "rb") as listing:
+            pids = [int(word) for word in listing.read().split()]
+    except OSError:
+        return [p for p in descendants(pid) if (_stat(p.pid) or (0,))[0] == pid]
+    found = ((child, _stat(child)) for child in pids)
+    return [ProcId(child, info[2]) for child, info in found if info is not None]
 
 
 def alive(proc: ProcId) -> bool:

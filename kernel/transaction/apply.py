@@ -4,17 +4,25 @@ First every target is checked (`conflicts`): what is at the path now must be wha
 command saw (a file for a modification, nothing for a creation, the same type for a
 deletion), not changed after the command started (`since_ns`, against its ctime and mtime),
 and every folder on the way a real folder (or one this apply makes). Any conflict: nothing
-is applied. Then each touched path is kept by the recorder, and the changes are made:
-removals deepest first, then folders, files (a temporary name in the folder, renamed over)
-and links shallowest first, then folder modes deepest first. Every step goes through folder
-descriptors that never follow a link, on the upper side as on the workspace side
-(kernel.transaction.fsat), so neither a link a command made nor one the workspace had takes
-a write outside. A failure midway puts back everything kept (`Recorder.rollback`).
+is applied. Then each touched path is kept by the recorder, the step is written with what
+each path is to become (`Recorder.pending`: a crash from here on is rolled back at the next
+start), and the changes are made: removals deepest first, then folders, files and links
+shallowest first, then folder modes deepest first. A file of the upper layer is moved into
+place (renameat2: swapped with the workspace's file, whose old inode is left in the upper
+layer, or moved in where there was none), without its extended attributes; where it cannot
+be moved (another file system, a hard link) it is copied under a temporary name and
+renamed over. Every step goes through folder descriptors that never follow a link, on the
+upper side as on the workspace side (kernel.transaction.fsat), so neither a link a command
+made nor one the workspace had takes a write outside. A failure midway puts back
+everything kept (`Recorder.rollback`). A file moved in is gone from the upper layer; after
+the `last` apply the upper layer is kept as the step's stash, from which an undo moves
+the old files back.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import time
@@ -26,7 +34,13 @@ from typing import TYPE_CHECKING
 from kernel.transaction.blobs import syncfs
 from kernel.transaction.changeset import Change, ChangeSet, EntryType, parent_paths
 from kernel.transaction.fsat import (
+    ABSENT,
     DIR_FLAGS,
+    RENAME_EXCHANGE,
+    RENAME_NOREPLACE,
+    Displaced,
+    Folders,
+    State,
     chmod_at,
     entry_type,
     open_dir,
@@ -34,6 +48,9 @@ from kernel.transaction.fsat import (
     parent_of,
     read_link,
     remove_at,
+    rename2,
+    split,
+    strip_xattrs,
     write_file_at,
     write_link_at,
 )
@@ -84,11 +101,12 @@ def start_stamp() -> int:
 
 
 def apply(upper: Path, workspace: Path, changes: Sequence[Change], *, since_ns: int,
-          recorder: Recorder, durable: bool = True) -> Applied:
+          recorder: Recorder, durable: bool = True, last: bool = False) -> Applied:
     """Apply exactly `changes` (a subset of `read_upper(upper, workspace)`: see
     kernel.transaction.changeset.split_held) from `upper` to `workspace`, and commit them
     to `recorder` as one step (no changes: no step). `durable`: the kept bytes are on disk
-    before the workspace is touched, and the applied bytes before the step is recorded."""
+    before the workspace is touched, and the applied bytes before the step is recorded.
+    `last`: nothing more is applied from `upper`, which becomes the step's stash."""
     chosen = ChangeSet(tuple(changes))
     if not chosen:
         return Applied(chosen)
@@ -102,7 +120,8 @@ def apply(upper: Path, workspace: Path, changes: Sequence[Change], *, since_ns: 
         touched = sorted({c.path for c in chosen} | {c.previous for c in chosen if c.previous})
         try:
             recorder.keep_all(touched, durable=durable)
-            _make(upper_fd, ws_fd, chosen)
+            recorder.pending(_intended(upper_fd, chosen, recorder.kept))
+            _make(upper_fd, ws_fd, chosen, recorder.owner.trash.take)
             if durable:
                 syncfs(ws_fd)
         except BaseException as exc:
@@ -111,6 +130,9 @@ def apply(upper: Path, workspace: Path, changes: Sequence[Change], *, since_ns: 
                 raise ApplyError(exc.errno, f"the changes could not be applied ({exc}); "
                                  f"nothing was changed") from exc
             raise
+        recorder.owner.trash.empty_later()
+        if last:
+            recorder.stash(upper)
         return Applied(chosen, step=recorder.commit(chosen))
 
 
@@ -137,15 +159,22 @@ def conflicts(ws_fd: int, chosen: ChangeSet, since_ns: int,
     in the workspace, here or under another name) in a folder changed meanwhile is taken
     for a file removed meanwhile (a hard link or a moved file in a folder the user
     changed is asked about too: asking once too often is safe)."""
+    with Folders(ws_fd) as folders:
+        return _conflicts(folders, chosen, since_ns, upper_fd)
+
+
+def _conflicts(folders: Folders, chosen: ChangeSet, since_ns: int,
+               upper_fd: int) -> tuple[Conflict, ...]:
+    ws_fd = folders.root_fd
     by_path = {c.path: c for c in chosen}
     found: list[Conflict] = []
     seen: dict[str, os.stat_result | OSError | None] = {}
 
     def look(path: str) -> os.stat_result | OSError | None:
         if path not in seen:
+            head, name = split(path)
             try:
-                with parent_of(ws_fd, path) as (fd, name):
-                    seen[path] = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                seen[path] = os.stat(name, dir_fd=folders.open(head), follow_symlinks=False)
             except FileNotFoundError:
                 seen[path] = None
             except OSError as exc:
@@ -257,23 +286,34 @@ def _judge(st: os.stat_result | OSError | None, expected: tuple[EntryType | None
     return ""
 
 
-def _make(upper_fd: int, ws_fd: int, chosen: ChangeSet) -> None:
-    """The changes, in the order that keeps every step possible (see the module's text)."""
+def _intended(upper_fd: int, chosen: ChangeSet, kept: dict[str, State]) -> dict[str, State]:
+    """What each kept path is to become: absent where removed, else what the upper layer
+    holds there (the bytes of a file moved in are those bytes)."""
+    gone = {c.path for c in chosen if c.kind == "deleted"} | {
+        c.previous for c in chosen if c.previous}
+    with Folders(upper_fd) as folders:
+        return {path: ABSENT if path in gone else folders.state(path) for path in kept}
+
+
+def _make(upper_fd: int, ws_fd: int, chosen: ChangeSet, displaced: Displaced) -> None:
+    """The changes, in the order that keeps every step possible (see the module's text);
+    removed files go to `displaced`."""
     removals = [c.previous for c in chosen if c.previous]
     removals += [c.path for c in chosen if c.kind in ("deleted", "replaced")]
     for path in sorted(set(removals), reverse=True):
         with parent_of(ws_fd, path) as (fd, name):
-            remove_at(fd, name)
+            remove_at(fd, name, displaced)
     modes: dict[str, int] = {}
-    for change in chosen:
-        if change.kind == "deleted":
-            continue
-        with parent_of(upper_fd, change.path) as (up, name):
+    with Folders(upper_fd) as uppers, Folders(ws_fd) as folders:  # opened after the removals
+        for change in chosen:
+            if change.kind == "deleted":
+                continue
+            head, name = split(change.path)
+            up = uppers.open(head)
             source = os.stat(name, dir_fd=up, follow_symlinks=False)
             if entry_type(source.st_mode) != change.entry:
                 raise ApplyError(0, f"{change.path} is not a {change.entry} in the upper layer")
-            with parent_of(ws_fd, change.path) as (fd, _name):
-                _put(up, fd, name, change, source, modes)
+            _put(up, folders.open(head), name, change, source, modes)
     for path in sorted(modes, reverse=True):
         with parent_of(ws_fd, path) as (fd, name):
             chmod_at(fd, name, modes[path])
@@ -290,10 +330,27 @@ def _put(up: int, fd: int, name: str, change: Change, source: os.stat_result,
         write_link_at(fd, name, read_link(up, name))
     elif change.kind == "mode":
         chmod_at(fd, name, mode)
-    else:
+    elif not _moved(up, fd, name, change, source):
         src = open_file(up, name)
         try:
             write_file_at(fd, name, src, mode)
         finally:
             os.close(src)
+
+
+def _moved(up: int, fd: int, name: str, change: Change, source: os.stat_result) -> bool:
+    """Move the upper layer's file into the workspace (see the module's text); False when
+    it must be copied instead."""
+    if source.st_nlink != 1:
+        return False
+    try:
+        strip_xattrs(up, name)
+        rename2(up, name, fd, name, RENAME_EXCHANGE if change.kind == "modified"
+                else RENAME_NOREPLACE)
+    except OSError as exc:
+        if exc.errno in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EACCES, errno.EPERM,
+                         errno.ENOTSUP, errno.ENODATA):
+            return False
+        raise
+    return True
 

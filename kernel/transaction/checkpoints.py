@@ -9,16 +9,29 @@ still what the step left; otherwise nothing changes and the result names each pa
 what changed it (a later call, or "changed outside Reins"). An undo is itself a step
 (`Step.undoes`), so its own changes are on record, but it is never undone in turn.
 
-The blobs are bounded (`max_bytes`): after each commit the oldest steps drop their bytes
-until the rest fit; such a step is listed as no longer undoable, never half undone.
+Small kept bytes (up to `SMALL_BYTES`) are rows of the index, written in the step's own
+transaction; larger ones are files. The blobs are bounded (`max_bytes`): after each commit
+the oldest steps drop their bytes until the rest fit; such a step is listed as no longer
+undoable, never half undone.
+
+A command's step is written before the workspace is touched (`Recorder.pending`: its
+entries with what each path was and what it is to become, its kept bytes, marked
+`applying` by this process), in one durable commit, and marked `done` after. A crash
+leaves one of: nothing recorded and nothing changed (before that commit); an `applying`
+step with the workspace partly or wholly changed (after it), which the next `Checkpoints`
+opened on the folder rolls back (`recover`: every path that is what the step made it is
+put back; a path someone changed since is left and named); or a done step.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import hashlib
 import json
 import os
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -26,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kernel.sandbox.proctree import ProcId, alive, proc_id
 from kernel.setting_records import DEFAULT_CHECKPOINT_BYTES
 from kernel.transaction.blobs import Blobs
 from kernel.transaction.changeset import Change, ChangeKind, ChangeSet, EntryType, parent_paths
@@ -40,20 +54,39 @@ from kernel.transaction.diff import (
 from kernel.transaction.fsat import (
     ABSENT,
     DIR_FLAGS,
+    RENAME_EXCHANGE,
+    RENAME_NOREPLACE,
     Folders,
     State,
     hash_fd,
     open_dir,
     open_file,
     parent_of,
+    rename2,
     state_at,
 )
-from kernel.transaction.restore import restore
+from kernel.transaction.restore import Fetch, restore
+from kernel.transaction.trash import Trash
 
 DEFAULT_MAX_BYTES = DEFAULT_CHECKPOINT_BYTES
 """The `checkpoints.max_bytes` setting when it is not set (kernel.setting_records)."""
 OUTSIDE = "changed outside Reins"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+SMALL_BYTES = 64 << 10
+"""Kept bytes up to this size are rows of the index, larger ones files."""
+SMALL_HELD = 32 << 20
+"""At most this many small kept bytes are held in memory for one step; past it, files."""
+STASHES_KEPT = 16
+"""The newest steps that keep the upper layer their apply swapped the workspace's old files
+into (`<checkpoints>/stash/<step>`): their undo moves those files back (each checked
+against the kept digest and mode) instead of writing new ones. Older stashes are freed."""
+_MIGRATIONS = {
+    2: ("ALTER TABLE steps ADD COLUMN state TEXT NOT NULL DEFAULT 'done'",
+        "ALTER TABLE steps ADD COLUMN owner TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE blobs ADD COLUMN data BLOB"),
+}
+"""Each schema version's steps from the one before (v2: steps written before they are
+applied, small kept bytes in the index)."""
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS steps (
     id INTEGER PRIMARY KEY,
@@ -179,6 +212,8 @@ class Checkpoints:
         self.max_bytes = max_bytes
         root.mkdir(parents=True, exist_ok=True)
         self.blobs = Blobs(root / "blobs")
+        self.trash = Trash(root / "trash")
+        """What an apply or an undo replaced or removed, freed in a thread."""
         self._lock = threading.RLock()
         try:
             self._db = sqlite3.connect(root / "index.sqlite3", isolation_level=None,
@@ -189,16 +224,28 @@ class Checkpoints:
                                       f"Reins (schema {version}); this one knows "
                                       f"{SCHEMA_VERSION}")
             self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA synchronous=FULL")  # a step is on disk once committed
             self._db.executescript(_SCHEMA)
-            self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            self._migrate(version)
         except sqlite3.Error as exc:
             raise CheckpointError(f"the checkpoint index {root / 'index.sqlite3'} cannot "
                                   f"be used: {exc}") from exc
+        self.recovered = self.recover()
+        self.trash.empty_later()  # what a process that ended left there
+        """What `recover` did when this object was made."""
+
+    def _migrate(self, version: int) -> None:
+        """Bring a fresh or older index to SCHEMA_VERSION, each version in one transaction."""
+        for target in range(max(version, 1) + 1, SCHEMA_VERSION + 1):
+            with self._write() as db:
+                for statement in _MIGRATIONS[target]:
+                    db.execute(statement)
+                db.execute(f"PRAGMA user_version={target}")
 
     def close(self) -> None:
         with self._lock:
             self._db.close()
+        self.trash.close()
 
     def __enter__(self) -> Checkpoints:
         return self
@@ -225,8 +272,8 @@ class Checkpoints:
 
     def _rows(self, where: str, args: Sequence[Any]) -> list[_Row]:
         with self._lock:
-            found = self._db.execute(f"SELECT {_ROW_COLUMNS} FROM steps WHERE {where}",
-                                     tuple(args)).fetchall()
+            found = self._db.execute(f"SELECT {_ROW_COLUMNS} FROM steps WHERE state = 'done'"
+                                     f" AND {where}", tuple(args)).fetchall()
         return [_row(r) for r in found]
 
     def _call_of(self, step_id: int | None) -> str:
@@ -235,10 +282,12 @@ class Checkpoints:
         rows = self._rows("id = ?", (step_id,))
         return rows[0].call_id if rows else ""
 
-    def _step(self, row: _Row) -> Step:
+    def _step(self, row: _Row, changes: ChangeSet | None = None) -> Step:
+        """The step of `row` (its `changes` when the caller has them, else read)."""
         return Step(session_id=row.session_id, call_id=row.call_id, at=row.at,
                     workspace=row.workspace,
-                    changes=ChangeSet.from_json(json.loads(row.changes)),
+                    changes=changes if changes is not None
+                    else ChangeSet.from_json(json.loads(row.changes)),
                     undone=row.undone_by is not None,
                     undoable=(row.undoes is None and row.undone_by is None
                               and not row.pruned),
@@ -308,16 +357,43 @@ class Checkpoints:
             return ""
         if state.kind != "file":
             return None
-        try:
-            fd = self.blobs.open(state.digest)
-        except FileNotFoundError:
-            fd = self._live(row, path, state) if path else -1
+        kept = self._fetch([state.digest])(state.digest)
+        if isinstance(kept, bytes):
+            return shown_text(kept[:MAX_FILE_BYTES + 1])
+        fd = kept if kept >= 0 else self._live(row, path, state) if path else -1
         if fd < 0:
             return None
         try:
             return shown_text(os.pread(fd, MAX_FILE_BYTES + 1, 0))
         finally:
             os.close(fd)
+
+    def _small(self, digests: Iterable[str]) -> dict[str, bytes]:
+        """The bytes of those of `digests` kept in the index."""
+        wanted = sorted(set(digests))
+        small: dict[str, bytes] = {}
+        with self._lock:
+            for start in range(0, len(wanted), 500):
+                batch = wanted[start:start + 500]
+                small.update(self._db.execute(
+                    f"SELECT digest, data FROM blobs WHERE data IS NOT NULL AND digest IN "
+                    f"({','.join('?' * len(batch))})", batch).fetchall())
+        return small
+
+    def _fetch(self, digests: Iterable[str]) -> Fetch:
+        """The kept bytes of `digests`, those in the index read at once: the bytes, or a
+        read descriptor of the blob file (-1 when neither is kept any more)."""
+        small = self._small(digests)
+
+        def fetch(digest: str) -> bytes | int:
+            if digest in small:
+                return small[digest]
+            try:
+                return self.blobs.open(digest)
+            except FileNotFoundError:
+                return -1
+
+        return fetch
 
     def _live(self, row: _Row, path: str, state: State) -> int:
         """A read descriptor of the workspace's `path` when it holds `state`'s bytes, else -1."""
@@ -384,6 +460,7 @@ class Checkpoints:
         except OSError as exc:
             return UndoResult(refused=f"the workspace {row.workspace} cannot be opened: "
                               f"{exc.strerror}", stopped_at=row.call_id)
+        stash = self._open_stash(row.id)
         try:
             blocked = self._blocked(row, entries, ws_fd)
             if blocked:
@@ -391,8 +468,11 @@ class Checkpoints:
             recorder = Recorder(self, row.session_id, row.call_id, Path(row.workspace), row.id)
             try:
                 recorder.keep_all(entries)
+                recorder.pending({p: before for p, (before, _after) in entries.items()})
                 restore(ws_fd, {p: before for p, (before, _after) in entries.items()},
-                        self.blobs)
+                        self._fetch(b.digest for b, _a in entries.values() if b.kind == "file"),
+                        self.trash.take,
+                        functools.partial(_reuse, stash) if stash >= 0 else None)
             except OSError as exc:
                 recorder.rollback()
                 return UndoResult(refused=f"call {row.call_id} could not be undone ({exc}); "
@@ -401,13 +481,20 @@ class Checkpoints:
             recorder.commit(ChangeSet(tuple(_inverse(c, entries) for c in original)))
         finally:
             os.close(ws_fd)
+            if stash >= 0:
+                os.close(stash)
+                self._drop_stashes({row.id})
+            self.trash.empty_later()
         return UndoResult(undone=(row.call_id,), restored=tuple(sorted(entries)))
 
     def _cannot_restore(self, row: _Row, entries: dict[str, tuple[State, State]]) -> str:
+        in_index = set(self._small(b.digest for b, _a in entries.values()
+                                   if b.kind == "file"))
         for path, (before, _after) in sorted(entries.items()):
             if before.kind == "other":
                 return f"{path} was a socket, FIFO or device, which cannot be put back"
-            if before.kind == "file" and not self.blobs.has(before.digest):
+            if before.kind == "file" and before.digest not in in_index and not self.blobs.has(
+                    before.digest):
                 return (f"call {row.call_id} can no longer be undone: the kept bytes of "
                         f"{path} are gone")
         return ""
@@ -442,7 +529,7 @@ class Checkpoints:
             later = self._db.execute(
                 "SELECT s.call_id, s.undoes, e.after_kind, e.after_mode, e.after_digest "
                 "FROM entries e JOIN steps s ON s.id = e.step_id WHERE e.path = ? AND s.id > ?"
-                " AND s.workspace = ? ORDER BY s.id DESC",
+                " AND s.workspace = ? AND s.state = 'done' ORDER BY s.id DESC",
                 (os.fsencode(path), row.id, os.fsencode(row.workspace))).fetchall()
         matching = [r for r in later if now is None or _state(*r[2:]) == now]
         for call_id, undoes, *_after in matching:
@@ -456,28 +543,133 @@ class Checkpoints:
 
     # recording (used by Recorder)
 
-    def _record(self, recorder: Recorder, changes: ChangeSet,
-                entries: dict[str, tuple[State, State]], sizes: dict[str, int]) -> Step:
+    def _insert(self, db: sqlite3.Connection, recorder: Recorder, changes: ChangeSet,
+                entries: dict[str, tuple[State, State]], state: str) -> int:
+        """The step's row, its entries and the bytes it keeps (inside `db`'s transaction)."""
+        cursor = db.execute(
+            "INSERT INTO steps(session_id, call_id, at, workspace, changes, undoes, state, "
+            "owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (recorder.session_id, recorder.call_id, time.time(),
+             os.fsencode(str(recorder.workspace)), json.dumps(changes.to_json()),
+             recorder.undoes, state, _owner() if state == "applying" else ""))
+        step_id = cursor.lastrowid
+        assert step_id is not None
+        db.executemany("INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                       [(step_id, os.fsencode(path), *_columns(b), *_columns(a))
+                        for path, (b, a) in entries.items()])
+        db.executemany("INSERT OR IGNORE INTO blobs(digest, size, data) VALUES (?, ?, ?)",
+                       [(digest, size, recorder.small.get(digest))
+                        for digest, size in recorder.sizes.items()])
+        db.executemany("UPDATE blobs SET data = ? WHERE digest = ? AND data IS NULL",
+                       [(data, digest) for digest, data in recorder.small.items()])
+        return step_id
+
+    def _pending(self, recorder: Recorder, entries: dict[str, tuple[State, State]]) -> int:
+        """Write the step as `applying` (see the module's text); its id."""
         with self._write() as db:
-            cursor = db.execute(
-                "INSERT INTO steps(session_id, call_id, at, workspace, changes, undoes) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (recorder.session_id, recorder.call_id, time.time(),
-                 os.fsencode(str(recorder.workspace)), json.dumps(changes.to_json()),
-                 recorder.undoes))
-            step_id = cursor.lastrowid
-            db.executemany(
-                "INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [(step_id, os.fsencode(path), b.kind, b.mode, os.fsencode(b.digest), a.kind,
-                  a.mode, os.fsencode(a.digest)) for path, (b, a) in entries.items()])
-            db.executemany("INSERT OR IGNORE INTO blobs VALUES (?, ?)", sizes.items())
+            return self._insert(db, recorder, ChangeSet(()), entries, "applying")
+
+    def _record(self, recorder: Recorder, changes: ChangeSet,
+                entries: dict[str, tuple[State, State]]) -> Step:
+        with self._write() as db:
+            if recorder.step_id is None:
+                step_id = self._insert(db, recorder, changes, entries, "done")
+            else:
+                step_id = recorder.step_id
+                db.execute("UPDATE steps SET state = 'done', owner = '', changes = ?, at = ? "
+                           "WHERE id = ?", (json.dumps(changes.to_json()), time.time(), step_id))
+                db.executemany(  # what `pending` did not write already
+                    "UPDATE entries SET after_kind = ?, after_mode = ?, after_digest = ? "
+                    "WHERE step_id = ? AND path = ?",
+                    [(*_columns(a), step_id, os.fsencode(path))
+                     for path, (_b, a) in entries.items() if recorder.intended(path) != a])
             if recorder.undoes is not None:
                 db.execute("UPDATE steps SET undone_by = ? WHERE id = ?",
                            (step_id, recorder.undoes))
             dropped = self._prune(db)
         for digest in dropped:
             self.blobs.drop(digest)
-        return self._step(self._rows("id = ?", (step_id,))[0])
+        if recorder.stash_source is not None:
+            self._keep_stash(step_id, recorder.stash_source)
+        return self._step(self._rows("id = ?", (step_id,))[0], changes)
+
+    def _open_stash(self, step_id: int) -> int:
+        """A descriptor of the step's stash folder (-1 when it has none)."""
+        try:
+            return os.open(self.root / "stash" / str(step_id), DIR_FLAGS)
+        except OSError:
+            return -1
+
+    def _keep_stash(self, step_id: int, upper: Path) -> None:
+        """Keep `upper` as the step's stash (where it can be moved: the same file system,
+        a folder its owner may move), and free all but the newest STASHES_KEPT."""
+        stashes = self.root / "stash"
+        stashes.mkdir(mode=0o700, exist_ok=True)
+        with contextlib.suppress(OSError):
+            os.rename(upper, stashes / str(step_id))
+        kept = sorted((int(n) for n in os.listdir(stashes) if n.isdigit()), reverse=True)
+        self._drop_stashes(set(kept[STASHES_KEPT:]))
+
+    def _drop_stashes(self, step_ids: set[int]) -> None:
+        if not step_ids:
+            return
+        fd = os.open(self.root / "stash", DIR_FLAGS)
+        try:
+            for step_id in step_ids:
+                with contextlib.suppress(OSError):
+                    self.trash.take(fd, str(step_id))
+        finally:
+            os.close(fd)
+        self.trash.empty_later()
+
+    def _forget(self, step_id: int) -> list[str]:
+        """Remove a step that was never done, and the bytes only it kept; their digests."""
+        with self._write() as db:
+            digests = [os.fsdecode(d) for (d,) in db.execute(
+                "SELECT DISTINCT before_digest FROM entries WHERE step_id = ? AND "
+                "before_kind = 'file'", (step_id,))]
+            db.execute("DELETE FROM entries WHERE step_id = ?", (step_id,))
+            db.execute("DELETE FROM steps WHERE id = ?", (step_id,))
+            unused = [d for d in digests if db.execute(
+                "SELECT 1 FROM entries WHERE before_kind = 'file' AND before_digest = ? "
+                "LIMIT 1", (os.fsencode(d),)).fetchone() is None]
+            db.executemany("DELETE FROM blobs WHERE digest = ?", [(d,) for d in unused])
+        return unused
+
+    def recover(self) -> list[Blocked]:
+        """Roll back every step left `applying` by a process that has ended (a crash):
+        each path that is what the step made it is put back as it was; one that is
+        neither that nor what it was (changed since) is left and named. The steps are
+        then forgotten."""
+        with self._lock:
+            pending = self._db.execute(
+                f"SELECT {_ROW_COLUMNS}, owner FROM steps WHERE state = 'applying' "
+                "ORDER BY id DESC").fetchall()
+        left: list[Blocked] = []
+        for values in pending:
+            if _owner_alive(values[-1]):
+                continue
+            row = _row(values[:-1])
+            entries = self._entries(row.id)
+            try:
+                ws_fd = os.open(row.workspace, DIR_FLAGS)
+            except OSError:
+                continue
+            try:
+                with Folders(ws_fd) as folders:
+                    now = {path: folders.state(path) for path in entries}
+                back = {p: b for p, (b, a) in entries.items() if now[p] == a and a != b}
+                left += [Blocked(p, OUTSIDE) for p, (b, a) in sorted(entries.items())
+                         if now[p] not in (a, b)]
+                restore(ws_fd, back, self._fetch(b.digest for b in back.values()
+                                                 if b.kind == "file"))
+            except OSError:
+                continue
+            finally:
+                os.close(ws_fd)
+            for digest in self._forget(row.id):
+                self.blobs.drop(digest)
+        return left
 
     def _prune(self, db: sqlite3.Connection) -> list[str]:
         """Drop the bytes of the oldest steps until the rest fit in max_bytes (inside the
@@ -540,10 +732,56 @@ def _inverse(change: Change, entries: dict[str, tuple[State, State]]) -> Change:
                   executable=before.kind == "file" and bool(before.mode & 0o100))
 
 
+def _reuse(stash_fd: int, dir_fd: int, name: str, path: str, want: State) -> bool:
+    """Move the stash's file at `path` back to `name` in `dir_fd` when it holds exactly
+    `want` (its digest and mode; never through a link); what was there goes into the stash
+    in its place. False when it cannot (then the caller writes the kept bytes)."""
+    try:
+        with parent_of(stash_fd, path) as (folder, kept):
+            fd = open_file(folder, kept)
+            try:
+                same = (stat.S_IMODE(os.fstat(fd).st_mode) == want.mode
+                        and hash_fd(fd) == want.digest)
+            finally:
+                os.close(fd)
+            if not same:
+                return False
+            try:
+                there = stat.S_ISDIR(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+            except FileNotFoundError:
+                rename2(folder, kept, dir_fd, name, RENAME_NOREPLACE)
+                return True
+            if there:
+                return False
+            rename2(folder, kept, dir_fd, name, RENAME_EXCHANGE)
+    except OSError:
+        return False
+    return True
+
+
+def _columns(state: State) -> tuple[str, int, bytes]:
+    return state.kind, state.mode, os.fsencode(state.digest)
+
+
+def _owner() -> str:
+    """This process as `pid:start time` (a step it leaves `applying` is its own)."""
+    me = proc_id(os.getpid())
+    return f"{me.pid}:{me.start}" if me is not None else f"{os.getpid()}:0"
+
+
+def _owner_alive(owner: str) -> bool:
+    pid, _, start = owner.partition(":")
+    try:
+        return alive(ProcId(int(pid), int(start)))
+    except ValueError:
+        return False
+
+
 @dataclass
 class Recorder:
     """Keeps what paths of one workspace are before a step changes them (`keep`), then
-    records the step (`commit`) or puts them all back (`rollback`)."""
+    records the step (`commit`) or puts them all back (`rollback`). `pending` writes the
+    step before the changes are made (see the module's text)."""
 
     owner: Checkpoints
     session_id: str
@@ -551,7 +789,17 @@ class Recorder:
     workspace: Path
     undoes: int | None
     kept: dict[str, State] = field(default_factory=dict)
-    _sizes: dict[str, int] = field(default_factory=dict)
+    sizes: dict[str, int] = field(default_factory=dict)
+    """Every kept digest → its size."""
+    small: dict[str, bytes] = field(default_factory=dict)
+    """The kept bytes that go into the index."""
+    step_id: int | None = None
+    """The step's row once `pending` wrote it."""
+    stash_source: Path | None = None
+    """An upper layer to keep as the step's stash once it is committed (`stash`)."""
+    _intended: dict[str, State] = field(default_factory=dict)
+    _held: int = 0
+    """The bytes in `small`."""
     _fd: int = -1
 
     def _root(self) -> int:
@@ -577,7 +825,7 @@ class Recorder:
         with Folders(self._root()) as folders:
             for path in paths:
                 self.keep(path, folders)
-        if durable and self._sizes:
+        if durable and len(self.sizes) > len(self.small):
             self.owner.blobs.sync()
 
     def _snapshot(self, rel: str, folders: Folders | None) -> State:
@@ -586,31 +834,68 @@ class Recorder:
         return folders.state(rel, self._store)
 
     def _store(self, fd: int) -> str:
+        size = os.fstat(fd).st_size
+        if size <= SMALL_BYTES and self._held + size <= SMALL_HELD:
+            data = os.pread(fd, SMALL_BYTES + 1, 0)
+            if len(data) <= SMALL_BYTES:
+                digest = hashlib.sha256(data).hexdigest()
+                if digest not in self.small:
+                    self._held += len(data)
+                self.small[digest] = data
+                self.sizes[digest] = len(data)
+                return digest
         digest, size = self.owner.blobs.put_fd(fd)
-        self._sizes[digest] = size
+        self.sizes[digest] = size
         return digest
+
+    def pending(self, intended: dict[str, State]) -> None:
+        """Write the step, with what each kept path is to become (`intended`; those not
+        given are taken as they are at `commit`), before the workspace is changed: one
+        durable commit (see the module's text)."""
+        self._intended = dict(intended)
+        entries = {path: (before, self._intended.get(path, before))
+                   for path, before in self.kept.items()}
+        self.step_id = self.owner._pending(self, entries)
+
+    def intended(self, path: str) -> State | None:
+        """What `pending` was told `path` becomes (None: not told)."""
+        return self._intended.get(path)
+
+    def stash(self, upper: Path) -> None:
+        """Keep the upper layer `upper`, into which an apply swapped the workspace's old
+        files, as the step's stash when it is committed (see STASHES_KEPT)."""
+        self.stash_source = upper
 
     def commit(self, changes: ChangeSet) -> Step:
         """Record the step: `changes`, and for each kept path what it was and what it is
-        now."""
+        now (what `pending` was told it becomes, else read now)."""
         root = self._root()
         try:
             with Folders(root) as folders:
-                entries = {path: (before, folders.state(path))
+                entries = {path: (before, self._intended.get(path) or folders.state(path))
                            for path, before in self.kept.items()}
-            return self.owner._record(self, changes, entries, self._sizes)
+            return self.owner._record(self, changes, entries)
         finally:
             self.close()
 
     def rollback(self) -> None:
-        """Put every kept path back as it was kept (a failed apply), and forget them."""
+        """Put every kept path back as it was kept (a failed apply), and forget them (and
+        the step, when `pending` wrote it)."""
         try:
-            restore(self._root(), self.kept, self.owner.blobs)
+            restore(self._root(), self.kept, self._fetch, self.owner.trash.take)
         finally:
-            for digest in self._sizes:
-                if not self.owner._known_blob(digest):
+            self.owner.trash.empty_later()
+            if self.step_id is not None:
+                self.owner._forget(self.step_id)
+            for digest in self.sizes:
+                if digest not in self.small and not self.owner._known_blob(digest):
                     self.owner.blobs.drop(digest)
             self.close()
+
+    def _fetch(self, digest: str) -> bytes | int:
+        if digest in self.small:
+            return self.small[digest]
+        return self.owner.blobs.open(digest)
 
     def close(self) -> None:
         if self._fd >= 0:

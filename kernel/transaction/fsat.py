@@ -9,6 +9,7 @@ A link where a folder is expected is an `OSError` (ELOOP or ENOTDIR), never foll
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import hashlib
 import os
@@ -23,6 +24,12 @@ DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 CHUNK = 1 << 20
 """Files are read, hashed and compared this many bytes at a time: memory stays flat."""
+AT_FDCWD = -100
+RENAME_NOREPLACE = 1
+RENAME_EXCHANGE = 2
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_RENAMEAT2 = getattr(_LIBC, "renameat2", None)
+"""glibc 2.28 and later; without it every file is copied (`move_in` says so)."""
 
 StateKind = Literal["absent", "file", "dir", "link", "other"]
 """An EntryType (kernel.transaction.changeset), or nothing there."""
@@ -204,36 +211,107 @@ def temp_name(name: str) -> str:
     return f".{name[:100]}.reins-{os.getpid()}-{os.urandom(4).hex()}.tmp"
 
 
-def remove_at(dir_fd: int, name: str) -> None:
-    """Remove the entry `name` (an empty folder, or anything else); nothing there is fine."""
+def remove_at(dir_fd: int, name: str, displaced: Displaced | None = None) -> None:
+    """Remove the entry `name` (an empty folder, or anything else: to `displaced` when
+    given); nothing there is fine."""
     try:
         st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     except FileNotFoundError:
         return
     if stat.S_ISDIR(st.st_mode):
         os.rmdir(name, dir_fd=dir_fd)
+    elif displaced is not None:
+        displaced(dir_fd, name)
     else:
         os.unlink(name, dir_fd=dir_fd)
 
 
-def write_file_at(dir_fd: int, name: str, src_fd: int, mode: int) -> None:
+Displaced = Callable[[int, str], None]
+"""Takes a replaced or removed entry (folder descriptor, name) off the call's path
+(kernel.transaction.trash.Trash.take); without one it is unlinked."""
+
+
+def write_file_at(dir_fd: int, name: str, src_fd: int, mode: int,
+                  displaced: Displaced | None = None) -> None:
     """Put a copy of `src_fd`'s bytes at `name` with `mode`: written to a temporary name in
-    the same folder, then renamed over (a reader never sees half a file). A folder at
-    `name` is refused (IsADirectoryError); it must be removed first."""
+    the same folder, then renamed over (a reader never sees half a file); with
+    `displaced`, swapped with what was there, which `displaced` takes. A folder at `name`
+    is refused (IsADirectoryError); it must be removed first."""
+    _write_at(dir_fd, name, lambda fd: copy_fd(src_fd, fd), mode, displaced)
+
+
+def write_bytes_at(dir_fd: int, name: str, data: bytes, mode: int,
+                   displaced: Displaced | None = None) -> None:
+    """Put `data` at `name` with `mode`, as `write_file_at` puts a file's bytes."""
+    def fill(fd: int) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+
+    _write_at(dir_fd, name, fill, mode, displaced)
+
+
+def _write_at(dir_fd: int, name: str, fill: Callable[[int], None], mode: int,
+              displaced: Displaced | None) -> None:
     tmp = temp_name(name)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                  0o600, dir_fd=dir_fd)
     try:
         try:
-            copy_fd(src_fd, fd)
+            fill(fd)
             os.fchmod(fd, mode)
         finally:
             os.close(fd)
-        os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        if displaced is not None and _swapped(dir_fd, tmp, name):
+            displaced(dir_fd, tmp)
+        else:
+            os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp, dir_fd=dir_fd)
         raise
+
+
+def _swapped(dir_fd: int, tmp: str, name: str) -> bool:
+    """Swap `tmp` with `name` when `name` is there (a folder is refused); False when it is
+    absent or cannot be swapped (then `tmp` is renamed over it)."""
+    try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    if stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(errno.EISDIR, f"{name!r} is a folder")
+    try:
+        rename2(dir_fd, tmp, dir_fd, name, RENAME_EXCHANGE)
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.EINVAL, errno.ENOSYS):
+            return False
+        raise
+    return True
+
+
+def rename2(src_dir: int, src: str, dst_dir: int, dst: str, flags: int) -> None:
+    """renameat2(2): `RENAME_EXCHANGE` swaps two entries atomically, `RENAME_NOREPLACE`
+    fails (EEXIST) rather than replace one. OSError(ENOSYS) without it."""
+    if _RENAMEAT2 is None:
+        raise OSError(errno.ENOSYS, "renameat2 is not available")
+    if _RENAMEAT2(src_dir, os.fsencode(src), dst_dir, os.fsencode(dst), flags) != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, f"{os.strerror(code)}: {src!r} → {dst!r}")
+
+
+STRIPPED_XATTRS = ("user.", "trusted.overlay.", "system.posix_acl_")
+"""What a file moved in from an upper layer loses, as a copy would: the overlay's marks and
+whatever its owner may set (security labels stay: the system sets those)."""
+
+
+def strip_xattrs(dir_fd: int, name: str) -> None:
+    """Remove the extended attributes of the file `name` that a copy would not carry
+    (STRIPPED_XATTRS). OSError when one cannot be removed."""
+    path = f"/proc/self/fd/{dir_fd}/{os.fsdecode(name)}"
+    for attr in os.listxattr(path, follow_symlinks=False):
+        if attr.startswith(STRIPPED_XATTRS):
+            os.removexattr(path, attr, follow_symlinks=False)
 
 
 def write_link_at(dir_fd: int, name: str, target: str) -> None:

@@ -14,24 +14,35 @@ import functools
 import os
 from collections.abc import Callable, Mapping
 
-from kernel.transaction.blobs import Blobs
 from kernel.transaction.fsat import (
+    Displaced,
     Folders,
     State,
     chmod_at,
     parent_of,
     remove_at,
+    write_bytes_at,
     write_file_at,
     write_link_at,
 )
+
+Reuse = Callable[[int, str, str, State], bool]
+"""Put a file back by moving in a kept inode that holds its bytes (folder descriptor,
+name, path, the state wanted): False when there is none."""
+Fetch = Callable[[str], "bytes | int"]
+"""A file's kept bytes by their sha256: the bytes, or a read descriptor (the caller closes
+it); -1 when they are no longer kept."""
 
 
 class RestoreError(OSError):
     """A path could not be put back; the message names it."""
 
 
-def restore(root_fd: int, targets: Mapping[str, State], blobs: Blobs) -> None:
-    """Make every path of `targets` (relative to the folder `root_fd`) what its State says."""
+def restore(root_fd: int, targets: Mapping[str, State], fetch: Fetch,
+            displaced: Displaced | None = None, reuse: Reuse | None = None) -> None:
+    """Make every path of `targets` (relative to the folder `root_fd`) what its State says;
+    what is replaced or removed goes to `displaced` (kernel.transaction.trash); a file is
+    moved back by `reuse` where it can, else written from `fetch`."""
     with Folders(root_fd) as folders:
         current = {path: folders.state(path) for path in targets}
     todo = {path: state for path, state in targets.items() if current[path] != state}
@@ -40,14 +51,15 @@ def restore(root_fd: int, targets: Mapping[str, State], blobs: Blobs) -> None:
         if now.kind == "absent" or (now.kind == want.kind and want.kind == "dir"):
             continue
         if now.kind == "dir" or want.kind in ("absent", "dir"):
-            _at(root_fd, path, "remove", lambda fd, name: remove_at(fd, name))
+            _at(root_fd, path, "remove", functools.partial(remove_at, displaced=displaced))
     for path in sorted(todo):
         now, want = current[path], todo[path]
         if want.kind == "dir" and now.kind != "dir":
             _at(root_fd, path, "make the folder", lambda fd, name: os.mkdir(name, 0o700,
                                                                             dir_fd=fd))
         elif want.kind == "file":
-            _at(root_fd, path, "write", functools.partial(_put_file, want=want, blobs=blobs))
+            _at(root_fd, path, "write", functools.partial(
+                _put_file, path=path, want=want, fetch=fetch, displaced=displaced, reuse=reuse))
         elif want.kind == "link":
             _at(root_fd, path, "make the link",
                 functools.partial(write_link_at, target=want.digest))
@@ -60,12 +72,20 @@ def restore(root_fd: int, targets: Mapping[str, State], blobs: Blobs) -> None:
             _at(root_fd, path, "set the mode of", functools.partial(chmod_at, mode=want.mode))
 
 
-def _put_file(dir_fd: int, name: str, want: State, blobs: Blobs) -> None:
-    src = blobs.open(want.digest)
+def _put_file(dir_fd: int, name: str, path: str, want: State, fetch: Fetch,
+              displaced: Displaced | None, reuse: Reuse | None) -> None:
+    if reuse is not None and reuse(dir_fd, name, path, want):
+        return
+    kept = fetch(want.digest)
+    if isinstance(kept, bytes):
+        write_bytes_at(dir_fd, name, kept, want.mode, displaced)
+        return
+    if kept < 0:
+        raise FileNotFoundError(f"the kept bytes {want.digest} are gone")
     try:
-        write_file_at(dir_fd, name, src, want.mode)
+        write_file_at(dir_fd, name, kept, want.mode, displaced)
     finally:
-        os.close(src)
+        os.close(kept)
 
 
 def _at(root_fd: int, path: str, doing: str, step: Callable[[int, str], None]) -> None:

@@ -88,7 +88,7 @@ async def settle(folder: Path, workspace: Path, *, since_ns: int, classify: Clas
         return Settled(ChangeSet(()), held, kept)
 
     def applied_now(since: int) -> Applied:
-        return apply(upper, workspace, chosen, since_ns=since,
+        return apply(upper, workspace, chosen, since_ns=since, last=True,
                      recorder=checkpoints.begin(session_id, call_id, workspace))
 
     try:

@@ -266,14 +266,22 @@ def _described(upper_fd: int | None, lower_fd: int | None, name: str, path: str,
     added = removed = 0
     if not binary and (new is None or len(new) <= COUNT_LINES_UP_TO) and (
             old is None or len(old) <= COUNT_LINES_UP_TO):
-        new_lines = collections.Counter(new.splitlines()) if new is not None else None
-        old_lines = collections.Counter(old.splitlines()) if old is not None else None
-        if new_lines is not None:
-            added = sum((new_lines - (old_lines or collections.Counter())).values())
-        if old_lines is not None:
-            removed = sum((old_lines - (new_lines or collections.Counter())).values())
+        added, removed = line_counts(new.splitlines() if new is not None else [],
+                                     old.splitlines() if old is not None else [])
     return Change(path, kind, entry, added=added, removed=removed, binary=binary,
                   executable=bool(mode & 0o100))
+
+
+def line_counts(new: list[bytes], old: list[bytes]) -> tuple[int, int]:
+    """(added, removed): the lines of each side not matched by an equal line of the other,
+    as multisets. One side a prefix of the other (an append, a truncation: the usual
+    change) is counted without building the multisets."""
+    if new[:len(old)] == old:
+        return len(new) - len(old), 0
+    if old[:len(new)] == new:
+        return 0, len(old) - len(new)
+    new_lines, old_lines = collections.Counter(new), collections.Counter(old)
+    return sum((new_lines - old_lines).values()), sum((old_lines - new_lines).values())
 
 
 def _sample(dir_fd: int | None, name: str) -> bytes | None:

@@ -23,6 +23,7 @@ import pytest
 from kernel.sandbox import executor as executor_module
 from kernel.sandbox import standby
 from kernel.sandbox.executor import CommandExecutor, CommandOutcome
+from kernel.sandbox.limits import ResourceLimits
 from kernel.sandbox.settings import ExecSettings
 from kernel.tools.externalize import OutputStore
 
@@ -341,3 +342,65 @@ def test_a_sandbox_made_ahead_with_pinned_links_is_used_and_only_where_it_fits(
     assert [text for _, _, text in done] == ["shared", "shared", "", "shared", "", ""], done
     assert [ahead for _, ahead, _ in done] == [False, True, False, False, False, True], done
     assert os.readlink(workspace / ".vscode") == "shared"
+
+
+def _limits(text: str) -> dict[str, tuple[str, str]]:
+    """/proc/self/limits' rows: name → (soft, hard)."""
+    return {line[:26].strip(): tuple(line[26:].split()[:2])  # type: ignore[misc]
+            for line in text.splitlines()[1:]}
+
+
+def test_a_transaction_made_ahead_is_staged_before_its_command_with_the_calls_limits(
+        reins_home, sandbox_status, workspace: Path, outputs: OutputStore) -> None:
+    """A transaction's sandbox made ahead has its overlay mounted and its stage waiting
+    before the command comes; the command still gets its own call's CPU limit (from its
+    timeout) and every other limit, and writes only to its upper layer."""
+    ex = CommandExecutor(reins_home, ExecSettings(grace_s=0.5), transactions=True)
+
+    async def run() -> tuple[CommandOutcome, list[str], CommandOutcome]:
+        with outputs.spool("first") as spool:
+            first = await ex.run("true", workspace=workspace, spool=spool, timeout_s=30)
+        await asyncio.sleep(IDLE_S * 3)
+        [waiting] = waiting_sandboxes(workspace)
+        below = [p.name() for p in waiting.children(recursive=True)]
+        with outputs.spool("second") as spool:
+            second = await ex.run("cat /proc/self/limits; echo new > made-here", spool=spool,
+                                  workspace=workspace, timeout_s=17)
+        return first, below, second
+
+    try:
+        first, below, second = asyncio.run(run())
+    finally:
+        ex.shutdown()
+    assert below == ["bwrap", "sh"]  # init, and the stage waiting (the overlay mounted)
+    assert second.made_ahead and second.exit_code == 0
+    rows = _limits(second.spool_path.read_text())
+    assert rows["Max cpu time"] == ("17", "22")
+    assert rows["Max processes"] == ("512", "512")
+    assert rows["Max file size"][0] == rows["Max file size"][1] != "unlimited"
+    assert not (workspace / "made-here").exists()
+    assert second.transaction is not None
+    assert (second.transaction / "upper" / "made-here").read_text() == "new\n"
+    for outcome in (first, second):
+        if outcome.transaction is not None:
+            executor_module.remove_transaction(outcome.transaction)
+
+
+def test_a_staged_sandbox_made_ahead_with_other_limits_is_not_used(
+        reins_home, sandbox_status, workspace: Path, outputs: OutputStore) -> None:
+    """Its limits were set before its command came: a change of them since ends it."""
+    ex = CommandExecutor(reins_home, ExecSettings(grace_s=0.5), transactions=True)
+
+    def fewer() -> None:
+        ex.settings = ExecSettings(grace_s=0.5, limits=ResourceLimits(processes=77))
+
+    try:
+        one, two, text = two_commands(ex, workspace, outputs, "true",
+                                      "grep 'Max processes' /proc/self/limits", fewer)
+    finally:
+        ex.shutdown()
+    assert not two.made_ahead
+    assert text.split()[2:4] == ["77", "77"]
+    for outcome in (one, two):
+        if outcome.transaction is not None:
+            executor_module.remove_transaction(outcome.transaction)

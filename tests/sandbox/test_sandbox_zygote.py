@@ -155,3 +155,49 @@ def test_the_zygote_ends_with_the_kernel(where: str, end: str) -> None:
         kernel.kill()
         kernel.wait()
         os.kill(child, signal.SIGKILL)
+
+
+def _open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
+
+
+def test_closing_a_stage_while_its_report_is_awaited_leaves_the_loop_watching_new_fds(
+        ) -> None:
+    """A sandbox ended while its binder's report is awaited (one made ahead and discarded):
+    the report's descriptor is closed only once the loop no longer watches it, so a new
+    descriptor that gets its number (the next command's exit watch) still wakes the loop."""
+    async def run() -> bytes:
+        loop = asyncio.get_running_loop()
+        stage = PinStage(())
+        report_read, report_write = os.pipe()
+        stage._binder = (zygote.start(), report_read)  # asked: its report never comes
+        waiting = asyncio.create_task(stage.pin(os.getpid()))
+        await asyncio.sleep(0.01)
+        stage.close()
+        waiting.cancel()
+        os.close(report_write)
+        for _ in range(100):  # the number is free once the stage has let it go
+            if not _open(report_read):
+                break
+            await asyncio.sleep(0)
+        fresh_read, fresh_write = os.pipe()
+        os.dup2(fresh_read, report_read)  # the next descriptor opened gets that number
+        os.close(fresh_read)
+        woke = loop.create_future()
+        loop.add_reader(report_read, lambda: woke.done() or woke.set_result(
+            os.read(report_read, 10)))
+        os.write(fresh_write, b"exit")
+        try:
+            return await asyncio.wait_for(woke, 2)
+        finally:
+            loop.remove_reader(report_read)
+            os.close(report_read)
+            os.close(fresh_write)
+            with pytest.raises(asyncio.CancelledError):
+                await waiting
+
+    assert asyncio.run(run()) == b"exit"

@@ -3,14 +3,18 @@ and which changes a held one holds with it (split_held)."""
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 from typing import Any
 
+import hypothesis
 import pytest
+from hypothesis import strategies as st
 
 from kernel.events import json_text
 from kernel.transaction.changeset import Change, ChangeSet, ChangeSetError, split_held
+from kernel.transaction.upper import line_counts
 
 SAMPLE = ChangeSet((
     Change("src/app.py", "modified", "file", added=10, removed=2),
@@ -80,3 +84,17 @@ def test_a_held_change_holds_what_needs_it() -> None:
     assert [c.path for c in applying] == ["gone/x", "kept/z"]
     assert split_held(tree, []) == (tree, ChangeSet())
     assert split_held(tree, ["not/listed"])[1] == ChangeSet()
+
+
+@hypothesis.given(st.lists(st.sampled_from([b"a", b"b", b"", b"c c"]), max_size=8),
+                  st.lists(st.sampled_from([b"a", b"b", b"", b"c c"]), max_size=8),
+                  st.booleans())
+def test_line_counts_are_the_multiset_difference_on_every_side(
+        new: list[bytes], old: list[bytes], append: bool) -> None:
+    """The shortcut for an append or a truncation counts what the multisets count."""
+    if append:
+        new = old + new
+    expected = (sum((collections.Counter(new) - collections.Counter(old)).values()),
+                sum((collections.Counter(old) - collections.Counter(new)).values()))
+    assert line_counts(new, old) == expected
+    assert line_counts(old, new) == expected[::-1]

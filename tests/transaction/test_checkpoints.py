@@ -5,6 +5,8 @@ steps' bytes; a new Checkpoints object on the same folder sees everything."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import sqlite3
 from pathlib import Path
@@ -33,6 +35,16 @@ def step(checkpoints: Checkpoints, ws: Path, call: str, writes: dict[str, str | 
             path.write_text(text)
             changes.append(Change(rel, "modified" if existed else "created", "file"))
     recorder.commit(ChangeSet(tuple(changes)))
+
+
+def kept_blobs(root: Path) -> int:
+    """How many distinct kept bytes the store holds (rows of the index, files beside it)."""
+    db = sqlite3.connect(root / "index.sqlite3")
+    try:
+        in_index = db.execute("SELECT COUNT(*) FROM blobs WHERE data IS NOT NULL").fetchone()[0]
+    finally:
+        db.close()
+    return int(in_index) + sum(1 for p in (root / "blobs").rglob("*") if p.is_file())
 
 
 @pytest.fixture
@@ -159,7 +171,7 @@ def test_the_bound_drops_the_oldest_steps_bytes(ws: Path, tmp_path: Path):
     step(checkpoints, ws, "c1", {"big1": "x\n"})
     step(checkpoints, ws, "c2", {"same": "y\n"})  # the same bytes as big2
     assert [s.undoable for s in checkpoints.steps("s1")] == [False, True]
-    assert sum(1 for p in (root / "blobs").rglob("*") if p.is_file()) == 1
+    assert kept_blobs(root) == 1
     step(checkpoints, ws, "c3", {"big2": "z\n"})  # shares c2's blob: nothing dropped
     assert [s.undoable for s in checkpoints.steps("s1")] == [False, True, True]
     result = checkpoints.undo("s1", "c1")
@@ -228,3 +240,39 @@ def test_a_steps_diff_is_bounded(ws: Path, checkpoints: Checkpoints):
     step(checkpoints, ws, "c1", {"big.txt": "".join(f"line {i}\n" for i in range(5000))})
     text = checkpoints.diff("s1", "c1")
     assert len(text.splitlines()) <= 401 and "more lines not shown" in text
+
+
+def test_an_index_of_schema_1_is_migrated_and_its_steps_still_undo(ws: Path, tmp_path: Path):
+    """Schema 1 (steps only written when done, every kept file a blob file): opened by
+    this Reins, its steps are listed and undone from their blob files."""
+    from kernel.transaction.blobs import Blobs
+    from kernel.transaction.checkpoints import _SCHEMA
+
+    root = tmp_path / "old"
+    root.mkdir()
+    blobs = Blobs(root / "blobs")
+    fd = os.open(ws / "a.txt", os.O_RDONLY)
+    try:
+        digest, size = blobs.put_fd(fd)
+    finally:
+        os.close(fd)
+    db = sqlite3.connect(root / "index.sqlite3")
+    db.executescript(_SCHEMA)
+    db.execute("PRAGMA user_version = 1")
+    db.execute("INSERT INTO steps(id, session_id, call_id, at, workspace, changes) VALUES "
+               "(1, 's1', 'c1', 0, ?, ?)", (os.fsencode(str(ws)), json.dumps(
+                   ChangeSet((Change("a.txt", "modified", "file"),)).to_json())))
+    (ws / "a.txt").write_text("a1\n")
+    after_digest = hashlib.sha256(b"a1\n").hexdigest()
+    db.execute("INSERT INTO entries VALUES (1, ?, 'file', 420, ?, 'file', 420, ?)",
+               (b"a.txt", os.fsencode(digest), os.fsencode(after_digest)))
+    db.execute("INSERT INTO blobs(digest, size) VALUES (?, ?)", (digest, size))
+    db.commit()
+    db.close()
+    with Checkpoints(root) as migrated:
+        assert [s.call_id for s in migrated.steps("s1")] == ["c1"]
+        assert migrated.undo("s1", "c1").ok
+    assert (ws / "a.txt").read_text() == "a0\n"
+    db = sqlite3.connect(root / "index.sqlite3")
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+    db.close()

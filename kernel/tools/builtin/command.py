@@ -201,7 +201,10 @@ def make_run_command(executor: CommandExecutor) -> ToolSpec:
             try:
                 settled = await _settle(ctx, outcome.transaction, since)
             finally:
-                remove_transaction(outcome.transaction)
+                if ctx.checkpoints is not None:  # freed in a thread, off the call's path
+                    ctx.checkpoints.trash.discard(outcome.transaction)
+                else:
+                    remove_transaction(outcome.transaction)
         limit = max(1_000, spec.output_limit - HEADER_BUDGET)
         preview = ctx.outputs.preview_file(outcome.spool_path, limit)
         lines = _header(outcome) + (settled.lines() if settled is not None else [])
