@@ -52,13 +52,14 @@ import psutil
 from bench.common import Stats, fmt_seconds, report, stats
 from kernel.paths import AppPaths
 from kernel.sandbox import seccomp
-from kernel.sandbox.executor import CommandExecutor, remove_transaction
+from kernel.sandbox.executor import CommandExecutor
 from kernel.sandbox.handshake import Handshake
 from kernel.sandbox.launcher import BwrapLauncher, LaunchRequest, shell_script
 from kernel.sandbox.limits import ResourceLimits
 from kernel.sandbox.network import find_pasta
 from kernel.sandbox.settings import ExecSettings
 from kernel.tools.externalize import OutputStore
+from kernel.transaction.folders import remove_transaction
 from kernel.transaction.upper import read_upper
 
 N = 200

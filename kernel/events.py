@@ -472,11 +472,26 @@ class ErrorEvent(Event):
     message: str
 
 
+@_event
+@dataclass(frozen=True)
+class Notice(Event):
+    """Something the user must know that no run reported: what a command left when Reins
+    stopped while it ran, kept aside and never applied (kernel.transaction.folders)."""
+
+    type: ClassVar[str] = "notice"
+    code: str
+    message: str
+    call_id: str = ""
+    """The call it is about ('' when none)."""
+    path: str = ""
+    """Where what it is about is kept ('' when nowhere)."""
+
+
 AnyEvent = (
     SessionStarted | UserMessage | MessagesSuperseded | AssistantDelta | AssistantText
     | ToolCallStarted | ApprovalRequest | ApprovalDecision | GrantRevoked | ToolProgress
     | ToolResultEvent | RunFinished | ModelRetry | ModelWaiting | ContextCompacted
-    | McpServerEvent | McpElicitation | McpSampling | ErrorEvent)
+    | McpServerEvent | McpElicitation | McpSampling | ErrorEvent | Notice)
 """The closed union of the event types (each registered in EVENT_TYPES by its tag; a test
 checks the two agree)."""
 

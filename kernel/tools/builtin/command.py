@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from kernel.sandbox.executor import CommandExecutor, CommandOutcome, remove_transaction
+from kernel.sandbox.executor import CommandExecutor, CommandOutcome
 from kernel.sandbox.refusal import CommandRefused, RefusalKind
 from kernel.sandbox.revert import describe
 from kernel.sandbox.settings import DEFAULT_GRACE_S
@@ -29,6 +29,7 @@ from kernel.tools.spec import (
 )
 from kernel.transaction.apply import start_stamp
 from kernel.transaction.diff import Shown
+from kernel.transaction.folders import remove_transaction
 from kernel.transaction.settle import Settled, settle
 
 DEFAULT_TIMEOUT_S = 120
@@ -224,6 +225,7 @@ def make_run_command(executor: CommandExecutor) -> ToolSpec:
                     network=ctx.network,
                     allow_unsandboxed=unconfined_ok,
                     on_progress=progress,
+                    owner=(ctx.session_id, ctx.call_id),
                 )
             except CommandRefused as exc:
                 raise refused(exc) from exc
