@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from kernel.agent.runtime import open_kernel
 from kernel.agent.store import SessionStore
 from kernel.events import Notice
 from kernel.fakemodel import ToolUse, reply
+from kernel.runtime.assemble import open_kernel
 from kernel.sandbox.detect import detect_sandbox
 from kernel.sandbox.overlay_probe import overlay_status
 from kernel.transaction.folders import (

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from kernel.agent.runtime import SandboxFacts
 from kernel.events import HELD_RULE, ApprovalDecision, ApprovalRequest, Event
 from kernel.paths import AppPaths
 from kernel.policy.approvals import PolicyGate
 from kernel.policy.channels import Answer, QueueChannel
 from kernel.policy.decide import Mode
 from kernel.policy.settings import load_settings
+from kernel.runtime.assemble import SandboxFacts
 from kernel.sandbox.executor import CommandExecutor
 from kernel.tools.builtin.command import make_run_command
 from kernel.tools.dispatch import Dispatcher
