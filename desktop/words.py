@@ -69,6 +69,7 @@ def format_bytes(n: int) -> str:
 _DECISIONS = {
     "allow_once": "allowed once", "allow_session": "allowed for this session",
     "allow_always": "allowed always (a rule in settings)", "allow": "allowed",
+    "allow_review": "run, its changes shown to you before any was applied",
     "deny": "denied", "unavailable": "no answer (approval unavailable)",
 }
 _DECIDERS = {

@@ -58,9 +58,11 @@ CALL_STATUSES: tuple[CallStatus, ...] = typing.get_args(CallStatus)
 FINISHED_STATUSES: frozenset[CallStatus] = frozenset(
     {"ok", "error", "denied", "timeout", "stopped"})
 
-Choice = Literal["allow_once", "allow_session", "allow_always", "deny"]
+Choice = Literal["allow_once", "allow_session", "allow_always", "allow_review", "deny"]
 """What a person can answer to an approval request (the protocol's `approval_answer`, the
-approval channels)."""
+approval channels). allow_review is *Run and review*: the command runs without the network
+and nothing it changes is applied until the person keeps it (offered only where that is
+true: kernel.policy.choices). A request carries the answers it offers (`offered`)."""
 Decided = Literal[Choice, "allow", "unavailable"]
 """What an `approval_decision` records: a person's answer, the rules' verdict (allow or
 deny, decided_by "policy"), or that no answer could be had (unavailable: never a denial)."""
@@ -241,6 +243,29 @@ class ApprovalRequest(CallEvent):
     """What "always allow" would save, one `{"rule": text, "words": description}` per rule
     (empty when the call cannot be always allowed). Not part of `preview`: each asker shows
     it with `always_text`."""
+    choices: list[str] = field(default_factory=list)
+    """The answers this request offers, in order (kernel.policy.choices): what every asker
+    shows, each in `choice_words`. Read through `offered`."""
+    full_preview: str = ""
+    """A file holding the whole of what `preview` shows cut (the full diff of a change set
+    whose diff is over its line cap), '' when nothing is cut."""
+
+    def offered(self) -> tuple[Choice, ...]:
+        """The answers offered: `choices` (words outside the vocabulary left out), or for a
+        request stored before requests carried them, what was offered then."""
+        carried = tuple(c for c in CHOICES if c in self.choices)
+        if carried:
+            return carried
+        if self.rule == HELD_RULE:
+            return ("allow_once", "deny")
+        return tuple(c for c in CHOICES if c != "allow_review"
+                     and (c != "allow_always" or self.can_always))
+
+    def choice_words(self, choice: Choice) -> str:
+        """The label of an answer to this request, as a person reads it (a request about
+        held changes keeps or discards them)."""
+        words = HELD_CHOICE_WORDS if self.rule == HELD_RULE else CHOICE_WORDS
+        return words.get(choice, CHOICE_WORDS[choice])
 
     def always_text(self) -> str:
         """The rules "always allow" would save, each with its words ('' when none). Entries
@@ -317,6 +342,13 @@ class ToolResultEvent(CallEvent):
 HELD_RULE = "held changes"
 """The rule of an approval request that asks whether to keep changes a call made that are
 held for the user (kernel.transaction.judge): allowing keeps them, denying discards them."""
+CHOICE_WORDS: Mapping[Choice, str] = {
+    "allow_once": "Allow once", "allow_session": "Allow for this session",
+    "allow_always": "Always allow", "allow_review": "Run and review", "deny": "Deny"}
+"""Each answer's label on an approval (the dialog's buttons, the terminal's keys)."""
+HELD_CHOICE_WORDS: Mapping[Choice, str] = {"allow_once": "Keep these changes",
+                                           "deny": "Discard them"}
+"""The labels on a request about held changes (HELD_RULE)."""
 RESULT_PREVIEW_CHARS = 2_000
 """How much of a result's text a `tool_result` event carries (`ToolResultEvent.preview`)."""
 
@@ -440,11 +472,26 @@ class ErrorEvent(Event):
     message: str
 
 
+@_event
+@dataclass(frozen=True)
+class Notice(Event):
+    """Something the user must know that no run reported: what a command left when Reins
+    stopped while it ran, kept aside and never applied (kernel.transaction.folders)."""
+
+    type: ClassVar[str] = "notice"
+    code: str
+    message: str
+    call_id: str = ""
+    """The call it is about ('' when none)."""
+    path: str = ""
+    """Where what it is about is kept ('' when nowhere)."""
+
+
 AnyEvent = (
     SessionStarted | UserMessage | MessagesSuperseded | AssistantDelta | AssistantText
     | ToolCallStarted | ApprovalRequest | ApprovalDecision | GrantRevoked | ToolProgress
     | ToolResultEvent | RunFinished | ModelRetry | ModelWaiting | ContextCompacted
-    | McpServerEvent | McpElicitation | McpSampling | ErrorEvent)
+    | McpServerEvent | McpElicitation | McpSampling | ErrorEvent | Notice)
 """The closed union of the event types (each registered in EVENT_TYPES by its tag; a test
 checks the two agree)."""
 

@@ -192,6 +192,25 @@ PROTECTED_PATTERNS: tuple[str, ...] = (
     ".lintstagedrc.*",
     "lint-staged.config.*",
     ".tool-versions",
+    ".rtx.toml",
+    ".rtx.*.toml",
+    "mise/config.toml",
+    "mise/config.*.toml",
+    ".npmrc",
+    ".yarnrc",
+    ".yarnrc.yml",
+    ".yarnrc.yaml",
+    ".yarn/plugins/**",
+    ".yarn/releases/**",
+    ".pnpmfile.cjs",
+    ".pnpmfile.mjs",
+    ".pnpmfile.js",
+    "bunfig.toml",
+    ".bunfig.toml",
+    ".cargo/config",
+    ".cargo/config.toml",
+    "rust-toolchain",
+    "rust-toolchain.toml",
 )
 """What no tool may write without the user's approval of that very path, at any depth.
 
@@ -210,7 +229,20 @@ when git runs a hook a hook manager installed: the scripts and configs its stubs
 `.husky/`, husky 4's `.huskyrc` and `husky.config.js`, pre-commit's, lefthook's,
 simple-git-hooks', overcommit's and lint-staged's configs, which name commands; their keys
 in package.json are judged by `kernel.transaction.judge`), or when asdf or mise enters a
-folder (`.tool-versions`)."""
+folder (`.tool-versions`, mise's and its old name rtx's configs), or when a package manager
+or toolchain runs in the folder, on the user's next plain `npm`, `yarn`, `pnpm`, `bun` or
+`cargo` command: what it loads as code or as configuration naming code (`.npmrc`'s
+`node-options` and `script-shell`; yarn's `.yarnrc`/`.yarnrc.yml` `yarnPath` and
+`plugins` and the files they name in `.yarn/releases/` and `.yarn/plugins/`; pnpm's
+`.pnpmfile.cjs` hooks; `bunfig.toml`'s `preload`; `.cargo/config.toml`'s
+`rustc-wrapper`, runners and aliases; `rust-toolchain.toml`'s toolchain `path`).
+
+Not protected, decided: files that only pick a version among released ones (`.nvmrc`,
+`.node-version`, `.python-version`, `.ruby-version`: no code, nothing run that the user
+did not install or the version manager does not fetch from its own source), and what a
+package manager generates for the project's own code to load (`node_modules/`, yarn's
+`.pnp.cjs`, a `.venv/`): running the project runs what the command wrote anyway, as with
+any source file."""
 
 GIT_DANGEROUS: tuple[str, ...] = (
     "config",

@@ -53,7 +53,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.approval.deliberate import ALLOW_ONCE_KEYS, Arming, DeliberateButton, QuietDialog
-from kernel.events import HELD_RULE, ApprovalRequest, Choice
+from kernel.events import CHOICE_WORDS, HELD_RULE, ApprovalRequest, Choice
 from kernel.protocol import ApprovalAnswer
 from kernel.visible import one_line, visible
 
@@ -159,6 +159,13 @@ class ApprovalDialog(QuietDialog):
         self.allow_session.setAccessibleName("Allow for this session")
         self.allow_always = DeliberateButton("Always allow", self)
         self.allow_always.setAccessibleName("Always allow")
+        self.run_review = DeliberateButton(CHOICE_WORDS["allow_review"], self)
+        self.run_review.setAccessibleName(CHOICE_WORDS["allow_review"])
+        self.run_review.setToolTip("It runs without the network; you are shown every change "
+                                   "it made, and none is applied until you keep them")
+        self.full_diff = QPushButton("Open the full diff", self)
+        self.full_diff.setAccessibleName("Open the full diff")
+        self.full_diff.setAutoDefault(False)
         self.always_rule = QLabel(self)
         self.always_rule.setAccessibleName("Rule that Always allow saves")
         self.always_rule.setTextFormat(Qt.TextFormat.PlainText)
@@ -167,7 +174,8 @@ class ApprovalDialog(QuietDialog):
         self.deny.setAccessibleName("Deny")
         self.deny.setDefault(True)
         self.arming = Arming(self)
-        self.arming.watch((self.allow_once, self.allow_session, self.allow_always, self.deny))
+        self.arming.watch((self.allow_once, self.allow_session, self.allow_always,
+                           self.run_review, self.deny))
 
         header = QHBoxLayout()
         header.addWidget(self.tool_label)
@@ -175,7 +183,7 @@ class ApprovalDialog(QuietDialog):
         header.addStretch(1)
         header.addWidget(self.count_label)
         buttons = QHBoxLayout()
-        for button in (self.allow_once, self.allow_session, self.allow_always):
+        for button in (self.allow_once, self.allow_session, self.allow_always, self.run_review):
             buttons.addWidget(button)
         buttons.addStretch(1)
         self.keys_hint = QLabel(KEYS_HINT, self)
@@ -189,6 +197,7 @@ class ApprovalDialog(QuietDialog):
         layout.addWidget(self.session_label)
         layout.addWidget(self.reason_label)
         layout.addWidget(self.preview, 1)
+        layout.addWidget(self.full_diff, 0, Qt.AlignmentFlag.AlignLeft)
         layout.addWidget(self.confirm_box)
         layout.addWidget(self.always_rule)
         layout.addWidget(self.deny_message)
@@ -197,6 +206,8 @@ class ApprovalDialog(QuietDialog):
         self.allow_once.clicked.connect(lambda: self._decide("allow_once"))
         self.allow_session.clicked.connect(lambda: self._decide("allow_session"))
         self.allow_always.clicked.connect(lambda: self._decide("allow_always"))
+        self.run_review.clicked.connect(lambda: self._decide("allow_review"))
+        self.full_diff.clicked.connect(self._open_full_diff)
         self.deny.clicked.connect(lambda: self._decide("deny"))
         self.confirm_box.toggled.connect(self._update_buttons)
         self.deny_message.returnPressed.connect(lambda: self._decide("deny"))
@@ -229,10 +240,13 @@ class ApprovalDialog(QuietDialog):
         self.session_label.setText(f"Session: {one_line(session_title)}" if session_title else "")
         self.session_label.setVisible(bool(session_title))
         held = request.rule == HELD_RULE
+        offered = request.offered()
         self.setWindowTitle("Keep these changes? — Reins" if held else "Approval needed — Reins")
-        self.allow_once.setText("Keep these changes" if held else "Allow once")
-        self.deny.setText("&Discard them" if held else "&Deny")
-        self.allow_session.setVisible(not held)
+        self.allow_once.setText(request.choice_words("allow_once"))
+        self.deny.setText("&" + request.choice_words("deny"))
+        self.allow_session.setVisible("allow_session" in offered)
+        self.run_review.setVisible("allow_review" in offered)
+        self.full_diff.setVisible(bool(request.full_preview))
         self.keys_hint.setText(HELD_KEYS_HINT if held else KEYS_HINT)
         self.reason_label.setText(one_line(f"Why you are asked: {sentence(request.reason)}"))
         self.reason_label.setToolTip(one_line(f"Rule: {request.rule}") if request.rule else "")
@@ -241,7 +255,7 @@ class ApprovalDialog(QuietDialog):
         self.confirm_box.setChecked(False)
         self.confirm_box.setVisible(self.destructive)
         self.deny_message.clear()
-        can_always = request.can_always and not self.destructive and bool(always)
+        can_always = "allow_always" in offered and not self.destructive and bool(always)
         self.allow_always.setVisible(can_always)
         self.always_rule.setVisible(can_always)
         self.always_rule.setText(one_line(f"Always allow saves to settings: {always}")
@@ -256,19 +270,28 @@ class ApprovalDialog(QuietDialog):
 
     def _update_buttons(self) -> None:
         enabled = not self.destructive or self.confirm_box.isChecked()
-        for button in (self.allow_once, self.allow_session, self.allow_always):
+        for button in (self.allow_once, self.allow_session, self.allow_always, self.run_review):
             self.arming.allow(button, enabled)
 
     def _decide(self, decision: Choice) -> None:
         if self.request is None or not self.armed or not self.isVisible():
             return
         allowing = decision != "deny"
+        if allowing and decision not in self.request.offered():
+            return
         if allowing and decision == "allow_always" and not self.allow_always.isVisible():
             return
         if allowing and self.destructive and not self.confirm_box.isChecked():
             return
         message = self.deny_message.text().strip() if not allowing else ""
         self.decided.emit(decision, message, allowing and self.destructive)
+
+    def _open_full_diff(self) -> None:
+        """The whole diff the preview shows cut, in the output viewer."""
+        if self.request is not None and self.request.full_preview:
+            from desktop.viewer.window import show_output
+
+            show_output(self.request.full_preview, self)
 
     def reject(self) -> None:
         """Esc or the close button: postpone (the request stays pending), never deny."""

@@ -94,6 +94,8 @@ def apply_event(model: ChatModel, event: ev.Event, at: float | None = None) -> N
     elif isinstance(event, ev.McpServerEvent) and event.state == "failed":
         model.add_message(Role.NOTICE, f"MCP server {event.server!r} failed: {event.reason}; "
                                        f"its tools are not available.", at)
+    elif isinstance(event, ev.Notice):
+        model.add_message(Role.NOTICE, event.message, at)
     elif isinstance(event, ev.ErrorEvent):
         model.finish_streaming()
         model.add_message(Role.ERROR, f"{in_app_words(event.message)} ({event.code})", at)

@@ -34,6 +34,7 @@ from kernel.events import (
     McpServerEvent,
     ModelRetry,
     ModelWaiting,
+    Notice,
     RunFinished,
     SessionStarted,
     ToolCallStarted,
@@ -378,6 +379,8 @@ class HumanPrinter:
                     f"${event.cost_usd:.4f}")
         if isinstance(event, ErrorEvent):
             return f"error [{one_line(event.code)}]: {visible(event.message)}"
+        if isinstance(event, Notice):
+            return f"note [{one_line(event.code)}]: {visible(event.message)}"
         if isinstance(event, McpServerEvent):
             from kernel.mcp.report import server_line
 

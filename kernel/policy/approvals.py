@@ -43,6 +43,7 @@ from kernel.events import (
 from kernel.mcp.grants import GrantFingerprints
 from kernel.paths import AppPaths
 from kernel.policy.channels import Answer, ApprovalChannel, ChannelUnavailable
+from kernel.policy.choices import HELD_CHOICES, offered
 from kernel.policy.decide import CallFacts, Decision, Grant, Mode, Session, Verdict, decide
 from kernel.policy.facts import SandboxState, call_facts
 from kernel.policy.gate_context import GateContext
@@ -180,7 +181,7 @@ class PolicyGate:
         request = ApprovalRequest(
             self.session_id, call_id=call.call_id, name=spec.name, input=dict(args),
             risk=spec.shown_risk, reason=held.reason, preview=held.preview, rule=HELD_RULE,
-            can_always=False)
+            can_always=False, choices=list(HELD_CHOICES), full_preview=held.full_preview)
         async with self._asking:
             self._emit(request)
             if self.channel is None:
@@ -237,10 +238,11 @@ class PolicyGate:
         self._file.saved(settings)
 
     def _allowed(self, decision: Decision, facts: CallFacts, *, user_approved: bool,
-                 network: bool | None = None) -> GateOutcome:
+                 network: bool | None = None, review_all: bool = False) -> GateOutcome:
         extra = tuple(v.resolved for v in facts.paths.values() if not v.allowed)
         net = decision.network if network is None else network
-        return GateOutcome(True, network=net, user_approved=user_approved, extra_paths=extra)
+        return GateOutcome(True, network=net, user_approved=user_approved, extra_paths=extra,
+                           review_all=review_all)
 
     def _record_policy(self, call: ToolCall, decision: Decision) -> None:
         self._emit(ApprovalDecision(
@@ -268,7 +270,8 @@ class PolicyGate:
                 self.session_id, call_id=call.call_id, name=spec.name, input=dict(args),
                 risk=_shown(spec, decision), reason=decision.reason, preview=preview,
                 rule=decision.decided_by, can_always=decision.can_always,
-                risk_level=decision.level, always_rules=always)
+                risk_level=decision.level, always_rules=always,
+                choices=list(offered(decision, facts, always=bool(always))))
             self._emit(request)
             self._requests[call.call_id] = request
         else:
@@ -285,17 +288,21 @@ class PolicyGate:
         except Exception as exc:
             return self._unavailable(spec, call, f"the channel failed: {type(exc).__name__}: "
                                      f"{exc}")
-        recorded = self._record_answer(spec, call, decision, facts, answer, destructive)
+        recorded = self._record_answer(spec, call, decision, facts, answer, destructive,
+                                       request.offered())
         return self._outcome(spec, decision, facts, recorded)
 
     def _record_answer(self, spec: ToolSpec, call: ToolCall, decision: Decision,
-                       facts: CallFacts, answer: Answer, destructive: bool) -> ApprovalDecision:
+                       facts: CallFacts, answer: Answer, destructive: bool,
+                       choices: tuple[Choice, ...]) -> ApprovalDecision:
         by = self.channel.name if self.channel is not None else "user"
         choice: Choice = answer.choice
         message, rule = answer.message, ""
         scope: DecisionScope = "once"
         if allows(choice) and destructive and not answer.confirmed:
             choice, message = "deny", "a destructive call needs a second confirmation"
+        if choice == "allow_review" and choice not in choices:
+            choice, message = "deny", REVIEW_UNOFFERED
         if choice == "allow_session" and not decision.can_session:
             choice, message = "allow_once", "allowed once: this call cannot be granted "\
                 "for the session"
@@ -337,7 +344,9 @@ class PolicyGate:
             return GateOutcome(False, ErrorCode.APPROVAL_DENIED, (
                 f"The user denied the call to {spec.name!r} ({decision.reason}); nothing was "
                 f"run.{said} Do not retry the same call; adapt, or ask the user."))
-        return self._allowed(decision, facts, user_approved=True, network=recorded.network)
+        review = recorded.decision == "allow_review"
+        return self._allowed(decision, facts, user_approved=True,
+                             network=recorded.network and not review, review_all=review)
 
     def _unavailable(self, spec: ToolSpec, call: ToolCall, why: str) -> GateOutcome:
         by = self.channel.name if self.channel is not None else "none"
@@ -351,6 +360,8 @@ class PolicyGate:
             f"what you wanted to do."))
 
 
+REVIEW_UNOFFERED = ("Run and review was not offered for this call (it uses the network, or "
+                    "commands do not run as transactions here): not run")
 INTERRUPTED_RULE = "interrupted call"
 INTERRUPTED_REASON = (
     "it was allowed and started before Reins stopped (the kernel ended while it ran), so it "

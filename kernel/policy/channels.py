@@ -19,7 +19,7 @@ import threading
 from dataclasses import dataclass
 from typing import Protocol, TextIO
 
-from kernel.events import ApprovalRequest, Choice
+from kernel.events import HELD_RULE, ApprovalRequest, Choice
 from kernel.visible import one_line, visible
 
 
@@ -65,12 +65,31 @@ class FixedChannel:
         return Answer(self.choice)
 
 
-_KEYS: dict[str, Choice] = {"o": "allow_once", "s": "allow_session", "a": "allow_always",
-                            "d": "deny"}
+_KEYS: dict[str, tuple[Choice, str]] = {
+    "o": ("allow_once", "[o]nce"), "s": ("allow_session", "[s]ession"),
+    "a": ("allow_always", "[a]lways"), "r": ("allow_review", "[r]un and review"),
+    "d": ("deny", "[d]eny[: message]")}
+_HELD_KEYS: dict[str, tuple[Choice, str]] = {"k": ("allow_once", "[k]eep"),
+                                             "d": ("deny", "[d]iscard")}
+"""A request about held changes (HELD_RULE) keeps or discards them."""
+
+
+def terminal_keys(request: ApprovalRequest, *, destructive: bool
+                  ) -> dict[str, tuple[Choice, str]]:
+    """The keys the prompt offers for `request`: its offered answers (a destructive call
+    only once, review or deny; always only with a rule to save)."""
+    offered = set(request.offered())
+    if destructive:
+        offered -= {"allow_session", "allow_always"}
+    if not request.always_text():
+        offered.discard("allow_always")
+    table = _HELD_KEYS if request.rule == HELD_RULE else _KEYS
+    return {key: entry for key, entry in table.items() if entry[0] in offered}
 
 
 class TerminalChannel:
-    """Asks on a terminal: the request, its preview, then `[o]nce [s]ession [a]lways [d]eny`.
+    """Asks on a terminal: the request, its preview, then the answers it offers
+    (`[o]nce [s]ession [a]lways [r]un and review [d]eny`; held changes `[k]eep [d]iscard`).
 
     What the request holds came from the model: it is written through `kernel.visible`, so
     no control sequence reaches the terminal (an ESC, CR or bidirectional override in a
@@ -117,12 +136,15 @@ class TerminalChannel:
                                   f"{request.reason}") + "\n")
         if request.preview:
             out.write(visible(request.preview.rstrip("\n")) + "\n")
-        always = request.always_text() if request.can_always and not destructive else ""
-        if always:
-            out.write(one_line(f"[a]lways saves to settings: {always}") + "\n")
-        keys = "od" if destructive else ("osad" if request.can_always else "osd")
-        labels = {"o": "[o]nce", "s": "[s]ession", "a": "[a]lways", "d": "[d]eny[: message]"}
-        prompt = " ".join(labels[k] for k in keys) + " > "
+        keys = terminal_keys(request, destructive=destructive)
+        if "a" in keys:
+            out.write(one_line(f"[a]lways saves to settings: {request.always_text()}") + "\n")
+        if "r" in keys:
+            out.write("[r]un and review: it runs without the network; you are shown every "
+                      "change it made, and none is applied until you keep them\n")
+        if request.full_preview:
+            out.write(one_line(f"the full diff: {request.full_preview}") + "\n")
+        prompt = " ".join(label for _choice, label in keys.values()) + " > "
         while True:
             line = self._line(prompt).strip()
             key, _, message = line.partition(":")
@@ -130,7 +152,7 @@ class TerminalChannel:
             if key in keys:
                 break
             out.write(f"please answer with one of: {', '.join(keys)}\n")
-        choice = _KEYS[key]
+        choice = keys[key][0]
         if choice == "deny":
             return Answer(choice, message=message.strip())
         if destructive:

@@ -30,6 +30,7 @@ from kernel.tools.builtin.command import make_run_command
 from kernel.tools.find_tools import DEFAULT_THRESHOLD, make_find_tools
 from kernel.tools.registry import ToolRegistry
 from kernel.transaction.checkpoints import Checkpoints
+from kernel.transaction.folders import recover_orphans
 
 if TYPE_CHECKING:
     from kernel.mcp.asks import ServerAsks
@@ -114,10 +115,12 @@ def open_kernel(paths: AppPaths, exec_settings: ExecSettings | None = None, *,
                 tool_search_threshold: int = DEFAULT_THRESHOLD,
                 checkpoint_bytes: int = DEFAULT_CHECKPOINT_BYTES) -> Kernel:
     """The kernel over `paths`; commands run with the user's `exec` settings (PATH
-    additions, passed-through variables, limits) from settings.json; above
+    additions, passed-through variables, limits) from settings.json. What a dead kernel's
+    commands left is recovered first (kernel.transaction.folders); above
     `tool_search_threshold` tools, find_tools searches the rest."""
     make_non_dumpable()
     store = SessionStore(paths.database)
+    recover_orphans(paths, store.append_event)
     executor = CommandExecutor(paths, exec_settings or ExecSettings(),
                                transactions=overlay_status().available)
     registry = ToolRegistry([*builtin_tools(), make_run_command(executor)])

@@ -31,7 +31,6 @@ import fcntl
 import os
 import shutil
 import signal
-import stat
 import subprocess
 import tempfile
 import time
@@ -67,6 +66,7 @@ from kernel.sandbox.refusal import CommandRefused, OutputSink
 from kernel.sandbox.revert import Reverted
 from kernel.sandbox.settings import ExecSettings
 from kernel.sandbox.standby import IDLE_S, Fingerprint, fingerprint
+from kernel.transaction.folders import new_transaction, remove_transaction, write_ticket
 
 CHUNK = 1 << 20
 WRITE_CHUNK = 128 << 10
@@ -356,8 +356,11 @@ class CommandExecutor:
         cancel: asyncio.Event | None = None,
         on_progress: ProgressCallback | None = None,
         progress_interval_s: float = 0.5,
+        owner: tuple[str, str] | None = None,
     ) -> CommandOutcome:
         """Run `command` under `/bin/sh -c` and return when it and all it started are gone.
+        `owner`: the (session, call) it runs for, written in its transaction's folder
+        before it starts (kernel.transaction.folders: whose an orphaned folder was).
 
         A cancelled task stops the command (SIGTERM, grace, SIGKILL) before re-raising;
         setting `cancel` does the same and returns an outcome with `cancelled=True`.
@@ -401,6 +404,8 @@ class CommandExecutor:
             transaction = sandbox.request.transaction
             if transaction is not None:
                 try:
+                    if owner is not None:
+                        write_ticket(transaction, *owner, workspace)
                     outcome = await self._run(
                         sandbox, started, spool, timeout_s, limits, network, withheld, cancel,
                         on_progress, progress_interval_s, started_running,
@@ -740,34 +745,6 @@ def _network(network_scope: NetworkScope, name: str) -> Pasta | None:
                  "network with commands.",
             kind="sandbox_unavailable")
     return Pasta(pasta)
-
-
-def new_transaction(paths: AppPaths, workspace: Path) -> Path:
-    """A new call folder under `<data>/transactions` (its owner's only), with an empty
-    `upper/` of the workspace's mode (the overlay's top folder takes the upper's) and
-    `work/`."""
-    root = paths.data / "transactions"
-    root.mkdir(parents=True, exist_ok=True, mode=0o700)
-    folder = Path(tempfile.mkdtemp(dir=root))
-    (folder / "work").mkdir(mode=0o700)
-    (folder / "upper").mkdir(mode=0o700)
-    os.chmod(folder / "upper", stat.S_IMODE(os.stat(workspace).st_mode))
-    return folder
-
-
-def remove_transaction(folder: Path) -> None:
-    """Remove a call folder. The overlay leaves folders of mode 0 in `work/` (its owner
-    must make them enterable first)."""
-    def enterable(_function: object, path: str, _exc: object) -> None:
-        with contextlib.suppress(OSError):
-            os.chmod(os.path.dirname(path), 0o700)
-            if os.path.isdir(path) and not os.path.islink(path):
-                os.chmod(path, 0o700)
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                os.unlink(path)
-
-    shutil.rmtree(folder, onerror=enterable)
 
 
 def _bwrap(status: SandboxStatus) -> BwrapLauncher:

@@ -98,6 +98,9 @@ class GateOutcome:
     network: bool = False
     user_approved: bool = False
     extra_paths: tuple[Path, ...] = ()
+    review_all: bool = False
+    """The user chose Run and review: every change the call makes is shown to them and
+    applied only if they keep it (ToolContext.review_all)."""
 
 
 ALLOWED = GateOutcome(allowed=True)
@@ -611,6 +614,7 @@ class Dispatcher:
             network=outcome.network,
             user_approved=outcome.user_approved,
             review=review,
+            review_all=outcome.review_all,
             checkpoints=self.checkpoints,
         )
 

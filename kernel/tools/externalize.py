@@ -187,6 +187,14 @@ class OutputStore:
         self.root.mkdir(parents=True, exist_ok=True)
         return SpoolWriter(self.path_for(call_id))
 
+    def keep_beside(self, call_id: str, kind: str, text: str) -> Path:
+        """Store `text` beside the call's output as `<call>.<kind>.txt` (what a person may
+        open in full: a change set's whole diff) and give its path."""
+        path = self.root / f"{check_call_id(call_id)}.{kind}.txt"
+        self.root.mkdir(parents=True, exist_ok=True)
+        _atomic_write(path, encode_text(text))
+        return path
+
     def externalize(self, call_id: str, text: str, limit: int) -> Preview:
         """Keep `text` inline when it fits in `limit` characters, else store it in full."""
         data = encode_text(text)

@@ -99,6 +99,9 @@ class ToolContext:
     review: Callable[[Review], Awaitable[bool]] = field(default=lambda _r: _kept_nothing())
     """Ask the user whether to keep changes held for them (kernel.transaction.judge): True
     when they kept them. Without a gate that can ask, nothing held is kept (fail closed)."""
+    review_all: bool = False
+    """The user chose Run and review for this call: every change it makes is held and
+    shown (through `review`), and nothing is applied unless they keep it."""
     checkpoints: Checkpoints | None = None
     """Where what a call changes in the workspace is kept, to undo it (kernel.transaction)."""
     stop: threading.Event = field(default_factory=threading.Event)
@@ -119,7 +122,10 @@ class Review:
     reason: str
     """Why they are held, in a sentence."""
     preview: str
-    """What they are: a diff (a secret's content is never shown)."""
+    """What they are: every changed path with its kind and size, then a diff cut at its
+    line cap (a secret's content is never shown)."""
+    full_preview: str = ""
+    """A file with the whole listing and diff, when `preview`'s diff is cut ('' if not)."""
 
 
 async def _kept_nothing() -> bool:

@@ -3,15 +3,22 @@
 What the command changed is read from the overlay's upper layer (`read_upper`), judged
 (`judge`): ordinary changes are applied to the workspace at once, and changes to protected
 entries or secret locations are shown to the user as a diff and applied only if they keep
-them (in every mode). A target someone else changed while the command ran is never
-overwritten unasked: the user is shown which and decides. Everything applied for one call
-is one checkpoint step (kernel.transaction.checkpoints), so it can be undone; it is applied
-all or nothing.
+them (in every mode). With `review_all` (the user chose *Run and review*) every change is
+shown and nothing is applied unless they keep it. A target someone else changed while the
+command ran is never overwritten unasked: the user is shown which and decides. Everything
+applied for one call is one checkpoint step (kernel.transaction.checkpoints), so it can be
+undone; it is applied all or nothing.
+
+Nothing is cancelled wholesale or hidden: a FIFO, socket or device the command left is
+never put in the workspace, but only that entry is dropped (said in the result), and what
+the user is shown lists every changed path however long the diff (kernel.transaction.diff).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import stat
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,12 +26,23 @@ from pathlib import Path
 from kernel.transaction.apply import Applied, ApplyError, apply, start_stamp
 from kernel.transaction.changeset import ChangeSet, split_held
 from kernel.transaction.checkpoints import CheckpointError, Checkpoints
-from kernel.transaction.diff import held_diff
+from kernel.transaction.diff import Shown, shown_changes
 from kernel.transaction.judge import Classify, Held, judge
 from kernel.transaction.upper import read_upper
 
-Ask = Callable[[str, str], Awaitable[bool]]
-"""Ask the user (why, what: a diff) whether to apply changes; True when they keep them."""
+Ask = Callable[[str, Shown], Awaitable[bool]]
+"""Ask the user (why, what: every path and the diff) whether to apply changes; True when
+they keep them."""
+SHOWN_APPLIED = 50
+
+
+@dataclass(frozen=True)
+class Dropped:
+    """A special file the command left, never put in the workspace."""
+
+    path: str
+    what: str
+    """'a FIFO', 'a socket', 'a device'."""
 
 
 @dataclass(frozen=True)
@@ -41,16 +59,23 @@ class Settled:
     """Targets changed by someone else while the command ran (the user was asked)."""
     failure: str = ""
     """Why nothing was applied, when applying failed (everything was put back)."""
+    dropped: tuple[Dropped, ...] = ()
+    """Special files the command left: not applied (the rest was judged as usual)."""
+    reviewed: ChangeSet | None = None
+    """With Run and review: every change the user was shown (kept: all applied)."""
 
     def lines(self) -> list[str]:
         """What the model and the user read in the call's result."""
         out: list[str] = []
+        if self.reviewed is not None:
+            out.append(_reviewed_line(self.reviewed, self.kept))
         if self.applied.changes:
             out.append(f"changes applied to the workspace: {self.applied.summary()} "
                        f"(the user can undo them)")
-            out += [f"  {change.kind} {change.path}" for change in self.applied.changes[:50]]
-            if len(self.applied.changes) > 50:
-                out.append(f"  … and {len(self.applied.changes) - 50} more")
+            out += [f"  {change.kind} {change.path}"
+                    for change in self.applied.changes[:SHOWN_APPLIED]]
+            if len(self.applied.changes) > SHOWN_APPLIED:
+                out.append(f"  … and {len(self.applied.changes) - SHOWN_APPLIED} more")
         if self.held:
             verdict = "kept by the user and applied" if self.kept else \
                 "discarded: the user did not keep them; they are not in the workspace"
@@ -61,31 +86,51 @@ class Settled:
                        + ", ".join(self.conflicts))
         if self.failure:
             out.append(f"nothing of what the command changed was applied: {self.failure}")
+        if self.dropped:
+            out.append("not applied, special files (a FIFO, socket or device is never put in "
+                       "the workspace; the command's other changes were judged as usual): "
+                       + ", ".join(f"{d.path} ({d.what})" for d in self.dropped))
         return out
 
 
+def _reviewed_line(reviewed: ChangeSet, kept: bool) -> str:
+    if not reviewed.changes:
+        return "Run and review: the command changed nothing in the workspace"
+    if kept:
+        return (f"Run and review: the user was shown every change ({reviewed.summary()}) and "
+                f"kept them")
+    return (f"Run and review: the user was shown every change ({reviewed.summary()}) and "
+            f"discarded them: none of them is in the workspace")
+
+
 async def settle(folder: Path, workspace: Path, *, since_ns: int, classify: Classify,
-                 ask: Ask, checkpoints: Checkpoints, session_id: str, call_id: str
-                 ) -> Settled:
+                 ask: Ask, checkpoints: Checkpoints, session_id: str, call_id: str,
+                 review_all: bool = False) -> Settled:
     """Read, judge and apply the changes of the transaction in `folder` (its `upper/`);
-    `since_ns`: when the command started (`kernel.transaction.apply.start_stamp`)."""
+    `since_ns`: when the command started (`kernel.transaction.apply.start_stamp`);
+    `review_all`: show every change and apply nothing unless the user keeps them."""
     upper = folder / "upper"
-    found = await asyncio.to_thread(read_upper, upper, workspace)
+    read = await asyncio.to_thread(read_upper, upper, workspace)
+    found, dropped = without_specials(read, upper)
+    reviewed = found if review_all else None
     if not found.changes:
-        return Settled(ChangeSet(()))
+        return Settled(ChangeSet(()), dropped=dropped, reviewed=reviewed)
     judged = await asyncio.to_thread(judge, found.changes, classify, upper=upper,
                                      lower=workspace)
     ordinary, held_set = split_held(found, (h.change.path for h in judged.held))
     held = (*judged.held, *(Held(c, "it lies in or replaces a folder whose change is held")
                             for c in held_set if c.path not in {h.change.path
                                                                 for h in judged.held}))
+    why = {h.change.path: h.why for h in held}
+    shown = found.changes if review_all else tuple(h.change for h in held)
     kept = False
-    if held:
-        kept = await ask(_held_reason(held), await asyncio.to_thread(
-            held_diff, [(h.change, h.why) for h in held], upper, workspace))
-    chosen = found.changes if kept else ordinary.changes
+    if shown:
+        reason = _review_reason(found, held) if review_all else _held_reason(held)
+        kept = await ask(reason, await asyncio.to_thread(
+            shown_changes, [(c, why.get(c.path, "")) for c in shown], upper, workspace))
+    chosen = found.changes if kept else () if review_all else ordinary.changes
     if not chosen:
-        return Settled(ChangeSet(()), held, kept)
+        return Settled(ChangeSet(()), held, kept, dropped=dropped, reviewed=reviewed)
 
     def applied_now(since: int) -> Applied:
         return apply(upper, workspace, chosen, since_ns=since, last=True,
@@ -96,19 +141,53 @@ async def settle(folder: Path, workspace: Path, *, since_ns: int, classify: Clas
         conflicts = tuple(c.path for c in applied.conflicts)
         if conflicts:
             overwrite = await ask(_conflict_reason(conflicts), await asyncio.to_thread(
-                held_diff, [(c, "it was changed meanwhile") for c in chosen
-                            if c.path in conflicts], upper, workspace))
+                shown_changes, [(c, "it was changed meanwhile") for c in chosen
+                                if c.path in conflicts], upper, workspace))
             if not overwrite:
                 return Settled(ChangeSet(()), held, kept, conflicts,
                                "files it changed were changed by someone else meanwhile, "
-                               "and the user did not let it overwrite them")
+                               "and the user did not let it overwrite them", dropped,
+                               reviewed)
             applied = await asyncio.to_thread(applied_now, start_stamp())
             if applied.conflicts:
                 return Settled(ChangeSet(()), held, kept, conflicts,
-                               "files it changed are still being changed by someone else")
+                               "files it changed are still being changed by someone else",
+                               dropped, reviewed)
     except (ApplyError, CheckpointError) as exc:
-        return Settled(ChangeSet(()), held, kept, (), str(exc))
-    return Settled(applied.changes, held, kept, conflicts)
+        return Settled(ChangeSet(()), held, kept, (), str(exc), dropped, reviewed)
+    return Settled(applied.changes, held, kept, conflicts, dropped=dropped, reviewed=reviewed)
+
+
+def without_specials(found: ChangeSet, upper: Path) -> tuple[ChangeSet, tuple[Dropped, ...]]:
+    """The change set without the special files the command made or changed (a FIFO,
+    socket or device is never put in the workspace: only that entry is dropped), and
+    those, with what each is. Deleting one that was there is an ordinary change."""
+    special = [c for c in found.changes if c.entry == "other" and c.kind != "deleted"]
+    if not special:
+        return found, ()
+    paths = {c.path for c in special}
+    return (ChangeSet(tuple(c for c in found.changes if c.path not in paths)),
+            tuple(Dropped(c.path, _special_kind(upper / c.path)) for c in special))
+
+
+def _special_kind(path: Path) -> str:
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return "a special file"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a special file"
+
+
+def _review_reason(found: ChangeSet, held: Sequence[Held]) -> str:
+    also = (f" {len(held)} of them would be held in any case: files git, your shell or your "
+            f"editor run or read as configuration, or secret files." if held else "")
+    return (f"You chose Run and review: the command ran without the network, and none of "
+            f"what it changed ({found.summary()}) is in your workspace until you keep it."
+            f"{also}")
 
 
 def _held_reason(held: Sequence[Held]) -> str:

@@ -4,6 +4,8 @@ early click answers it (it takes no focus, no allow is a default, answers wait a
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
@@ -275,3 +277,45 @@ def test_held_changes_are_kept_or_discarded_not_allowed_for_a_session(qtbot: QtB
     assert dialog.allow_once.text() == "Allow once" and dialog.deny.text() == "&Deny"
     assert dialog.allow_session.isVisibleTo(dialog)
     assert "allow once" in dialog.keys_hint.text()
+
+
+def test_run_and_review_is_a_button_only_where_the_request_offers_it(qtbot: QtBot) -> None:
+    """The dialog shows the answers the request carries: Run and review is a button (armed
+    like the others) when offered, and its answer is `allow_review`; a cut diff has a
+    button that opens the whole of it."""
+    _, queue = make_queue(qtbot)
+    answers: list[ApprovalAnswer] = []
+    queue.answered.connect(answers.append)
+    queue.submit(request("c1", "execute", name="run_command", input={"command": "make"},
+                         always_rules=[],
+                         choices=["allow_once", "allow_session", "allow_review", "deny"]))
+    dialog = queue.dialog
+    assert dialog.run_review.isVisibleTo(dialog) and dialog.run_review.text() == \
+        "Run and review"
+    assert not dialog.allow_always.isVisibleTo(dialog)
+    assert not dialog.full_diff.isVisibleTo(dialog)
+    click_answer(qtbot, dialog, dialog.run_review)
+    assert [a.decision for a in answers] == ["allow_review"]
+
+    queue.submit(request("c2", "execute", name="run_command", input={"command": "curl x"},
+                         choices=["allow_once", "allow_session", "deny"]))
+    assert not dialog.run_review.isVisibleTo(dialog)
+    click_answer(qtbot, dialog, dialog.deny)
+    assert [a.decision for a in answers] == ["allow_review", "deny"]
+
+
+def test_a_cut_diff_opens_whole_in_the_viewer(qtbot: QtBot, tmp_path: Path) -> None:
+    full = tmp_path / "c1.diff.txt"
+    full.write_text("Every changed path (1: 1 held):\n" + "+line\n" * 5000)
+    _, queue = make_queue(qtbot)
+    queue.submit(request("c1", "execute", name="run_command", rule=HELD_RULE,
+                         can_always=False, always_rules=[], full_preview=str(full),
+                         choices=["allow_once", "deny"]))
+    dialog = queue.dialog
+    assert dialog.full_diff.isVisibleTo(dialog) and not dialog.run_review.isVisibleTo(dialog)
+    qtbot.mouseClick(dialog.full_diff, Qt.MouseButton.LeftButton)
+    viewers = [w for w in QApplication.topLevelWidgets()
+               if type(w).__name__ == "OutputViewer" and w.isVisible()]
+    assert [v.path_label.text() for v in viewers] == [str(full)]  # type: ignore[attr-defined]
+    for viewer in viewers:
+        viewer.close()

@@ -137,3 +137,16 @@ def test_waiting_retrying_and_compacting_are_shown(qtbot: QtBot) -> None:
         "Older turns were summarized to fit the context window (about 180,000 → 40,000 "
         "tokens); the full history is kept.")
     assert view.activity.text().startswith("Thinking · ")
+
+
+def test_a_notice_is_shown_as_a_notice_in_the_chat(qtbot: QtBot) -> None:
+    """A `notice` (what a dead kernel's command left, kept aside: kernel.transaction.folders)
+    is a note of its own in the session's chat."""
+    from desktop.chat.model import Role
+
+    model = make_view(qtbot).chat_model()
+    apply_event(model, ev.Notice(S, code="transaction_recovered", call_id="k1",
+                                 message="None of its 1 changes was applied."), at=time.time())
+    items = [model.item(i) for i in range(model.rowCount())]
+    assert [(i.role, i.text) for i in items if isinstance(i, MessageItem)] == [
+        (Role.NOTICE, "None of its 1 changes was applied.")]

@@ -61,7 +61,8 @@ def test_a_result_that_is_no_error_is_ok_whatever_its_code(code: str | None) -> 
 
 @pytest.mark.parametrize("word, status", [
     ("allow", "running"), ("allow_once", "running"), ("allow_session", "running"),
-    ("allow_always", "running"), ("deny", "denied"), ("unavailable", "error"),
+    ("allow_always", "running"), ("allow_review", "running"), ("deny", "denied"),
+    ("unavailable", "error"),
 ])
 @pytest.mark.parametrize("by", ["user", "policy", "ui", "terminal", "cli"])
 def test_a_decision_by_its_word_whoever_decided(word: ev.Decided, status: ev.CallStatus,
@@ -70,8 +71,8 @@ def test_a_decision_by_its_word_whoever_decided(word: ev.Decided, status: ev.Cal
 
 
 def test_the_decision_table_covers_every_decision() -> None:
-    assert set(ev.DECIDED) == {"allow", "allow_once", "allow_session", "allow_always", "deny",
-                               "unavailable"}
+    assert set(ev.DECIDED) == {"allow", "allow_once", "allow_session", "allow_always",
+                               "allow_review", "deny", "unavailable"}
     assert set(ev.CHOICES) < set(ev.DECIDED) and "ask" not in ev.DECIDED
 
 

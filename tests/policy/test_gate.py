@@ -285,7 +285,7 @@ def test_terminal_prompt(workspace: Path, reins_home: AppPaths) -> None:
     results = _run(kit, [_cmd("t1", "echo one"), _cmd("t2", "echo  one")])
     assert [r.is_error for r in results] == [False, False]
     assert "approval needed: run_command" in out.getvalue()
-    assert "please answer with one of: o, s, a, d" in out.getvalue()
+    assert "please answer with one of: o, s, a, r, d" in out.getvalue()
     assert "$ echo one" in out.getvalue()
     assert ("[a]lways saves to settings: run_command(echo one) — the command `echo one` (any "
             "spacing or quoting), in every session") in out.getvalue()
@@ -301,7 +301,7 @@ def test_terminal_destructive_asks_to_type_yes(workspace: Path, reins_home: AppP
     kit = Kit(workspace, reins_home, channel=TerminalChannel(io.StringIO("o\nno\n"), out))
     [result] = _run(kit, [_cmd("t", "rm -rf *")])
     assert result.error_code is ErrorCode.APPROVAL_DENIED
-    assert "[o]nce [d]eny" in out.getvalue() and "type yes" in out.getvalue()
+    assert "[o]nce [r]un and review [d]eny" in out.getvalue() and "type yes" in out.getvalue()
     kit = Kit(workspace, reins_home, channel=TerminalChannel(io.StringIO("o\nyes\n"),
                                                              io.StringIO()))
     [result] = _run(kit, [_cmd("t2", "rm -rf *")])

@@ -240,6 +240,36 @@ PROTECTED: list[tuple[str, str]] = [
     (".lintstagedrc", ".lintstagedrc"),
     ("app/.lintstagedrc.yaml", ".lintstagedrc.*"),
     ("lint-staged.config.mjs", "lint-staged.config.*"),
+    # package and version managers: loaded as code or config naming code on the user's
+    # next plain `npm`/`yarn`/`pnpm`/`bun`/`cargo`/`mise` command (pathrules' docstring)
+    (".npmrc", ".npmrc"),
+    ("packages/web/.npmrc", ".npmrc"),
+    (".yarnrc", ".yarnrc"),
+    (".yarnrc.yml", ".yarnrc.yml"),
+    ("apps/site/.yarnrc.yml", ".yarnrc.yml"),
+    (".yarnrc.yaml", ".yarnrc.yaml"),
+    (".yarn/plugins/@yarnpkg/plugin-x.cjs", ".yarn/plugins/**"),
+    ("apps/site/.yarn/plugins/p.cjs", ".yarn/plugins/**"),
+    (".yarn/releases/yarn-4.1.0.cjs", ".yarn/releases/**"),
+    (".pnpmfile.cjs", ".pnpmfile.cjs"),
+    ("packages/a/.pnpmfile.cjs", ".pnpmfile.cjs"),
+    (".pnpmfile.mjs", ".pnpmfile.mjs"),
+    ("bunfig.toml", "bunfig.toml"),
+    ("sub/dir/bunfig.toml", "bunfig.toml"),
+    (".bunfig.toml", ".bunfig.toml"),
+    (".mise.toml", ".mise.toml"),
+    ("mise.toml", "mise.toml"),
+    ("deep/er/mise.toml", "mise.toml"),
+    ("mise.local.toml", "mise.*.toml"),
+    (".config/mise.toml", "mise.toml"),
+    (".config/mise/config.toml", ".config/mise/**"),
+    ("mise/config.toml", "mise/config.toml"),
+    (".mise/config.toml", ".mise/**"),
+    (".rtx.toml", ".rtx.toml"),
+    (".cargo/config.toml", ".cargo/config.toml"),
+    ("crates/x/.cargo/config", ".cargo/config"),
+    ("rust-toolchain.toml", "rust-toolchain.toml"),
+    ("rust-toolchain", "rust-toolchain"),
 ]
 
 NOT_PROTECTED = [
@@ -249,6 +279,12 @@ NOT_PROTECTED = [
     "devcontainer.json", ".envrc.md", "README.md", ".editorconfig", "pre-commit-config.yaml",
     "husky/pre-commit", ".lefthook.md",
     "huskyrc", "lintstagedrc.json", "husky.md", "lint-staged.md",
+    # decided: a version pick names no code; what the project's own code loads is its code
+    ".nvmrc", "web/.nvmrc", ".node-version", ".python-version", ".ruby-version",
+    "node_modules/left-pad/index.js", ".pnp.cjs", ".pnp.loader.mjs", "yarn.lock",
+    ".yarn/cache/x.zip", ".yarn/install-state.gz", "package-lock.json", "pnpm-lock.yaml",
+    "bun.lockb", "Cargo.toml", "Cargo.lock", "cargo/config.toml", "npmrc", ".npmrc.md",
+    "yarnrc.yml", "pnpmfile.cjs", "bunfig.toml.md", "docs/mise.md",
 ]
 
 

@@ -8,6 +8,7 @@ folder is removed; a cancelled command's changes are not applied, a timed-out on
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -52,8 +53,9 @@ def test_special_files_and_odd_names_never_break_settling(confined: Confined) ->
 
     def inspect(folder: Path, outcomes: list[Outcome]) -> None:
         ws = folder / "workspace"
-        for name in ("kept.txt", "fifo", "sock", "dev"):
-            assert not (ws / name).exists(), name  # all or nothing: nothing
+        assert (ws / "kept.txt").read_text() == "x\n"  # only the special entries go
+        for name in ("fifo", "sock", "dev"):
+            assert not os.path.lexists(ws / name), name
         for name in ("a\nb", "..x", "-n", " x "):
             assert (ws / name).read_text() == "ok\n", name
         assert not (folder / "x").exists()
@@ -61,7 +63,9 @@ def test_special_files_and_odd_names_never_break_settling(confined: Confined) ->
     outcomes, _ = run_txn(confined, commands, inspect=inspect)
     special, odd = outcomes
     assert "fifo" in special.content and "sock" in special.content
-    assert "nothing of what the command changed was applied" in special.content
+    assert "not applied, special files" in special.content
+    assert "fifo (a FIFO)" in special.content and "sock (a socket)" in special.content
+    assert ("created", "kept.txt") in special.applied and not special.held
     assert "Operation not permitted" in special.content  # no device node can be made
     assert ("created", "..x") in odd.applied and not odd.held, odd.content
 
@@ -78,13 +82,14 @@ def test_background_processes_end_with_the_call_and_its_folder_goes(
                     "nohup sh -c 'sleep 140; echo late > late.txt' >/dev/null 2>&1 & "
                     "echo now > now.txt"},
         {"command": "echo x > partial.txt; sleep 30", "cancel_after_s": 1.5},
-        {"command": "echo x > timed.txt; sleep 30", "timeout_s": 2},
+        {"command": "echo x > timed.txt; sleep 30", "timeout_s": 2, "undo": True},
     ]
 
     def inspect(folder: Path, outcomes: list[Outcome]) -> None:
         ws = folder / "workspace"
         assert (ws / "now.txt").read_text() == "now\n" and not (ws / "late.txt").exists()
         assert not (ws / "partial.txt").exists()
+        assert not (ws / "timed.txt").exists()  # applied, then undone
         assert not list((folder / "data/transactions").iterdir())
         for seconds in ("137", "138", "139", "140"):
             assert not _live(f"sleep {seconds}"), seconds
@@ -97,3 +102,7 @@ def test_background_processes_end_with_the_call_and_its_folder_goes(
     # a timed-out command's changes so far are applied (undoable), and the result says so
     assert "timed out" in timed.content and ("created", "timed.txt") in timed.applied
     assert "changes applied to the workspace" in timed.content
+    assert ("the command timed out and was stopped; what it had changed by then IS applied "
+            "to the workspace (it may be half done), as one step the user can undo"
+            ) in timed.content
+    assert timed.undone is True

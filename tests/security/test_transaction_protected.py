@@ -36,6 +36,17 @@ PROTECTED: list[tuple[str, str]] = [
     ("in", "ln -s .git/hooks in"),
     (".git/config", "ln .git/config cfg.txt && printf '[core]\\n\\tpager = id\\n' >> cfg.txt"),
 ]
+PACKAGE_MANAGERS: list[tuple[str, str]] = [
+    ("web/.yarnrc.yml", "mkdir -p web && echo 'yarnPath: x.cjs' > web/.yarnrc.yml"),
+    (".yarn/plugins/p.cjs", "mkdir -p .yarn/plugins && echo 'module.exports={}' > "
+                            ".yarn/plugins/p.cjs"),
+    ("a/b/.npmrc", "mkdir -p a/b && echo 'node-options=--require ./x.js' > a/b/.npmrc"),
+    ("pk/.pnpmfile.cjs", "mkdir -p pk && echo 'module.exports={hooks:{}}' > pk/.pnpmfile.cjs"),
+    ("d/e/bunfig.toml", "mkdir -p d/e && echo 'preload = [\"./x.ts\"]' > d/e/bunfig.toml"),
+    ("m/.mise.toml", "mkdir -p m && echo '[env]' > m/.mise.toml"),
+    ("c/.cargo/config.toml", "mkdir -p c/.cargo && echo '[build]' > c/.cargo/config.toml"),
+    ("rust-toolchain.toml", "echo '[toolchain]' > rust-toolchain.toml"),
+]
 
 
 def test_protected_changes_are_held_at_any_depth_in_every_spelling(
@@ -57,9 +68,13 @@ def test_protected_changes_are_held_at_any_depth_in_every_spelling(
             ["git", "-c", "safe.directory=*", "-C", str(ws), "status", "--short"],
             capture_output=True, text=True, check=False).stdout
 
+        for path, _command in PACKAGE_MANAGERS:
+            assert not os.path.lexists(ws / path), path
+
+    table = PROTECTED + PACKAGE_MANAGERS
     outcomes, _ = run_txn(confined, [{"command": f"{command} && echo DID"}
-                                     for _path, command in PROTECTED], inspect=inspect)
-    for (path, _command), outcome in zip(PROTECTED, outcomes, strict=True):
+                                     for _path, command in table], inspect=inspect)
+    for (path, _command), outcome in zip(table, outcomes, strict=True):
         assert "DID" in outcome.content, outcome.content
         assert outcome.held, (path, outcome.content)
         assert path in outcome.shown(), (path, outcome.shown()[:2000])

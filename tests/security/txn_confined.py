@@ -3,7 +3,8 @@ JSON outcomes (for the transaction attack tests, tests/security/test_transaction
 
 `python txn_confined.py AS FOLDER SPEC`, as tests/security/confined.py (AS `current` or
 `nobody`, the workspace FOLDER/workspace), with SPEC's `commands` a list of
-{"command": str, "keep": bool, "timeout_s": int, "cancel_after_s": float}: each runs through
+{"command": str, "keep": bool, "timeout_s": int, "cancel_after_s": float, "review_all": bool
+(the user chose Run and review), "undo": bool (undo the call's step after it)}: each runs through
 the real tool (real bubblewrap, the real overlay, the real settle) with a real PathPolicy
 and a real checkpoint store; the review callback records what it was shown and answers
 `keep`. `probe` ({"at": INDEX, "after_s": S, "command": SHELL}) runs SHELL outside the
@@ -11,6 +12,7 @@ sandbox, as the same user, S seconds into command INDEX, in the workspace: what 
 IDE or prompt would see while the command runs.
 Prints one JSON line: {"as": …, "status": {…}, "outcomes": [{"content", "is_error",
 "error_code", "applied": [[kind, path], …], "reviews": [[reason, preview], …],
+"full_previews": [path of a review's full diff, …], "undone": bool,
 "transactions_left": [names]}, …], "probe": {"output", "code"}}.
 """
 
@@ -56,22 +58,25 @@ async def _run_all(executor: CommandExecutor, paths: AppPaths, workspace: Path,
     probe = spec.get("probe")
     for index, item in enumerate(spec["commands"]):
         reviews: list[list[str]] = []
+        full: list[str] = []
         keep = bool(item.get("keep", False))
 
         async def review(shown: Review, reviews: list[list[str]] = reviews,
-                         keep: bool = keep) -> bool:
+                         keep: bool = keep, full: list[str] = full) -> bool:
             reviews.append([shown.reason, shown.preview])
+            full.append(shown.full_preview)
             return keep
 
         ctx = ToolContext(session_id="s", call_id=f"c{index}", workspace=workspace,
                           path_policy=PathPolicy(workspace, app_paths=paths),
                           outputs=OutputStore.for_session(paths, "s"), review=review,
-                          checkpoints=checkpoints)
+                          checkpoints=checkpoints, review_all=bool(item.get("review_all")))
         watcher = (asyncio.create_task(_probe(workspace, probe, report))
                    if probe is not None and probe["at"] == index else None)
         call = asyncio.create_task(run_command.handler(
             command=item["command"], ctx=ctx, timeout_s=int(item.get("timeout_s", 60))))
-        outcome: dict[str, Any] = {"command": item["command"], "reviews": reviews}
+        outcome: dict[str, Any] = {"command": item["command"], "reviews": reviews,
+                                   "full_previews": full}
         if "cancel_after_s" in item:
             await asyncio.sleep(float(item["cancel_after_s"]))
             call.cancel()
@@ -86,6 +91,8 @@ async def _run_all(executor: CommandExecutor, paths: AppPaths, workspace: Path,
         except ToolError as exc:
             outcome.update(content=str(exc), is_error=True, error_code=str(exc.code),
                            applied=[])
+        if item.get("undo"):
+            outcome["undone"] = checkpoints.undo("s", f"c{index}").ok
         if watcher is not None:
             with contextlib.suppress(Exception):
                 await watcher

@@ -46,6 +46,10 @@ class Outcome:
     applied: list[tuple[str, str]]
     reviews: list[tuple[str, str]]
     transactions_left: list[str]
+    full_previews: tuple[str, ...] = ()
+    """Where each review's full diff was kept ('' when its diff was not cut)."""
+    undone: bool | None = None
+    """Whether undoing the call's step worked (None: not tried)."""
 
     @property
     def held(self) -> bool:
@@ -59,13 +63,15 @@ def run_txn(confined: Confined, commands: list[dict[str, Any]], *,
             prepare: Callable[[Path], None] = git_workspace,
             inspect: Callable[[Path, list[Outcome]], None] | None = None,
             probe: dict[str, Any] | None = None) -> tuple[list[Outcome], dict[str, Any]]:
-    """Run `commands` ({"command", "keep", "timeout_s", "cancel_after_s"}) as
+    """Run `commands` ({"command", "keep", "timeout_s", "cancel_after_s", "review_all",
+    "undo"}: tests/security/txn_confined.py) as
     `confined.who`; `inspect(folder, outcomes)` looks at the real workspace after."""
     outcomes: list[Outcome] = []
 
     def parse(report: dict[str, Any]) -> list[Outcome]:
         return [Outcome(o["command"], o["content"], [tuple(a) for a in o["applied"]],
-                        [tuple(r) for r in o["reviews"]], o["transactions_left"])
+                        [tuple(r) for r in o["reviews"]], o["transactions_left"],
+                        tuple(o.get("full_previews", ())), o.get("undone"))
                 for o in report["outcomes"]]
 
     def look(folder: Path, report: dict[str, Any]) -> None:

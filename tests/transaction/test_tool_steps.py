@@ -103,9 +103,13 @@ def test_a_command_is_a_transaction(tmp_path: Path, workspace: Path, keep: bool)
                 ctx=ctx))
             assert isinstance(result, ToolResult) and not result.is_error, result.content
             assert (workspace / "notes.txt").read_text() == "one\ntwo\nthree\n"
-            assert [r.preview.splitlines()[0] for r in reviewer.shown] == [
-                "# .git/hooks/pre-commit: created — held because git reads it as code or "
-                "configuration"]
+            [shown] = reviewer.shown
+            assert shown.preview.splitlines()[:2] == [
+                "Every changed path (1: 1 held):",
+                "HELD created  file        2 B  .git/hooks/pre-commit  (held: git reads it "
+                "as code or configuration)"]
+            assert ("# .git/hooks/pre-commit: created — held because git reads it as code "
+                    "or configuration") in shown.preview
             assert "+x" in reviewer.shown[0].preview
             assert (workspace / ".git/hooks/pre-commit").exists() == keep
             assert result.changes is not None

@@ -7,11 +7,12 @@ pointer as every other large result, and small outputs inline.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from kernel.sandbox.executor import CommandExecutor, CommandOutcome, remove_transaction
+from kernel.sandbox.executor import CommandExecutor, CommandOutcome
 from kernel.sandbox.refusal import CommandRefused, RefusalKind
 from kernel.sandbox.revert import describe
 from kernel.sandbox.settings import DEFAULT_GRACE_S
@@ -27,6 +28,8 @@ from kernel.tools.spec import (
     ToolSpec,
 )
 from kernel.transaction.apply import start_stamp
+from kernel.transaction.diff import Shown
+from kernel.transaction.folders import remove_transaction
 from kernel.transaction.settle import Settled, settle
 
 DEFAULT_TIMEOUT_S = 120
@@ -120,6 +123,18 @@ def _header(outcome: CommandOutcome) -> list[str]:
     return lines
 
 
+def _timed_out(outcome: CommandOutcome, settled: Settled | None) -> list[str]:
+    """What became of a timed-out command's changes, said plainly: what it had changed by
+    then is applied (decided: the work done so far is kept), as one step the user can undo."""
+    if not outcome.timed_out or settled is None:
+        return []
+    if settled.applied.changes:
+        return ["the command timed out and was stopped; what it had changed by then IS "
+                "applied to the workspace (it may be half done), as one step the user can "
+                "undo (Undo this call, or `reins undo`)"]
+    return ["the command timed out and was stopped; nothing it changed was applied"]
+
+
 def _error_code(outcome: CommandOutcome) -> ErrorCode | None:
     if outcome.timed_out:
         return ErrorCode.TIMEOUT
@@ -143,7 +158,9 @@ def refused(exc: CommandRefused) -> ToolError:
 
 
 async def _settle(ctx: ToolContext, folder: Path, since_ns: int) -> Settled:
-    """Judge and apply what the command changed (kernel.transaction.settle)."""
+    """Judge and apply what the command changed (kernel.transaction.settle); what the user
+    reviews is every changed path and the diff, the whole diff kept beside the call's output
+    when the shown one is cut."""
     if ctx.checkpoints is None:
         raise ToolError("The command ran, but what it changed was not applied: Reins has no "
                         "checkpoint store to keep it undoable.",
@@ -151,13 +168,26 @@ async def _settle(ctx: ToolContext, folder: Path, since_ns: int) -> Settled:
                         code=ErrorCode.EXECUTION_ERROR)
     policy = ctx.path_policy
 
-    async def ask(reason: str, preview: str) -> bool:
-        return await ctx.review(Review(reason, preview))
+    async def ask(reason: str, shown: Shown) -> bool:
+        full = await asyncio.to_thread(ctx.outputs.keep_beside, ctx.call_id, "diff",
+                                       shown.full()) if shown.cut else None
+        at = str(full) if full is not None else ""
+        return await ctx.review(Review(reason, shown.preview(at), full_preview=at))
 
     return await settle(folder, policy.workspace, since_ns=since_ns,
                         classify=lambda path: policy.classify(path, write=True), ask=ask,
                         checkpoints=ctx.checkpoints, session_id=ctx.session_id,
-                        call_id=ctx.call_id)
+                        call_id=ctx.call_id, review_all=ctx.review_all)
+
+
+def check_reviewable(executor: CommandExecutor, ctx: ToolContext) -> None:
+    """Refuse a call the user chose Run and review for that could have effects beyond its
+    change set (fail closed: the gate offers it only when it holds)."""
+    if ctx.review_all and (ctx.network or not executor.transactions):
+        raise ToolError("The command was not run: Run and review needs it to run as a "
+                        "transaction without the network, which it cannot here.",
+                        hint="Tell the user; they can allow it once instead.",
+                        code=ErrorCode.PERMISSION_DENIED)
 
 
 def make_run_command(executor: CommandExecutor) -> ToolSpec:
@@ -167,8 +197,10 @@ def make_run_command(executor: CommandExecutor) -> ToolSpec:
         command: str, ctx: ToolContext, timeout_s: int = DEFAULT_TIMEOUT_S, cwd: str | None = None
     ) -> ToolResult:
         check_command(command)
+        check_reviewable(executor, ctx)
+        unconfined_ok = ctx.user_approved and not ctx.review_all
         try:
-            executor.check_runnable(allow_unsandboxed=ctx.user_approved)
+            executor.check_runnable(allow_unsandboxed=unconfined_ok)
         except CommandRefused as exc:
             raise refused(exc) from exc
         workdir: Path | None = ctx.path_policy.resolve_read(cwd) if cwd else None
@@ -191,8 +223,9 @@ def make_run_command(executor: CommandExecutor) -> ToolSpec:
                     timeout_s=timeout_s,
                     cwd=workdir,
                     network=ctx.network,
-                    allow_unsandboxed=ctx.user_approved,
+                    allow_unsandboxed=unconfined_ok,
                     on_progress=progress,
+                    owner=(ctx.session_id, ctx.call_id),
                 )
             except CommandRefused as exc:
                 raise refused(exc) from exc
@@ -207,7 +240,8 @@ def make_run_command(executor: CommandExecutor) -> ToolSpec:
                     remove_transaction(outcome.transaction)
         limit = max(1_000, spec.output_limit - HEADER_BUDGET)
         preview = ctx.outputs.preview_file(outcome.spool_path, limit)
-        lines = _header(outcome) + (settled.lines() if settled is not None else [])
+        lines = _header(outcome) + (settled.lines() if settled is not None else []) + \
+            _timed_out(outcome, settled)
         if outcome.output_bytes:
             lines.append(f"--- output ({outcome.output_bytes} bytes, stdout and stderr) ---")
             lines.append(preview.text)
