@@ -30,7 +30,7 @@ from kernel.tools.builtin.command import make_run_command
 from kernel.tools.find_tools import DEFAULT_THRESHOLD, make_find_tools
 from kernel.tools.registry import ToolRegistry
 from kernel.transaction.checkpoints import Checkpoints
-from kernel.transaction.folders import recover_orphans
+from kernel.transaction.orphans import recover_orphans
 
 if TYPE_CHECKING:
     from kernel.mcp.asks import ServerAsks

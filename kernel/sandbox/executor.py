@@ -44,6 +44,7 @@ from kernel.paths import AppPaths
 from kernel.sandbox import seccomp
 from kernel.sandbox.binder import Overlay
 from kernel.sandbox.bwrap import TRANSACTION_FOLDER, hidden_secrets
+from kernel.sandbox.call_folders import new_transaction, remove_transaction, write_ticket
 from kernel.sandbox.detect import SandboxStatus, detect_sandbox
 from kernel.sandbox.env import build_env
 from kernel.sandbox.guard import WorkspaceGuards
@@ -66,7 +67,6 @@ from kernel.sandbox.refusal import CommandRefused, OutputSink
 from kernel.sandbox.revert import Reverted
 from kernel.sandbox.settings import ExecSettings
 from kernel.sandbox.standby import IDLE_S, Fingerprint, fingerprint
-from kernel.transaction.folders import new_transaction, remove_transaction, write_ticket
 
 CHUNK = 1 << 20
 WRITE_CHUNK = 128 << 10

@@ -101,6 +101,6 @@ def remove_tree(folder: Path) -> None:
     """Remove a folder and all in it, as a call's folder is removed (its folders made
     enterable first: an overlay's work folder holds folders of mode 0, a command's upper
     layer read-only ones)."""
-    from kernel.sandbox.executor import remove_transaction  # loaded with the executor
+    from kernel.sandbox.call_folders import remove_transaction
 
     remove_transaction(folder)

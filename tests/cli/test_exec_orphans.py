@@ -19,16 +19,10 @@ from kernel.agent.store import SessionStore
 from kernel.events import Notice
 from kernel.fakemodel import ToolUse, reply
 from kernel.runtime.assemble import open_kernel
+from kernel.sandbox.call_folders import TICKET, new_transaction, remove_transaction
 from kernel.sandbox.detect import detect_sandbox
 from kernel.sandbox.overlay_probe import overlay_status
-from kernel.transaction.folders import (
-    NOTICE_CODE,
-    RECOVERED_DAYS,
-    TICKET,
-    new_transaction,
-    recover_orphans,
-    remove_transaction,
-)
+from kernel.transaction.orphans import NOTICE_CODE, RECOVERED_DAYS, recover_orphans
 from tests.cli.conftest import Cli
 
 pytestmark = pytest.mark.skipif(

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from kernel.sandbox.call_folders import remove_transaction
 from kernel.sandbox.executor import CommandExecutor, CommandOutcome
 from kernel.sandbox.refusal import CommandRefused, RefusalKind
 from kernel.sandbox.revert import describe
@@ -29,7 +30,6 @@ from kernel.tools.spec import (
 )
 from kernel.transaction.apply import start_stamp
 from kernel.transaction.diff import Shown
-from kernel.transaction.folders import remove_transaction
 from kernel.transaction.settle import Settled, settle
 
 DEFAULT_TIMEOUT_S = 120

@@ -1,5 +1,5 @@
-"""The call folders of transactions (`<data>/transactions/<id>`), and the orphans a dead
-kernel left there.
+"""The call folders a dead kernel left under `<data>/transactions/` (made and held by
+kernel.sandbox.call_folders), found at the next start.
 
 A call folder holds a command's overlay (`upper/`, `work/`). While a kernel uses one, it
 holds an exclusive flock on the folder (`new_transaction` takes it, `remove_transaction`
@@ -25,9 +25,6 @@ import fcntl
 import json
 import logging
 import os
-import shutil
-import stat
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,71 +32,13 @@ from pathlib import Path
 
 from kernel.events import Notice
 from kernel.paths import AppPaths
+from kernel.sandbox.call_folders import TICKET, held_here, remove_tree
 from kernel.transaction.upper import UpperError, read_upper
 
 log = logging.getLogger(__name__)
 
-TICKET = "call.json"
 RECOVERED_DAYS = 30
 NOTICE_CODE = "transaction_recovered"
-_HELD: dict[Path, int] = {}
-"""Each call folder this process uses → the descriptor whose flock holds it."""
-
-
-def new_transaction(paths: AppPaths, workspace: Path) -> Path:
-    """A new call folder under `<data>/transactions` (its owner's only, held by this process),
-    with an empty `upper/` of the workspace's mode (the overlay's top folder takes the
-    upper's) and `work/`."""
-    root = paths.data / "transactions"
-    root.mkdir(parents=True, exist_ok=True, mode=0o700)
-    folder = Path(tempfile.mkdtemp(dir=root))
-    _hold(folder)
-    (folder / "work").mkdir(mode=0o700)
-    (folder / "upper").mkdir(mode=0o700)
-    os.chmod(folder / "upper", stat.S_IMODE(os.stat(workspace).st_mode))
-    return folder
-
-
-def write_ticket(folder: Path, session_id: str, call_id: str, workspace: Path) -> None:
-    """Say whose call the folder's command is, before it starts (read by `recover_orphans`
-    if this kernel dies before the call settles)."""
-    data = json.dumps({"session_id": session_id, "call_id": call_id,
-                       "workspace": str(workspace)})
-    fd = os.open(folder / TICKET, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
-                 | os.O_CLOEXEC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write(data)
-
-
-def remove_transaction(folder: Path) -> None:
-    """Remove a call folder and let go of it."""
-    _remove(folder)
-    fd = _HELD.pop(folder, None)
-    if fd is not None:
-        os.close(fd)
-
-
-def _hold(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    _HELD[folder] = fd
-
-
-def _remove(folder: Path) -> None:
-    """Remove a folder tree. The overlay leaves folders of mode 0 in `work/`, and a command
-    may leave some in `upper/`: they are made enterable first."""
-    def enterable(_function: object, path: str, _exc: object) -> None:
-        with contextlib.suppress(OSError):
-            os.chmod(os.path.dirname(path), 0o700)
-            if os.path.isdir(path) and not os.path.islink(path):
-                os.chmod(path, 0o700)
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                os.unlink(path)
-
-    shutil.rmtree(folder, onerror=enterable)
-
-
 @dataclass(frozen=True)
 class Recovered:
     """One orphan found at a kernel's start, and what became of it."""
@@ -138,7 +77,7 @@ def recover_orphans(paths: AppPaths, append: Append, *, now: float | None = None
 
 
 def _recover(paths: AppPaths, folder: Path, append: Append) -> Recovered | None:
-    if folder.is_symlink() or not folder.is_dir() or folder in _HELD:
+    if folder.is_symlink() or not folder.is_dir() or held_here(folder):
         return None
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW)
     try:
@@ -149,7 +88,7 @@ def _recover(paths: AppPaths, folder: Path, append: Append) -> Recovered | None:
         ticket = _ticket(folder / TICKET)
         listing = _changes(folder / "upper", ticket.get("workspace", ""))
         if not listing:
-            _remove(folder)
+            remove_tree(folder)
             return Recovered(str(folder), ticket.get("session_id", ""),
                              ticket.get("call_id", ""), 0, "")
         session, call = ticket.get("session_id", ""), ticket.get("call_id", "")
@@ -157,7 +96,7 @@ def _recover(paths: AppPaths, folder: Path, append: Append) -> Recovered | None:
         os.rename(folder / "upper", dest / "upper")
         (dest / "changes.txt").write_text("\n".join(listing) + "\n")
         (dest / TICKET).write_text(json.dumps(ticket))
-        _remove(folder)
+        remove_tree(folder)
     finally:
         os.close(fd)
     recovered = Recovered(str(folder), session, call, len(listing), str(dest))
@@ -227,6 +166,6 @@ def _expire(root: Path, now: float) -> None:
             for kept in session.iterdir():
                 with contextlib.suppress(OSError):
                     if kept.lstat().st_mtime < cutoff:
-                        _remove(kept)
+                        remove_tree(kept)
             with contextlib.suppress(OSError):
                 session.rmdir()  # only when empty
