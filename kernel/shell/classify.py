@@ -1,23 +1,20 @@
-"""Which commands the user must be asked about, whatever the mode.
+"""The risk label of a command line: destructive, opaque, network, privilege, or harmless.
 
-A pure function over the parsed command (see `kernel.shell.parse`): every simple command of a
-compound command is looked at, after taking off environment assignments, the directory of the
-program (`/bin/rm` is `rm`) and wrappers such as `sudo`, `env`, `nice`, `timeout`, `xargs`;
-what a package runner runs is looked at too (`npx rimraf ~`, `uv run rm -rf ~`).
-The sandbox, not this classifier, is the security boundary: the classifier exists so that the
-user is asked about what matters (recursive deletes of `/`, `~` or broad globs, disk tools,
-fork bombs, `curl … | sh`, privilege escalation, writes to system folders, history-destroying
-git commands). `network` is a hint for the approval prompt, never a decision.
-
-A command that cannot be parsed is classified destructive: we cannot tell what it does, so
-the user is asked.
+A pure function over the reading of `kernel.shell.parse`: every simple command of the line is
+looked at, the programs wrappers and runners start included (`sudo rm …`, `uv run rm …`).
+Destructive: recursive deletes of `/`, `~`, the workspace or broad globs, disk tools, fork
+bombs, `curl … | sh`, a redirection or `dd` into a system folder, history-destroying git
+commands. Opaque: what runs cannot be seen (`CommandLine.blind`), reported as a reason so
+the command asks. The sandbox, not this label, bounds what a command can touch, and what it
+changed is judged after it ran (kernel.transaction); `network` is a hint for the prompt.
+A command that cannot be parsed is destructive: we cannot tell what it does.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kernel.events import RiskLevel
@@ -219,20 +216,12 @@ def _system_path(path: str) -> str | None:
     return None
 
 
-def _write_target_reasons(paths: Iterable[str], verb: str) -> list[str]:
-    """Writes into a system folder. Protected and secret names (a shell's start-up file,
-    `.ssh`) are the path rules' (kernel.pathrules), judged by the policy as writes."""
-    reasons = []
-    for path in paths:
-        top = _system_path(path)
-        if top:
-            reasons.append(f"{verb} {path} (inside the system folder {top})")
-    return reasons
-
-
 def _redirect_reasons(cmd: SimpleCommand) -> list[str]:
-    return _write_target_reasons([r.target.text for r in cmd.redirects if r.writes_file],
-                                 "writes to")
+    """Redirections into a system folder (names the path rules protect are judged after the
+    command ran, with what it changed)."""
+    targets = [r.target.text for r in cmd.redirects if r.writes_file]
+    return [f"writes to {path} (inside the system folder {top})"
+            for path in targets if (top := _system_path(path))]
 
 
 _PROBES = ("src", "README.md", "a", "Makefile", "x1")
