@@ -153,10 +153,14 @@ def _script_value(words: Sequence[Word], i: int,
 def _starts(words: Sequence[Word], i: int, operands: int,
             script: frozenset[str]) -> tuple[list[int], list[Inner]]:
     """Where the program may start in `words[i:]`, by the one rule (module docstring), and
-    the shell text a script option gives (`su -c TEXT`: then nothing else runs)."""
+    the shell text a script option gives (`su -c TEXT`: then nothing else runs) or a note
+    that there are too many readings to follow."""
     starts: list[int] = []
     after_option = False
-    while i < len(words) and len(starts) < _MAX_READINGS:
+    while i < len(words):
+        if len(starts) >= _MAX_READINGS:
+            return starts, [Blind(f"{base(words[0].text)} is given too many words that may "
+                                  f"be the program it runs: cannot tell what runs")]
         word = words[i]
         text = word.text
         if text == "--":
@@ -191,14 +195,17 @@ def _wrapped(name: str, spec: Wrapper, words: Sequence[Word],
         found = _subcommand(words, spec.runs)
         if found is None:
             return []
+        if found < 0:
+            return [Blind(f"{name}'s subcommand is only known when it runs: cannot tell what "
+                          f"it runs")]
         at = found
         name = f"{name} {words[at - 1].text}"
-    starts, scripts = _starts(words, at, spec.operands, spec.script)
-    if scripts:
-        return scripts
+    starts, notes = _starts(words, at, spec.operands, spec.script)
+    if any(isinstance(note, Script) for note in notes):
+        return notes
     marker = _xargs_replace(words[1:starts[-1] if starts else len(words)]) \
         if name == "xargs" else None
-    out: list[Inner] = []
+    out: list[Inner] = list(notes)
     for start in starts or ([len(words)] if name == "xargs" else []):
         rest = tuple(words[start:])
         if marker is not None and rest and rest[0].text == marker:
@@ -217,7 +224,8 @@ def _wrapped(name: str, spec: Wrapper, words: Sequence[Word],
 
 def _subcommand(words: Sequence[Word], runs: frozenset[str]) -> int | None:
     """Where a runner's program words start: after its first subcommand that runs one
-    (`uv -q run`, `poetry -C dir run`); None when it runs no program (`uv pip install`)."""
+    (`uv -q run`, `poetry -C dir run`); None when it runs no program (`uv pip install`), -1
+    when its subcommand is only known when it runs (`uv $X …`)."""
     after_option = False
     for i, word in enumerate(words[1:], 1):
         if _option(word.text) and word.text != "--":
@@ -226,7 +234,7 @@ def _subcommand(words: Sequence[Word], runs: frozenset[str]) -> int | None:
         if word.text in runs and word.kind == LITERAL:
             return i + 1
         if not after_option:
-            return None
+            return None if word.kind == LITERAL else -1
         after_option = False
     return None
 

@@ -235,6 +235,8 @@ BLIND = [
     ('"$(printf rm)" x', "the program name '$(printf rm)' is an expansion"),
     ("/bin/r? x", "the program name '/bin/r?' is an expansion"),
     ("sudo $CMD", "the program name '$CMD' is an expansion"),
+    ("uv $X rm -rf ~", "uv's subcommand is only known when it runs"),
+    ("sudo " + "-a b " * 10 + "rm x", "too many words that may be the program"),
     ("sh -c \"$X\"", "sh -c runs text built from expansions"),
     ("eval \"$CMD\"", "eval runs text built from expansions"),
     ("bash <<EOF\n$CMD\nEOF", "bash << runs text built from expansions"),
