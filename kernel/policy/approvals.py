@@ -261,8 +261,7 @@ class PolicyGate:
         if request is None:
             preview = build_preview(spec, args, policy=self.path_policy, paths=facts.paths,
                                     sandbox=self.sandbox.describe(), network=decision.network,
-                                    local_network=self.settings.exec.local_network,
-                                    command=facts.command, writes=facts.writes)
+                                    local_network=self.settings.exec.local_network)
             rules = grant_rules(spec, facts, self.session())
             always = [{"rule": r.text, "words": describe(r)} for r in rules
                       ] if decision.can_always else []

@@ -9,23 +9,20 @@ computed by the caller and passed in. Precedence:
 2. `read-only` mode and a tool that is not a read                              → deny
 3. an `ask` rule matching the call                                             → ask
 4. always-ask facts, in every mode (read-only included for reads), whatever the allow
-   rules and grants say: a destructive command or tool, a write to a protected path, a
-   secret location (`kernel.pathrules.SECRET_PATTERNS`) passed to a tool that would read
-   or change its content, a command with no sandbox                            → ask
+   rules and grants say: a destructive or opaque command (kernel.shell.classify), a
+   destructive tool, a write to a protected path, a secret location
+   (`kernel.pathrules.SECRET_PATTERNS`) passed to a tool that would read or change its
+   content, a command with no sandbox that holds its changes                     → ask
    (protected and secret paths are allowed once only: only approving that very call
    lifts them, never a session grant or an "always" rule)
 5. a session grant covering the whole call                                     → allow
 6. `allow` rules covering the whole call (every path, every command part)      → allow
 7. the mode (`read-only`/`ask`/`auto-edit`/`auto`, see `_by_mode`)            → allow | ask
 
-A command's redirections to files (`> f`, `2>> log`, `&> out`; not dups or /dev/null), and
-the files its writing programs are told to write (`tee f`, `cp a f`, `dd of=f`, `sed -i … f`:
-kernel.shell.writes), are writes of those files, judged as write_file calls: into Reins'
-data → deny (0); `write_file` deny and ask rules apply (1, 3); a protected path, a secret
-location, or a target that cannot be named before the command runs (`> "$F"`) always asks
-(4); and before 5–7 can allow, every written file must be covered by `write_file` allow
-rules or grants, or lie inside the workspace in `auto-edit` or `auto` mode (outside the
-workspace, or in `ask` mode, it asks).
+A command is decided from its risk label, the rules over its literal words, the mode and the
+sandbox state, never from guesses of what it will write: it runs as a transaction, and what
+it changed is judged afterwards with the one path policy (kernel.transaction.judge), which
+holds a protected change for the user in every mode.
 """
 
 from __future__ import annotations
@@ -40,7 +37,7 @@ from kernel.events import RiskLevel
 from kernel.modes import MODE_NAMES
 from kernel.modes import Mode as Mode
 from kernel.pathrules import describe_secret
-from kernel.policy.rules import COMMAND_TOOLS, WRITES_AS, Rule
+from kernel.policy.rules import COMMAND_TOOLS, Rule
 from kernel.policy.ruleset import RuleSet, Target, covering, relative_paths
 from kernel.tools.spec import ErrorCode, Risk
 
@@ -70,11 +67,6 @@ class CommandFacts:
     it can see (a part without kinds is seen by no allow rule)."""
     literal: bool = False
     """Every word of every part is literal: a grant made from it matches it again."""
-    writes: tuple[str, ...] = ()
-    """Files it writes, as written (`> out.txt`, `2>> ~/log`, `tee x`: kernel.shell.writes)."""
-    unknown_writes: tuple[str, ...] = ()
-    """Files it writes that it cannot name (`> "$F"`, `sed -i … *`, a relative path after
-    `cd`)."""
     destructive: bool = False
     destructive_reason: str = ""
     network: bool = False
@@ -92,9 +84,8 @@ class CallFacts:
     """Verdict per path argument present in the call (ToolSpec.path_params)."""
     command: CommandFacts | None = None
     sandboxed: bool = True
-    """A sandbox is available for commands (kernel.sandbox.detect)."""
-    writes: Mapping[str, PathVerdict] = field(default_factory=dict)
-    """The path policy's verdict (as a write) on each file a command writes."""
+    """Commands run in a sandbox as transactions, whose changes are judged before they reach
+    the workspace (kernel.agent.runtime.SandboxFacts)."""
 
 
 @dataclass(frozen=True)
@@ -143,13 +134,8 @@ def decide(spec: ToolSpec, args: Mapping[str, object], facts: CallFacts, session
     secret = [] if spec.name in NAMES_ONLY else [
         n for n, v in facts.paths.items() if v.secret is not None]
     risk = Risk.DESTRUCTIVE if command is not None and command.destructive else spec.risk
-    grantable = not protected and not secret and risk is not Risk.DESTRUCTIVE
-    cmd_writes = facts.writes if command is not None else {}
-    judged = {p: v for p, v in cmd_writes.items()
-              if not (facts.sandboxed and sandbox_private(v))}
-    cmd_protected = [p for p, v in judged.items() if v.protected or v.secret is not None]
-    grantable = grantable and not cmd_protected and (command is None or (
-        command.literal and not command.unknown_writes))
+    grantable = not protected and not secret and risk is not Risk.DESTRUCTIVE and (
+        command is None or command.literal)
     network = command is not None and command.network
 
     def out(verdict: Verdict, by: str, reason: str, rule: str = "", *, net: bool = False,
@@ -168,14 +154,8 @@ def decide(spec: ToolSpec, args: Mapping[str, object], facts: CallFacts, session
         return out(Verdict.DENY, "always deny",
                    f"{', '.join(own)} is inside Reins' own settings or data, which tools never "
                    f"write. Change settings in the app or in settings.json yourself.")
-    own_cmd = [p for p, v in cmd_writes.items() if v.own_data]
-    if own_cmd:
-        return out(Verdict.DENY, "always deny",
-                   f"This command writes {', '.join(own_cmd)}, inside Reins' own settings or "
-                   f"data, which tools never write.")
     target = _target(spec, facts, session, command)
-    written = _written(cmd_writes, session)
-    hit = deny.first_match(target) or (deny.first_match(written) if cmd_writes else None)
+    hit = deny.first_match(target)
     if hit is not None:
         return out(Verdict.DENY, f"rule deny {hit.text}", f"Your rule {hit.text} blocks this.",
                    hit.text)
@@ -183,7 +163,7 @@ def decide(spec: ToolSpec, args: Mapping[str, object], facts: CallFacts, session
         return out(Verdict.DENY, "mode read-only",
                    f"The session is in Read-only mode, where only tools that read run. Switch "
                    f"to another mode to let {spec.name} run.")
-    hit = ask.first_match(target) or (ask.first_match(written) if cmd_writes else None)
+    hit = ask.first_match(target)
     if hit is not None:
         return out(Verdict.ASK, f"rule ask {hit.text}", f"Your rule {hit.text} says to ask first.",
                    hit.text, net=network)
@@ -203,16 +183,6 @@ def decide(spec: ToolSpec, args: Mapping[str, object], facts: CallFacts, session
     if secret:
         return out(Verdict.ASK, "always ask", _secret_reason(facts, secret, writes=writes),
                    net=network)
-    if cmd_protected:
-        return out(Verdict.ASK, "always ask",
-                   f"This command writes {', '.join(cmd_protected)}: a protected path or a "
-                   f"secret location, so it needs your OK every time.",
-                   net=network)
-    if command is not None and command.unknown_writes:
-        return out(Verdict.ASK, "always ask",
-                   f"This command writes to a file that cannot be named before it runs: "
-                   f"{', '.join(command.unknown_writes)}. It needs your OK every time.",
-                   net=network)
     if spec.risk is Risk.EXECUTE and not facts.sandboxed:
         return out(Verdict.ASK, "always ask",
                    "Commands cannot run in a sandbox here that holds what they change (reins "
@@ -220,18 +190,14 @@ def decide(spec: ToolSpec, args: Mapping[str, object], facts: CallFacts, session
                    net=network)
 
     granted = [g.rule for g in session.grants if g.network or not network]
-    write_ask = _write_reason(judged, session.mode, _written(judged, session), allow,
-                              granted)
     used = covering(granted, target)
-    if used and not write_ask:
+    if used:
         return out(Verdict.ALLOW, f"session grant {used}", f"You allowed {used} for this session.",
                    used, net=network)
     used = allow.covering(target)
-    if used and not write_ask:
+    if used:
         return out(Verdict.ALLOW, f"rule allow {used}", f"Your rule {used} allows this.", used,
                    net=network)
-    if write_ask:
-        return out(Verdict.ASK, f"mode {session.mode.value}", write_ask, net=network)
     verdict, reason = _by_mode(spec, session.mode, outside, network, facts.sandboxed)
     return out(verdict, f"mode {session.mode.value}", reason, net=network)
 
@@ -291,38 +257,6 @@ def _by_mode(spec: ToolSpec, mode: Mode, outside: Sequence[str], network: bool,
         return Verdict.ASK, (f"Commands need your OK in {MODE_NAMES[mode]} mode (Auto mode "
                              f"runs sandboxed commands without asking).")
     return Verdict.ASK, f"{spec.name} needs your OK in {MODE_NAMES[mode]} mode."
-
-
-def sandbox_private(verdict: PathVerdict) -> bool:
-    """A command's write that lands in the sandbox's private /tmp (an empty tmpfs, gone
-    when the command ends), not in a file of the user's. (The sandbox home `~` names is
-    still one for every workspace, so what is planted there is judged as before.)"""
-    return (not verdict.inside_workspace and not verdict.own_data
-            and verdict.resolved.is_relative_to("/tmp"))
-
-
-def _written(writes: Mapping[str, PathVerdict], session: Session) -> Target:
-    """What a command writes as the write_file calls it amounts to (rules for
-    `write_file(…)` apply to them)."""
-    workspace, home = str(session.workspace), str(session.home)
-    return Target(WRITES_AS, paths=tuple(relative_paths(str(v.resolved), workspace, home)
-                                         for v in writes.values()))
-
-
-def _write_reason(writes: Mapping[str, PathVerdict], mode: Mode, written: Target,
-                  allow: RuleSet, granted: Sequence[Rule]) -> str:
-    """Why the files a command writes must be asked about ('' when they need not): as for
-    write_file, a write outside the workspace asks, and writes ask unless the mode lets
-    writes run, or allow rules or grants for write_file cover every file."""
-    if not writes or allow.covering(written) or covering(granted, written):
-        return ""
-    outside = [p for p, v in writes.items() if not v.inside_workspace]
-    if outside:
-        return f"This command writes {', '.join(outside)}, outside the workspace."
-    if mode not in (Mode.AUTO_EDIT, Mode.AUTO):
-        return (f"This command writes {', '.join(writes)}, and changes need your OK in "
-                f"{MODE_NAMES[mode]} mode.")
-    return ""
 
 
 def _target(spec: ToolSpec, facts: CallFacts, session: Session,

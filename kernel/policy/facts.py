@@ -1,15 +1,14 @@
 """The facts the policy needs about one call, gathered at the edge (paths are resolved here).
 
 Paths go through THE path policy (`PathPolicy.classify`), commands through kernel.shell: one
-reading (`read`) gives the parts the rules match, what each word is, the files its
-redirections and its writing programs write (kernel.shell.writes: `tee f`, `cp a f`, which
-then go through the path policy as writes) and, through `classify`, destructive / network.
-Nothing here decides anything; `decide()` does.
+reading (`read`) gives the parts the rules match, what each word is and, through `classify`,
+the command's risk label (destructive, opaque, network, privilege). What a command writes is
+not guessed here: it is judged after it ran (kernel.transaction). Nothing here decides
+anything; `decide()` does.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any, Protocol
 
@@ -18,8 +17,7 @@ from kernel.policy.rules import COMMAND_TOOLS
 from kernel.shell.classify import classify
 from kernel.shell.parse import ShellParseError, read
 from kernel.shell.words import LITERAL
-from kernel.shell.writes import line_writes
-from kernel.tools.pathpolicy import PathPolicy, PathVerdict
+from kernel.tools.pathpolicy import PathPolicy
 from kernel.tools.spec import Risk, ToolSpec
 
 
@@ -41,30 +39,16 @@ def command_facts(text: str) -> CommandFacts:
     except ShellParseError as exc:
         return CommandFacts(text=text, parse_error=str(exc))
     found = classify(line)
-    writes, unknown = line_writes(line)
     return CommandFacts(
         text=text,
         parts=line.parts,
         kinds=line.kinds,
         literal=all(set(k) <= {LITERAL} for k in line.kinds),
-        writes=writes,
-        unknown_writes=unknown,
         destructive=found.destructive,
         destructive_reason="; ".join(found.reasons),
         network=found.network,
         level=found.level,
     )
-
-
-def _command_writes(command: CommandFacts, cwd: object,
-                    policy: PathPolicy) -> dict[str, PathVerdict]:
-    """The path policy's verdict, as a write, on each file the command writes (its
-    redirections, and the files writing programs are told to write: kernel.shell.writes),
-    relative ones from the command's working folder."""
-    where = cwd if isinstance(cwd, str) else ""
-    return {target: policy.classify(os.path.join(where, target) if where and not
-                                    target.startswith(("/", "~")) else target, write=True)
-            for target in command.writes}
 
 
 def call_facts(spec: ToolSpec, args: Mapping[str, Any], policy: PathPolicy,
@@ -74,10 +58,7 @@ def call_facts(spec: ToolSpec, args: Mapping[str, Any], policy: PathPolicy,
     write = spec.risk in (Risk.WRITE, Risk.DESTRUCTIVE)
     paths = {name: policy.classify(args[name], write=write)
              for name in spec.path_params if isinstance(args.get(name), str)}
-    command = None
     arg = COMMAND_TOOLS.get(spec.name)
-    writes: dict[str, PathVerdict] = {}
-    if arg is not None and isinstance(args.get(arg), str):
-        command = command_facts(args[arg])
-        writes = _command_writes(command, args.get("cwd"), policy)
-    return CallFacts(paths=paths, command=command, sandboxed=sandbox.available, writes=writes)
+    command = command_facts(args[arg]) if arg is not None and isinstance(args.get(arg), str) \
+        else None
+    return CallFacts(paths=paths, command=command, sandboxed=sandbox.available)

@@ -2,9 +2,7 @@
 
 A grant is a rule that matches exactly the approved call and its equivalent spellings:
 - a command: one rule per part, its words literal (`run_command(git status)`), so
-  `git   "status"` later matches and `git status --short` does not; and one `write_file`
-  rule per file its redirections write (`make > build.log` also grants
-  `write_file(build.log)`, which is what lets the same command run again in `ask` mode);
+  `git   "status"` later matches and `git status --short` does not;
 - a call with paths: one rule per path, literal (`write_file(docs/a.md)`, `read_file(~/x)`);
 - any other call: the tool's name (`mcp__time__now`).
 
@@ -23,7 +21,6 @@ from kernel.events import ApprovalDecision, Event, GrantRevoked
 from kernel.policy.decide import CallFacts, CommandFacts, Grant, Session
 from kernel.policy.rules import (
     COMMAND_TOOLS,
-    WRITES_AS,
     Anchor,
     Rule,
     command_rule_text,
@@ -38,8 +35,6 @@ def grant_rules(spec: ToolSpec, facts: CallFacts, session: Session) -> tuple[Rul
     command: CommandFacts | None = facts.command if spec.name in COMMAND_TOOLS else None
     if command is not None and command.parts:
         texts = [command_rule_text(spec.name, part) for part in command.parts]
-        texts += [f"{WRITES_AS}({_path_glob(v.resolved, session)})"
-                  for v in facts.writes.values()]
     else:
         texts = [f"{spec.name}({_path_glob(v.resolved, session)})"
                  for n, v in facts.paths.items() if n in spec.path_params]

@@ -4,9 +4,8 @@
   would leave (a new file is a diff against /dev/null; an edit that cannot apply says so);
   for a secret location only what the call gives, never the current content.
 - `run_command`: the exact command, the working directory, the sandbox state, whether the
-  command gets the network, and which (the internet only, or this machine's too), and the
-  files its redirections write (resolved, with what the path policy says of each) and the
-  ones it writes where nobody can tell before it runs (`> "$F"`).
+  command gets the network, and which (the internet only, or this machine's too). What it
+  changes is shown after it ran, when a change is held (kernel.transaction.settle).
 - anything else: the arguments, as JSON.
 
 Previews are bounded (`MAX_LINES`) with a marker saying how much was left out.
@@ -17,12 +16,11 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from kernel.pathrules import describe_secret
-from kernel.policy.decide import CommandFacts
 from kernel.sandbox.network import describe, scope
 from kernel.tools.pathpolicy import PathPolicy, PathVerdict
 from kernel.tools.spec import ToolSpec
@@ -33,10 +31,8 @@ MAX_FILE_BYTES = 2_000_000
 
 def build_preview(spec: ToolSpec, args: Mapping[str, Any], *, policy: PathPolicy,
                   paths: Mapping[str, PathVerdict], sandbox: str, network: bool,
-                  local_network: bool = False, command: CommandFacts | None = None,
-                  writes: Mapping[str, PathVerdict] | None = None) -> str:
-    """`command` and `writes` are the call's facts (kernel.policy.facts): what the command's
-    redirections write, shown under a run_command's command."""
+                  local_network: bool = False) -> str:
+    """`paths` are the call's path verdicts (kernel.policy.facts)."""
     secret = paths.get("path")
     if spec.name in ("write_file", "edit_file") and secret is not None and secret.secret:
         return _secret_change(secret, args)
@@ -46,9 +42,7 @@ def build_preview(spec: ToolSpec, args: Mapping[str, Any], *, policy: PathPolicy
         return _file_diff(policy, paths["path"], lambda old: _apply_edit(old, args))
     if spec.name == "run_command":
         return command_preview(str(args.get("command", "")), cwd=_cwd(policy, paths),
-                               sandbox=sandbox, network=network, local_network=local_network,
-                               writes=writes or {},
-                               unknown_writes=command.unknown_writes if command else ())
+                               sandbox=sandbox, network=network, local_network=local_network)
     return _bounded(json.dumps(dict(args), indent=2, ensure_ascii=False, default=str))
 
 
@@ -73,33 +67,16 @@ def _blank_marker(run: re.Match[str]) -> str:
 
 
 def command_preview(command: str, *, cwd: Path, sandbox: str, network: bool,
-                    local_network: bool = False, writes: Mapping[str, PathVerdict] | None = None,
-                    unknown_writes: Sequence[str] = ()) -> str:
+                    local_network: bool = False) -> str:
     """The command's first line after `$ `, each further line after `> ` (as a shell
     prompts for them), then the facts: so no line of a command can pass for a `cwd:` or
     `sandbox:` line. A run of more than 16 spaces or tabs is shown as a marker saying how
     many (`[300 spaces]`), so none can push the rest of a line out of sight. Other
     characters are left as they are; every place that shows a
-    preview escapes them with `kernel.visible` (which shows only `\\n` as a line break).
-    A `writes:` line per file a redirection writes (as resolved), then one for targets that
-    cannot be known before the command runs."""
+    preview escapes them with `kernel.visible` (which shows only `\\n` as a line break)."""
     net = f"yes, {describe(scope(network, local_network))}" if network else "no"
     shown = "\n> ".join(_BLANK_RUN.sub(_blank_marker, command).split("\n"))
-    lines = [f"$ {shown}", f"cwd: {cwd}", f"sandbox: {sandbox}", f"network: {net}"]
-    lines += [f"writes: {verdict.resolved}{_where(verdict)}"
-              for verdict in (writes or {}).values()]
-    if unknown_writes:
-        lines.append("writes, to a file known only when it runs: "
-                     + ", ".join(unknown_writes))
-    return "\n".join(lines)
-
-
-def _where(verdict: PathVerdict) -> str:
-    if verdict.secret is not None:
-        return f" (a secret location: {describe_secret(verdict.secret)})"
-    if verdict.protected is not None:
-        return f" (protected: {verdict.protected})"
-    return "" if verdict.inside_workspace else " (outside the workspace)"
+    return "\n".join([f"$ {shown}", f"cwd: {cwd}", f"sandbox: {sandbox}", f"network: {net}"])
 
 
 def _cwd(policy: PathPolicy, paths: Mapping[str, PathVerdict]) -> Path:

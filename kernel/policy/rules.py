@@ -64,9 +64,6 @@ _MCP_TOOL = re.compile(r"mcp__[A-Za-z0-9_-]+?__[A-Za-z0-9_-]+\Z")
 
 COMMAND_TOOLS: Mapping[str, str] = {"run_command": "command"}
 """Tools whose rule spec is a command, and the argument that holds it."""
-WRITES_AS = "write_file"
-"""A command's redirections to files are judged as calls of this tool: its rules
-(`write_file(build/**)`) and the path policy for writes apply to them."""
 
 _RULE = re.compile(r"^\s*(?P<tool>[A-Za-z0-9_*-]{1,64})\s*(?:\((?P<spec>.*)\))?\s*$", re.S)
 _GLOB_CHARS = re.compile(r"([*?\[])")

@@ -1,2 +1,2 @@
-"""Reading shell command lines: `parse` splits them into simple commands, `classify` says
-which ones the user must be asked about."""
+"""Reading shell command lines: `parse` reads them into the simple commands they run (the
+ones wrappers and shell text run included), `classify` gives their risk label."""

@@ -1,27 +1,24 @@
-"""Which commands the user must be asked about, whatever the mode.
+"""The risk label of a command line: destructive, opaque, network, privilege, or harmless.
 
-A pure function over the parsed command (see `kernel.shell.parse`): every simple command of a
-compound command is looked at, after taking off environment assignments, the directory of the
-program (`/bin/rm` is `rm`) and wrappers such as `sudo`, `env`, `nice`, `timeout`, `xargs`;
-what a package runner runs is looked at too (`npx rimraf ~`, `uv run rm -rf ~`).
-The sandbox, not this classifier, is the security boundary: the classifier exists so that the
-user is asked about what matters (recursive deletes of `/`, `~` or broad globs, disk tools,
-fork bombs, `curl … | sh`, privilege escalation, writes to system folders, history-destroying
-git commands). `network` is a hint for the approval prompt, never a decision.
-
-A command that cannot be parsed is classified destructive: we cannot tell what it does, so
-the user is asked.
+A pure function over the reading of `kernel.shell.parse`: every simple command of the line is
+looked at, the programs wrappers and runners start included (`sudo rm …`, `uv run rm …`).
+Destructive: recursive deletes of `/`, `~`, the workspace or broad globs, disk tools, fork
+bombs, `curl … | sh`, a redirection or `dd` into a system folder, history-destroying git
+commands. Opaque: what runs cannot be seen (`CommandLine.blind`), reported as a reason so
+the command asks. The sandbox, not this label, bounds what a command can touch, and what it
+changed is judged after it ran (kernel.transaction); `network` is a hint for the prompt.
+A command that cannot be parsed is destructive: we cannot tell what it does.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kernel.events import RiskLevel
-from kernel.shell.nested import PRIVILEGE, SHELLS, WRAPPERS, base
+from kernel.shell.nested import PRIVILEGE, SHELLS, base
 from kernel.shell.parse import parse_line
 from kernel.shell.words import (
     EXPANDS,
@@ -34,7 +31,6 @@ from kernel.shell.words import (
     Word,
     normalized,
 )
-from kernel.shell.writes import program_writes
 
 
 @dataclass(frozen=True)
@@ -128,11 +124,7 @@ def classify(command: str | CommandLine) -> Classification:
         name = base(cmd.argv[0])
         if name in PRIVILEGE:
             privileged.append(f"runs as another user with {name}")
-        if name in WRAPPERS:
-            continue
         reasons.extend(_command_reasons(cmd.args))
-        reasons.extend(_write_target_reasons([w.text for w in program_writes(cmd)],
-                                             f"{name} writes"))
         network = network or _needs_network(list(cmd.argv))
     reasons.extend(command.blind)
     reasons.extend(_pipe_to_shell(command.commands))
@@ -144,11 +136,11 @@ def classify(command: str | CommandLine) -> Classification:
 _READERS = frozenset(
     {"date", "ls", "pwd", "echo", "printf", "cat", "head", "tail", "wc", "grep", "egrep",
      "fgrep", "rg", "which", "whoami", "id", "uname", "hostname", "stat", "file", "du", "df",
-     "tree", "diff", "cmp", "sort", "uniq", "cut", "tr", "nl", "basename", "dirname",
+     "diff", "cmp", "cut", "tr", "nl", "basename", "dirname",
      "realpath", "readlink", "true", "false", "test", "[", "[[", ":", "seq", "sleep", "jq",
      "md5sum", "sha1sum", "sha256sum", "less", "more", "type", "uptime", "free", "ps"}
 )  # fmt: skip
-"""Programs that only read and print (what writes, a `sort -o`, is still seen as a write)."""
+"""Programs that only read and print, whatever their options (no `sort -o`, `uniq IN OUT`)."""
 _GIT_READERS = frozenset(
     {"status", "log", "diff", "show", "blame", "rev-parse", "describe", "shortlog",
      "ls-files", "grep", "cat-file", "reflog", "version", "help"}
@@ -157,9 +149,9 @@ _GIT_READERS = frozenset(
 
 def _reads_only(line: CommandLine) -> bool:
     """Every program of the line (wrapped ones included) is one that only reads, named
-    literally, and nothing is written: no redirection to a file, no file a program writes."""
+    literally, and no redirection writes a file."""
     for cmd in line.commands:
-        if any(r.writes_file for r in cmd.redirects) or program_writes(cmd):
+        if any(r.writes_file for r in cmd.redirects):
             return False
         if not cmd.argv:
             continue
@@ -224,20 +216,12 @@ def _system_path(path: str) -> str | None:
     return None
 
 
-def _write_target_reasons(paths: Iterable[str], verb: str) -> list[str]:
-    """Writes into a system folder. Protected and secret names (a shell's start-up file,
-    `.ssh`) are the path rules' (kernel.pathrules), judged by the policy as writes."""
-    reasons = []
-    for path in paths:
-        top = _system_path(path)
-        if top:
-            reasons.append(f"{verb} {path} (inside the system folder {top})")
-    return reasons
-
-
 def _redirect_reasons(cmd: SimpleCommand) -> list[str]:
-    return _write_target_reasons([r.target.text for r in cmd.redirects if r.writes_file],
-                                 "writes to")
+    """Redirections into a system folder (names the path rules protect are judged after the
+    command ran, with what it changed)."""
+    targets = [r.target.text for r in cmd.redirects if r.writes_file]
+    return [f"writes to {path} (inside the system folder {top})"
+            for path in targets if (top := _system_path(path))]
 
 
 _PROBES = ("src", "README.md", "a", "Makefile", "x1")
@@ -297,7 +281,7 @@ def _command_reasons(words: Sequence[Word]) -> list[str]:
     reasons: list[str] = []
     if name == "rm":
         reasons.extend(_rm_reasons(words))
-    if name == "rimraf":  # npm's `rm -r`, which `npx rimraf` fetches and runs
+    if name.partition("@")[0] == "rimraf":  # npm's `rm -r` (`npx rimraf@5`)
         reasons.extend(_rm_reasons([Word("rm"), Word("-r"), *words[1:]]))
     if name in ("shred", "rmdir", "unlink", "truncate"):
         reasons.extend(_cannot_tell(name, words[1:]))
@@ -318,9 +302,9 @@ def _command_reasons(words: Sequence[Word]) -> list[str]:
             reasons.append(f"rsync --delete removes what is not in the source from {target}")
     if name.startswith("mkfs") or name in _DISK_TOOLS:
         reasons.append(f"{name} formats or repartitions a disk")
-    if name == "dd":  # where it writes, if known, is judged with every writer's
-        reasons += [f"dd writes to {w.text[3:]}" for w in words[1:]
-                    if w.text.startswith("of=") and w.kind == EXPANDS]
+    if name == "dd":  # onto a disk or a system file, or somewhere only known when it runs
+        reasons += [f"dd writes to {w.text[3:]}" for w in words[1:] if w.text.startswith("of=")
+                    and (w.kind == EXPANDS or _system_path(w.text[3:]))]
     if name == "shred":
         reasons.append("shred destroys file contents beyond recovery")
     if name == "find":

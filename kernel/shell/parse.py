@@ -176,12 +176,9 @@ class _Context:
                 elif isinstance(item, Exec):
                     inner = SimpleCommand((), tuple(w.text for w in item.words),
                                           "".join(w.kind for w in item.words),
-                                          command.redirects, command.pipeline, item.via,
-                                          elsewhere=item.elsewhere or command.elsewhere)
+                                          command.redirects, command.pipeline, item.via)
                     out.append(inner)
                     out.extend(self.derive(inner, feeder))
-                elif item.elsewhere or command.elsewhere:
-                    out.extend(replace(c, elsewhere=True) for c in self.script(item))
                 else:
                     out.extend(self.script(item))
             return out

@@ -90,9 +90,6 @@ class SimpleCommand:
     """'' for a command written in the line (or in one of its substitutions); otherwise
     what runs it: `sh -c`, `eval`, `nice`, `xargs`, `find -exec`, `a pipe into sh`, …"""
     assignment_kinds: str = ""
-    elsewhere: bool = False
-    """It runs in another folder than the line's, which its relative paths are not in:
-    what `env -C DIR`, `sudo -D DIR`, `uv --directory DIR run`, `pnpm -r exec` run."""
 
     def kind(self, i: int) -> str:
         return self.kinds[i] if i < len(self.kinds) else LITERAL

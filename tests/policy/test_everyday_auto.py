@@ -1,7 +1,7 @@
 """Everyday shell runs without asking in auto mode (issue 29 §3).
 
 Each line goes through what the gate does for a run_command call: the real shell reader,
-classifier, writer table and path policy (`PolicyWorld.decide_command`), then `decide()`.
+classifier and path policy (`PolicyWorld.decide_command`), then `decide()`.
 A policy that asks for `[ -f x ]` or a loop teaches people to click Allow unread; the attack
 tables (tests/security/test_redteam_*.py, tests/shell) keep what must still ask.
 """
@@ -139,10 +139,10 @@ def test_tmp_is_private_only_with_a_sandbox(world: PolicyWorld, line: str) -> No
 @pytest.mark.parametrize("line", ["touch ~/.bashrc", "echo 'alias ls=rm' >> ~/.bashrc",
                                   "ln -sf x ~/.bashrc", "echo x > ~/.gitconfig",
                                   "cat key.pub >> ~/.ssh/authorized_keys"])
-def test_protected_names_in_the_home_still_ask_but_are_not_destructive(
-        world: PolicyWorld, line: str) -> None:
-    """Later commands read the sandbox home's start-up files, git config and `.ssh`: asked,
-    with the path rules' reason (the classifier keeps no list of its own)."""
+def test_start_up_files_in_the_sandbox_home_are_the_sandbox_s_own(world: PolicyWorld,
+                                                                   line: str) -> None:
+    """`~` in a command is the workspace's sandbox home, not the user's (which the sandbox
+    hides): no guess of the write asks; that the real home is never written is shown by the
+    boundary table (tests/security/test_transaction_boundary.py)."""
     decision = world.decide_command(line, Mode.AUTO)
-    assert decision.verdict is Verdict.ASK
-    assert decision.risk.value != "destructive", decision.reason
+    assert decision.verdict is Verdict.ALLOW, decision.reason

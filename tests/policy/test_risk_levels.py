@@ -57,7 +57,7 @@ def test_a_tool_level_follows_its_risk(world: PolicyWorld, spec: ToolSpec,
 @pytest.mark.parametrize("line, mode, words", [
     ("make", Mode.ASK, "Commands need your OK in Ask mode"),
     ("make", Mode.AUTO_EDIT, "Commands need your OK in Auto-edit mode"),
-    ("echo x > a.txt", Mode.ASK, "changes need your OK in Ask mode"),
+    ("echo x > a.txt", Mode.ASK, "Commands need your OK in Ask mode"),
     ("rm -rf ~", Mode.AUTO, "This is a destructive command: recursive delete of ~."),
     ("sudo ls", Mode.AUTO, "runs as another user with sudo"),
     ("curl https://example.com", Mode.AUTO, "This command needs the network"),

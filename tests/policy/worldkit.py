@@ -75,7 +75,7 @@ class PolicyWorld:
     def run_facts(self, command: str, *, sandboxed: bool = True,
                   cwd: str | None = None) -> CallFacts:
         """The facts of a run_command call as the gate finds them: the real shell reader,
-        classifier, writer table and path policy."""
+        classifier and path policy."""
         args = {"command": command, **({"cwd": cwd} if cwd else {})}
         return call_facts(COMMAND, args, self.policy, SandboxState(sandboxed))
 

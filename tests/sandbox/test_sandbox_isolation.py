@@ -76,13 +76,17 @@ def test_reins_own_folders_are_hidden(run_cmd, reins_home: AppPaths) -> None:
     reins_home.settings_file.write_text('{"canary": "SETTINGS-CANARY"}')
     (reins_home.data / "reins.sqlite3").parent.mkdir(parents=True, exist_ok=True)
     (reins_home.data / "reins.sqlite3").write_text("DB-CANARY")
+    settings = reins_home.settings_file
     _outcome, text = run_cmd(
-        f"cat {reins_home.settings_file}; cat {reins_home.data}/reins.sqlite3; "
-        f"ls -A {reins_home.data}; touch {reins_home.config}/x; echo w=$?"
+        f"cat {settings}; cat {reins_home.data}/reins.sqlite3; "
+        f"ls -A {reins_home.data}; touch {reins_home.config}/x; echo w=$?; "
+        f"echo '{{}}' > {settings}; echo '{{}}' | tee {settings}; cp /dev/null {settings}; "
+        f"printf x | dd of={settings}; sed -i s/CANARY/x/ {settings}; ln -sf /tmp {settings}"
     )
     assert "CANARY" not in text
     assert "reins.sqlite3: No such file" in text and "w=1" in text
     assert not (reins_home.config / "x").exists()
+    assert settings.read_text() == '{"canary": "SETTINGS-CANARY"}'
 
 
 def test_git_hooks_and_config_are_read_only(run_cmd, workspace: Path) -> None:

