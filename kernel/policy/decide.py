@@ -85,7 +85,7 @@ class CallFacts:
     command: CommandFacts | None = None
     sandboxed: bool = True
     """Commands run in a sandbox as transactions, whose changes are judged before they reach
-    the workspace (kernel.agent.runtime.SandboxFacts)."""
+    the workspace (kernel.runtime.assemble.SandboxFacts)."""
 
 
 @dataclass(frozen=True)
