@@ -222,6 +222,9 @@ class ToolCallStarted(CallEvent):
     input: Any
     summary: str = ""
     risk: Risk = Risk.READ
+    parent_call_id: str = ""
+    """Set for a call Reins made for another (a step of a composite call, a fallback):
+    that call's id. Views show it under its parent; the model never saw it."""
 
 
 @_event
@@ -241,6 +244,10 @@ class ApprovalRequest(CallEvent):
     """What "always allow" would save, one `{"rule": text, "words": description}` per rule
     (empty when the call cannot be always allowed). Not part of `preview`: each asker shows
     it with `always_text`."""
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    """For a composite call, every step it will take (kernel.policy.composite.StepVerdict
+    .to_json: tool, arguments or where they come from, risk, risk_level, verdict); the
+    preview lists them too."""
 
     def always_text(self) -> str:
         """The rules "always allow" would save, each with its words ('' when none). Entries
@@ -312,6 +319,8 @@ class ToolResultEvent(CallEvent):
     """What the call changed in the workspace, applied as one undoable step: each change as
     `kernel.transaction.changeset.Change.to_json` gives it (a reader decodes them with
     `ChangeSet.from_json`, which refuses a malformed one)."""
+    parent_call_id: str = ""
+    """As the call's `tool_call` event's."""
 
 
 HELD_RULE = "held changes"

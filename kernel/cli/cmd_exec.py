@@ -95,6 +95,9 @@ def exec_command(args: argparse.Namespace, settings: Settings,
                          tool_search_threshold=settings.tool_search_threshold,
                          checkpoint_bytes=settings.checkpoint_bytes)
     try:
+        problem = kernel.declare_tools(settings.tools)
+        if problem:
+            raise UsageError(f"settings.json: {problem}")
         session_id = _prepare_session(kernel.store, args, settings)
         printer = OncePerRequest(
             JsonPrinter(sys.stdout, kernel.store.event_text) if args.json

@@ -176,6 +176,7 @@ class KernelService:
             open_kernel, self.paths, self.settings.exec,
             tool_search_threshold=self.settings.tool_search_threshold,
             checkpoint_bytes=self.settings.checkpoint_bytes)
+        self._declare_tools()
         self._gate_for = gate_factory(app_paths=self.paths, sandbox=self.runtime.sandbox_facts,
                                       channel=self.channel, settings_file=self.settings_file)
         self._settle_dead_runs()
@@ -297,10 +298,21 @@ class KernelService:
         if self._settings_read and (dict(self.settings.raw), self.settings_error) == before:
             return False
         self._settings_read = True
+        self._declare_tools()
         self._forget_agents()
         if self._mcp_started and not self.settings_error and self.settings.mcp_servers != servers:
             self._spawn(self._start_mcp())
         return True
+
+    def _declare_tools(self) -> None:
+        """The settings' composite and fallback tools into the registry; tools the registry
+        refuses stop runs like a settings file that does not load (before the kernel is
+        open there is no registry yet: `serve` declares them once it is)."""
+        if not hasattr(self, "runtime") or self.settings_error:
+            return
+        problem = self.runtime.declare_tools(self.settings.tools)
+        if problem:
+            self.settings_error = f"{self.paths.settings_file}: {problem}"
 
     def _refresh_settings(self) -> None:
         """Read settings.json again; when it changed (a hand edit), tell the UI."""
