@@ -367,7 +367,9 @@ class HumanPrinter:
                 text += "\n  " + visible(event.preview[:400]).replace("\n", "\n  ")
             return text
         if isinstance(event, ApprovalRequest):
-            return one_line(f"? {event.name} needs approval ({event.risk}): {event.reason}")
+            head = one_line(f"? {event.name} needs approval ({event.risk}): {event.reason}")
+            steps = event.preview.splitlines() if event.steps else []
+            return "\n".join([head, *(f"  {one_line(line)}" for line in steps)])
         if isinstance(event, ApprovalDecision):
             if event.decided_by == "policy" and event.decision != "deny":
                 return None

@@ -20,7 +20,12 @@ line and the key or rule. Nothing is skipped. A missing file means the defaults.
            "grace_s": 2, "max_output_mb": 1024, "bwrap": "bwrap", "local_network": false},
   "mcpServers": {"git": {"command": "uvx", "args": ["mcp-server-git"]}},
   "checkpoints": {"max_bytes": 1073741824},
-  "tools": {"composites": {"write_and_run": {"description": "...", "steps": [...]}},
+  "tools": {"composites": {"read_and_grep": {"description": "Read a file, then grep it",
+                                             "steps": [{"tool": "read_file",
+                                                        "args": {"path": "/input/path"}},
+                                                       {"tool": "grep",
+                                                        "args": {"path": "/input/path",
+                                                                 "pattern": "/input/word"}}]}},
             "fallbacks": {"mcp__a__lookup": {"to": "mcp__b__lookup", "on": ["timeout"]}}}
 }
 ```
