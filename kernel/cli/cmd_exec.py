@@ -356,13 +356,16 @@ class HumanPrinter:
             return f"\n> {visible(event.text)}{attached}\n"
         if isinstance(event, ToolCallStarted):
             self._names[event.call_id] = event.name
-            return f"→ {one_line(event.name)} {one_line(event.summary or _short(event.input))}"
+            step = "  ↳ " if event.parent_call_id else ""
+            return (f"{step}→ {one_line(event.name)} "
+                    f"{one_line(event.summary or _short(event.input))}")
         if isinstance(event, ToolResultEvent):
             code = event.error_code if event.error_code not in (None, event.status) else ""
             status = f"{event.status} {code}".strip()
             where = f" · full output: {event.externalized_path}" if event.externalized_path else ""
-            text = one_line(f"← {event.name} {status} ({event.duration_ms:.0f} ms, "
-                            f"{event.output_bytes} B){where}")
+            step = "  ↳ " if event.parent_call_id else ""
+            text = step + one_line(f"← {event.name} {status} ({event.duration_ms:.0f} ms, "
+                                   f"{event.output_bytes} B){where}")
             if event.is_error:
                 text += "\n  " + visible(event.preview[:400]).replace("\n", "\n  ")
             return text

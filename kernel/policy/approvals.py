@@ -193,14 +193,13 @@ class PolicyGate:
                              plan: Sequence[PlannedStep]) -> GateOutcome:
         """Decide a composite call as one (kernel.policy.composite): denied when a step is,
         allowed when every step decided now is, else one approval listing every step.
-        Approved, the steps it asked about are covered with the arguments it showed; a
-        composite that is itself a covered step of another is not asked about again."""
+        Approved, the steps it asked about are covered with the arguments it showed (a
+        step that is a composite itself is decided, and asked about, when it runs)."""
         try:
             steps = [self._step_verdict(step) for step in plan]
         except (ToolError, SettingsError) as exc:
             return _undecided(spec, exc)
         verdict = decide_plan(spec.name, steps)
-        covered = self._covered.pop(call.call_id, None)
         if verdict.verdict is not Verdict.ASK:
             self._emit(ApprovalDecision(
                 self.session_id, call_id=call.call_id,
@@ -213,13 +212,10 @@ class PolicyGate:
                 f"The call to {spec.name!r} was not run: {verdict.reason} (decided by "
                 f"{verdict.decided_by}). None of its steps ran. Do something else, or ask "
                 f"the user to change the permissions."))
-        if covered is not None and covered == args:
-            allowed = True
-        else:
-            async with self._asking:
-                allowed, denied = await self._ask_plan(spec, call, args, verdict, steps)
-            if not allowed:
-                return denied
+        async with self._asking:
+            allowed, denied = await self._ask_plan(spec, call, args, verdict, steps)
+        if not allowed:
+            return denied
         for step in plan:
             if step.known and step.index in verdict.asked:
                 self._covered[step.call.call_id] = step.call.input

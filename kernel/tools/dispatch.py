@@ -580,11 +580,12 @@ class Dispatcher:
             return error_result(call.call_id, code, message, duration_ms=elapsed())
         self._executing.add(call.call_id)
         if entry.composite is not None:
-            return await self._run_steps(call, spec, entry.composite, args, started)
-        kwargs = dict(args)
-        if entry.context_param is not None:
-            kwargs[entry.context_param] = self._context(spec, call, args, outcome)
-        result = await self._execute(call, entry, kwargs, started)
+            result = await self._run_steps(call, spec, entry.composite, args, started)
+        else:
+            kwargs = dict(args)
+            if entry.context_param is not None:
+                kwargs[entry.context_param] = self._context(spec, call, args, outcome)
+            result = await self._execute(call, entry, kwargs, started)
         fallback = self.registry.fallback(spec.name)
         if fallback is None or result.error_code not in fallback.on:
             return result

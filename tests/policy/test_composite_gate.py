@@ -208,3 +208,26 @@ def test_a_fallback_is_taken_on_its_declared_codes_only(
     assert '{"found": "X"}' in result.text
     decisions = [e for e in kit.of_type("approval_decision") if isinstance(e, ApprovalDecision)]
     assert {e.call_id for e in decisions} == {"toolu_5", "toolu_5-fallback"}
+
+
+def test_a_composite_step_of_a_composite_is_asked_about_when_it_runs(
+        workspace: Path, reins_home: AppPaths) -> None:
+    tools = {"composites": {**WRITE_AND_RUN["composites"], "twice": {
+        "description": "Write and run, then read the file back.",
+        "input_schema": WRITE_AND_RUN["composites"]["write_and_run"]["input_schema"],
+        "steps": [{"tool": "write_and_run", "args": {"path": "/input/path",
+                                                     "content": "/input/content",
+                                                     "command": "/input/command"}},
+                  {"tool": "read_file", "args": {"path": "/input/path"}}]}}}
+    channel = Recorder()
+    kit, observer = _kit(workspace, reins_home, channel=channel, tools=tools)
+    entry = kit.registry.entry("twice")
+    assert entry is not None and entry.spec.risk is Risk.EXECUTE
+    result = _dispatch(kit, ToolCall("toolu_6", "twice", dict(CALL.input)))
+    assert not result.is_error, result.text
+    assert [r.call_id for r in channel.asked] == ["toolu_6-step1"]
+    assert [s["tool"] for s in channel.asked[0].steps] == ["write_file", "run_command"]
+    assert [c for c, _ in observer.started] == [
+        "toolu_6", "toolu_6-step1", "toolu_6-step1-step1", "toolu_6-step1-step2",
+        "toolu_6-step2"]
+    assert (workspace / "ran").exists() and "--- step 2 read_file (ok)" in result.text
