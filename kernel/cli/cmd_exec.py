@@ -187,6 +187,11 @@ async def _exec(kernel: Kernel, args: argparse.Namespace, settings: Settings, se
                 return EXIT_ERROR
         manager = await _start_mcp(kernel, settings, session_id, Path(info.workspace),
                                    args.approve, printer, agent)
+        for key, problem in kernel.registry.problems().items():
+            unused = ErrorEvent(session_id, "tools_declaration", (
+                f"settings.json tools/{key} is not in force in this run: {problem}"))
+            kernel.store.append_event(unused)
+            printer(unused)
         prompt = args.prompt
         if args.mcp_prompt is not None:
             from kernel.mcp.headless import server_prompt

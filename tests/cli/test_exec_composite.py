@@ -66,3 +66,14 @@ def test_the_terminal_prompt_lists_the_steps_and_a_bad_declaration_stops(cli: Cl
     done = cli.run("exec", "--mode", "ask", "anything")
     assert done.returncode == 2 and "'looping' contains itself" in done.stderr
     assert f"{cli.paths.settings_file}:" in done.stderr
+
+
+def test_a_declaration_not_in_force_is_said_before_the_run(cli: Cli) -> None:
+    _settings(cli, {"fallbacks": {"mcp__gone__find": {"to": "grep", "on": ["timeout"]}}})
+    cli.server.add(reply("Nothing to do."))
+    done = cli.run("exec", "--json", "--mode", "auto", "hello")
+    assert done.returncode == 0, done.stderr
+    [error] = [e for e in events(done.stdout) if e["type"] == "error"]
+    assert error["code"] == "tools_declaration"
+    assert error["message"] == ("settings.json tools/fallbacks/mcp__gone__find is not in force "
+                                "in this run: waits for ['mcp__gone__find'] to be registered")
