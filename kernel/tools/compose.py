@@ -164,7 +164,7 @@ def parse_pointer(text: str) -> Source:
 
 
 @dataclass(frozen=True)
-class Step:
+class CompositeStep:
     tool: str
     args: Mapping[str, Source] = field(default_factory=dict)
     const: Mapping[str, Any] = field(default_factory=dict)
@@ -193,7 +193,7 @@ class Composite:
     name: str
     description: str
     input_schema: Mapping[str, Any]
-    steps: tuple[Step, ...]
+    steps: tuple[CompositeStep, ...]
 
 
 @dataclass(frozen=True)
@@ -239,7 +239,7 @@ def parse_declarations(raw: Mapping[str, Any]) -> Declarations:
             if both:
                 raise DeclarationError(("composites", name, "steps", i, "const"),
                                        f"{both} given both in args and in const")
-            steps.append(Step(step["tool"], sources, const))
+            steps.append(CompositeStep(step["tool"], sources, const))
         composites.append(Composite(name, entry["description"],
                                     entry.get("input_schema", _OPEN_SCHEMA), tuple(steps)))
     fallbacks = [Fallback(tool, entry["to"], frozenset(ErrorCode(c) for c in entry["on"]))
