@@ -224,6 +224,9 @@ class ToolCallStarted(CallEvent):
     input: Any
     summary: str = ""
     risk: Risk = Risk.READ
+    parent_call_id: str = ""
+    """Set for a call Reins made for another (a step of a composite call, a fallback):
+    that call's id. Views show it under its parent; the model never saw it."""
 
 
 @_event
@@ -266,6 +269,10 @@ class ApprovalRequest(CallEvent):
         held changes keeps or discards them)."""
         words = HELD_CHOICE_WORDS if self.rule == HELD_RULE else CHOICE_WORDS
         return words.get(choice, CHOICE_WORDS[choice])
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    """For a composite call, every step it will take (kernel.policy.composite.StepVerdict
+    .to_json: tool, arguments or where they come from, risk, risk_level, verdict); the
+    preview lists them too."""
 
     def always_text(self) -> str:
         """The rules "always allow" would save, each with its words ('' when none). Entries
@@ -337,6 +344,8 @@ class ToolResultEvent(CallEvent):
     """What the call changed in the workspace, applied as one undoable step: each change as
     `kernel.transaction.changeset.Change.to_json` gives it (a reader decodes them with
     `ChangeSet.from_json`, which refuses a malformed one)."""
+    parent_call_id: str = ""
+    """As the call's `tool_call` event's."""
 
 
 HELD_RULE = "held changes"

@@ -5,7 +5,9 @@
     model.apply_many(events)
     model.flush()                 # insert/signal now instead of at the next batch tick
 
-Rows are only ever appended (one per call id, in the order calls were first seen). New rows
+Rows are never removed; one per call id, in the order calls were first seen, except that a
+call Reins made for another (a step of a composite call, a fallback: `parent_call_id`) is
+placed after its parent's earlier children, its Tool cell indented under it. New rows
 are inserted in batches: events are folded into their records at once, and the rows they add
 are inserted together every `batch_ms` (default 75 ms) with one beginInsertRows. Updates to
 rows already shown emit `dataChanged` for exactly those rows (contiguous runs merged), at the
@@ -199,18 +201,61 @@ class TimelineModel(QAbstractTableModel):
     def flush(self) -> None:
         """Insert the rows waiting for the batch tick and signal the changed ones, now."""
         self._batch.stop()
-        if self._pending:
-            first = len(self._order)
-            self.beginInsertRows(QModelIndex(), first, first + len(self._pending) - 1)
-            for offset, call_id in enumerate(self._pending):
-                self._row[call_id] = first + offset
-            self._order.extend(self._pending)
-            self._pending = []
+        dirty = {self._order[row] for row in self._dirty}
+        self._dirty = set()
+        tail: list[str] = []
+        for call_id in self._pending:
+            at = self._place(call_id, tail)
+            if at == len(self._order) + len(tail):
+                tail.append(call_id)
+                continue
+            self._append(tail)
+            tail = []
+            self.beginInsertRows(QModelIndex(), at, at)
+            self._order.insert(at, call_id)
+            self._row = {c: i for i, c in enumerate(self._order)}
             self.endInsertRows()
-        if self._dirty:
-            rows = sorted(self._dirty)
-            self._dirty = set()
-            self._signal_rows(rows, Column.STATUS, Column.ACTION)
+        self._append(tail)
+        self._pending = []
+        if dirty:
+            self._signal_rows(sorted(self._row[c] for c in dirty), Column.STATUS, Column.ACTION)
+
+    def _append(self, call_ids: list[str]) -> None:
+        if not call_ids:
+            return
+        first = len(self._order)
+        self.beginInsertRows(QModelIndex(), first, first + len(call_ids) - 1)
+        for offset, call_id in enumerate(call_ids):
+            self._row[call_id] = first + offset
+        self._order.extend(call_ids)
+        self.endInsertRows()
+
+    def _place(self, call_id: str, tail: list[str]) -> int:
+        """Where a new row goes: after its parent and the parent's earlier descendants (the
+        rows being appended, `tail`, count after the shown ones); at the end otherwise."""
+        end = len(self._order) + len(tail)
+        parent = self._records[call_id].parent_call_id
+        if not parent:
+            return end
+        at = self._row.get(parent)
+        if at is None:
+            if parent not in tail:
+                return end
+            at = len(self._order) + tail.index(parent)
+        at += 1
+        while at < end and parent in self._ancestors(
+                self._order[at] if at < len(self._order) else tail[at - len(self._order)]):
+            at += 1
+        return at
+
+    def _ancestors(self, call_id: str) -> list[str]:
+        """The calls this one was made for, nearest first."""
+        out: list[str] = []
+        record = self._records.get(call_id)
+        while record is not None and record.parent_call_id and len(out) < 16:
+            out.append(record.parent_call_id)
+            record = self._records.get(record.parent_call_id)
+        return out
 
     def clear(self) -> None:
         """Forget every call (for a session switch)."""
@@ -293,7 +338,8 @@ class TimelineModel(QAbstractTableModel):
             words = status_words(record)
             return f"{words} · undone" if record.undo == "undone" else words
         if column is Column.TOOL:
-            return record.shown_name
+            depth = len(self._ancestors(record.call_id))
+            return f"{'    ' * (depth - 1)}  ↳ {record.shown_name}" if depth else record.shown_name
         if column is Column.ARGUMENTS:
             return record.shown_summary
         if column is Column.DURATION:

@@ -173,6 +173,9 @@ class CallRecord:
     changes_error: str = ""
     """Why the result's change set could not be read (then `changes` is empty)."""
     undo: UndoState = "none"
+    parent_call_id: str = ""
+    """The call this one was made for (a step of a composite call, a fallback): the
+    timeline shows it under that call."""
 
     @property
     def undoable(self) -> bool:
@@ -268,6 +271,7 @@ def advance(record: CallRecord | None, event: Event, now: float) -> CallRecord |
             risk=event.risk,
             status=Status.of(event.status),
             queued_at=now,
+            parent_call_id=event.parent_call_id,
         )
     if isinstance(event, ApprovalRequest):
         base = record or CallRecord(

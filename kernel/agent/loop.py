@@ -1147,7 +1147,8 @@ class _Run:
         self._reported_calls.add(str(call.call_id))
         self.emit(ToolCallStarted(
             self.session_id, call_id=str(call.call_id), name=str(call.name), input=call.input,
-            summary=_summary(spec, call.input), risk=spec.shown_risk if spec else Risk.READ))
+            summary=_summary(spec, call.input), risk=spec.shown_risk if spec else Risk.READ,
+            parent_call_id=call.parent_id))
 
     def _report_result(self, call: ToolCall, result: ToolResult) -> None:
         if result.call_id in self._reported_results:
@@ -1160,7 +1161,8 @@ class _Run:
             duration_ms=round(result.duration_ms, 3), output_bytes=result.output_bytes,
             externalized_path=result.externalized_path,
             preview=result.text[:RESULT_PREVIEW_CHARS],
-            changes=[c.to_json() for c in result.changes] if result.changes else []))
+            changes=[c.to_json() for c in result.changes] if result.changes else [],
+            parent_call_id=call.parent_id))
 
     def _replay_repeats(self) -> None:
         for message in self.history:

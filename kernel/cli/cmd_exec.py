@@ -96,6 +96,9 @@ def exec_command(args: argparse.Namespace, settings: Settings,
                          tool_search_threshold=settings.tool_search_threshold,
                          checkpoint_bytes=settings.checkpoint_bytes)
     try:
+        problem = kernel.declare_tools(settings.tools)
+        if problem:
+            raise UsageError(f"settings.json: {problem}")
         session_id = _prepare_session(kernel.store, args, settings)
         printer = OncePerRequest(
             JsonPrinter(sys.stdout, kernel.store.event_text) if args.json
@@ -185,6 +188,11 @@ async def _exec(kernel: Kernel, args: argparse.Namespace, settings: Settings, se
                 return EXIT_ERROR
         manager = await _start_mcp(kernel, settings, session_id, Path(info.workspace),
                                    args.approve, printer, agent)
+        for key, problem in kernel.registry.problems().items():
+            unused = ErrorEvent(session_id, "tools_declaration", (
+                f"settings.json tools/{key} is not in force in this run: {problem}"))
+            kernel.store.append_event(unused)
+            printer(unused)
         prompt = args.prompt
         if args.mcp_prompt is not None:
             from kernel.mcp.headless import server_prompt
@@ -354,18 +362,23 @@ class HumanPrinter:
             return f"\n> {visible(event.text)}{attached}\n"
         if isinstance(event, ToolCallStarted):
             self._names[event.call_id] = event.name
-            return f"→ {one_line(event.name)} {one_line(event.summary or _short(event.input))}"
+            step = "  ↳ " if event.parent_call_id else ""
+            return (f"{step}→ {one_line(event.name)} "
+                    f"{one_line(event.summary or _short(event.input))}")
         if isinstance(event, ToolResultEvent):
             code = event.error_code if event.error_code not in (None, event.status) else ""
             status = f"{event.status} {code}".strip()
             where = f" · full output: {event.externalized_path}" if event.externalized_path else ""
-            text = one_line(f"← {event.name} {status} ({event.duration_ms:.0f} ms, "
-                            f"{event.output_bytes} B){where}")
+            step = "  ↳ " if event.parent_call_id else ""
+            text = step + one_line(f"← {event.name} {status} ({event.duration_ms:.0f} ms, "
+                                   f"{event.output_bytes} B){where}")
             if event.is_error:
                 text += "\n  " + visible(event.preview[:400]).replace("\n", "\n  ")
             return text
         if isinstance(event, ApprovalRequest):
-            return one_line(f"? {event.name} needs approval ({event.risk}): {event.reason}")
+            head = one_line(f"? {event.name} needs approval ({event.risk}): {event.reason}")
+            steps = event.preview.splitlines() if event.steps else []
+            return "\n".join([head, *(f"  {one_line(line)}" for line in steps)])
         if isinstance(event, ApprovalDecision):
             if event.decided_by == "policy" and event.decision != "deny":
                 return None

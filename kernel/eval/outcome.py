@@ -118,6 +118,8 @@ def outcome_from_lines(lines: Iterable[str], *, exit_code: int, seconds: float,
         except (ValueError, EventDecodeError) as exc:
             problem = problem or f"unreadable event line ({exc}): {line[:200]}"
             continue
+        if isinstance(event, ToolCallStarted | ToolResultEvent) and event.parent_call_id:
+            continue  # a step or fallback Reins made for a call: not the model's choice
         if isinstance(event, ToolCallStarted):
             calls[event.call_id] = ExecCall(event.name, event.input, id=event.call_id)
             order.append(event.call_id)

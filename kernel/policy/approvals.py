@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -44,7 +44,17 @@ from kernel.mcp.grants import GrantFingerprints
 from kernel.paths import AppPaths
 from kernel.policy.channels import Answer, ApprovalChannel, ChannelUnavailable
 from kernel.policy.choices import HELD_CHOICES, offered
-from kernel.policy.decide import CallFacts, Decision, Grant, Mode, Session, Verdict, decide
+from kernel.policy.composite import PlanDecision, StepVerdict, decide_plan, plan_preview
+from kernel.policy.decide import (
+    CallFacts,
+    Decision,
+    Grant,
+    Mode,
+    Session,
+    Verdict,
+    decide,
+    risk_level,
+)
 from kernel.policy.facts import SandboxState, call_facts
 from kernel.policy.gate_context import GateContext
 from kernel.policy.grants import describe, encode_rules, grant_rules, session_grants
@@ -56,7 +66,7 @@ from kernel.policy.settings import (
     add_rule,
     remove_rule,
 )
-from kernel.tools.dispatch import GateOutcome
+from kernel.tools.dispatch import GateOutcome, PlannedStep
 from kernel.tools.pathpolicy import PathPolicy
 from kernel.tools.spec import ErrorCode, Review, Risk, ToolCall, ToolError, ToolSpec
 
@@ -103,6 +113,9 @@ class PolicyGate:
         self._requests = asked.requests
         self._decisions = asked.decisions
         self._interrupted = set(asked.allowed)
+        self._covered: dict[str, Mapping[str, Any]] = {}
+        """Steps of composite calls the user approved, by call id, with the arguments the
+        approval showed: such a step that the rules ask about runs without a second ask."""
         self._asking = asyncio.Lock()
 
     # -- grants ----------------------------------------------------------------------------
@@ -152,13 +165,18 @@ class PolicyGate:
                         args: Mapping[str, Any]) -> GateOutcome:
         try:
             decision, facts = self.decide(spec, args)
-        except ToolError as exc:
-            return GateOutcome(False, exc.code, f"{exc.message}\n{exc.hint}".strip())
-        except SettingsError as exc:
-            return GateOutcome(False, ErrorCode.PERMISSION_DENIED, (
-                f"The call to {spec.name!r} was not run: the permission settings changed and "
-                f"cannot be loaded ({exc}). Tell the user to fix settings.json."))
+        except (ToolError, SettingsError) as exc:
+            return _undecided(spec, exc)
         decision = self._unless_interrupted(spec, call, decision)
+        covered = self._covered.pop(call.call_id, None)
+        if (decision.verdict is Verdict.ASK and covered is not None and covered == args
+                and decision.decided_by != INTERRUPTED_RULE):
+            self._emit(ApprovalDecision(
+                self.session_id, call_id=call.call_id, decision="allow_once",
+                decided_by=COMPOSITE_APPROVAL, scope="once", rule=decision.decided_by,
+                message=f"approved with its composite call {call.parent_id}",
+                network=decision.network, decided_at=self.clock()))
+            return self._allowed(decision, facts, user_approved=True)
         if decision.verdict is Verdict.ALLOW:
             self._record_policy(call, decision)
             return self._allowed(decision, facts, user_approved=False)
@@ -171,6 +189,108 @@ class PolicyGate:
                 f"change the permissions."))
         async with self._asking:
             return await self._ask(spec, call, args, decision, facts)
+
+    async def authorize_plan(self, spec: ToolSpec, call: ToolCall, args: Mapping[str, Any],
+                             plan: Sequence[PlannedStep]) -> GateOutcome:
+        """Decide a composite call as one (kernel.policy.composite): denied when a step is,
+        allowed when every step decided now is, else one approval listing every step.
+        Approved, the steps it asked about are covered with the arguments it showed (a
+        step that is a composite itself is decided, and asked about, when it runs)."""
+        try:
+            steps = [self._step_verdict(step) for step in plan]
+        except (ToolError, SettingsError) as exc:
+            return _undecided(spec, exc)
+        verdict = decide_plan(spec.name, steps)
+        if verdict.verdict is not Verdict.ASK:
+            self._emit(ApprovalDecision(
+                self.session_id, call_id=call.call_id,
+                decision="allow" if verdict.verdict is Verdict.ALLOW else "deny",
+                decided_by="policy", scope="call", rule=verdict.decided_by,
+                message=verdict.reason, decided_at=self.clock()))
+            if verdict.verdict is Verdict.ALLOW:
+                return GateOutcome(True)
+            return GateOutcome(False, verdict.error_code or ErrorCode.PERMISSION_DENIED, (
+                f"The call to {spec.name!r} was not run: {verdict.reason} (decided by "
+                f"{verdict.decided_by}). None of its steps ran. Do something else, or ask "
+                f"the user to change the permissions."))
+        async with self._asking:
+            allowed, denied = await self._ask_plan(spec, call, args, verdict, steps)
+        if not allowed:
+            return denied
+        for step in plan:
+            if step.known and step.index in verdict.asked:
+                self._covered[step.call.call_id] = step.call.input
+        return GateOutcome(True, user_approved=True)
+
+    def _step_verdict(self, step: PlannedStep) -> StepVerdict:
+        """One step of a composite as its approval shows it, decided now when its
+        arguments are known and it is not a composite itself."""
+        index, spec = step.index, step.spec
+        if spec is None or not step.known or spec.origin == "composite":
+            risk = spec.risk if spec is not None else Risk.READ
+            level = risk_level(spec, None) if spec is not None else "ordinary"
+            return StepVerdict(index, step.call.name, risk, level, None,
+                               dict(step.call.input) if step.known else None, dict(step.shown))
+        decision, facts = self.decide(spec, step.call.input)
+        preview = build_preview(spec, step.call.input, policy=self.path_policy,
+                                paths=facts.paths, sandbox=self.sandbox.describe(),
+                                network=decision.network,
+                                local_network=self.settings.exec.local_network
+                                ) if decision.verdict is Verdict.ASK else ""
+        return StepVerdict(index, spec.name, decision.risk, decision.level, decision,
+                           dict(step.call.input), dict(step.shown), preview)
+
+    async def _ask_plan(self, spec: ToolSpec, call: ToolCall, args: Mapping[str, Any],
+                        verdict: PlanDecision, steps: Sequence[StepVerdict]
+                        ) -> tuple[bool, GateOutcome]:
+        """Ask once about a composite call (a request already answered in this session's
+        history is not asked again): allowed once, or denied. Its rules cannot be saved
+        as grants (a rule names one tool)."""
+        destructive = verdict.risk is Risk.DESTRUCTIVE
+        earlier = self._decisions.get(call.call_id)
+        if earlier is None:
+            request = self._requests.get(call.call_id)
+            if request is None:
+                request = ApprovalRequest(
+                    self.session_id, call_id=call.call_id, name=spec.name, input=dict(args),
+                    risk=verdict.risk, reason=verdict.reason, preview=plan_preview(steps),
+                    rule=verdict.decided_by, can_always=False, risk_level=verdict.level,
+                    steps=[s.to_json() for s in steps], choices=["allow_once", "deny"])
+                self._emit(request)
+                self._requests[call.call_id] = request
+            else:
+                self._report(request)
+            if self.channel is None:
+                return False, self._unavailable(spec, call, "no approval channel is connected "
+                                                "(not a terminal, and no --approve given)")
+            try:
+                answer = await self.channel.ask(request, destructive=destructive)
+            except ChannelUnavailable as exc:
+                return False, self._unavailable(spec, call, str(exc))
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                return False, self._unavailable(spec, call, f"the channel failed: "
+                                                f"{type(exc).__name__}: {exc}")
+            keep = allows(answer.choice) and (answer.confirmed or not destructive)
+            message = answer.message
+            if allows(answer.choice) and not keep:
+                message = "a destructive call needs a second confirmation"
+            elif keep and answer.choice != "allow_once":
+                message = "allowed once: a composite call cannot be granted beyond this call"
+            earlier = ApprovalDecision(
+                self.session_id, call_id=call.call_id,
+                decision="allow_once" if keep else "deny",
+                decided_by=self.channel.name, scope="once" if keep else "call",
+                message=message, decided_at=self.clock())
+            self._emit(earlier)
+            self._decisions[call.call_id] = earlier
+        if allows(earlier.decision):
+            return True, GateOutcome(True, user_approved=True)
+        said = f" The user said: {earlier.message}" if earlier.message else ""
+        return False, GateOutcome(False, ErrorCode.APPROVAL_DENIED, (
+            f"The user denied the call to {spec.name!r} ({verdict.reason}); none of its "
+            f"steps ran.{said} Do not retry the same call; adapt, or ask the user."))
 
     async def review(self, spec: ToolSpec, call: ToolCall, args: Mapping[str, Any],
                      held: Review) -> bool:
@@ -361,6 +481,9 @@ class PolicyGate:
 
 REVIEW_UNOFFERED = ("Run and review was not offered for this call (it uses the network, or "
                     "commands do not run as transactions here): not run")
+
+COMPOSITE_APPROVAL = "composite"
+"""Who decided a step of a composite call that the user approved with that call."""
 INTERRUPTED_RULE = "interrupted call"
 INTERRUPTED_REASON = (
     "it was allowed and started before Reins stopped (the kernel ended while it ran), so it "
@@ -426,6 +549,16 @@ def gate_factory(*, app_paths: AppPaths, sandbox: SandboxState,
             history=ctx.history)
 
     return build
+
+
+def _undecided(spec: ToolSpec, exc: ToolError | SettingsError) -> GateOutcome:
+    """A call the policy could not decide: a ToolError's own refusal (a command that cannot
+    be read), or settings that no longer load."""
+    if isinstance(exc, ToolError):
+        return GateOutcome(False, exc.code, f"{exc.message}\n{exc.hint}".strip())
+    return GateOutcome(False, ErrorCode.PERMISSION_DENIED, (
+        f"The call to {spec.name!r} was not run: the permission settings changed and cannot "
+        f"be loaded ({exc}). Tell the user to fix settings.json."))
 
 
 def _shown(spec: ToolSpec, decision: Decision) -> Risk:

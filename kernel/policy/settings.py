@@ -19,9 +19,21 @@ line and the key or rule. Nothing is skipped. A missing file means the defaults.
            "limits": {"memory_mb": 4096, "file_size_mb": 1024, "processes": 512, "cpu_s": 600},
            "grace_s": 2, "max_output_mb": 1024, "bwrap": "bwrap", "local_network": false},
   "mcpServers": {"git": {"command": "uvx", "args": ["mcp-server-git"]}},
-  "checkpoints": {"max_bytes": 1073741824}
+  "checkpoints": {"max_bytes": 1073741824},
+  "tools": {"composites": {"read_and_grep": {"description": "Read a file, then grep it",
+                                             "steps": [{"tool": "read_file",
+                                                        "args": {"path": "/input/path"}},
+                                                       {"tool": "grep",
+                                                        "args": {"path": "/input/path",
+                                                                 "pattern": "/input/word"}}]}},
+            "fallbacks": {"mcp__a__lookup": {"to": "mcp__b__lookup", "on": ["timeout"]}}}
 }
 ```
+
+`tools` declares composite and fallback tools (kernel.tools.compose owns its schema); what
+their names show is checked here, with the line (a step naming no tool, a composite
+containing itself); what the tools' schemas show is checked by the registry the kernel
+declares them in.
 
 Writes go through `update_settings` (under a file lock: re-read, change, validate, replace
 the file atomically) or its helpers: `change_settings` (the app's changes, by key path,
@@ -47,7 +59,7 @@ from kernel.mcp.config import MCP_SERVERS_SCHEMA, McpConfigError, parse_server
 from kernel.modes import Mode
 from kernel.paths import AppPaths
 from kernel.policy.jsonpos import line_of
-from kernel.policy.rules import RuleError, parse_rule, parse_setting_rule
+from kernel.policy.rules import BUILTIN_TOOLS, RuleError, parse_rule, parse_setting_rule
 from kernel.policy.ruleset import RuleSet
 from kernel.sandbox.limits import MiB, ResourceLimits
 from kernel.sandbox.settings import DEFAULT_GRACE_S, DEFAULT_MAX_OUTPUT, ExecSettings
@@ -58,6 +70,13 @@ from kernel.setting_records import (
     RuleList,
     SettingChange,
     SettingsProblem,
+)
+from kernel.tools.compose import (
+    TOOLS_SCHEMA,
+    DeclarationError,
+    Declarations,
+    check_declarations,
+    parse_declarations,
 )
 from kernel.tools.quickschema import compile_check
 
@@ -135,6 +154,7 @@ SETTINGS_SCHEMA: Mapping[str, Any] = {
             "additionalProperties": False,
             "properties": {"max_bytes": {"type": "integer", "minimum": 0}},
         },
+        "tools": TOOLS_SCHEMA,
     },
 }
 """The schema of settings.json. `mcpServers` is owned by kernel.mcp.config."""
@@ -195,6 +215,8 @@ class Settings:
     checkpoint_bytes: int = DEFAULT_CHECKPOINT_BYTES
     """`checkpoints.max_bytes`: how many bytes of earlier file contents are kept for undo;
     beyond it the oldest steps drop theirs (kernel.transaction.checkpoints). 0: none."""
+    tools: Declarations = field(default_factory=Declarations)
+    """The declared composite and fallback tools (kernel.tools.compose)."""
     raw: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -243,6 +265,7 @@ def parse_settings(text: str, source: str = "settings.json") -> Settings:
                                     f"permissions/{name}/{i}: {exc}",
                                     ("permissions", name, str(i))) from exc
         lists[name] = RuleSet(rules)
+    tools = _declarations(text, source, data.get("tools", {}))
     return Settings(
         model=data.get("model"),
         base_url=data.get("base_url"),
@@ -254,8 +277,25 @@ def parse_settings(text: str, source: str = "settings.json") -> Settings:
         tool_search_threshold=data.get("tool_search_threshold", DEFAULT_TOOL_SEARCH_THRESHOLD),
         checkpoint_bytes=data.get("checkpoints", {}).get("max_bytes",
                                                         DEFAULT_CHECKPOINT_BYTES),
+        tools=tools,
         raw=data,
     )
+
+
+def _declarations(text: str, source: str, raw: Mapping[str, Any]) -> Declarations:
+    """The `tools` section, or SettingsError at the line of its first problem."""
+    try:
+        declarations = parse_declarations(raw)
+        problems = check_declarations(declarations, BUILTIN_TOOLS.__contains__)
+    except DeclarationError as exc:
+        problems = [exc]
+    if problems:
+        first = problems[0]
+        path = ["tools", *first.path]
+        more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
+        raise SettingsError(source, line_of(text, path), f"tools/{first}{more}",
+                            tuple(str(p) for p in path))
+    return declarations
 
 
 def _exec_settings(ex: Mapping[str, Any]) -> ExecSettings:

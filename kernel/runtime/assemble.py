@@ -27,8 +27,9 @@ from kernel.sandbox.settings import ExecSettings
 from kernel.setting_records import DEFAULT_CHECKPOINT_BYTES
 from kernel.tools.builtin import builtin_tools
 from kernel.tools.builtin.command import make_run_command
+from kernel.tools.compose import Declarations
 from kernel.tools.find_tools import DEFAULT_THRESHOLD, make_find_tools
-from kernel.tools.registry import ToolRegistry
+from kernel.tools.registry import RegistrationError, ToolRegistry
 from kernel.transaction.checkpoints import Checkpoints
 from kernel.transaction.orphans import recover_orphans
 
@@ -78,6 +79,15 @@ class Kernel:
                      protected_links=self.executor.protected_links,
                      checkpoints=self.checkpoints,
                      tool_search_threshold=self.tool_search_threshold)
+
+    def declare_tools(self, declarations: Declarations) -> str:
+        """Hold settings.json's composite and fallback tools in the registry: '' when done,
+        else what is wrong (nothing is declared then)."""
+        try:
+            self.registry.declare(declarations)
+        except RegistrationError as exc:
+            return str(exc)
+        return ""
 
     @property
     def sandbox_facts(self) -> SandboxFacts:

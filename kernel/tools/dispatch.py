@@ -61,6 +61,14 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from kernel.paths import UnsafeIdentifier, check_call_id
+from kernel.tools.compose import (
+    Composite,
+    StepArgsError,
+    StepRun,
+    child_id,
+    composite_summary,
+    fallback_summary,
+)
 from kernel.tools.externalize import OutputStore, encode_text
 from kernel.tools.pathpolicy import PathPolicy
 from kernel.tools.registry import RegisteredTool, ToolRegistry
@@ -119,6 +127,33 @@ class Reviewer(Protocol):
 
     async def review(self, spec: ToolSpec, call: ToolCall, args: Mapping[str, Any],
                      held: Review) -> bool: ...
+
+
+@dataclass(frozen=True)
+class PlannedStep:
+    """One step of a composite call as its approval shows it, before anything runs."""
+
+    index: int
+    """Its place in the pipeline, from 0."""
+    call: ToolCall
+    """The step's call (its id, tool and parent); its input is the arguments when `known`,
+    else {}."""
+    spec: ToolSpec | None
+    """The step's tool (None: not registered any more; the step then fails as unknown)."""
+    known: bool
+    """Its arguments come from the composite call's input and constants only, so they are
+    known (and shown) before the first step runs."""
+    shown: Mapping[str, str]
+    """Where each argument comes from (`path ← /input/path`, or a constant)."""
+
+
+@runtime_checkable
+class PlanGate(Protocol):
+    """A gate that can decide a composite call as one: every step's verdict, one approval
+    listing every step. A gate without it refuses composites (fail closed)."""
+
+    async def authorize_plan(self, spec: ToolSpec, call: ToolCall, args: Mapping[str, Any],
+                             plan: Sequence[PlannedStep]) -> GateOutcome: ...
 
 
 class AllowAll:
@@ -453,7 +488,7 @@ class Dispatcher:
     def _stopped_result(self, call: ToolCall, started: float) -> ToolResult:
         entry = self.registry.entry(call.name) if isinstance(call.name, str) else None
         if (call.call_id in self._executing and entry is not None and not entry.is_async
-                and entry.context_param is None):
+                and entry.context_param is None and entry.composite is None):
             what = (
                 f"The user stopped the call to {call.name!r} while it was running; Reins "
                 f"stopped waiting for it, but it may still finish in the background, so "
@@ -534,7 +569,11 @@ class Dispatcher:
                 describe_validation_errors(spec.name, errors),
                 duration_ms=elapsed(),
             )
-        outcome = await self._authorize(spec, call, args)
+        if entry.composite is not None:
+            plan = self._plan(call, entry.composite, args)
+            outcome = await self._authorize(spec, call, args, plan)
+        else:
+            outcome = await self._authorize(spec, call, args)
         if not outcome.allowed:
             code = outcome.error_code or ErrorCode.PERMISSION_DENIED
             message = outcome.message or (
@@ -542,11 +581,70 @@ class Dispatcher:
                 f"Do something else, or ask the user to allow it."
             )
             return error_result(call.call_id, code, message, duration_ms=elapsed())
-        kwargs = dict(args)
-        if entry.context_param is not None:
-            kwargs[entry.context_param] = self._context(spec, call, args, outcome)
         self._executing.add(call.call_id)
-        return await self._execute(call, entry, kwargs, started)
+        if entry.composite is not None:
+            result = await self._run_steps(call, spec, entry.composite, args, started)
+        else:
+            kwargs = dict(args)
+            if entry.context_param is not None:
+                kwargs[entry.context_param] = self._context(spec, call, args, outcome)
+            result = await self._execute(call, entry, kwargs, started)
+        fallback = self.registry.fallback(spec.name)
+        if fallback is None or result.error_code not in fallback.on:
+            return result
+        child = ToolCall(child_id(call.call_id, "fallback"), fallback.to, args, call.call_id)
+        taken = await self.dispatch(child)
+        text = fallback_summary(spec.name, str(result.error_code), result.text, fallback.to,
+                                taken.text)
+        return self._limited(call, spec, text, taken.is_error, taken.error_code, started)
+
+    def _plan(self, call: ToolCall, composite: Composite, args: Mapping[str, Any]
+              ) -> list[PlannedStep]:
+        """The steps of a composite call as they will be asked about: each one's call, tool
+        and, when its arguments do not wait for an earlier step, those arguments."""
+        plan = []
+        for i, step in enumerate(composite.steps):
+            known = not step.needs_results
+            try:
+                step_args = step.arguments(args, ()) if known else {}
+            except StepArgsError:
+                known, step_args = False, {}
+            plan.append(PlannedStep(
+                i, ToolCall(child_id(call.call_id, f"step{i + 1}"), step.tool, step_args,
+                         call.call_id),
+                self.registry.get(step.tool), known, step.shown()))
+        return plan
+
+    async def _run_steps(self, call: ToolCall, spec: ToolSpec, composite: Composite,
+                         args: Mapping[str, Any], started: float) -> ToolResult:
+        """Run a composite call's steps in order, each a call of its own through `dispatch`
+        (so each is validated, decided by the gate, run, externalized and reported as a
+        child of `call`); the first that fails ends the pipeline. One result says how each
+        step went."""
+        runs: list[StepRun] = []
+        texts: list[str] = []
+        failed: ToolResult | None = None
+        for i, step in enumerate(composite.steps):
+            step_id = child_id(call.call_id, f"step{i + 1}")
+            try:
+                step_args = step.arguments(args, texts)
+            except StepArgsError as exc:
+                failed = error_result(step_id, ErrorCode.INVALID_ARGUMENTS, (
+                    f"The arguments of step {i + 1} ({step.tool}) could not be made: {exc}."))
+                runs.append(StepRun(i, step.tool, step_id, failed.text,
+                                    ErrorCode.INVALID_ARGUMENTS.value, ran=False))
+                break
+            result = await self.dispatch(ToolCall(step_id, step.tool, step_args, call.call_id))
+            code = result.error_code.value if result.error_code else None
+            runs.append(StepRun(i, step.tool, step_id, result.text, code))
+            if result.is_error:
+                failed = result
+                break
+            texts.append(result.text)
+        text = composite_summary(spec.name, runs, len(composite.steps))
+        return self._limited(call, spec, text, failed is not None,
+                             (failed.error_code or ErrorCode.EXECUTION_ERROR) if failed else None,
+                             started)
 
     def _unknown_message(self, name: Any) -> str:
         names = sorted(self.registry.names())
@@ -559,12 +657,23 @@ class Dispatcher:
         )
 
     async def _authorize(
-        self, spec: ToolSpec, call: ToolCall, args: Mapping[str, Any]
+        self, spec: ToolSpec, call: ToolCall, args: Mapping[str, Any],
+        plan: Sequence[PlannedStep] | None = None,
     ) -> GateOutcome:
         if isinstance(self.gate, AllowAll):
             return ALLOWED
+        if plan is not None and not isinstance(self.gate, PlanGate):
+            return GateOutcome(
+                allowed=False,
+                error_code=ErrorCode.APPROVAL_UNAVAILABLE,
+                message=f"The composite {spec.name!r} was not run: this session's permission "
+                        f"check cannot approve a composite tool. Call its steps one by one.",
+            )
         try:
-            outcome = await self.gate.authorize(spec, call, args)
+            if plan is not None and isinstance(self.gate, PlanGate):
+                outcome = await self.gate.authorize_plan(spec, call, args, plan)
+            else:
+                outcome = await self.gate.authorize(spec, call, args)
         except asyncio.CancelledError:
             raise
         except Exception as exc:

@@ -13,20 +13,34 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import logging
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, NoReturn
 
+from kernel.tools.compose import (
+    Composite,
+    DeclarationError,
+    Declarations,
+    Fallback,
+    check_declarations,
+    schema_mismatch,
+    step_problems,
+)
 from kernel.tools.metaschema import plainly_valid
 from kernel.tools.quickschema import compile_check
 from kernel.tools.schema import context_parameter
-from kernel.tools.spec import Risk, ToolSpec
+from kernel.tools.spec import Risk, ToolError, ToolSpec
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
 
+log = logging.getLogger(__name__)
+
 NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+RISK_ORDER: tuple[Risk, ...] = (Risk.READ, Risk.WRITE, Risk.EXECUTE, Risk.DESTRUCTIVE)
+"""Risks from the least to the most: a composite's is the highest of its steps'."""
 
 
 class RegistrationError(ValueError):
@@ -57,6 +71,9 @@ class RegisteredTool:
     is_async: bool
     fast_check: Check | None
     """compile_fast_check's plain-Python check, when the schema allows one."""
+    composite: Composite | None = None
+    """Set for a composite: the dispatcher runs its steps (its spec's handler is never
+    called)."""
 
     @functools.cached_property
     def validator(self) -> Draft202012Validator:
@@ -178,6 +195,32 @@ def _check_spec(spec: ToolSpec) -> RegisteredTool:
     )
 
 
+_WAITING = "waits for"
+
+
+def _run_by_dispatcher(**_args: Any) -> NoReturn:
+    """A composite's handler: never called, the dispatcher runs its steps."""
+    raise ToolError("a composite tool is run by the dispatcher, step by step")
+
+
+def _composite_entry(composite: Composite, steps: list[ToolSpec]) -> RegisteredTool:
+    """The registered form of a composite whose steps are `steps`: its risk the highest of
+    theirs, concurrency-safe when all are, its time the sum of theirs."""
+    tools = ", then ".join(s.name for s in steps)
+    spec = ToolSpec(
+        name=composite.name,
+        description=f"{composite.description} (one call that runs {tools})",
+        input_schema=composite.input_schema,
+        handler=_run_by_dispatcher,
+        risk=max((s.risk for s in steps), key=RISK_ORDER.index),
+        concurrent_safe=all(s.concurrent_safe for s in steps),
+        timeout_s=sum(s.timeout_s for s in steps),
+        origin="composite",
+        annotations={"steps": [s.name for s in steps]},
+    )
+    return replace(_check_spec(spec), composite=composite)
+
+
 def _check_metaschema(name: str, schema: Mapping[str, Any]) -> None:
     """jsonschema's meta-schema check, for what kernel.tools.metaschema cannot vouch for."""
     import jsonschema
@@ -197,6 +240,10 @@ class ToolRegistry:
 
     def __init__(self, specs: Iterable[ToolSpec] = ()) -> None:
         self._tools: dict[str, RegisteredTool] = {}
+        self._declared = Declarations()
+        self._fallbacks: dict[str, Fallback] = {}
+        self._problems: dict[str, str] = {}
+        self._found: list[DeclarationError] = []
         self._version = 0
         self._schema_cache: dict[frozenset[str] | None, tuple[dict[str, Any], ...]] = {}
         for spec in specs:
@@ -221,14 +268,100 @@ class ToolRegistry:
 
     def unregister(self, name: str) -> None:
         """Remove a tool; unknown names raise KeyError."""
-        if name not in self._tools:
+        if name not in self._tools or self._tools[name].composite is not None:
             raise KeyError(f"tool {name!r} is not registered")
         del self._tools[name]
         self._changed()
 
+    def declare(self, declarations: Declarations) -> None:
+        """Hold these composites and fallbacks (replacing those held before), or raise
+        RegistrationError naming every problem: a step or fallback naming no tool, a
+        composite containing itself, a fallback whose schema does not take the primary's
+        arguments, a step's arguments its tool's schema refuses. A declaration naming an
+        MCP tool that is not registered yet waits for it (`problems`), and is checked when
+        it comes."""
+        problems = check_declarations(declarations, self._is_tool)
+        before = self._declared
+        self._declared = declarations
+        self._changed()
+        problems.extend(e for e in self._found if not e.problem.startswith(_WAITING))
+        if problems:
+            self._declared = before
+            self._changed()
+            raise RegistrationError("tools declarations: " + "; ".join(map(str, problems)))
+
+    def fallback(self, name: str) -> Fallback | None:
+        """The fallback declared for tool `name`, when both tools are registered and fit."""
+        return self._fallbacks.get(name)
+
+    def problems(self) -> dict[str, str]:
+        """Declared composites and fallbacks not in force now, each with why (a tool not
+        registered yet, or a schema that does not fit the declaration)."""
+        return dict(self._problems)
+
+    def _is_tool(self, name: str) -> bool:
+        entry = self._tools.get(name)
+        return entry is not None and entry.composite is None
+
     def _changed(self) -> None:
         self._version += 1
         self._schema_cache.clear()
+        self._found = self._resolve()
+        before, self._problems = self._problems, {
+            "/".join(map(str, e.path[:2])): e.problem for e in self._found}
+        for key, problem in self._problems.items():
+            if not problem.startswith(_WAITING) and before.get(key) != problem:
+                log.warning("tools/%s is not in force: %s", key, problem)
+
+    def _resolve(self) -> list[DeclarationError]:
+        """Put in force the declared composites whose steps are all registered (a step may
+        be another composite) and the fallbacks whose two tools are and fit; the problems
+        of the others."""
+        for name in [n for n, e in self._tools.items() if e.composite is not None]:
+            del self._tools[name]
+        self._fallbacks = {}
+        if not self._declared:
+            return []
+        found: list[DeclarationError] = []
+        pending = list(self._declared.composites)
+        progress = True
+        while progress:
+            progress = False
+            for composite in list(pending):
+                steps = [self._tools.get(s.tool) for s in composite.steps]
+                if not all(steps):
+                    continue
+                pending.remove(composite)
+                progress = True
+                schemas = {s.spec.name: s.spec.input_schema for s in steps if s is not None}
+                wrong = step_problems(composite, schemas)
+                if wrong:
+                    found.extend(wrong)
+                    continue
+                try:
+                    self._tools[composite.name] = _composite_entry(
+                        composite, [s.spec for s in steps if s is not None])
+                except RegistrationError as exc:
+                    found.append(DeclarationError(("composites", composite.name), str(exc)))
+        for composite in pending:
+            missing = [s.tool for s in composite.steps if s.tool not in self._tools]
+            found.append(DeclarationError(("composites", composite.name),
+                                          f"{_WAITING} {missing} to be registered"))
+        for fallback in self._declared.fallbacks:
+            primary, to = self._tools.get(fallback.tool), self._tools.get(fallback.to)
+            if primary is None or to is None:
+                missing = [n for n in (fallback.tool, fallback.to) if n not in self._tools]
+                found.append(DeclarationError(("fallbacks", fallback.tool),
+                                              f"{_WAITING} {missing} to be registered"))
+                continue
+            mismatch = schema_mismatch(primary.spec.input_schema, to.spec.input_schema)
+            if mismatch:
+                found.append(DeclarationError(("fallbacks", fallback.tool), (
+                    f"the input schema of {fallback.to!r} does not take the arguments of "
+                    f"the primary {fallback.tool!r}: {mismatch}")))
+                continue
+            self._fallbacks[fallback.tool] = fallback
+        return found
 
     @property
     def version(self) -> int:

@@ -39,6 +39,9 @@ class ToolCall:
     call_id: str
     name: str
     input: Any
+    parent_id: str = ""
+    """Set for a step of a composite call or a fallback of a call: that call's id (the
+    model made only the parent call; Reins made this one for it)."""
 
 
 @dataclass(frozen=True)

@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from kernel.mcp.sampling import SamplingTarget
     from kernel.policy.gate_context import GateContext
     from kernel.runtime.assemble import Kernel as Runtime
+    from kernel.tools.compose import Declarations
 
 # The UI process imports this module for `start_worker`; the agent loop, the provider and
 # the runtime (which pull in the anthropic SDK, seconds to import) are imported only in the
@@ -153,6 +154,9 @@ class KernelService:
         self.settings_error = ""
         self.settings_line = 0
         self._settings_read = False
+        self._declared: Declarations | None = None
+        """The composite and fallback tools last declared in the registry."""
+        self._declare_error = ""
         self._mcp_started = False
         self._gate_for: Callable[[GateContext], PolicyGate] | None = None
         self.mcp_error = ""
@@ -176,6 +180,7 @@ class KernelService:
             open_kernel, self.paths, self.settings.exec,
             tool_search_threshold=self.settings.tool_search_threshold,
             checkpoint_bytes=self.settings.checkpoint_bytes)
+        self._declare_tools()
         self._gate_for = gate_factory(app_paths=self.paths, sandbox=self.runtime.sandbox_facts,
                                       channel=self.channel, settings_file=self.settings_file)
         self._settle_dead_runs()
@@ -294,6 +299,7 @@ class KernelService:
         except SettingsError as exc:
             self.settings = Settings()
             self.settings_error, self.settings_line = str(exc), exc.line or 0
+        self._declare_tools()
         if self._settings_read and (dict(self.settings.raw), self.settings_error) == before:
             return False
         self._settings_read = True
@@ -301,6 +307,20 @@ class KernelService:
         if self._mcp_started and not self.settings_error and self.settings.mcp_servers != servers:
             self._spawn(self._start_mcp())
         return True
+
+    def _declare_tools(self) -> None:
+        """The settings' composite and fallback tools into the registry (again only when
+        they changed: a declaration changes the registry's version, and with it the
+        prompt cache of the tools); tools the registry refuses stop runs like a settings
+        file that does not load. Before the kernel is open there is no registry yet:
+        `serve` declares them once it is."""
+        if not hasattr(self, "runtime") or self.settings_error:
+            return
+        if self.settings.tools != self._declared:
+            self._declared = self.settings.tools
+            self._declare_error = self.runtime.declare_tools(self.settings.tools)
+        if self._declare_error:
+            self.settings_error = f"{self.paths.settings_file}: {self._declare_error}"
 
     def _refresh_settings(self) -> None:
         """Read settings.json again; when it changed (a hand edit), tell the UI."""

@@ -215,6 +215,22 @@ def test_the_kernel_says_whether_a_run_can_start(start: list[Worker]) -> None:
     assert (snapshot(worker, 2).can_run, snapshot(worker, 2).cannot_run) == (True, "")
 
 
+def test_tools_the_registry_refuses_stop_runs_until_fixed(
+        start: list[Worker], reins_home: AppPaths, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+    step = {"tool": "write_file", "args": {"path": "/input/path"}}
+    tools = {"composites": {"save": {"description": "Save", "steps": [step]}}}
+    write(reins_home, json.dumps({"tools": tools}))
+    worker = started(start)
+    first = snapshot(worker, 1)
+    assert not first.can_run and "write_file requires ['content']" in first.error
+    step["const"] = {"content": "x"}
+    write(reins_home, json.dumps({"tools": tools}, indent=1))
+    worker.send(p.GetSettings())
+    fixed = snapshot(worker, 2)
+    assert (fixed.can_run, fixed.error) == (True, "")
+
+
 def test_anthropic_base_url_alone_lets_a_run_start(
         start: list[Worker], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
