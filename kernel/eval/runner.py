@@ -276,7 +276,7 @@ def task_result(task: Task, outcome: Outcome) -> TaskResult:
         measured=not outcome.scripted,
         seconds=round(outcome.seconds, 3), tool_calls=len(outcome.calls),
         tools_called=outcome.tool_names, selection_ok=verdict.selection_ok,
-        args_ok=verdict.args_ok,
+        args_ok=verdict.args_ok, valid_calls=verdict.valid_calls,
         request_bytes=max(requests.sizes) if requests and requests.sizes else None,
         tools_offered=(max(len(o) for o in requests.offered)
                        if requests and requests.offered else None),
