@@ -18,9 +18,15 @@ from typing import TYPE_CHECKING, Any, TextIO
 from kernel.agent.limits import LIMIT_REASONS, LoopLimits, StopReason
 from kernel.agent.loop import Agent, GateFactory, RunBusy
 from kernel.agent.models import DEFAULT_MODEL
-from kernel.agent.provider import AnthropicProvider, ConfigError, ProviderConfig
+from kernel.agent.provider import (
+    AnthropicProvider,
+    ConfigError,
+    ProviderConfig,
+    resolve_base_url,
+)
 from kernel.agent.runlock import SessionLocked
 from kernel.agent.runtime import Kernel, open_kernel
+from kernel.agent.server_limits import probe_context
 from kernel.agent.store import SessionStore, UnknownSession
 from kernel.attachments import MAX_ATTACHMENTS, Attachment, AttachmentError, load_attachment
 from kernel.cli_errors import EXIT_ERROR, EXIT_LIMIT, EXIT_OK, UsageError
@@ -154,9 +160,12 @@ async def _exec(kernel: Kernel, args: argparse.Namespace, settings: Settings, se
                 printer: Callable[[Event], None], attachments: list[Attachment],
                 keyring_lookup: Callable[[], str | None]) -> int:
     info = kernel.store.get_session(session_id)
+    served = await asyncio.to_thread(
+        probe_context, resolve_base_url(ProviderConfig(base_url=settings.base_url)))
     config = ProviderConfig.for_model(info.model, settings.models, max_tokens=args.max_tokens,
                                       tool_choice=args.tool_choice, base_url=settings.base_url,
-                                      thinking_budget=args.thinking_budget)
+                                      thinking_budget=args.thinking_budget,
+                                      served_context=served)
     limits = LoopLimits(max_rounds=args.max_rounds, max_tokens=args.max_tokens_budget,
                         max_cost_usd=args.cost_budget, max_seconds=args.time_budget,
                         rate_limits=dict(args.rate_limit))
