@@ -3,6 +3,7 @@
     reins eval [--tasks DIR|GLOB ...] [--scripted] [--model M] [--repeat N] [--json OUT]
                [--jobs N] [--set KEY=JSON ...] [--keep DIR]
     reins eval --compare A.json B.json
+    reins eval --local [--all] [--tasks ...] [--json OUT]    (a real small model, served here)
 
 Prints the table (per task and overall) and the failure causes on stdout, the progress on
 stderr (a bar on a terminal, one `[done/total] task result` line each otherwise). Exit
@@ -12,17 +13,20 @@ codes: 0 every run passed (or a comparison was printed), 1 some run failed, 2 ba
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import signal
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
 from kernel.eval.report import comparison_text, progress_bar, progress_line, results_text
 from kernel.eval.runner import CONNECTION_KEYS, RunOptions, run_suite
 from kernel.eval.scoring import TaskResult, compare, results_dict, results_from_dict
-from kernel.eval.task import TaskError, discover
+from kernel.eval.task import Task, TaskError, builtin_tasks_dir, discover
 from kernel.events import json_text
 from kernel.paths import AppPaths
 from kernel.policy.settings import SettingsError, load_settings
@@ -35,15 +39,28 @@ class EvalUsage(Exception):
 def eval_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.compare:
         return _compare(args.compare, out)
+    if args.local:
+        return _local(args, out, err)
+    if args.all:
+        raise EvalUsage("--all goes with --local (the whole suite instead of its subset)")
+    return _run(args, _tasks(args.tasks, args.scripted),
+                {} if args.scripted else _connection(), {}, out, err)
+
+
+def _tasks(specs: list[str] | None, scripted: bool) -> list[Task]:
     try:
-        tasks = discover(args.tasks)
+        tasks = discover(specs)
     except TaskError as exc:
         raise EvalUsage(str(exc)) from None
-    if args.scripted and (missing := [t.name for t in tasks if not t.script]):
+    if scripted and (missing := [t.name for t in tasks if not t.script]):
         raise EvalUsage(f"--scripted: these tasks have no scripted turns: {', '.join(missing)}")
+    return tasks
+
+
+def _run(args: argparse.Namespace, tasks: list[Task], connection: dict[str, Any],
+         extra: dict[str, Any], out: TextIO, err: TextIO) -> int:
     options = RunOptions(scripted=args.scripted, model=args.model,
-                         overrides=dict(args.overrides),
-                         connection={} if args.scripted else _connection(),
+                         overrides=dict(args.overrides), connection=connection,
                          jobs=args.jobs or (min(2, os.cpu_count() or 1) if args.scripted else 1),
                          keep=args.keep)
     tty = err.isatty()
@@ -61,9 +78,60 @@ def eval_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         info = {"suite": ", ".join(args.tasks or ["built-in"]), "scripted": args.scripted,
                 "model": args.model or ("scripted" if args.scripted else "default"),
                 "repeat": args.repeat, "settings": dict(args.overrides), "started": started,
-                "seconds": round(time.time() - started, 2)}
+                "seconds": round(time.time() - started, 2), **extra}
         args.json.write_text(json_text(results_dict(results, info)) + "\n", encoding="utf-8")
     return 0 if all(r.passed for r in results) else 1
+
+
+def _local(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """`reins eval --local`: find or build llama-server, find or fetch the small model,
+    serve it on loopback, run the subset (or `--all`, or `--tasks`), stop the server."""
+    from kernel.eval.local.binary import BinaryError
+    from kernel.eval.local.model import ModelError
+    from kernel.eval.local.serve import ServerError, serving
+    from kernel.eval.local.setup import prepare_local, smoke_specs
+
+    if args.scripted or args.model:
+        raise EvalUsage("--local serves its own model: leave out --scripted and --model")
+    specs = args.tasks or (None if args.all else smoke_specs(builtin_tasks_dir()))
+    tasks = _tasks(specs, False)
+    cache = AppPaths.from_env().cache
+
+    def say(text: str) -> None:
+        err.write(f"reins eval --local: {text}\n")
+        err.flush()
+
+    try:
+        local = prepare_local(cache, say=say)
+        say(f"llama-server {local.binary.path} ({local.binary.source}, {local.binary.version})")
+        say(f"model {local.model.path} ({local.model.source})")
+        with _sigterm_interrupts(), serving(
+                binary=local.binary.path, model=local.model.path, alias=local.model.name,
+                template=cache / "llama-server" / "tools-template.jinja",
+                context=local.context, log=cache / "llama-server" / "server.log") as served:
+            say(f"serving {served.model} at {served.base_url} (pid {served.pid})")
+            args.model = served.model
+            extra = {"server": local.binary.version, "model_file": str(local.model.path),
+                     "model_source": local.model.source, "local": True}
+            code = _run(args, tasks, {"base_url": served.base_url, "model": served.model},
+                        extra, out, err)
+        say("server stopped")
+        return code
+    except (BinaryError, ModelError, ServerError) as exc:
+        raise EvalUsage(str(exc)) from None
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM ends the block as Ctrl+C does (KeyboardInterrupt), so the server is stopped."""
+    def interrupt(_sig: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _connection() -> dict[str, Any]:
