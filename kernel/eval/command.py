@@ -64,22 +64,29 @@ def _run(args: argparse.Namespace, tasks: list[Task], connection: dict[str, Any]
                          jobs=args.jobs or (min(2, os.cpu_count() or 1) if args.scripted else 1),
                          keep=args.keep)
     tty = err.isatty()
+    started = time.time()
+    finished: list[TaskResult] = []
+
+    def save(results: list[TaskResult], complete: bool) -> None:
+        if args.json is None:
+            return
+        info = {"suite": ", ".join(args.tasks or ["built-in"]), "scripted": args.scripted,
+                "model": args.model or ("scripted" if args.scripted else "default"),
+                "repeat": args.repeat, "settings": dict(args.overrides), "started": started,
+                "seconds": round(time.time() - started, 2), "complete": complete, **extra}
+        args.json.write_text(json_text(results_dict(results, info)) + "\n", encoding="utf-8")
 
     def progress(done: int, total: int, result: TaskResult) -> None:
         err.write((progress_bar if tty else progress_line)(done, total, result))
         err.flush()
+        finished.append(result)
+        save(finished, False)  # an eval stopped half-way keeps what it measured
 
-    started = time.time()
     results = run_suite(tasks, options, repeat=args.repeat, on_result=progress)
     if tty:
         err.write("\n")
     out.write(results_text(results))
-    if args.json is not None:
-        info = {"suite": ", ".join(args.tasks or ["built-in"]), "scripted": args.scripted,
-                "model": args.model or ("scripted" if args.scripted else "default"),
-                "repeat": args.repeat, "settings": dict(args.overrides), "started": started,
-                "seconds": round(time.time() - started, 2), **extra}
-        args.json.write_text(json_text(results_dict(results, info)) + "\n", encoding="utf-8")
+    save(results, True)
     return 0 if all(r.passed for r in results) else 1
 
 
@@ -105,10 +112,11 @@ def _local(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         local = prepare_local(cache, say=say)
         say(f"llama-server {local.binary.path} ({local.binary.source}, {local.binary.version})")
         say(f"model {local.model.path} ({local.model.source})")
-        with _sigterm_interrupts(), serving(
-                binary=local.binary.path, model=local.model.path, alias=local.model.name,
-                template=cache / "llama-server" / "tools-template.jinja",
-                context=local.context, log=cache / "llama-server" / "server.log") as served:
+        with serving(binary=local.binary.path, model=local.model.path,
+                     alias=local.model.name,
+                     template=cache / "llama-server" / "tools-template.jinja",
+                     context=local.context, log=cache / "llama-server" / "server.log"
+                     ) as served, _sigterm_interrupts(served.pid):
             say(f"serving {served.model} at {served.base_url} (pid {served.pid})")
             args.model = served.model
             extra = {"server": local.binary.version, "model_file": str(local.model.path),
@@ -122,16 +130,20 @@ def _local(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 @contextlib.contextmanager
-def _sigterm_interrupts() -> Iterator[None]:
-    """SIGTERM ends the block as Ctrl+C does (KeyboardInterrupt), so the server is stopped."""
+def _sigterm_interrupts(server: int) -> Iterator[None]:
+    """SIGTERM (or SIGINT) ends the block as Ctrl+C does, the server's process group ended
+    at once: the run in progress fails fast instead of finishing its answer first."""
     def interrupt(_sig: int, _frame: object) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(server, signal.SIGTERM)
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, interrupt)
+    previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _connection() -> dict[str, Any]:
@@ -161,3 +173,6 @@ def main_eval(args: argparse.Namespace) -> int:
     except EvalUsage as exc:
         sys.stderr.write(f"reins eval: {exc}\n")
         return 2
+    except KeyboardInterrupt:
+        sys.stderr.write("reins eval: stopped (what finished is in --json, if given)\n")
+        return 130

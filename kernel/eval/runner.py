@@ -315,8 +315,14 @@ def run_suite(tasks: Sequence[Task], options: RunOptions, *, repeat: int = 1,
                     if on_result is not None:
                         on_result(done, len(runs), result)
 
-            for future in [threads.submit(one, i) for i in range(len(runs))]:
-                future.result()
+            futures = [threads.submit(one, i) for i in range(len(runs))]
+            try:
+                for future in futures:
+                    future.result()
+            except BaseException:  # stopped (Ctrl+C, SIGTERM): no run that has not started
+                for future in futures:
+                    future.cancel()
+                raise
     finally:
         if keep is None:
             shutil.rmtree(run_root, ignore_errors=True)

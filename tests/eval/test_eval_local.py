@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
+import signal
 import stat
+import subprocess
 import sys
 import time
 import urllib.request
@@ -66,6 +69,10 @@ class H(BaseHTTPRequestHandler):
         self.send_response(code)
         self.end_headers()
         self.wfile.write(body)
+    def do_POST(self):  # a model that never answers: the run waits until stopped
+        with open(os.environ["STANDIN_PIDS"] + ".asked", "w") as f:
+            f.write(self.path)
+        time.sleep(600)
     def log_message(self, *a):
         pass
 ThreadingHTTPServer(("127.0.0.1", port), H).serve_forever()
@@ -306,3 +313,33 @@ def test_reins_eval_local_reports_a_server_that_cannot_start_and_leaves_none(
         _eval(["--local"])
     log = tmp_path / "home" / "cache" / "llama-server" / "server.log"
     assert "--no-repack" in log.read_text()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_stopped_reins_eval_local_leaves_no_server(standin: Path, tmp_path: Path,
+                                                     pids_file: Path, sig: int) -> None:
+    """The real `reins eval --local`, its run waiting on the model, is stopped: the server,
+    what it started, the eval and its workers are gone within seconds."""
+    model = tmp_path / "Tiny.gguf"
+    model.write_bytes(b"GGUF")
+    env = {**os.environ, "REINS_HOME": str(tmp_path / "home"), ENV_BINARY: str(standin),
+           ENV_MODEL: str(model), "STANDIN_PIDS": str(pids_file)}
+    env.pop("STANDIN_MODE", None)
+    reins = Path(sys.executable).parent / "reins"
+    with subprocess.Popen([str(reins), "eval", "--local", "--tasks",
+                           str(builtin_tasks_dir() / "lookup-read-file")], env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          start_new_session=True) as proc:
+        asked = Path(str(pids_file) + ".asked")
+        deadline = time.monotonic() + 60
+        while not asked.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.1)
+        assert asked.read_text() == "/v1/messages"  # a run is waiting on the model
+        server = [int(p) for p in pids_file.read_text().split()]
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=30)
+    assert _gone(server)
+    assert _gone([proc.pid])
+    assert proc.returncode == 130 and b"reins eval: stopped" in err
+    assert b"Traceback" not in err
