@@ -29,8 +29,10 @@ class CheckFailure:
     cause: str
     message: str
     after_model: bool = False
-    """This failure ranks after the model's own mistakes whatever its cause (a run that
-    needed more rounds than the task allows: a consequence, not what stopped it)."""
+    """This failure ranks after the model's own mistakes whatever its cause: a run that
+    needed more rounds than the task allows, or that a model writing on past the output
+    cap ended (twice in a row, Reins' own continuation between): consequences of what the
+    model did, not what went wrong."""
 
     @property
     def rank(self) -> tuple[int, int]:
@@ -104,7 +106,8 @@ def _run_failures(expect: Expect, outcome: Outcome) -> list[CheckFailure]:
         out.append(CheckFailure(stop_cause(reason, outcome.errors),
                            f"the run stopped with {reason}"
                            + (f" ({', '.join(outcome.errors)})" if outcome.errors else "")
-                           + f", expected {expect.stop_reason}"))
+                           + f", expected {expect.stop_reason}",
+                           after_model=reason == StopReason.MAX_TOKENS))
     if expect.max_rounds is not None and outcome.rounds > expect.max_rounds:
         out.append(CheckFailure("limit", f"{outcome.rounds} rounds, at most {expect.max_rounds} "
                                     f"allowed", after_model=True))

@@ -27,9 +27,9 @@ forbidden call that needed an approval nobody gave is the model's `tool_when_non
 
 api_error: the model API failed (after the SDK's retries); harness_error: the run crashed
 or could not start; loop: stopped as a repeated call; limit: a round, token, cost or time
-limit stopped it (or it needed more rounds than the task allows: that ranks after the model's
-own mistakes, since the extra round may be Reins' own continuation after the output cap,
-not what went wrong); tool_when_none: it called
+limit stopped it (or it needed more rounds than the task allows, or the output cap ended it:
+those two rank after the model's own mistakes, since the extra round may be Reins' own
+continuation after the cap, not what went wrong); tool_when_none: it called
 a tool for a question that needs none; no_tool: it called no tool where one was needed;
 wrong_tool: a needed tool not called, a forbidden one called, the wrong order, a tool
 called too often or too rarely, or (scripted) a tool never offered; bad_arguments: no call

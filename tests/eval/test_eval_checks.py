@@ -80,9 +80,16 @@ JUDGE_TABLE = [
     (Expect(max_rounds=1, tools=("read_file",)),
      Outcome(calls=calls("read_file", read_file="approval_denied"), stop_reason="end_turn",
              rounds=2), False, "limit", True),
-    # a limit that stopped the run still comes first
-    (Expect(max_rounds=1, tools=("read_file",)), done(stop="max_tokens", rounds=2), False,
+    # a limit that stopped the run still comes first ...
+    (Expect(max_rounds=1, tools=("read_file",)), done(stop="time_budget", rounds=2), False,
      "limit", False),
+    (READ, done(stop="max_rounds"), False, "limit", False),
+    # ... but not the output cap hit twice (the model wrote on, Reins continued once): the
+    # model's mistake is named (seen with SmolLM2: no call, two capped answers)
+    (READ, done(stop="max_tokens", rounds=2), False, "no_tool", False),
+    (NONE, done("grep", stop="max_tokens"), False, "tool_when_none", False),
+    (Expect(max_rounds=1, tools=("read_file",)), done(stop="max_tokens", rounds=2), False,
+     "no_tool", False),
     # denials
     (READ, Outcome(calls=calls("read_file", read_file="approval_denied"), answer="x",
                    stop_reason="end_turn"), False, "approval_denied", True),
