@@ -68,13 +68,19 @@ def _run(args: argparse.Namespace, tasks: list[Task], connection: dict[str, Any]
     finished: list[TaskResult] = []
 
     def save(results: list[TaskResult], complete: bool) -> None:
+        """The results file; until the last run ends, `OUT.partial` beside it (a stopped
+        eval keeps what it measured there, and OUT is only ever a whole run)."""
         if args.json is None:
             return
         info = {"suite": ", ".join(args.tasks or ["built-in"]), "scripted": args.scripted,
                 "model": args.model or ("scripted" if args.scripted else "default"),
                 "repeat": args.repeat, "settings": dict(args.overrides), "started": started,
                 "seconds": round(time.time() - started, 2), "complete": complete, **extra}
-        args.json.write_text(json_text(results_dict(results, info)) + "\n", encoding="utf-8")
+        partial = args.json.with_name(args.json.name + ".partial")
+        (args.json if complete else partial).write_text(
+            json_text(results_dict(results, info)) + "\n", encoding="utf-8")
+        if complete:
+            partial.unlink(missing_ok=True)
 
     def progress(done: int, total: int, result: TaskResult) -> None:
         err.write((progress_bar if tty else progress_line)(done, total, result))
@@ -174,5 +180,6 @@ def main_eval(args: argparse.Namespace) -> int:
         sys.stderr.write(f"reins eval: {exc}\n")
         return 2
     except KeyboardInterrupt:
-        sys.stderr.write("reins eval: stopped (what finished is in --json, if given)\n")
+        sys.stderr.write("reins eval: stopped (what finished is in OUT.partial, with --json "
+                         "OUT)\n")
         return 130

@@ -327,7 +327,8 @@ def test_a_stopped_reins_eval_local_leaves_no_server(standin: Path, tmp_path: Pa
            ENV_MODEL: str(model), "STANDIN_PIDS": str(pids_file)}
     env.pop("STANDIN_MODE", None)
     reins = Path(sys.executable).parent / "reins"
-    with subprocess.Popen([str(reins), "eval", "--local", "--tasks",
+    out = tmp_path / "out.json"
+    with subprocess.Popen([str(reins), "eval", "--local", "--json", str(out), "--tasks",
                            str(builtin_tasks_dir() / "lookup-read-file")], env=env,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           start_new_session=True) as proc:
@@ -342,4 +343,5 @@ def test_a_stopped_reins_eval_local_leaves_no_server(standin: Path, tmp_path: Pa
     assert _gone(server)
     assert _gone([proc.pid])
     assert proc.returncode == 130 and b"reins eval: stopped" in err
+    assert not out.exists()  # only a whole run is ever OUT
     assert b"Traceback" not in err
