@@ -1,5 +1,5 @@
 """The window a local model server says it serves: its answers read (a table) and a real
-loopback HTTP server asked (kernel.agent.server_limits)."""
+loopback HTTP server asked (kernel.model.server_limits)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from kernel.agent.server_limits import probe_context, served_context
+from kernel.model.server_limits import probe_context, served_context
 
 # (/props answer, /v1/models answer, window)
 ANSWERS = [

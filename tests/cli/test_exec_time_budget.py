@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kernel.cli import DEFAULT_TIME_BUDGET_S, build_parser
+from kernel.cli.main import DEFAULT_TIME_BUDGET_S, build_parser
 
 # (the option's words, the limit in seconds: None = none)
 BUDGETS = [

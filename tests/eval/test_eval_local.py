@@ -279,10 +279,10 @@ def test_the_subset_names_built_in_tasks() -> None:
 def _eval(words: list[str]) -> int:
     import io
 
-    from kernel.cli import build_parser
-    from kernel.eval.command import eval_command
+    from kernel.cli.main import build_parser, main
+    from kernel.cli.cmd_eval import eval_command
 
-    return eval_command(build_parser().parse_args(["eval", *words]), io.StringIO(),
+    return eval_command(build_parser().parse_args(["eval", *words]), main, io.StringIO(),
                         io.StringIO())
 
 
@@ -292,7 +292,7 @@ def _eval(words: list[str]) -> int:
     (["--local", "--model", "m"], "leave out --scripted and --model"),
 ])
 def test_local_options_that_do_not_go_together(words: list[str], says: str) -> None:
-    from kernel.eval.command import EvalUsage
+    from kernel.cli.cmd_eval import EvalUsage
 
     with pytest.raises(EvalUsage, match=says):
         _eval(words)
@@ -301,7 +301,7 @@ def test_local_options_that_do_not_go_together(words: list[str], says: str) -> N
 def test_reins_eval_local_reports_a_server_that_cannot_start_and_leaves_none(
         standin: Path, tmp_path: Path, pids_file: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from kernel.eval.command import EvalUsage
+    from kernel.cli.cmd_eval import EvalUsage
 
     model = tmp_path / "Tiny.gguf"
     model.write_bytes(b"GGUF")

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from kernel.eval.report import comparison_text, progress_bar, progress_line, results_text
-from kernel.eval.runner import CONNECTION_KEYS, RunOptions, run_suite
+from kernel.eval.runner import CONNECTION_KEYS, ExecEntry, RunOptions, run_suite
 from kernel.eval.scoring import TaskResult, compare, results_dict, results_from_dict
 from kernel.eval.task import Task, TaskError, builtin_tasks_dir, discover
 from kernel.events import json_text
@@ -36,14 +36,14 @@ class EvalUsage(Exception):
     """Bad usage of `reins eval`: exit code 2 with this message."""
 
 
-def eval_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+def eval_command(args: argparse.Namespace, entry: ExecEntry, out: TextIO, err: TextIO) -> int:
     if args.compare:
         return _compare(args.compare, out)
     if args.local:
-        return _local(args, out, err)
+        return _local(args, entry, out, err)
     if args.all:
         raise EvalUsage("--all goes with --local (the whole suite instead of its subset)")
-    return _run(args, _tasks(args.tasks, args.scripted),
+    return _run(args, entry, _tasks(args.tasks, args.scripted),
                 {} if args.scripted else _connection(), {}, out, err)
 
 
@@ -57,12 +57,13 @@ def _tasks(specs: list[str] | None, scripted: bool) -> list[Task]:
     return tasks
 
 
-def _run(args: argparse.Namespace, tasks: list[Task], connection: dict[str, Any],
+def _run(args: argparse.Namespace, entry: ExecEntry, tasks: list[Task],
+         connection: dict[str, Any],
          extra: dict[str, Any], out: TextIO, err: TextIO) -> int:
     options = RunOptions(scripted=args.scripted, model=args.model,
                          overrides=dict(args.overrides), connection=connection,
                          jobs=args.jobs or (min(2, os.cpu_count() or 1) if args.scripted else 1),
-                         keep=args.keep)
+                         keep=args.keep, entry=entry)
     tty = err.isatty()
     started = time.time()
     finished: list[TaskResult] = []
@@ -96,7 +97,7 @@ def _run(args: argparse.Namespace, tasks: list[Task], connection: dict[str, Any]
     return 0 if all(r.passed for r in results) else 1
 
 
-def _local(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+def _local(args: argparse.Namespace, entry: ExecEntry, out: TextIO, err: TextIO) -> int:
     """`reins eval --local`: find or build llama-server, find or fetch the small model,
     serve it on loopback, run the subset (or `--all`, or `--tasks`), stop the server."""
     from kernel.eval.local.binary import BinaryError
@@ -127,8 +128,8 @@ def _local(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             args.model = served.model
             extra = {"server": local.binary.version, "model_file": str(local.model.path),
                      "model_source": local.model.source, "local": True}
-            code = _run(args, tasks, {"base_url": served.base_url, "model": served.model},
-                        extra, out, err)
+            code = _run(args, entry, tasks,
+                        {"base_url": served.base_url, "model": served.model}, extra, out, err)
         say("server stopped")
         return code
     except (BinaryError, ModelError, ServerError) as exc:
@@ -172,10 +173,11 @@ def _compare(files: list[Path], out: TextIO) -> int:
     return 0
 
 
-def main_eval(args: argparse.Namespace) -> int:
-    """`reins eval` from kernel.cli: usage errors exit 2 with the message on stderr."""
+def main_eval(args: argparse.Namespace, entry: ExecEntry) -> int:
+    """`reins eval` from kernel.cli.main, each run through `entry` (its own `main`): usage
+    errors exit 2 with the message on stderr."""
     try:
-        return eval_command(args, sys.stdout, sys.stderr)
+        return eval_command(args, entry, sys.stdout, sys.stderr)
     except EvalUsage as exc:
         sys.stderr.write(f"reins eval: {exc}\n")
         return 2

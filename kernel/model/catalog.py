@@ -5,7 +5,7 @@ entry for the model (an exact name first, then a glob such as `"qwen*"`), over t
 figures of Anthropic's models, over conservative defaults for a model nobody described (a
 local one: `UNKNOWN_LIMITS`, 8,192 tokens of context and 2,048 of output — a small server's
 window, not a cloud model's). A server that says its real window (llama-server's `/props`,
-read by kernel.agent.server_limits) gives it as `served_context`: it sets the window of an
+read by kernel.model.server_limits) gives it as `served_context`: it sets the window of an
 undescribed model and caps any other.
 
     "models": {"qwen2.5-coder": {"context_window": 16384, "max_tokens": 2048}}
@@ -35,20 +35,6 @@ UNKNOWN_MAX_TOKENS = 2048
 that runs away writes 2,048 tokens, not 8,192, before it is stopped."""
 MIN_THINKING_BUDGET = 1024
 """The API's smallest extended-thinking budget."""
-MIN_CONTEXT_WINDOW = 4096
-
-MODELS_SCHEMA: Mapping[str, Any] = {
-    "type": "object",
-    "additionalProperties": {
-        "type": "object",
-        "additionalProperties": False,
-        "properties": {
-            "context_window": {"type": "integer", "minimum": MIN_CONTEXT_WINDOW},
-            "max_tokens": {"type": "integer", "minimum": 1},
-        },
-    },
-}
-"""The schema of settings.json's `models` object (kernel.policy.settings embeds it)."""
 
 
 @dataclass(frozen=True)
@@ -85,6 +71,9 @@ they can give. max_tokens defaults below the maximum: a run pays only for what i
 but a model that runs away is stopped sooner. A Claude model not listed yet has at least the
 window and output of every listed one."""
 
+MIN_SERVED_WINDOW = 2048
+"""A server that says it serves less is not believed (no request of Reins' fits in it)."""
+
 UNKNOWN_LIMITS = ModelLimits(UNKNOWN_CONTEXT_WINDOW, UNKNOWN_MAX_TOKENS, None, "default")
 
 
@@ -115,7 +104,7 @@ def served(limits: ModelLimits, context: int | None) -> ModelLimits:
     """`limits` under the window a server says it serves: an unknown model takes it, a
     described one is capped by it; max_tokens keeps room for the conversation (at most a
     quarter of a window it had to shrink to)."""
-    if context is None or context < MIN_CONTEXT_WINDOW:
+    if context is None or context < MIN_SERVED_WINDOW:
         return limits
     if limits.source != "default" and context >= limits.context_window:
         return limits

@@ -3,7 +3,7 @@
 llama-server answers `GET /props` with the window each slot serves
 (`default_generation_settings.n_ctx`) and `GET /v1/models` with each model's `meta`
 (`n_ctx`, and `n_ctx_train`, what the model was trained with). A run against such a server
-then knows its real window instead of guessing (kernel.agent.models.served). `served_context`
+then knows its real window instead of guessing (kernel.model.catalog.served). `served_context`
 reads the answers (pure, table-tested); `probe_context` asks the server (one short GET
 each, only for a base URL the user set: the Anthropic API has no such endpoint).
 """
