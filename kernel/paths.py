@@ -1,8 +1,9 @@
 """Every place Reins keeps things on disk. This module is the only one that knows them.
 
-`REINS_HOME`, when set, holds everything (data and config) under one folder: tests and
-portable installs use it. Otherwise data goes to `platformdirs.user_data_dir("reins")` and
-settings to `platformdirs.user_config_dir("reins")`.
+`REINS_HOME`, when set, holds everything (data, config and cache) under one folder: tests
+and portable installs use it. Otherwise data goes to `platformdirs.user_data_dir("reins")`,
+settings to `platformdirs.user_config_dir("reins")`, what can be made again (a built
+llama-server, a downloaded model) to `platformdirs.user_cache_dir("reins")`.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ def check_call_id(call_id: str) -> str:
 class AppPaths:
     data: Path
     config: Path
+    cache_root: Path | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> AppPaths:
@@ -53,7 +55,14 @@ class AppPaths:
         return cls(
             data=Path(platformdirs.user_data_dir(APP_NAME)),
             config=Path(platformdirs.user_config_dir(APP_NAME)),
+            cache_root=Path(platformdirs.user_cache_dir(APP_NAME)),
         )
+
+    @property
+    def cache(self) -> Path:
+        """What can be made again (a built llama-server, a downloaded model): the user's
+        cache folder, or `cache` beside the data (under REINS_HOME)."""
+        return self.cache_root or self.data.parent / "cache"
 
     @property
     def database(self) -> Path:
@@ -93,5 +102,6 @@ class AppPaths:
         return self.session_dir(session_id) / "tool-results"
 
     def protected(self) -> tuple[Path, ...]:
-        """Reins' own settings and data: never writable by a tool."""
-        return (self.config, self.data)
+        """Reins' own settings, data and cache (which holds programs Reins runs, such as a
+        built llama-server): never writable by a tool."""
+        return (self.config, self.data, self.cache)

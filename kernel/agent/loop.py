@@ -55,7 +55,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
+import math
 import threading
 import time
 from collections import deque
@@ -80,6 +82,7 @@ from kernel.agent.compact import (
     transcript,
 )
 from kernel.agent.context import (
+    CHARS_PER_TOKEN,
     ContextTrimmer,
     cached_system,
     cached_tools,
@@ -857,6 +860,10 @@ class _Run:
             turn, trimmed = await self._ask_model(collector)
         except asyncio.CancelledError:
             collector.keep_partial(in_history=True)
+            if collector.started:  # a round stopped mid-stream still used what it streamed
+                self.state.rounds += 1
+                for key, value in collector.used().items():
+                    self.state.usage[key] = self.state.usage.get(key, 0) + value
             raise
         self.state.rounds += 1
         for key, value in turn.usage.items():
@@ -1071,16 +1078,15 @@ class _Run:
                 synthetic[call.call_id] = error_result(
                     call.call_id, ErrorCode.RATE_LIMITED, rate_message(str(call.name), limit,
                                                                        wait))
-        for call in calls:
-            result = synthetic.get(call.call_id)
-            if result is not None and _safe_id(call.call_id):
-                self._announce(call)
-                self.results.put(result)
-                self._report_result(call, result)
-        to_run = [c for c in calls if c.call_id not in synthetic]
-        await self._outputs_written()
-        ran = await self.dispatcher.dispatch_many(to_run)
-        by_id = {**synthetic, **{r.call_id: r for r in ran}}
+        by_id = dict(synthetic)
+        for run, refused in _in_turns(calls, synthetic):
+            if run:
+                await self._outputs_written()
+                by_id.update((r.call_id, r) for r in await self.dispatcher.dispatch_many(run))
+            if refused is not None and _safe_id(refused.call_id):
+                self._announce(refused)
+                self.results.put(synthetic[refused.call_id])
+                self._report_result(refused, synthetic[refused.call_id])
         self._answer_calls(calls, by_id, trace)
         return stop
 
@@ -1329,14 +1335,35 @@ class _Collector:
         self._run = run
         self._partial: list[str] = []
         self.texts: list[str] = []
+        self._usage: dict[str, int] = {}
+        self._streamed_chars = 0
+        self.started = False
+        """The answer began (usage or content arrived)."""
         self.callbacks = TurnCallbacks(on_text=self._on_text, on_block=self._on_block,
-                                       on_retry=self._on_retry, on_wait=self._on_wait)
+                                       on_retry=self._on_retry, on_wait=self._on_wait,
+                                       on_usage=self._on_usage)
+
+    def used(self) -> dict[str, int]:
+        """What the turn used so far: the usage the stream reported, its output at least the
+        estimate of what streamed (a server reports output tokens only at the end)."""
+        streamed = math.ceil(self._streamed_chars / CHARS_PER_TOKEN)
+        output = max(self._usage.get("output_tokens", 0), streamed)
+        return {**self._usage, "output_tokens": output}
+
+    def _on_usage(self, usage: Mapping[str, int]) -> None:
+        self.started = True
+        self._usage = dict(usage)
 
     def _on_text(self, text: str) -> None:
+        self.started = True
+        self._streamed_chars += len(text)
         self._partial.append(text)
         self._run.emit(AssistantDelta(self._run.session_id, text))
 
     def _on_block(self, block: Mapping[str, Any]) -> None:
+        self.started = True
+        if block.get("type") != "text":
+            self._streamed_chars += len(json.dumps(block, ensure_ascii=False))
         self._partial.clear()
         if block.get("type") == "text" and block.get("text"):
             self.texts.append(str(block["text"]))
@@ -1346,6 +1373,8 @@ class _Collector:
         """A failed attempt is sent again: what it showed is void (said in the event)."""
         self._partial.clear()
         self.texts.clear()
+        self._usage.clear()
+        self._streamed_chars = 0
         self._run.emit(ModelRetry(self._run.session_id, attempt=notice.attempt, of=notice.of,
                                   delay_s=round(notice.delay_s, 3), reason=notice.reason,
                                   discarded=notice.discarded))
@@ -1374,6 +1403,24 @@ _SUPERSEDED_CALL = {
     "regenerate": "The answer this call was part of was asked for again; the call was not run.",
 }
 """The decision that closes a pending approval of a call an edit or regeneration removed."""
+
+
+def _in_turns(calls: Sequence[ToolCall], refused: Mapping[str, Any]
+              ) -> list[tuple[list[ToolCall], ToolCall | None]]:
+    """The calls in the order the model made them, as steps (the calls to run, then the
+    refused call after them): each refused call is recorded after the calls before it ran,
+    never ahead of them."""
+    steps: list[tuple[list[ToolCall], ToolCall | None]] = []
+    run: list[ToolCall] = []
+    for call in calls:
+        if call.call_id in refused:
+            steps.append((run, call))
+            run = []
+        else:
+            run.append(call)
+    if run:
+        steps.append((run, None))
+    return steps
 
 
 def _call_ids(messages: Sequence[Mapping[str, Any]]) -> set[str]:

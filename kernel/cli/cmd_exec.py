@@ -43,7 +43,13 @@ from kernel.events import (
     json_text,
 )
 from kernel.model.catalog import DEFAULT_MODEL
-from kernel.model.provider import AnthropicProvider, ConfigError, ProviderConfig
+from kernel.model.provider import (
+    AnthropicProvider,
+    ConfigError,
+    ProviderConfig,
+    resolve_base_url,
+)
+from kernel.model.server_limits import probe_context
 from kernel.paths import AppPaths
 from kernel.policy.approvals import gate_factory
 from kernel.policy.channels import ApprovalChannel, FixedChannel, TerminalChannel
@@ -158,9 +164,12 @@ async def _exec(kernel: Kernel, args: argparse.Namespace, settings: Settings, se
                 printer: Callable[[Event], None], attachments: list[Attachment],
                 keyring_lookup: Callable[[], str | None]) -> int:
     info = kernel.store.get_session(session_id)
+    served = await asyncio.to_thread(
+        probe_context, resolve_base_url(ProviderConfig(base_url=settings.base_url)))
     config = ProviderConfig.for_model(info.model, settings.models, max_tokens=args.max_tokens,
                                       tool_choice=args.tool_choice, base_url=settings.base_url,
-                                      thinking_budget=args.thinking_budget)
+                                      thinking_budget=args.thinking_budget,
+                                      served_context=served)
     limits = LoopLimits(max_rounds=args.max_rounds, max_tokens=args.max_tokens_budget,
                         max_cost_usd=args.cost_budget, max_seconds=args.time_budget,
                         rate_limits=dict(args.rate_limit))

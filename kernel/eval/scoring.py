@@ -27,7 +27,9 @@ forbidden call that needed an approval nobody gave is the model's `tool_when_non
 
 api_error: the model API failed (after the SDK's retries); harness_error: the run crashed
 or could not start; loop: stopped as a repeated call; limit: a round, token, cost or time
-limit stopped it (or it needed more rounds than the task allows); tool_when_none: it called
+limit stopped it (or it needed more rounds than the task allows, or the output cap ended it:
+those two rank after the model's own mistakes, since the extra round may be Reins' own
+continuation after the cap, not what went wrong); tool_when_none: it called
 a tool for a question that needs none; no_tool: it called no tool where one was needed;
 wrong_tool: a needed tool not called, a forbidden one called, the wrong order, a tool
 called too often or too rarely, or (scripted) a tool never offered; bad_arguments: no call
@@ -60,6 +62,9 @@ class TaskResult:
     tools_called: tuple[str, ...] = ()
     selection_ok: bool | None = None
     args_ok: bool | None = None
+    """Every call's arguments were valid (None: the run made no call)."""
+    valid_calls: int | None = None
+    """How many of the `tool_calls` had valid arguments (None: not known, an older file)."""
     request_bytes: int | None = None
     """The largest model request of the run (scripted runs: measured at the fake server)."""
     tools_offered: int | None = None
@@ -99,10 +104,18 @@ def _mean(values: Sequence[float | int | None]) -> float | None:
     return sum(known) / len(known) if known else None
 
 
+def argument_validity(results: Sequence[TaskResult]) -> float | None:
+    """Of the calls made, the share whose arguments were valid; None (n/a) when no call was
+    made: a run without a call says nothing about arguments."""
+    known = [r for r in results if r.valid_calls is not None]
+    calls = sum(r.tool_calls for r in known)
+    return sum(r.valid_calls or 0 for r in known) / calls if calls else None
+
+
 def metrics(results: Sequence[TaskResult]) -> Metrics:
     """tool_selection_accuracy: of the results whose task says which tools (or none), the
-    share that chose right; argument_validity: of the results that made a call or check
-    arguments, the share with no invalid call and every argument check met;
+    share that chose right; argument_validity: of the calls made, the share with valid
+    arguments (`argument_validity`);
     completion_rate: the share passed; averages over all results (tokens and cost over the
     measured ones, request bytes over the scripted ones); failure_causes: how many failed
     results each cause explains."""
@@ -111,7 +124,7 @@ def metrics(results: Sequence[TaskResult]) -> Metrics:
     return Metrics(
         tasks=len(results), passed=sum(r.passed for r in results),
         tool_selection_accuracy=_rate([r.selection_ok for r in results]),
-        argument_validity=_rate([r.args_ok for r in results]),
+        argument_validity=argument_validity(results),
         completion_rate=_rate([r.passed for r in results]),
         avg_rounds=_mean([r.rounds for r in results]),
         avg_tokens=_mean([r.tokens for r in measured]),

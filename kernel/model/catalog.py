@@ -2,8 +2,11 @@
 
 `model_limits(name, configured)` is the one answer: the settings' `"models": {NAME: {...}}`
 entry for the model (an exact name first, then a glob such as `"qwen*"`), over the built-in
-figures of Anthropic's models, over the defaults for a model nobody described (a local one:
-give it an entry, or compaction only starts when its server says the prompt is too long).
+figures of Anthropic's models, over conservative defaults for a model nobody described (a
+local one: `UNKNOWN_LIMITS`, 8,192 tokens of context and 2,048 of output — a small server's
+window, not a cloud model's). A server that says its real window (llama-server's `/props`,
+read by kernel.model.server_limits) gives it as `served_context`: it sets the window of an
+undescribed model and caps any other.
 
     "models": {"qwen2.5-coder": {"context_window": 16384, "max_tokens": 2048}}
 
@@ -23,7 +26,13 @@ from typing import Any
 DEFAULT_MODEL = "claude-sonnet-4-6"
 """The model of a session when neither the settings nor the command line name one."""
 DEFAULT_CONTEXT_WINDOW = 200_000
+"""The default model's window (ProviderConfig's default)."""
 DEFAULT_MAX_TOKENS = 8192
+UNKNOWN_CONTEXT_WINDOW = 8192
+UNKNOWN_MAX_TOKENS = 2048
+"""A model nobody described: a small local server's figures (llama-server and Ollama serve
+4k–8k unless told otherwise), so compaction starts before the server refuses, and a model
+that runs away writes 2,048 tokens, not 8,192, before it is stopped."""
 MIN_THINKING_BUDGET = 1024
 """The API's smallest extended-thinking budget."""
 
@@ -37,7 +46,9 @@ class ModelLimits:
     max_output: int | None = None
     """The most output the model can give, when known (a larger max_tokens is refused)."""
     source: str = "default"
-    """Where the figures come from: "settings", "built-in" or "default"."""
+    """Where the figures come from: "settings", "built-in", "default" (an unknown model),
+    "server" (its server said its window), or "settings, server" / "built-in, server" (its
+    window capped by what the server serves)."""
 
 
 BUILT_IN: tuple[tuple[str, ModelLimits], ...] = (
@@ -53,29 +64,53 @@ BUILT_IN: tuple[tuple[str, ModelLimits], ...] = (
     ("claude-3-5-sonnet*", ModelLimits(200_000, 8192, 8192, "built-in")),
     ("claude-3-haiku*", ModelLimits(200_000, 4096, 4096, "built-in")),
     ("claude-3-opus*", ModelLimits(200_000, 4096, 4096, "built-in")),
+    ("claude-*", ModelLimits(200_000, 8192, 8192, "built-in")),
 )
 """Anthropic's models, most specific pattern first: window, default max_tokens, the most
 they can give. max_tokens defaults below the maximum: a run pays only for what is written,
-but a model that runs away is stopped sooner."""
+but a model that runs away is stopped sooner. A Claude model not listed yet has at least the
+window and output of every listed one."""
+
+MIN_SERVED_WINDOW = 2048
+"""A server that says it serves less is not believed (no request of Reins' fits in it)."""
+
+UNKNOWN_LIMITS = ModelLimits(UNKNOWN_CONTEXT_WINDOW, UNKNOWN_MAX_TOKENS, None, "default")
 
 
-def model_limits(name: str, configured: Mapping[str, Any] | None = None) -> ModelLimits:
+def model_limits(name: str, configured: Mapping[str, Any] | None = None, *,
+                 served_context: int | None = None) -> ModelLimits:
     """The limits of model `name`: its settings entry (exact name, then the first glob that
-    matches, in the file's order) over the built-in figures over the defaults."""
+    matches, in the file's order) over the built-in figures over the defaults for an
+    unknown model; `served_context`, the window the model's server says it serves, sets an
+    unknown model's window and caps any other (a request larger than it is refused)."""
     base = next((limits for pattern, limits in BUILT_IN if fnmatch.fnmatchcase(name, pattern)),
-                ModelLimits())
+                UNKNOWN_LIMITS)
     entries = configured or {}
     entry = entries.get(name)
     if not isinstance(entry, Mapping):
         entry = next((v for k, v in entries.items()
                       if k != name and fnmatch.fnmatchcase(name, k) and isinstance(v, Mapping)),
                      None)
-    if entry is None:
-        return base
-    window = int(entry.get("context_window", base.context_window))
-    max_tokens = int(entry.get("max_tokens", min(base.max_tokens, window // 4)
-                               if "context_window" in entry else base.max_tokens))
-    return ModelLimits(window, max_tokens, base.max_output, "settings")
+    limits = base
+    if entry is not None:
+        window = int(entry.get("context_window", base.context_window))
+        max_tokens = int(entry.get("max_tokens", min(base.max_tokens, window // 4)
+                                   if "context_window" in entry else base.max_tokens))
+        limits = ModelLimits(window, max_tokens, base.max_output, "settings")
+    return served(limits, served_context)
+
+
+def served(limits: ModelLimits, context: int | None) -> ModelLimits:
+    """`limits` under the window a server says it serves: an unknown model takes it, a
+    described one is capped by it; max_tokens keeps room for the conversation (at most a
+    quarter of a window it had to shrink to)."""
+    if context is None or context < MIN_SERVED_WINDOW:
+        return limits
+    if limits.source != "default" and context >= limits.context_window:
+        return limits
+    max_tokens = min(limits.max_tokens, context // 4)
+    return ModelLimits(context, max_tokens, limits.max_output,
+                       "server" if limits.source == "default" else f"{limits.source}, server")
 
 
 def config_problem(*, model: str, limits: ModelLimits, tool_choice: str,

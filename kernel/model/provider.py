@@ -116,6 +116,9 @@ class TurnCallbacks:
     """An attempt failed and the request is sent again after `delay_s`."""
     on_wait: Callable[[float], None] = field(default=lambda _s: None)
     """Seconds waited so far for an answer to start (every `progress_every_s`)."""
+    on_usage: Callable[[Mapping[str, int]], None] = field(default=lambda _u: None)
+    """The usage the stream has reported so far (at its start, then with each delta), so a
+    turn stopped mid-stream still counts what it used."""
 
 
 USAGE_KEYS = (
@@ -467,8 +470,10 @@ class AnthropicProvider:
             async for event in stream:
                 if event.type == "message_start":
                     got.usage = _usage(event.message)
+                    callbacks.on_usage(dict(got.usage))
                 elif event.type == "message_delta":
                     got.usage["output_tokens"] = int(event.usage.output_tokens or 0)
+                    callbacks.on_usage(dict(got.usage))
                 elif event.type == "text":
                     got.partial.append(event.text)
                     got.delivered = True

@@ -55,10 +55,12 @@ class ProviderConfig:
 
     @classmethod
     def for_model(cls, model: str, models: Mapping[str, Any] | None = None, *,
-                  max_tokens: int | None = None, **settings: Any) -> ProviderConfig:
+                  max_tokens: int | None = None, served_context: int | None = None,
+                  **settings: Any) -> ProviderConfig:
         """The config of `model` with its limits (kernel.model.catalog: the settings'
-        `models` entry, else the built-in figures); `max_tokens` overrides its output limit."""
-        limits = model_limits(model, models)
+        `models` entry, else the built-in figures, under the window its server says it
+        serves); `max_tokens` overrides its output limit."""
+        limits = model_limits(model, models, served_context=served_context)
         return cls(model=model, max_tokens=max_tokens or limits.max_tokens,
                    context_window=limits.context_window, max_output=limits.max_output,
                    **settings)

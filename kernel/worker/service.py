@@ -362,10 +362,13 @@ class KernelService:
                              f"fixed: {self.settings_error}")
         agent = self._agents.get(model)
         if agent is None:
-            from kernel.model.provider import AnthropicProvider, ProviderConfig
+            from kernel.model.provider import AnthropicProvider, ProviderConfig, resolve_base_url
+            from kernel.model.server_limits import probe_context
 
+            served = probe_context(resolve_base_url(ProviderConfig(base_url=self.base_url)))
             provider = AnthropicProvider(
-                ProviderConfig.for_model(model, self.settings.models, base_url=self.base_url),
+                ProviderConfig.for_model(model, self.settings.models, base_url=self.base_url,
+                                         served_context=served),
                 api_key=self.api_key)
             agent = self.runtime.agent(provider, gate_factory=self._gate)
             self._agents[model] = agent

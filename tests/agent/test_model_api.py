@@ -40,22 +40,48 @@ TOOLS = ("read_file", "run_command", "write_file", "mcp__git__status")
     ("claude-opus-4-1-20250805", {}, 200_000, 32_000, "built-in"),
     ("claude-3-5-haiku-latest", {}, 200_000, 8192, "built-in"),
     ("claude-3-haiku-20240307", {}, 200_000, 4096, "built-in"),
-    ("qwen2.5-coder", {}, 200_000, 8192, "default"),
-    ("qwen2.5-coder", {"qwen2.5-coder": {"context_window": 16384}}, 16384, 4096, "settings"),
+    # a model nobody described: a small server's figures, not a cloud model's
+    ("qwen2.5-coder", {}, 8192, 2048, "default"),
+    ("SmolLM2-135M-Instruct.Q4_1.gguf", {}, 8192, 2048, "default"),
+    # a Claude model not listed yet
+    ("claude-sonnet-9", {}, 200_000, 8192, "built-in"),
+    ("qwen2.5-coder", {"qwen2.5-coder": {"context_window": 16384}}, 16384, 2048, "settings"),
     ("qwen2.5-coder", {"qwen*": {"context_window": 16384, "max_tokens": 2048}}, 16384, 2048,
      "settings"),
     ("qwen2.5-coder", {"qwen*": {"max_tokens": 1000},
-                       "qwen2.5-coder": {"max_tokens": 3000}}, 200_000, 3000, "settings"),
+                       "qwen2.5-coder": {"max_tokens": 3000}}, 8192, 3000, "settings"),
     ("claude-sonnet-4-6", {"claude-sonnet-4-6": {"max_tokens": 64_000}}, 200_000, 64_000,
      "settings"),
     ("claude-sonnet-4-6", {"claude-opus*": {"max_tokens": 5}}, 200_000, 32_000, "built-in"),
-    ("llama", {"llama": "not an object"}, 200_000, 8192, "default"),
+    ("llama", {"llama": "not an object"}, 8192, 2048, "default"),
 ])
 def test_model_limits_come_from_settings_then_built_in_then_defaults(
         name, configured, window, max_tokens, source):
     limits = model_limits(name, configured)
     assert (limits.context_window, limits.max_tokens, limits.source) == (
         window, max_tokens, source)
+
+
+# (model, settings, the window the server serves, window, max_tokens, source)
+@pytest.mark.parametrize(("name", "configured", "context", "window", "max_tokens", "source"), [
+    ("qwen", {}, 4096, 4096, 1024, "server"),
+    ("qwen", {}, 32768, 32768, 2048, "server"),
+    ("qwen", {}, None, 8192, 2048, "default"),
+    ("qwen", {}, 100, 8192, 2048, "default"),  # below any usable window: not believed
+    ("qwen", {"qwen": {"context_window": 65536, "max_tokens": 8000}}, 16384, 16384, 4096,
+     "settings, server"),
+    ("qwen", {"qwen": {"context_window": 8192, "max_tokens": 1000}}, 32768, 8192, 1000,
+     "settings"),
+    ("claude-sonnet-4-6", {}, 8192, 8192, 2048, "built-in, server"),
+    ("claude-sonnet-4-6", {}, 1_000_000, 200_000, 32_000, "built-in"),
+])
+def test_the_window_a_server_serves_sets_or_caps_the_limits(
+        name, configured, context, window, max_tokens, source):
+    limits = model_limits(name, configured, served_context=context)
+    assert (limits.context_window, limits.max_tokens, limits.source) == (
+        window, max_tokens, source)
+    assert config_problem(model=name, limits=limits, tool_choice="auto",
+                          thinking_budget=None) is None
 
 
 def test_every_built_in_model_has_room_and_a_valid_default():

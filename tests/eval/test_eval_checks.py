@@ -68,7 +68,28 @@ JUDGE_TABLE = [
     # the round limit
     (Expect(max_rounds=2), done(rounds=2), True, None, None),
     (Expect(max_rounds=2), done(rounds=3), False, "limit", None),
-    (Expect(max_rounds=2, no_tools=True), done("grep", rounds=3), False, "limit", False),
+    # more rounds than allowed is a consequence: the model's own mistake is named first
+    # (the extra round may be Reins' continuation after the output cap), the harness'
+    # reactions and a wrong answer after it
+    (Expect(max_rounds=2, no_tools=True), done("grep", rounds=3), False, "tool_when_none",
+     False),
+    (Expect(max_rounds=1, tools=("read_file",)), done(rounds=2), False, "no_tool", False),
+    (Expect(max_rounds=1, tools=("read_file",)), done("grep", rounds=2), False, "wrong_tool",
+     False),
+    (Expect(max_rounds=1, answer_words=("x",)), done(rounds=2), False, "limit", None),
+    (Expect(max_rounds=1, tools=("read_file",)),
+     Outcome(calls=calls("read_file", read_file="approval_denied"), stop_reason="end_turn",
+             rounds=2), False, "limit", True),
+    # a limit that stopped the run still comes first ...
+    (Expect(max_rounds=1, tools=("read_file",)), done(stop="time_budget", rounds=2), False,
+     "limit", False),
+    (READ, done(stop="max_rounds"), False, "limit", False),
+    # ... but not the output cap hit twice (the model wrote on, Reins continued once): the
+    # model's mistake is named (seen with SmolLM2: no call, two capped answers)
+    (READ, done(stop="max_tokens", rounds=2), False, "no_tool", False),
+    (NONE, done("grep", stop="max_tokens"), False, "tool_when_none", False),
+    (Expect(max_rounds=1, tools=("read_file",)), done(stop="max_tokens", rounds=2), False,
+     "no_tool", False),
     # denials
     (READ, Outcome(calls=calls("read_file", read_file="approval_denied"), answer="x",
                    stop_reason="end_turn"), False, "approval_denied", True),
@@ -189,7 +210,9 @@ def test_the_cause_is_the_most_fundamental_failure() -> None:
     verdict = judge(expect, outcome)
     assert {f.cause for f in verdict.failures} == {"limit", "wrong_tool", "bad_arguments",
                                                    "wrong_result"}
-    assert verdict.cause == "limit"
+    assert verdict.cause == "wrong_tool"
+    stopped = judge(expect, Outcome(calls=outcome.calls, stop_reason="max_rounds", rounds=5))
+    assert stopped.cause == "limit"
 
 
 # (check, arguments, match)
@@ -234,31 +257,39 @@ def test_args_match(check: ArgCheck, arguments: Any, match: bool) -> None:
     assert args_match(check, arguments) is match
 
 
-# (arg checks, calls made, passed, cause, args_ok)
+# (arg checks, calls made, passed, cause, args_ok, calls with valid arguments)
 ARG_JUDGE_TABLE = [
     ((ArgCheck("read_file", {"path": "a"}),), (ExecCall("read_file", {"path": "a"}),),
-     True, None, True),
+     True, None, True, 1),
+    # the first read misses the check (not valid for this task), the second meets it
     ((ArgCheck("read_file", {"path": "a"}),), (ExecCall("read_file", {"path": "b"}),
                                                ExecCall("read_file", {"path": "a"})),
-     True, None, True),
+     True, None, True, 1),
     ((ArgCheck("read_file", {"path": "a"}),), (ExecCall("read_file", {"path": "b"}),),
-     False, "bad_arguments", False),
+     False, "bad_arguments", False, 0),
     # an invalid call that the model then corrects: passes, but the arguments were not valid
     ((), (ExecCall("read_file", {"file": "a"}, True, "invalid_arguments"),
-          ExecCall("read_file", {"path": "a"})), True, None, False),
+          ExecCall("read_file", {"path": "a"})), True, None, False, 1),
     ((), (ExecCall("read_file", {"path": "a"}, True, "execution_error"),), True, None,
-     True),
-    ((), (), True, None, None),
+     True, 1),
+    # no call: nothing to say about arguments (not "valid")
+    ((), (), True, None, None, 0),
     # a check on a tool never called is a selection failure, not an argument one
-    ((ArgCheck("grep", {"pattern": "x"}),), (), True, None, True),
+    ((ArgCheck("grep", {"pattern": "x"}),), (), True, None, None, 0),
+    # a call to another tool is judged by the harness' validation alone
+    ((ArgCheck("grep", {"pattern": "x"}),), (ExecCall("list_directory", {"path": "."}),),
+     True, None, True, 1),
 ]
 
 
-@pytest.mark.parametrize(("checks", "made", "passed", "cause", "args_ok"), ARG_JUDGE_TABLE)
+@pytest.mark.parametrize(("checks", "made", "passed", "cause", "args_ok", "valid"),
+                         ARG_JUDGE_TABLE)
 def test_argument_checks(checks: tuple[ArgCheck, ...], made: tuple[ExecCall, ...],
-                         passed: bool, cause: str | None, args_ok: bool | None) -> None:
+                         passed: bool, cause: str | None, args_ok: bool | None,
+                         valid: int) -> None:
     verdict = judge(Expect(args=checks), Outcome(calls=made, stop_reason="end_turn"))
     assert (verdict.passed, verdict.cause, verdict.args_ok) == (passed, cause, args_ok)
+    assert verdict.valid_calls == valid
 
 
 # (check, text after the run, problem contains; '' = fine)

@@ -14,7 +14,7 @@ from kernel.eval.report import (
 from kernel.eval.scoring import TaskResult, compare
 
 OK = TaskResult("read-one", True, rounds=2, tokens=240, cost_usd=0.0012, seconds=0.5,
-                selection_ok=True, args_ok=True)
+                selection_ok=True, args_ok=True, tool_calls=2, valid_calls=2)
 BAD = TaskResult("pick-\x1b[31mtool", False, "wrong_tool", ("not called: read_file",),
                  rounds=3, tokens=360, selection_ok=False, args_ok=None)
 
@@ -25,11 +25,27 @@ def test_the_table_has_every_run_the_failures_and_the_metrics() -> None:
     assert lines[0].split() == ["task", "result", "cause", "rounds", "tokens", "cost", "$",
                                 "time", "s", "right", "tools", "valid", "args"]
     assert lines[2].split() == ["read-one", "passed", "2", "240", "0.0012", "0.50", "yes",
-                                "yes"]
+                                "2/2"]
+    assert lines[3].split()[-2:] == ["no", "n/a"]
     assert "FAILED  wrong_tool" in text and "\x1b" not in text and "\\x1b" in text
     assert "failures:" in text and "not called: read_file" in text
     assert "tool-selection accuracy 50% · argument validity 100% · completion 50% (1/2)" in text
     assert "failure causes: wrong_tool 1" in text
+
+
+# (results, what the metrics line says of argument validity)
+VALIDITY_TABLE = [
+    ([BAD], "argument validity n/a (no calls)"),
+    ([TaskResult("x", True)], "argument validity n/a (no calls)"),
+    ([OK, BAD], "argument validity 100%"),
+    ([TaskResult("x", False, tool_calls=4, valid_calls=1)], "argument validity 25%"),
+]
+
+
+@pytest.mark.parametrize(("results", "said"), VALIDITY_TABLE)
+def test_argument_validity_is_over_calls_and_na_without_one(results: list[TaskResult],
+                                                             said: str) -> None:
+    assert said in results_text(results)
 
 
 def test_a_table_without_failures_says_none() -> None:

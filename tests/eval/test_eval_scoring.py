@@ -17,19 +17,22 @@ from kernel.eval.scoring import (
 
 
 def r(name: str, passed: bool = True, cause: str | None = None, *, rounds: int = 2,
-      tokens: int = 100, selection: bool | None = True, args: bool | None = True,
+      tokens: int = 100, selection: bool | None = True, calls: tuple[int, int] = (1, 1),
       request_bytes: int | None = None, cost: float = 0.0, seconds: float = 1.0) -> TaskResult:
+    """`calls`: (calls with valid arguments, calls made)."""
+    valid, made = calls
     return TaskResult(name, passed, cause, rounds=rounds, tokens=tokens, selection_ok=selection,
-                      args_ok=args, request_bytes=request_bytes, cost_usd=cost,
+                      args_ok=(valid == made) if made else None, tool_calls=made,
+                      valid_calls=valid, request_bytes=request_bytes, cost_usd=cost,
                       seconds=seconds)
 
 
 SUITE = [
-    r("a"),
+    r("a", calls=(2, 2)),
     r("b", False, "wrong_tool", rounds=4, tokens=300, selection=False),
-    r("c", False, "bad_arguments", rounds=3, tokens=200, args=False),
-    r("d", selection=None, args=None, rounds=1, tokens=50),
-    r("e", False, "wrong_tool", rounds=6, tokens=350, selection=False, args=None),
+    r("c", False, "bad_arguments", rounds=3, tokens=200, calls=(1, 3)),
+    r("d", selection=None, calls=(0, 0), rounds=1, tokens=50),
+    r("e", False, "wrong_tool", rounds=6, tokens=350, selection=False, calls=(0, 0)),
 ]
 
 # (results, field, expected)
@@ -38,7 +41,8 @@ METRIC_TABLE = [
     (SUITE, "passed", 2),
     (SUITE, "completion_rate", 2 / 5),
     (SUITE, "tool_selection_accuracy", 2 / 4),
-    (SUITE, "argument_validity", 2 / 3),
+    # over the calls made (4 of 6), not the runs: a run without a call is not valid
+    (SUITE, "argument_validity", 4 / 6),
     (SUITE, "avg_rounds", 16 / 5),
     (SUITE, "avg_tokens", 1000 / 5),
     (SUITE, "avg_request_bytes", None),
@@ -47,8 +51,12 @@ METRIC_TABLE = [
     ([], "completion_rate", None),
     ([], "avg_rounds", None),
     ([], "failure_causes", {}),
-    ([r("x", selection=None, args=None)], "tool_selection_accuracy", None),
-    ([r("x", selection=None, args=None)], "argument_validity", None),
+    ([r("x", selection=None, calls=(0, 0))], "tool_selection_accuracy", None),
+    # no call at all: n/a, never 100%
+    ([r("x", calls=(0, 0)), r("y", calls=(0, 0))], "argument_validity", None),
+    ([r("x", calls=(0, 0)), r("y", calls=(0, 1))], "argument_validity", 0.0),
+    # an older results file (valid calls not recorded) says nothing about arguments
+    ([TaskResult("x", True, tool_calls=3)], "argument_validity", None),
     ([r("x", request_bytes=1000), r("y", request_bytes=3000), r("z")], "avg_request_bytes",
      2000.0),
     ([r("x", cost=0.5), r("y", cost=1.5)], "avg_cost_usd", 1.0),

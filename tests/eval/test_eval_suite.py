@@ -73,6 +73,9 @@ def test_every_builtin_task_passes_against_its_scripted_turns(runs: dict[str, An
     run = runs["builtin"]
     assert run["code"] == 1, run["stdout"] + run["stderr"]  # the failing tasks ran too
     data = run["data"]
+    # the whole run is the file; the partial one written as runs finished is gone
+    assert data["complete"] is True
+    assert not runs["main"]["file"].with_name("main.json.partial").exists()
     tasks = discover(None)
     many = discover([str(ROOT / "eval" / "many-tools")])
     assert len(runs["main"]["data"]["tasks"]) == len(tasks) + len(many) + 5
