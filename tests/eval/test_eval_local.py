@@ -279,8 +279,8 @@ def test_the_subset_names_built_in_tasks() -> None:
 def _eval(words: list[str]) -> int:
     import io
 
-    from kernel.cli.main import build_parser, main
     from kernel.cli.cmd_eval import eval_command
+    from kernel.cli.main import build_parser, main
 
     return eval_command(build_parser().parse_args(["eval", *words]), main, io.StringIO(),
                         io.StringIO())
