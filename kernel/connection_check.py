@@ -58,6 +58,12 @@ def _v1_hint(base_url: str) -> str:
     return " The base URL is the server's address without /v1 (e.g. http://localhost:8080)."
 
 
+def no_messages_api(where: str, status: int) -> str:
+    """A server answers at `where`, but not the Messages API (`status` for /v1/messages)."""
+    return (f"Nothing at {where} answers the Messages API (HTTP 404 for /v1/models, HTTP "
+            f"{status} for /v1/messages): check the base URL.{_v1_hint(where)}")
+
+
 def failure_words(exc: BaseException, base_url: str, has_key: bool,
                   timeout_s: float = CHECK_TIMEOUT_S) -> str:
     """What went wrong, in words: `exc` raised by the SDK for a request to `base_url`."""
@@ -73,8 +79,7 @@ def failure_words(exc: BaseException, base_url: str, has_key: bool,
         return (f"{where} accepted the key but does not let it do this (HTTP 403: "
                 f"{_server_says(exc)}).")
     if isinstance(exc, anthropic.NotFoundError):
-        return (f"Nothing at {where} answers the Messages API (HTTP 404 for /v1/models and "
-                f"/v1/messages): check the base URL.{_v1_hint(where)}")
+        return no_messages_api(where, 404)
     if isinstance(exc, anthropic.APIStatusError):
         return f"{where} answered HTTP {exc.status_code}: {_server_says(exc)}."
     if isinstance(exc, anthropic.APITimeoutError):
@@ -149,8 +154,12 @@ async def check_connection(api_key: str | None, base_url: str | None, model: str
         try:
             await client.messages.create(model=model, max_tokens=1,
                                          messages=[{"role": "user", "content": "ping"}])
-        except anthropic.NotFoundError as exc:
+        except anthropic.APIStatusError as exc:
+            if exc.status_code in (401, 403):
+                raise
             if not listed:
+                return ConnectionVerdict(False, no_messages_api(where, exc.status_code))
+            if exc.status_code != 404:
                 raise
             return ConnectionVerdict(False, f"{where} answers, but does not know the model "
                                             f"“{model}” (HTTP 404: {_server_says(exc)}).")

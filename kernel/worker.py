@@ -314,6 +314,7 @@ class KernelService:
     def _snapshot(self, request_id: str = "",
                   problems: tuple[p.SettingsProblem, ...] = ()) -> p.SettingsSnapshot:
         """settings.json as this kernel reads it, and whether a run can start."""
+        from kernel.agent.provider_config import file_key
         from kernel.keys import ENV_VAR
         from kernel.mcp.config import find_claude_desktop_config
 
@@ -321,7 +322,7 @@ class KernelService:
             cannot = (f"settings.json cannot be used, so nothing runs until it is fixed: "
                       f"{self.settings_error}")
         elif self.api_key or os.environ.get(ENV_VAR) or self.base_url or os.environ.get(
-                "ANTHROPIC_BASE_URL"):
+                "ANTHROPIC_BASE_URL") or file_key(self.paths):
             cannot = ""
         else:
             cannot = ("There is no API key: enter one in Settings (kept in the system "

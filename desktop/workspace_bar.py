@@ -1,0 +1,69 @@
+"""The line above the conversation that says plainly what a newcomer's session is: one that
+works in a scratch folder Reins made (with *Choose folder…* to give it a real one), and one
+that talks to the demo model (with *Add a key…*). Hidden for an ordinary session."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
+
+from kernel.demo import DEMO_LABEL
+
+
+@dataclass(frozen=True)
+class WorkspaceNote:
+    text: str
+    choose_folder: bool
+    add_key: bool
+
+
+def workspace_note(workspace: str, *, scratch: bool, demo: bool) -> WorkspaceNote | None:
+    """What the bar says about a session (None: nothing to say)."""
+    parts = []
+    if demo:
+        parts.append(f"You are trying the {DEMO_LABEL}: its answers are a script, so you can "
+                     "see what Reins does. Add a key to work with a real model.")
+    if scratch:
+        parts.append(f"This session works in a scratch folder Reins made: {workspace}. "
+                     "Choose a folder to let it work on your own files from the next "
+                     "message on.")
+    if not parts:
+        return None
+    return WorkspaceNote(" ".join(parts), scratch, demo)
+
+
+class WorkspaceBar(QFrame):
+    choose_folder = Signal()
+    add_key = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setAccessibleName("About this session's folder and model")
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.label = QLabel(self)
+        self.label.setWordWrap(True)
+        self.label.setTextFormat(Qt.TextFormat.PlainText)
+        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.folder_button = QPushButton("C&hoose folder…", self)
+        self.folder_button.setAccessibleName("Choose a folder for this session")
+        self.folder_button.clicked.connect(self.choose_folder)
+        self.key_button = QPushButton("Add a &key…", self)
+        self.key_button.setAccessibleName("Open settings to add an API key")
+        self.key_button.clicked.connect(self.add_key)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(8, 4, 8, 4)
+        layout.addWidget(self.label, 1)
+        layout.addWidget(self.folder_button, 0, Qt.AlignmentFlag.AlignVCenter)
+        layout.addWidget(self.key_button, 0, Qt.AlignmentFlag.AlignVCenter)
+        self.hide()
+
+    def show_note(self, note: WorkspaceNote | None) -> None:
+        if note is None:
+            self.hide()
+            return
+        self.label.setText(note.text)
+        self.folder_button.setVisible(note.choose_folder)
+        self.key_button.setVisible(note.add_key)
+        self.show()
