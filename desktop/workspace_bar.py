@@ -9,8 +9,6 @@ from dataclasses import dataclass
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
 
-from kernel.demo import DEMO_LABEL
-
 
 @dataclass(frozen=True)
 class WorkspaceNote:
@@ -23,12 +21,11 @@ def workspace_note(workspace: str, *, scratch: bool, demo: bool) -> WorkspaceNot
     """What the bar says about a session (None: nothing to say)."""
     parts = []
     if demo:
-        parts.append(f"You are trying the {DEMO_LABEL}: its answers are a script, so you can "
-                     "see what Reins does. Add a key to work with a real model.")
+        parts.append("Demo model: a script, not an AI, that shows what Reins does. Add a key "
+                     "to work with a real model.")
     if scratch:
-        parts.append(f"This session works in a scratch folder Reins made: {workspace}. "
-                     "Choose a folder to let it work on your own files from the next "
-                     "message on.")
+        parts.append(f"Working in a scratch folder Reins made: {workspace}. Choose a folder to "
+                     "work on your own files from the next message on.")
     if not parts:
         return None
     return WorkspaceNote(" ".join(parts), scratch, demo)

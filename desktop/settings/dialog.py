@@ -68,6 +68,18 @@ class SavedSettings:
     """There is no keyring and the user chose to keep the key in the key file."""
 
 
+def _column(*items: QWidget | QHBoxLayout) -> QVBoxLayout:
+    """Widgets and rows stacked in one form field (a wrapped label in a row of its own
+    would get the height of a narrower one)."""
+    column = QVBoxLayout()
+    for item in items:
+        if isinstance(item, QWidget):
+            column.addWidget(item)
+        else:
+            column.addLayout(item)
+    return column
+
+
 def rule_lines(text: str) -> tuple[list[str], list[int]]:
     """A rule list as typed: the rules (one per non-blank line, trimmed) and the line each
     came from (1-based), to say which line the kernel found wrong."""
@@ -185,11 +197,15 @@ class SettingsDialog(QDialog):
         self.mode_combo = QComboBox(tab)
         self.mode_combo.setAccessibleName("Default mode")
         self.mode_combo.addItems(list(MODES))
-        self.key_file_box = QCheckBox(
-            f"Keep the key in a &file only you can read: {self.paths.api_key_file} (mode "
-            "0600, as Claude Code does on Linux). Any program running as you can read it.", tab)
+        self.key_file_box = QCheckBox("Keep the key in a &file only you can read", tab)
         self.key_file_box.setAccessibleName("Keep the key in a file only you can read")
-        self.key_file_box.setVisible(False)
+        self.key_file_note = QLabel(
+            f"The file is {self.paths.api_key_file}, mode 0600 (as Claude Code keeps its key "
+            "on Linux): other users cannot read it, but any program running as you can.", tab)
+        self.key_file_note.setWordWrap(True)
+        self.key_file_note.setTextFormat(Qt.TextFormat.PlainText)
+        for widget in (self.key_file_box, self.key_file_note):
+            widget.setVisible(False)
         self.test_button = QPushButton("&Test connection", tab)
         self.test_button.setAccessibleName("Test connection")
         self.test_button.setToolTip("Check the key and base URL as typed with one small "
@@ -204,17 +220,18 @@ class SettingsDialog(QDialog):
         key_row = QHBoxLayout()
         key_row.addWidget(self.key_edit, 1)
         key_row.addWidget(self.show_key)
+        key_column = _column(key_row, self.key_status, self.key_file_box, self.key_file_note)
         test_row = QHBoxLayout()
-        test_row.addWidget(self.test_button, 0, Qt.AlignmentFlag.AlignTop)
-        test_row.addWidget(self.connection_label, 1)
+        test_row.addWidget(self.test_button)
+        test_row.addStretch(1)
+        url_column = _column(self.base_url_edit, test_row, self.connection_label)
         form = QFormLayout(tab)
         key_label = QLabel("API &key:", tab)
         key_label.setBuddy(self.key_edit)
-        form.addRow(key_label, key_row)
-        form.addRow("", self.key_status)
-        form.addRow("", self.key_file_box)
-        form.addRow("&Base URL:", self.base_url_edit)
-        form.addRow("", test_row)
+        form.addRow(key_label, key_column)
+        url_label = QLabel("&Base URL:", tab)
+        url_label.setBuddy(self.base_url_edit)
+        form.addRow(url_label, url_column)
         form.addRow("M&odel (new sessions):", self.model_edit)
         form.addRow("Default &mode:", self.mode_combo)
         for edit in (self.base_url_edit, self.model_edit):
@@ -294,7 +311,8 @@ class SettingsDialog(QDialog):
         state = keystore.keyring_state()
         self._keyring = state.available
         self.key_status.setText(state.explanation)
-        self.key_file_box.setVisible(not state.available)
+        for widget in (self.key_file_box, self.key_file_note):
+            widget.setVisible(not state.available)
         if state.available:
             self.key_edit.setText(keystore.stored_key() or "")
             return

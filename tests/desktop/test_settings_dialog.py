@@ -171,7 +171,8 @@ def test_without_keyring_the_key_is_held_in_memory_and_it_says_so(
     assert "in memory for this run of Reins only" in dialog.key_status.text()
     assert "unless you tick the box below to keep it in a file" in dialog.key_status.text()
     assert dialog.key_file_box.isVisible() and not dialog.key_file_box.isChecked()
-    assert str(reins_home.api_key_file) in dialog.key_file_box.text()
+    assert str(reins_home.api_key_file) in dialog.key_file_note.text()
+    assert "mode 0600" in dialog.key_file_note.text() and dialog.key_file_note.isVisible()
     with pytest.raises(keystore.KeyringUnavailable):
         keystore.save_key("sk-x")
     qtbot.keyClicks(dialog.key_edit, "sk-mem-1")
