@@ -236,10 +236,11 @@ class AppController(QObject):
 
             self._mcp_requests = McpRequests(self.window, session_title=self._title_of)
             self._mcp_requests.answer.connect(self.client.send)
-            self._mcp_requests.note.connect(self._mcp_note)
+            self._mcp_requests.note.connect(self._note)
         return self._mcp_requests
 
-    def _mcp_note(self, text: str) -> None:
+    def _note(self, text: str) -> None:
+        """A notice in the conversation shown (the status bar's message when none is)."""
         view = self._view()
         if view is not None:
             view.chat.add_message(Role.NOTICE, text)
@@ -414,13 +415,11 @@ class AppController(QObject):
         if saved.api_key:
             self.api_key = saved.api_key
         if saved.key_in_memory:
-            self.window.statusBar().showMessage(
-                "This system has no keyring: the API key is kept in memory for this run of "
-                "Reins only.", 30_000)
+            self._note("This system has no keyring: the API key is kept in memory for this run "
+                       "of Reins only.")
         elif saved.key_in_file:
-            self.window.statusBar().showMessage(
-                f"The API key is kept in {self.paths.api_key_file}, readable only by you.",
-                30_000)
+            self._note(f"The API key is kept in {self.paths.api_key_file}, readable only by "
+                       "you (mode 0600).")
         self._send_key()
         self.window.banner.hide()
         self._refresh_page()
@@ -938,5 +937,5 @@ class AppController(QObject):
                     f"{self.settings.error}" if self.settings.error else "")
         self.window.workspace_bar.show_note(None if view is None else workspace_note(
             view.info.workspace, scratch=self.paths.is_scratch(view.info.workspace),
-            demo=is_demo(view.info.model)))
+            demo=is_demo(view.info.model), keyed=bool(self.settings.can_run or self.api_key)))
         self._refresh_status()

@@ -17,10 +17,15 @@ class WorkspaceNote:
     add_key: bool
 
 
-def workspace_note(workspace: str, *, scratch: bool, demo: bool) -> WorkspaceNote | None:
-    """What the bar says about a session (None: nothing to say)."""
+def workspace_note(workspace: str, *, scratch: bool, demo: bool, keyed: bool = False
+                   ) -> WorkspaceNote | None:
+    """What the bar says about a session (None: nothing to say); `keyed`: a real model can
+    be used now (a key or a server is set)."""
     parts = []
-    if demo:
+    if demo and keyed:
+        parts.append("Demo model: a script, not an AI. A key is set now: pick a real model "
+                     "in the status bar, or start a new session (Ctrl+N).")
+    elif demo:
         parts.append("Demo model: a script, not an AI, that shows what Reins does. Add a key "
                      "to work with a real model.")
     if scratch:
@@ -28,7 +33,7 @@ def workspace_note(workspace: str, *, scratch: bool, demo: bool) -> WorkspaceNot
                      "work on your own files from the next message on.")
     if not parts:
         return None
-    return WorkspaceNote(" ".join(parts), scratch, demo)
+    return WorkspaceNote(" ".join(parts), scratch, demo and not keyed)
 
 
 class WorkspaceBar(QFrame):

@@ -33,6 +33,8 @@ HOW_TO_ADD_A_KEY = (
     "start a new session (Ctrl+N): it uses the real model.")
 INTRO = ("I'm Reins' **demo model**: a short script, not an AI, so you can see what Reins "
          "does before you add an API key.")
+AGAIN = "The **demo model** (a script, not an AI) again."
+"""The intro once the conversation has one: said once, then only named."""
 
 _KEY_WORDS = re.compile(r"\b(api|keys?|claude|anthropic|real model|settings|sign ?up|token)\b",
                         re.IGNORECASE)
@@ -79,12 +81,13 @@ def demo_turn(body: Mapping[str, Any]) -> Reply:
         return _said("The demo only knows its tour. Type anything to see it again.")
     prompt = latest_prompt(messages)
     chosen = topic(prompt)
+    intro = AGAIN if any(m.get("role") == "assistant" for m in messages) else INTRO
     if chosen == "key":
-        return _said(f"{INTRO}\n\nI can't use a key myself. {HOW_TO_ADD_A_KEY}")
+        return _said(f"{intro}\n\nI can't use a key myself. {HOW_TO_ADD_A_KEY}")
     if chosen == "bye":
         return _said(f"You're welcome! {HOW_TO_ADD_A_KEY}")
     return _said(
-        f"{INTRO}\n\nYou wrote: “{_quoted(prompt)}”. A real model would work on that; I'll "
+        f"{intro}\n\nYou wrote: “{_quoted(prompt)}”. A real model would work on that; I'll "
         "show you the steps instead. First I look at the workspace with a tool: reading is "
         "allowed without asking in *ask* mode, and the call appears in the timeline.",
         ToolUse("list_directory", {"path": "."}))

@@ -86,6 +86,7 @@ def test_a_later_prompt_starts_the_tour_again_with_its_own_words() -> None:
     assert latest_prompt(history) == "second go"
     turn = demo_turn({"messages": history})
     assert "second go" in _text(turn) and _calls(turn)[0].name == "list_directory"
+    assert "demo model" in _text(turn) and "short script" not in _text(turn), "introduced once"
 
 
 def test_the_notes_quote_the_prompt_on_one_line_and_cut_a_long_one() -> None:

@@ -14,6 +14,7 @@ from kernel import protocol as p
 from kernel.demo import DEMO_MODEL, DEMO_TITLE
 from kernel.demo.script import NOTES_FILE
 from kernel.events import ApprovalRequest, AssistantText, ToolCallStarted, ToolResultEvent
+from kernel.fakemodel import FakeAnthropicServer, ToolUse, reply
 from kernel.modes import Mode
 from kernel.paths import AppPaths
 from tests.security.test_workspace_broad import Worker
@@ -84,3 +85,22 @@ def test_the_demo_runs_in_a_scratch_folder_without_a_key_then_moves_to_a_real_on
     started = [e for e in _events(worker, ToolCallStarted) if e.name == "list_directory"]
     assert len(started) == 2
     assert "Nothing was written" in _events(worker, AssistantText)[-1].text
+
+
+@pytest.mark.slow
+def test_a_command_runs_in_a_scratch_workspace_and_writes_there(
+        served: tuple[FakeAnthropicServer, Worker], reins_home: AppPaths) -> None:
+    """The scratch folder is beside Reins' data folder, not in it: a command's sandbox shows
+    it (Reins' own folders are hidden from commands) and its change is applied there."""
+    server, worker = served
+    worker.send(p.NewSession("", Mode.AUTO, scratch=True))
+    info = worker.wait_for(p.SessionLoaded).info
+    scratch = Path(info.workspace)
+    server.add(reply("Making it.", ToolUse("run_command", {"command": "echo hi > made.txt; pwd"})),
+               reply("Made."))
+    worker.send(p.StartRun(info.session_id, "make a file"))
+    assert worker.wait_for(p.RunStatus, 2).state == "idle"
+    [result] = _events(worker, ToolResultEvent)
+    assert result.status == "ok", result
+    assert (scratch / "made.txt").read_text() == "hi\n"
+    assert not any(reins_home.data.rglob("made.txt"))

@@ -30,15 +30,18 @@ def test_no_folder_yet_asks_for_a_scratch_session(qtbot: QtBot, tmp_path) -> Non
     assert panel.default_workspace == str(tmp_path), "the folder remembered is kept"
 
 
-@pytest.mark.parametrize(("scratch", "demo", "words", "folder", "key"), [
-    (False, False, None, False, False),
-    (True, False, ["scratch folder Reins made: /s/1", "Choose a folder"], True, False),
-    (False, True, ["Demo model", "not an AI", "Add a key"], False, True),
-    (True, True, ["Demo model", "scratch folder Reins made: /s/1"], True, True),
+@pytest.mark.parametrize(("scratch", "demo", "keyed", "words", "folder", "key"), [
+    (False, False, False, None, False, False),
+    (False, False, True, None, False, False),
+    (False, True, True, ["Demo model", "A key is set now", "pick a real model"], False, False),
+    (True, True, True, ["A key is set now", "scratch folder Reins made: /s/1"], True, False),
+    (True, False, False, ["scratch folder Reins made: /s/1", "Choose a folder"], True, False),
+    (False, True, False, ["Demo model", "not an AI", "Add a key"], False, True),
+    (True, True, False, ["Demo model", "scratch folder Reins made: /s/1"], True, True),
 ])
-def test_what_the_bar_says(qtbot: QtBot, scratch: bool, demo: bool, words: list[str] | None,
-                           folder: bool, key: bool) -> None:
-    note = workspace_note("/s/1", scratch=scratch, demo=demo)
+def test_what_the_bar_says(qtbot: QtBot, scratch: bool, demo: bool, keyed: bool,
+                           words: list[str] | None, folder: bool, key: bool) -> None:
+    note = workspace_note("/s/1", scratch=scratch, demo=demo, keyed=keyed)
     bar = WorkspaceBar()
     qtbot.addWidget(bar)
     bar.show_note(note)
