@@ -96,3 +96,12 @@ def test_a_kernel_given_no_key_reads_the_file_and_sends_it(
     [request] = server.requests
     sent = request.headers.get("x-api-key") or request.headers["authorization"]
     assert sent.removeprefix("Bearer ") == "sk-from-file"
+
+
+def test_doctor_names_the_key_file_it_found_the_key_in(reins_home: AppPaths) -> None:
+    from kernel.cli_inspect import doctor_report
+
+    write_key_file(reins_home.api_key_file, "sk-doctor")
+    text, _ = doctor_report(reins_home, lambda: resolve_api_key(None, {}, lambda: None),
+                            sandbox_text=lambda: "sandbox: (not asked)")
+    assert f"API key: found in the key file {reins_home.api_key_file}" in text
