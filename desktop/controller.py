@@ -265,6 +265,7 @@ class AppController(QObject):
         """Show the window; the kernel is started once it has been painted (or after
         KERNEL_START_FALLBACK_MS if no paint comes), so the window appears first."""
         self.window.set_kernel_state("Starting the kernel…")
+        self.window.welcome.set_kernel_ready(False)
         self._restore_window_state()
         self._refresh_page()
         self.window.first_painted.connect(self._start_kernel)
@@ -446,6 +447,7 @@ class AppController(QObject):
         self.window.set_sandbox(ready.sandbox, ready.sandbox_reason)
         self.default_model = ready.model
         self.window.set_kernel_state("")
+        self.window.welcome.set_kernel_ready(True)
         self._send_key()
         self.client.send(p.ListSessions(self.window.sessions.search.text()))
         if self.current is not None:
@@ -453,6 +455,7 @@ class AppController(QObject):
 
     def on_died(self, reason: str, restarting: bool = True) -> None:
         self.window.set_kernel_state("Kernel restarting…" if restarting else "Kernel stopped")
+        self.window.welcome.set_kernel_ready(False)
         for session_id, view in self.views.items():
             view.chat.finish_streaming()
             if view.running:

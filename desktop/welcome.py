@@ -71,3 +71,8 @@ class WelcomePanel(QWidget):
 
     def set_keyring(self, available: bool) -> None:
         self.text.setText(welcome_text(available))
+
+    def set_kernel_ready(self, ready: bool) -> None:
+        """The demo runs in the kernel: its button waits for it."""
+        self.demo_button.setEnabled(ready)
+        self.demo_button.setToolTip("" if ready else "Waiting for the kernel to start…")

@@ -51,8 +51,11 @@ def test_a_newcomer_tries_the_demo_then_gives_it_a_real_folder(
         qtbot: QtBot, keyless_app: AppController, reins_home: AppPaths,
         workspace: Path) -> None:
     app, w = keyless_app, keyless_app.window
+    if w.kernel_label.text():
+        assert not w.welcome.demo_button.isEnabled(), "the demo waits for the kernel"
     qtbot.waitUntil(lambda: w.kernel_label.text() == "", timeout=WAIT_MS)
     qtbot.waitUntil(lambda: w.pages.currentWidget() is w.welcome, timeout=WAIT_MS)
+    assert w.welcome.demo_button.isEnabled()
     assert "Try the" in w.welcome.text.text() and "Demo model" in w.welcome.text.text()
     qtbot.mouseClick(w.welcome.demo_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: app.current is not None, timeout=WAIT_MS)
