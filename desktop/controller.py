@@ -51,7 +51,7 @@ from kernel.events import (
 )
 from kernel.modes import Mode
 from kernel.paths import AppPaths
-from kernel.workspace import broad_workspace_reason
+from kernel.policy.workspace import broad_workspace_reason
 
 if TYPE_CHECKING:
     from desktop.approval.dialog import ApprovalQueue

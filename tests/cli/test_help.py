@@ -8,7 +8,7 @@ import re
 import subprocess
 import sys
 
-from kernel.cli import build_parser
+from kernel.cli.main import build_parser
 
 
 def _commands() -> dict[str, str]:
@@ -35,7 +35,7 @@ def test_help_says_plain_reins_opens_the_app_and_lists_every_command_on_one_line
 
 
 def test_a_command_named_wrongly_points_to_the_list():
-    done = subprocess.run([sys.executable, "-c", "import sys; from kernel.cli import main; "
+    done = subprocess.run([sys.executable, "-c", "import sys; from kernel.cli.main import main; "
                            "sys.exit(main(['exce']))"], capture_output=True, text=True,
                           timeout=60, check=False)
     assert done.returncode == 2

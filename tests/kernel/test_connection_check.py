@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from kernel.connection_check import ConnectionVerdict, check_connection, url_problem
 from kernel.fakemodel import FakeAnthropicServer, reply
+from kernel.model.connection_check import ConnectionVerdict, check_connection, url_problem
 
 
 def check(key: str | None, url: str | None, model: str = "claude-x") -> ConnectionVerdict:

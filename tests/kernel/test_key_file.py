@@ -1,4 +1,4 @@
-"""The key file a user with no keyring may choose (kernel.keyfile): written 0600 whatever the
+"""The key file a user with no keyring may choose (kernel.model.keyfile): written 0600 whatever the
 umask, refused when others may read it or it is not the user's own regular file, read by the
 kernel after the keyring and before the environment — and by a real kernel worker that was
 given no key over its pipe."""
@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from kernel import protocol as p
-from kernel.agent.provider_config import resolve_api_key
 from kernel.fakemodel import FakeAnthropicServer, reply
-from kernel.keyfile import KeyFileError, read_key_file, write_key_file
+from kernel.model.keyfile import KeyFileError, read_key_file, write_key_file
+from kernel.model.provider_config import resolve_api_key
 from kernel.paths import AppPaths
 from tests.security.test_workspace_broad import Worker
 
@@ -99,7 +99,7 @@ def test_a_kernel_given_no_key_reads_the_file_and_sends_it(
 
 
 def test_doctor_names_the_key_file_it_found_the_key_in(reins_home: AppPaths) -> None:
-    from kernel.cli_inspect import doctor_report
+    from kernel.cli.cmd_doctor import doctor_report
 
     write_key_file(reins_home.api_key_file, "sk-doctor")
     text, _ = doctor_report(reins_home, lambda: resolve_api_key(None, {}, lambda: None),

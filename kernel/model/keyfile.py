@@ -3,7 +3,7 @@
 Only when the user chose it in Settings (never as a fallback of its own): the file is
 `AppPaths.api_key_file` (in the config folder), mode 0600, as Claude Code keeps its
 credentials on Linux. The app writes it (desktop.settings.keystore); the kernel reads it
-(kernel.agent.provider_config.resolve_api_key, after the keyring, before the environment).
+(kernel.model.provider_config.resolve_api_key, after the keyring, before the environment).
 A file that others may read or write, or that is not the user's own regular file, is
 refused with a message, never used. Loads nothing heavy: the UI imports it.
 """

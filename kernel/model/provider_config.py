@@ -2,8 +2,8 @@
 
 `ProviderConfig` (model, limits, tool choice, timeouts), the API key's resolution (an
 argument, else the OS keyring, else the key file the user chose on a system without a
-keyring (kernel.keyfile), else `ANTHROPIC_API_KEY`) and the base URL's. Kept apart from
-kernel.agent.provider so that what only reads them (`reins doctor`, the app's model picker)
+keyring (kernel.model.keyfile), else `ANTHROPIC_API_KEY`) and the base URL's. Kept apart from
+kernel.model.provider so that what only reads them (`reins doctor`, the app's model picker)
 does not import the anthropic SDK.
 """
 
@@ -15,15 +15,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kernel.agent.models import (
+from kernel.model.catalog import (
     DEFAULT_CONTEXT_WINDOW,
     DEFAULT_MAX_TOKENS,
     DEFAULT_MODEL,
     ModelLimits,
     model_limits,
 )
-from kernel.keyfile import KeyFileError, read_key_file
-from kernel.keys import ENV_VAR, KEYRING_SERVICE, KEYRING_USER, keyring_backend
+from kernel.model.keyfile import KeyFileError, read_key_file
+from kernel.model.keys import ENV_VAR, KEYRING_SERVICE, KEYRING_USER, keyring_backend
 from kernel.paths import AppPaths
 
 log = logging.getLogger(__name__)
@@ -62,7 +62,7 @@ class ProviderConfig:
     @classmethod
     def for_model(cls, model: str, models: Mapping[str, Any] | None = None, *,
                   max_tokens: int | None = None, **settings: Any) -> ProviderConfig:
-        """The config of `model` with its limits (kernel.agent.models: the settings'
+        """The config of `model` with its limits (kernel.model.catalog: the settings'
         `models` entry, else the built-in figures); `max_tokens` overrides its output limit."""
         limits = model_limits(model, models)
         return cls(model=model, max_tokens=max_tokens or limits.max_tokens,
@@ -103,7 +103,7 @@ def keyring_key() -> str | None:
 
 def file_key(paths: AppPaths | None = None) -> str | None:
     """The key in the key file (`AppPaths.api_key_file`), or None: no file, or one that may
-    not be used (logged with why: kernel.keyfile)."""
+    not be used (logged with why: kernel.model.keyfile)."""
     try:
         return read_key_file((paths or AppPaths.from_env()).api_key_file)
     except KeyFileError as exc:
