@@ -32,7 +32,9 @@ from desktop.main_window import MainWindow, window_title
 from desktop.settings import keystore
 from desktop.undo_link import UndoLink
 from desktop.window_state import WindowState, load_state, save_state
+from desktop.workspace_bar import workspace_note
 from kernel import protocol as p
+from kernel.demo import DEMO_MODEL, DEMO_TITLE, is_demo
 from kernel.events import (
     ApprovalDecision,
     ApprovalRequest,
@@ -49,6 +51,7 @@ from kernel.events import (
 )
 from kernel.modes import Mode
 from kernel.paths import AppPaths
+from kernel.policy.workspace import broad_workspace_reason
 
 if TYPE_CHECKING:
     from desktop.approval.dialog import ApprovalQueue
@@ -61,6 +64,9 @@ log = logging.getLogger(__name__)
 ESC_WHILE_ASKED = ("Esc does not stop a run while an approval waits: it is kept for later "
                    "(the pending button in the status bar shows it again). Stop stops the run.")
 KERNEL_START_FALLBACK_MS = 300
+DEMO_PROMPT = "Hello! What can you do?"
+"""Put in the prompt box, selected, when a demo session starts: Enter sends it, typing
+replaces it."""
 
 
 @dataclass(eq=False)
@@ -145,6 +151,8 @@ class AppController(QObject):
         self._exports: dict[str, list[tuple[str, str]]] = {}
         """Per session, the exports asked for and not yet written: (what, path)."""
         self.ask_export_path: Callable[[str, str], str] = self._ask_export_path
+        self.ask_folder: Callable[[], str] = self._ask_folder
+        """*Choose folder…*'s folder, "" for none (a folder dialog; tests answer it)."""
         """Where to write an export ("markdown" or "trace", the session's title): the path
         chosen, "" for none (a save dialog; tests answer it themselves)."""
         self._restore_session = ""
@@ -188,6 +196,9 @@ class AppController(QObject):
         w.mode_changed.connect(self._set_mode)
         w.model_picker.chosen.connect(self._choose_model)
         w.settings_requested.connect(self.open_settings)
+        w.welcome.try_demo.connect(self.start_demo)
+        w.workspace_bar.choose_folder.connect(self.choose_folder)
+        w.workspace_bar.add_key.connect(self.open_settings)
         w.grants_requested.connect(self.open_grants)
         w.compact_requested.connect(self.compact_session)
         self.prompt_menu = PromptMenu(w.prompt.edit)
@@ -225,10 +236,11 @@ class AppController(QObject):
 
             self._mcp_requests = McpRequests(self.window, session_title=self._title_of)
             self._mcp_requests.answer.connect(self.client.send)
-            self._mcp_requests.note.connect(self._mcp_note)
+            self._mcp_requests.note.connect(self._note)
         return self._mcp_requests
 
-    def _mcp_note(self, text: str) -> None:
+    def _note(self, text: str) -> None:
+        """A notice in the conversation shown (the status bar's message when none is)."""
         view = self._view()
         if view is not None:
             view.chat.add_message(Role.NOTICE, text)
@@ -253,6 +265,7 @@ class AppController(QObject):
         """Show the window; the kernel is started once it has been painted (or after
         KERNEL_START_FALLBACK_MS if no paint comes), so the window appears first."""
         self.window.set_kernel_state("Starting the kernel…")
+        self.window.welcome.set_kernel_ready(False)
         self._restore_window_state()
         self._refresh_page()
         self.window.first_painted.connect(self._start_kernel)
@@ -346,11 +359,14 @@ class AppController(QObject):
     @property
     def can_run(self) -> bool:
         """Whether the prompt is unlocked: the kernel says a run can start (a key, a base URL
-        in settings.json or ANTHROPIC_BASE_URL), or a key is here or still being looked up;
-        never while the kernel says settings.json cannot be used (nothing would run)."""
+        in settings.json or ANTHROPIC_BASE_URL), or a key is here or still being looked up, or
+        the session shown talks to the demo model (which needs no key); never while the
+        kernel says settings.json cannot be used (nothing would run)."""
         if self.settings.error:
             return False
-        return bool(self.settings.can_run or self.api_key or self.key_pending)
+        view = self._view()
+        demo = view is not None and is_demo(view.info.model)
+        return bool(self.settings.can_run or self.api_key or self.key_pending or demo)
 
     def open_settings(self) -> SettingsDialog:
         from desktop.settings.dialog import SettingsDialog
@@ -400,9 +416,11 @@ class AppController(QObject):
         if saved.api_key:
             self.api_key = saved.api_key
         if saved.key_in_memory:
-            self.window.statusBar().showMessage(
-                "This system has no keyring: the API key is kept in memory for this run of "
-                "Reins only.", 30_000)
+            self._note("This system has no keyring: the API key is kept in memory for this run "
+                       "of Reins only.")
+        elif saved.key_in_file:
+            self._note(f"The API key is kept in {self.paths.api_key_file}, readable only by "
+                       "you (mode 0600).")
         self._send_key()
         self.window.banner.hide()
         self._refresh_page()
@@ -429,6 +447,7 @@ class AppController(QObject):
         self.window.set_sandbox(ready.sandbox, ready.sandbox_reason)
         self.default_model = ready.model
         self.window.set_kernel_state("")
+        self.window.welcome.set_kernel_ready(True)
         self._send_key()
         self.client.send(p.ListSessions(self.window.sessions.search.text()))
         if self.current is not None:
@@ -436,6 +455,7 @@ class AppController(QObject):
 
     def on_died(self, reason: str, restarting: bool = True) -> None:
         self.window.set_kernel_state("Kernel restarting…" if restarting else "Kernel stopped")
+        self.window.welcome.set_kernel_ready(False)
         for session_id, view in self.views.items():
             view.chat.finish_streaming()
             if view.running:
@@ -477,6 +497,7 @@ class AppController(QObject):
                 .on(p.ModelList, self._on_model_list)
                 .on(p.GrantList, self._on_grant_list)
                 .on(p.Diagnostics, self._on_diagnostics)
+                .on(p.ConnectionChecked, self._on_connection_checked)
                 .on(p.McpImportPlan, self._on_mcp_import_plan)
                 .on(p.McpServerStates, self._on_mcp_server_states)
                 .on(p.McpFormRequest, self._on_mcp_form_request)
@@ -539,6 +560,10 @@ class AppController(QObject):
         if self.settings_dialog is not None:
             self.settings_dialog.show_diagnostics(message.text)
 
+    def _on_connection_checked(self, message: p.ConnectionChecked) -> None:
+        if self.settings_dialog is not None:
+            self.settings_dialog.show_connection(message)
+
     def _on_mcp_import_plan(self, message: p.McpImportPlan) -> None:
         if self.settings_dialog is not None:
             self.settings_dialog.mcp_panel.show_plan(message)
@@ -559,13 +584,16 @@ class AppController(QObject):
         for info in message.sessions:
             view = self.views.get(info.session_id)
             if view is not None:
+                if view.info.workspace != info.workspace:
+                    view.chat.add_message(Role.NOTICE, self._moved_words(view.info.workspace,
+                                                                         info.workspace))
                 view.info = info
         restore, self._restore_session = self._restore_session, ""
         if self.current is None and any(s.session_id == restore for s in message.sessions):
             self.open_session(restore)
         if self.current is not None:
             self.window.sessions.select(self.current)
-        self._refresh_status()
+        self._refresh_page()  # (its folder or model may have changed)
 
     def _on_session_loaded(self, message: p.SessionLoaded) -> None:
         info = message.info
@@ -594,6 +622,11 @@ class AppController(QObject):
             prompt, self._pending_prompt = self._pending_prompt, None
             self.window.prompt.edit.clear()
             self.send_prompt(prompt)
+        elif message.created and is_demo(info.model) and self.current == info.session_id:
+            edit = self.window.prompt.edit
+            edit.setPlainText(DEMO_PROMPT)
+            edit.selectAll()
+            edit.setFocus()
 
     def _on_session_deleted(self, message: p.SessionDeleted) -> None:
         self.window.sessions.model.remove(message.session_id)
@@ -705,8 +738,51 @@ class AppController(QObject):
         self._start(view, p.RegenerateAnswer(view.info.session_id))
 
     def _new_session(self, workspace: str, mode: str, confirm_broad: bool) -> None:
-        self.client.send(p.NewSession(workspace, Mode(mode),
+        """A new session in `workspace`; "" for a scratch folder the kernel makes."""
+        self.client.send(p.NewSession(workspace, Mode(mode), scratch=not workspace,
                                       confirm_broad_workspace=confirm_broad))
+
+    def start_demo(self) -> None:
+        """The welcome page's *Try the demo*: a session with the demo model, in ask mode (so
+        its write asks), in a scratch folder."""
+        self.client.send(p.NewSession("", Mode.ASK, title=DEMO_TITLE, scratch=True,
+                                      model=DEMO_MODEL))
+
+    def choose_folder(self) -> None:
+        """*Choose folder…*: the current session's later runs work in a folder the user
+        picks (a broad one only once they confirm what it exposes)."""
+        from PySide6.QtWidgets import QMessageBox
+
+        view = self._view()
+        if view is None:
+            return
+        if view.running:
+            self.window.statusBar().showMessage(
+                "Stop the run before choosing another folder.", 10_000)
+            return
+        folder = self.ask_folder()
+        if not folder:
+            return
+        broad = broad_workspace_reason(folder)
+        if broad is not None and QMessageBox.question(
+                self.window, "Use this folder?", f"{broad}. Every file in it can be read "
+                "without asking in ask mode, and changed in auto modes. Use it anyway?",
+                QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                QMessageBox.StandardButton.No) != QMessageBox.StandardButton.Yes:
+            return
+        self.client.send(p.SetWorkspace(view.info.session_id, folder,
+                                        confirm_broad_workspace=broad is not None))
+
+    def _ask_folder(self) -> str:
+        from PySide6.QtWidgets import QFileDialog
+
+        return QFileDialog.getExistingDirectory(self.window, "Choose the folder for this "
+                                                "session", str(Path.home()))
+
+    def _moved_words(self, old: str, new: str) -> str:
+        kept = (f" What it wrote before stays in the scratch folder {old}."
+                if self.paths.is_scratch(old) else "")
+        return f"From the next message on, this session works in {new}.{kept}"
 
     def _forget_pending_prompt(self) -> None:
         self._pending_prompt = None
@@ -862,4 +938,7 @@ class AppController(QObject):
             failed=view is not None and bool(view.retry_error) and not view.running,
             problem=f"settings.json cannot be used, so nothing runs until it is fixed: "
                     f"{self.settings.error}" if self.settings.error else "")
+        self.window.workspace_bar.show_note(None if view is None else workspace_note(
+            view.info.workspace, scratch=self.paths.is_scratch(view.info.workspace),
+            demo=is_demo(view.info.model), keyed=bool(self.settings.can_run or self.api_key)))
         self._refresh_status()

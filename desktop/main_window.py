@@ -36,6 +36,7 @@ from desktop.status_bar import FitButton, FitLabel, StatusFitter
 from desktop.welcome import WelcomePanel
 from desktop.words import approvals_forms, sandbox_forms, usage_forms
 from desktop.words import count as words_count
+from desktop.workspace_bar import WorkspaceBar
 from kernel.modes import MODES
 
 if TYPE_CHECKING:
@@ -161,6 +162,8 @@ class MainWindow(QMainWindow):
         chat_layout = QVBoxLayout(chat_page)
         chat_layout.setContentsMargins(0, 0, 0, 0)
         chat_layout.setSpacing(0)
+        self.workspace_bar = WorkspaceBar(self)  # a scratch folder, the demo model: said
+        chat_layout.addWidget(self.workspace_bar)
         chat_layout.addWidget(self.chat, 1)
         chat_layout.addWidget(self.banner)
         chat_layout.addWidget(self.prompt)

@@ -1,13 +1,16 @@
 """The status bar's model picker: the model the current session really sends, changeable
 for that session. Its list is the endpoint's (`GET /v1/models`, asked by the kernel); a
 name can always be typed, for an endpoint that lists none. With no session open it shows
-the model new sessions get, not editable. In a narrow window the status bar makes it
+the model new sessions get, not editable. The demo model is shown as what it is
+(kernel.demo.model_label), never by its id alone. In a narrow window the status bar makes it
 narrower, then drops its label (`show_form`; desktop.status_bar)."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QWidget
+
+from kernel.demo import is_demo, model_label
 
 FORMS = ((True, 22), (True, 14), (False, 14))
 """Its forms for the status bar: label shown, and the box's width in characters."""
@@ -70,7 +73,7 @@ class ModelPicker(QWidget):
         self.combo.blockSignals(True)
         self.combo.clear()
         self.combo.addItems(list(models))
-        self.combo.setEditText(self._model)
+        self.combo.setEditText(self._shown())
         self.combo.blockSignals(False)
         self._tooltip()
 
@@ -78,12 +81,15 @@ class ModelPicker(QWidget):
         """The current session's model (`session`), or the one new sessions get."""
         self._model = model
         self.combo.setEnabled(session)
-        self.combo.setEditText(model or "—")
+        self.combo.setEditText(self._shown() or "—")
         self.label.setText("Model:" if session else "Model for new sessions:")
         self._tooltip()
 
     def _tooltip(self) -> None:
-        if not self.combo.isEnabled():
+        if is_demo(self._model):
+            tip = ("The demo model: a script that shows what Reins does, not an AI. Add a key "
+                   "in Settings, then pick or type a real model here")
+        elif not self.combo.isEnabled():
             tip = "Set in Settings → Model; open a session to change its own model"
         elif self._listed_error:
             tip = (f"The model this session sends to. The endpoint listed no models "
@@ -92,10 +98,13 @@ class ModelPicker(QWidget):
             tip = "The model this session sends to: pick one, or type a name and press Enter"
         self.combo.setToolTip(tip)
 
+    def _shown(self) -> str:
+        return model_label(self._model, short=True)
+
     def _activated(self, text: str) -> None:
         model = text.strip()
-        if not model or model == self._model:
-            self.combo.setEditText(self._model)
+        if not model or model in (self._model, self._shown()):
+            self.combo.setEditText(self._shown())
             return
         self._model = model
         self.chosen.emit(model)

@@ -91,6 +91,36 @@ class AppPaths:
         return self.sandbox_homes / f"{base or 'root'}-{digest}"
 
     @property
+    def scratch(self) -> Path:
+        """The scratch workspaces: one folder per session started without a project folder
+        (`new_scratch_workspace`). Beside the data folder, not in it: Reins' own folders
+        (`protected`) are closed to every tool and hidden from every command, and a
+        workspace is the tools' to read and write."""
+        return self.data.with_name(self.data.name + "-scratch")
+
+    def new_scratch_workspace(self, now: float) -> Path:
+        """A new, empty scratch workspace (0700), named by its time `now` and a random tail
+        (`2026-12-05-121530-a1b2c3`)."""
+        import secrets
+        import time
+
+        stamp = time.strftime("%Y-%m-%d-%H%M%S", time.localtime(now))
+        self.scratch.mkdir(mode=0o700, parents=True, exist_ok=True)
+        folder = self.scratch / f"{stamp}-{secrets.token_hex(3)}"
+        folder.mkdir(mode=0o700)
+        return folder
+
+    def is_scratch(self, workspace: Path | str) -> bool:
+        """`workspace` is one of the scratch workspaces (a folder directly in `scratch`)."""
+        return Path(os.path.realpath(workspace)).parent == Path(os.path.realpath(self.scratch))
+
+    @property
+    def api_key_file(self) -> Path:
+        """The API key, for a system with no keyring whose user chose to keep it in a file
+        (kernel.model.keyfile: mode 0600), as Claude Code does on Linux."""
+        return self.config / "api-key"
+
+    @property
     def checkpoints(self) -> Path:
         """What undo needs: the bytes applied changes replaced, and their index."""
         return self.data / "checkpoints"

@@ -218,6 +218,40 @@ class NewSession(Message):
     """The user confirmed a workspace that `kernel.policy.workspace.broad_workspace_reason` calls
     too broad (the home folder, `/`, a system folder) after being told what it exposes;
     without it such a session is refused."""
+    scratch: bool = False
+    """Start in a new scratch workspace the kernel makes (AppPaths.scratch); `workspace` is
+    then ignored. A real folder can be given later (SetWorkspace)."""
+    model: str = ""
+    """The session's model ("": settings.json's); `kernel.demo.DEMO_MODEL` for the demo."""
+
+
+@_message
+@dataclass(frozen=True)
+class SetWorkspace(Message):
+    """Move a session to another folder (a scratch session given a real one): its later
+    runs and commands work there; what is in the old folder stays there. Refused while it
+    runs, for a folder that does not exist, and for a broad one unless confirmed
+    (as NewSession). Answered with SessionList (and a notice event in the session)."""
+
+    kind: ClassVar[str] = "set_workspace"
+    session_id: str
+    workspace: str
+    confirm_broad_workspace: bool = False
+
+
+@_message
+@dataclass(frozen=True)
+class CheckConnection(Message):
+    """Check a key and base URL against the server with one small real request (as typed
+    in Settings, before they are saved; an empty key: the one the kernel has). Answered
+    with ConnectionChecked."""
+
+    kind: ClassVar[str] = "check_connection"
+    request_id: str
+    api_key: str = field(default="", repr=False)
+    base_url: str = ""
+    model: str = ""
+    """The model to try a one-token message with, when the server lists no models."""
 
 
 @_message
@@ -623,6 +657,18 @@ class SettingsSnapshot(Message):
 
 @_message
 @dataclass(frozen=True)
+class ConnectionChecked(Message):
+    """What CheckConnection found: `ok`, and in words what answered or what went wrong
+    (the key refused, nothing listening, no such page, a TLS failure, …)."""
+
+    kind: ClassVar[str] = "connection_checked"
+    request_id: str
+    ok: bool
+    message: str
+
+
+@_message
+@dataclass(frozen=True)
 class Diagnostics(Message):
     """`reins doctor`'s report, as the kernel sees it."""
 
@@ -833,14 +879,14 @@ Command = (
     | CancelRun | CancelCall | ApprovalAnswer | Shutdown | ListGrants | ListAllGrants
     | RevokeGrant | ListMcpServers | McpServerAction | McpFormAnswer | ListMcpPrompts
     | GetMcpPrompt | McpSamplingAnswer | ExportSession | ListSteps | UndoCall | RewindTo
-    | GetStepDiff)
+    | GetStepDiff | SetWorkspace | CheckConnection)
 """Every message the UI sends the kernel: a closed union (a test checks that each registered
 kind is a Command or a Reply, and that the worker handles every Command)."""
 Reply = (
     KernelReady | EventMessage | SessionList | SessionLoaded | ModelList | SessionDeleted
     | SettingsSnapshot | Diagnostics | McpImportPlan | RunStatus | CommandFailed | GrantList
     | McpServerStates | McpFormRequest | McpPromptList | McpPromptText | McpSamplingRequest
-    | SessionExport | StepList | UndoOutcome | StepDiff)
+    | SessionExport | StepList | UndoOutcome | StepDiff | ConnectionChecked)
 """Every message the kernel sends the UI (a test checks the UI handles each)."""
 COMMANDS: frozenset[type[Message]] = frozenset(typing.get_args(Command))
 REPLIES: frozenset[type[Message]] = frozenset(typing.get_args(Reply))

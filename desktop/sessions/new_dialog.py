@@ -1,7 +1,9 @@
 """The new-session dialog: a workspace folder and a mode.
 
 No folder is filled in by the app's own choice (the last workspace used, if any, is): a
-session's tools read and write its workspace, so the user picks it. A folder that
+session's tools read and write its workspace, so the user picks it — or ticks *No folder*,
+and the session works in a new scratch folder Reins makes (AppPaths.scratch), which can be
+swapped for a real folder later (the conversation's *Choose folder…*). A folder that
 `kernel.policy.workspace.broad_workspace_reason` calls too broad (the home folder, `/`, a system
 folder) can only be chosen by ticking a box that says what it exposes; the kernel refuses
 such a session without that confirmation.
@@ -69,6 +71,13 @@ class NewSessionDialog(QDialog):
         workspace_label = QLabel("&Workspace:", self)
         workspace_label.setBuddy(self.workspace_edit)
         form.addRow(workspace_label, row)
+        self.scratch_box = QCheckBox(
+            "No folder &yet: work in a new scratch folder Reins makes (you can choose a real "
+            "folder later)", self)
+        self.scratch_box.setAccessibleName("Work in a scratch folder")
+        self.scratch_box.toggled.connect(self.workspace_edit.setDisabled)
+        self.scratch_box.toggled.connect(browse.setDisabled)
+        form.addRow("", self.scratch_box)
         form.addRow("&Mode:", self.mode_combo)
         self.buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self)
@@ -81,6 +90,7 @@ class NewSessionDialog(QDialog):
         layout.addWidget(self.buttons)
         self.workspace_edit.textChanged.connect(self._validate)
         self.broad_box.toggled.connect(self._validate)
+        self.scratch_box.toggled.connect(self._validate)
         self._broad: str | None = None
         self._validate()
         self._picker: QFileDialog | None = None
@@ -88,6 +98,10 @@ class NewSessionDialog(QDialog):
     def workspace(self) -> str:
         text = self.workspace_edit.text().strip()
         return str(Path(text).expanduser()) if text else ""
+
+    def scratch(self) -> bool:
+        """The session works in a scratch folder the kernel makes (no folder chosen)."""
+        return self.scratch_box.isChecked()
 
     def mode(self) -> str:
         return self.mode_combo.currentText()
@@ -98,15 +112,18 @@ class NewSessionDialog(QDialog):
 
     def _problem(self) -> str:
         workspace = self.workspace()
+        if self.scratch():
+            return ""
         if not workspace:
-            return "Choose the folder of the project Reins should work in."
+            return ("Choose the folder of the project Reins should work in, or tick "
+                    "“No folder yet”.")
         if not Path(workspace).is_dir():
             return f"{workspace} is not an existing folder."
         return ""
 
     def _validate(self) -> None:
         problem = self._problem()
-        broad = None if problem else broad_workspace_reason(self.workspace())
+        broad = None if problem or self.scratch() else broad_workspace_reason(self.workspace())
         if broad != self._broad:
             self._broad = broad
             self.broad_box.setChecked(False)

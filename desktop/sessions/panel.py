@@ -133,7 +133,8 @@ def _short_path(path: str) -> str:
 class SessionsPanel(QWidget):
     session_activated = Signal(str)
     new_requested = Signal(str, str, bool)
-    """workspace, mode, the user confirmed a broad workspace (kernel.policy.workspace)"""
+    """workspace ("": a scratch folder the kernel makes), mode, the user confirmed a broad
+    workspace (kernel.policy.workspace)"""
     new_cancelled = Signal()
     rename_requested = Signal(str, str)
     delete_requested = Signal(str)
@@ -223,6 +224,9 @@ class SessionsPanel(QWidget):
     def _on_new_accepted(self) -> None:
         dialog = self.new_dialog
         if dialog is None:
+            return
+        if dialog.scratch():
+            self.new_requested.emit("", dialog.mode(), False)
             return
         self.default_workspace = dialog.workspace()
         self.new_requested.emit(dialog.workspace(), dialog.mode(), dialog.broad_confirmed())

@@ -5,7 +5,10 @@ settings.json is the kernel's: the dialog shows the kernel's reading of it (Sett
 and sends only the keys the user changed (UpdateSettings). As you type, the kernel checks
 the changes (`check_only`) with the settings' own validation and names every bad rule by
 its line; Save waits for the kernel's answer and closes only when the file was written.
-The API key is the UI's: it goes to the system keyring (keystore), never to the file.
+The API key is the UI's: it goes to the system keyring (keystore), never to settings.json;
+with no keyring, to a file only the user can read if they tick the box that says so, else
+it is kept in memory for this run. *Test connection* asks the kernel to check the key and
+base URL as typed (CheckConnection) and shows its verdict in words.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any
 from PySide6.QtCore import Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QFontDatabase
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -39,6 +43,8 @@ from kernel.modes import MODES
 from kernel.paths import AppPaths
 from kernel.protocol import (
     RULE_LISTS,
+    CheckConnection,
+    ConnectionChecked,
     GetDiagnostics,
     SettingChange,
     SettingsProblem,
@@ -58,6 +64,20 @@ class SavedSettings:
     api_key: str | None
     key_in_memory: bool = False
     """There is no keyring: the key is held in memory for this run only."""
+    key_in_file: bool = False
+    """There is no keyring and the user chose to keep the key in the key file."""
+
+
+def _column(*items: QWidget | QHBoxLayout) -> QVBoxLayout:
+    """Widgets and rows stacked in one form field (a wrapped label in a row of its own
+    would get the height of a narrower one)."""
+    column = QVBoxLayout()
+    for item in items:
+        if isinstance(item, QWidget):
+            column.addWidget(item)
+        else:
+            column.addLayout(item)
+    return column
 
 
 def rule_lines(text: str) -> tuple[list[str], list[int]]:
@@ -91,7 +111,8 @@ class SettingsDialog(QDialog):
     saved = Signal(object)
     """A SavedSettings, after the kernel wrote settings.json (and the key was kept)."""
     command = Signal(object)
-    """A protocol command for the kernel (UpdateSettings, GetDiagnostics, ImportMcpServers)."""
+    """A protocol command for the kernel (UpdateSettings, GetDiagnostics, ImportMcpServers,
+    CheckConnection)."""
 
     def __init__(self, paths: AppPaths, parent: QWidget | None = None,
                  memory_key: str | None = None,
@@ -112,6 +133,7 @@ class SettingsDialog(QDialog):
         self._rule_lines: dict[str, list[int]] = {}
         self._check_id = ""
         self._save_id = ""
+        self._connection_id = ""
         self._problems: tuple[SettingsProblem, ...] = ()
         self._check_timer = QTimer(self)
         self._check_timer.setSingleShot(True)
@@ -175,15 +197,41 @@ class SettingsDialog(QDialog):
         self.mode_combo = QComboBox(tab)
         self.mode_combo.setAccessibleName("Default mode")
         self.mode_combo.addItems(list(MODES))
+        self.key_file_box = QCheckBox("Keep the key in a &file only you can read", tab)
+        self.key_file_box.setAccessibleName("Keep the key in a file only you can read")
+        self.key_file_note = QLabel(
+            f"The file is {self.paths.api_key_file}, mode 0600 (as Claude Code keeps its key "
+            "on Linux): other users cannot read it, but any program running as you can.", tab)
+        self.key_file_note.setWordWrap(True)
+        self.key_file_note.setTextFormat(Qt.TextFormat.PlainText)
+        for widget in (self.key_file_box, self.key_file_note):
+            widget.setVisible(False)
+        self.test_button = QPushButton("&Test connection", tab)
+        self.test_button.setAccessibleName("Test connection")
+        self.test_button.setToolTip("Check the key and base URL as typed with one small "
+                                    "request to the server")
+        self.test_button.clicked.connect(self.test_connection)
+        self.connection_label = QLabel(tab)
+        self.connection_label.setAccessibleName("Connection test result")
+        self.connection_label.setWordWrap(True)
+        self.connection_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.connection_label.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse)
         key_row = QHBoxLayout()
         key_row.addWidget(self.key_edit, 1)
         key_row.addWidget(self.show_key)
+        key_column = _column(key_row, self.key_status, self.key_file_box, self.key_file_note)
+        test_row = QHBoxLayout()
+        test_row.addWidget(self.test_button)
+        test_row.addStretch(1)
+        url_column = _column(self.base_url_edit, test_row, self.connection_label)
         form = QFormLayout(tab)
         key_label = QLabel("API &key:", tab)
         key_label.setBuddy(self.key_edit)
-        form.addRow(key_label, key_row)
-        form.addRow("", self.key_status)
-        form.addRow("&Base URL:", self.base_url_edit)
+        form.addRow(key_label, key_column)
+        url_label = QLabel("&Base URL:", tab)
+        url_label.setBuddy(self.base_url_edit)
+        form.addRow(url_label, url_column)
         form.addRow("M&odel (new sessions):", self.model_edit)
         form.addRow("Default &mode:", self.mode_combo)
         for edit in (self.base_url_edit, self.model_edit):
@@ -263,8 +311,39 @@ class SettingsDialog(QDialog):
         state = keystore.keyring_state()
         self._keyring = state.available
         self.key_status.setText(state.explanation)
-        self.key_edit.setText((keystore.stored_key() if state.available else self._memory_key)
-                              or "")
+        for widget in (self.key_file_box, self.key_file_note):
+            widget.setVisible(not state.available)
+        if state.available:
+            self.key_edit.setText(keystore.stored_key() or "")
+            return
+        try:
+            kept = keystore.file_key(self.paths)
+        except OSError as exc:
+            kept = None
+            self.key_status.setText(f"{state.explanation} {exc}")
+        self.key_file_box.setChecked(kept is not None)
+        self.key_edit.setText(self._memory_key or kept or "")
+
+    # -- testing the connection ---------------------------------------------------------------
+    def test_connection(self) -> None:
+        """Ask the kernel to check the key and base URL as typed (ConnectionChecked answers)."""
+        self._connection_id = f"connection-{next(_REQUESTS)}"
+        self.test_button.setEnabled(False)
+        where = self.base_url_edit.text().strip() or "the Anthropic API"
+        self.connection_label.setStyleSheet("")
+        self.connection_label.setText(f"Testing the connection to {where}…")
+        self.command.emit(CheckConnection(self._connection_id, self.key_edit.text().strip(),
+                                          self.base_url_edit.text().strip(),
+                                          self.model_edit.text().strip()))
+
+    def show_connection(self, checked: ConnectionChecked) -> None:
+        """The kernel's verdict on the last test (an older test's is ignored)."""
+        if checked.request_id != self._connection_id:
+            return
+        self._connection_id = ""
+        self.test_button.setEnabled(True)
+        self.connection_label.setStyleSheet("" if checked.ok else "color: #cf222e;")
+        self.connection_label.setText(("✓ " if checked.ok else "✗ ") + checked.message)
 
     def show_settings(self, snapshot: SettingsSnapshot) -> None:
         """The kernel's reading of settings.json: fills the fields the first time, shows
@@ -317,8 +396,9 @@ class SettingsDialog(QDialog):
 
     def not_sent(self, why: str) -> None:
         """A command could not reach the kernel (it is restarting)."""
-        self._save_id = self._check_id = ""
+        self._save_id = self._check_id = self._connection_id = ""
         self.save_button.setEnabled(True)
+        self.test_button.setEnabled(True)
         self.error_label.setText(why)
 
     # -- checking and saving ---------------------------------------------------------------
@@ -393,13 +473,17 @@ class SettingsDialog(QDialog):
     def _finish(self) -> None:
         """settings.json is written: keep the key, tell the app, close."""
         key = self.key_edit.text().strip()
-        if self._keyring:
-            try:
+        in_file = not self._keyring and self.key_file_box.isChecked()
+        try:
+            if self._keyring:
                 keystore.save_key(key)
-            except keystore.KeyringUnavailable as exc:
-                self.error_label.setText(f"Settings saved, but the key was not: {exc}")
-                return
-        self.saved.emit(SavedSettings(key or None, key_in_memory=bool(key) and not self._keyring))
+            else:  # unticked: no file is kept (one kept before is removed)
+                keystore.save_key_file(self.paths, key if in_file else "")
+        except (keystore.KeyringUnavailable, OSError) as exc:
+            self.error_label.setText(f"Settings saved, but the key was not: {exc}")
+            return
+        self.saved.emit(SavedSettings(key or None, key_in_memory=bool(key) and not self._keyring
+                                      and not in_file, key_in_file=bool(key) and in_file))
         self.accept()
 
     def show_tab(self, page: QWidget) -> None:

@@ -1,9 +1,11 @@
-"""Where the API key lives: the OS keyring, or the environment variable — never a file.
+"""Where the API key lives: the OS keyring, the environment variable, or — only when the
+user chooses it on a system with no keyring — a file only they can read.
 
 If the system has no keyring backend, saving says so (KeyringUnavailable): the app keeps a
-key entered in Settings in memory for that run only, and offers `ANTHROPIC_API_KEY` to keep
-one; the key is never written to a plain-text file.
-The key found here travels to the kernel over the protocol (SetApiKey) only.
+key entered in Settings in memory for that run only, unless the user ticks the box that
+keeps it in `AppPaths.api_key_file` (mode 0600, kernel.model.keyfile), as Claude Code does on
+Linux; nothing is written to a file otherwise. The key found here travels to the kernel over
+the protocol (SetApiKey); the kernel reads the key file itself on its next start.
 """
 
 from __future__ import annotations
@@ -13,10 +15,13 @@ from collections.abc import MutableMapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from kernel.model.keyfile import read_key_file, remove_key_file, write_key_file
 from kernel.model.keys import ENV_VAR, KEYRING_SERVICE, KEYRING_USER, keyring_backend
 
 if TYPE_CHECKING:
     import keyring.backend
+
+    from kernel.paths import AppPaths  # (the app loads it after its first paint)
 
 
 class KeyringUnavailable(RuntimeError):
@@ -44,8 +49,8 @@ def keyring_state() -> KeyringState:
         return KeyringState(
             False, name,
             "No system keyring is available, so a key entered here is kept in memory for this "
-            "run of Reins only (never written to a file). To keep one across runs, set "
-            f"{ENV_VAR} in the environment that starts Reins.")
+            "run of Reins only, unless you tick the box below to keep it in a file. To keep "
+            f"one without a file, set {ENV_VAR} in the environment that starts Reins.")
     return KeyringState(True, name, "The key is stored in the system keyring.")
 
 
@@ -98,3 +103,17 @@ def take_env_key(environ: MutableMapping[str, str] | None = None) -> str | None:
     the UI hands it over the queue instead."""
     env = os.environ if environ is None else environ
     return env.pop(ENV_VAR, None) or None
+
+
+def file_key(paths: AppPaths) -> str | None:
+    """The key in the key file (None: no file); OSError (kernel.model.keyfile.KeyFileError) when
+    the file may not be used, saying why."""
+    return read_key_file(paths.api_key_file)
+
+
+def save_key_file(paths: AppPaths, key: str) -> None:
+    """Keep the key in the key file (mode 0600), or remove the file for an empty key."""
+    if key:
+        write_key_file(paths.api_key_file, key)
+    else:
+        remove_key_file(paths.api_key_file)

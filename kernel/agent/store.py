@@ -548,6 +548,10 @@ class SessionStore:
     def set_session_model(self, session_id: str, model: str) -> None:
         self._update_session(session_id, "model", model).result()
 
+    def set_session_workspace(self, session_id: str, workspace: Path | str) -> None:
+        """The folder the session's later runs work in (a scratch session given a real one)."""
+        self._update_session(session_id, "workspace", str(workspace)).result()
+
     def delete_session(self, session_id: str) -> None:
         """Remove the session and everything stored for it (its files on disk are removed by
         `kernel.tools.externalize.remove_session_outputs`)."""

@@ -69,7 +69,7 @@ def doctor_report(paths: AppPaths, resolve_key: Callable[[], KeySource],
     key = resolve_key()
     lines = [
         sandbox,
-        f"API key: {'found in the ' + key.source if key.key else 'missing'}"
+        f"API key: {'found in the ' + _key_place(key.source, paths) if key.key else 'missing'}"
         + ("" if key.key else " — store it in Settings (keyring) or set ANTHROPIC_API_KEY"),
         f"base URL: {base_url or 'https://api.anthropic.com (default)'}",
         f"model: {model_line(settings.model or DEFAULT_MODEL, settings)}",
@@ -85,3 +85,8 @@ def model_line(model: str, settings: Settings) -> str:
     limits = model_limits(model, settings.models)
     return (f"{model} (context window {limits.context_window}, max_tokens {limits.max_tokens}"
             f": {limits.source})")
+
+
+def _key_place(source: str, paths: AppPaths) -> str:
+    """Where the key was found, in words (the key file by its path)."""
+    return f"key file {paths.api_key_file}" if source == "file" else source

@@ -1,4 +1,5 @@
-"""The `reins` command line: `exec`, `export`, `doctor`, `eval` (kernel.cli.cmd_eval).
+"""The `reins` command line: `exec`, `export`, `undo`, `doctor`, `eval` (kernel.cli.cmd_eval);
+plain `reins` (desktop.entry) opens the app, and `reins --help` says so.
 
     reins exec [--workspace DIR] [--mode ask|auto-edit|auto|read-only] [--approve deny|allow]
                [--max-rounds N] [--model M] [--session ID] [--json] [PROMPT]
@@ -42,6 +43,10 @@ from kernel.model.keys import picks_as_a_new_process
 from kernel.modes import MODES
 from kernel.runtime.ahead import Ahead, in_child
 
+DESCRIPTION = ("Reins: an AI assistant that acts on your computer while you keep hold of "
+               "the reins.\n\nPlain `reins`, with no command, opens the desktop app.")
+EPILOG = ("`reins --self-test` checks the installed app against a built-in loopback model.\n"
+          "`reins COMMAND --help` explains one command.")
 READS_THE_KEY = ("exec", "doctor")
 KEYRING_READ = "kernel.model.provider_config:keyring_key"
 """The function that reads the key stored in the keyring, as kernel.runtime.ahead.in_child names
@@ -62,9 +67,11 @@ def build_parser() -> argparse.ArgumentParser:
     from kernel.cli.eval_args import add_eval_parser
     from kernel.model.catalog import DEFAULT_MODEL
 
-    parser = _ArgumentParser(prog="reins", description="Reins: an AI assistant that "
-                                     "acts on your computer while you keep hold of the reins.")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = _ArgumentParser(
+        prog="reins", usage="reins [COMMAND ...]", description=DESCRIPTION, epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True, title="commands",
+                                metavar="COMMAND")
     ex = sub.add_parser("exec", help="run one prompt headless and print its events")
     ex.add_argument("prompt", nargs="?", help="the prompt (optional with --session: resume)")
     ex.add_argument("--workspace", type=Path, help="the folder the tools work in (default: .)")
@@ -107,8 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="an argument of the --mcp-prompt; repeatable")
     exp = sub.add_parser("export", help="write a session's trace as JSON lines")
     exp.add_argument("session", metavar="SESSION")
-    un = sub.add_parser("undo", help="undo what a call applied to the workspace (default: "
-                        "the latest call not undone yet)")
+    un = sub.add_parser("undo", help="undo what a call changed (default: the latest one)")
     un.add_argument("call", nargs="?", metavar="CALL", help="the call's id")
     un.add_argument("--session", metavar="ID",
                     help="the session (default: the one that applied a change last)")

@@ -8,7 +8,8 @@ the real API enforces get the real API's 400 answer, and so do the limits it enf
 a prompt over `context_limit_tokens` ("prompt is too long", counted as JSON characters /
 `chars_per_token`), an image over `max_image_bytes` of base64 or `max_image_side` pixels, an
 image whose bytes are not its media type, text with a lone surrogate.
-`GET /v1/models` lists `models` (and `/v1/models/ID` answers for one of them).
+`GET /v1/models` lists `models` (and `/v1/models/ID` answers for one of them); with `api_key`
+set, every route wants it, as the real API does (401).
 
 Used by the tests, the benchmarks, and `reins --self-test` (its built-in loopback model).
 """
@@ -155,21 +156,33 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: the recorded requests are the log."""
 
+    def _key_refused(self, headers: Mapping[str, str]) -> bool:
+        """The fake wants a key (`api_key`) and the request lacks it: answered 401, as the
+        real API answers every route."""
+        fake = self.server.fake
+        if fake.api_key is None or fake.api_key in (
+                headers.get("x-api-key"), headers.get("authorization", "").removeprefix("Bearer ")):
+            return False
+        self._error(401, "authentication_error", "invalid x-api-key", None)
+        return True
+
     def do_GET(self) -> None:
         fake = self.server.fake
         path = self.path.split("?")[0]
         listing = [{"type": "model", "id": m, "display_name": m,
                     "created_at": "2025-01-01T00:00:00Z"} for m in fake.models]
-        if path == "/v1/models":
-            self._send_json(200, {"data": listing, "has_more": False,
-                                  "first_id": listing[0]["id"] if listing else None,
-                                  "last_id": listing[-1]["id"] if listing else None})
-            return
         found = [m for m in listing if path == f"/v1/models/{m['id']}"]
+        if path != "/v1/models" and not found:
+            self._error(404, "not_found_error", f"no route {self.path}", None)
+            return
+        if self._key_refused({k.lower(): v for k, v in self.headers.items()}):
+            return
         if found:
             self._send_json(200, found[0])
             return
-        self._error(404, "not_found_error", f"no route {self.path}", None)
+        self._send_json(200, {"data": listing, "has_more": False,
+                              "first_id": listing[0]["id"] if listing else None,
+                              "last_id": listing[-1]["id"] if listing else None})
 
     def do_POST(self) -> None:
         fake = self.server.fake
@@ -179,10 +192,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.split("?")[0] != "/v1/messages":
             self._error(404, "not_found_error", f"no route {self.path}", None)
             return
-        if fake.api_key is not None and fake.api_key not in (
-            headers.get("x-api-key"), headers.get("authorization", "").removeprefix("Bearer ")
-        ):
-            self._error(401, "authentication_error", "invalid x-api-key", None)
+        if self._key_refused(headers):
             return
         try:
             body = json.loads(raw)

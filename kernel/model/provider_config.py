@@ -1,13 +1,15 @@
 """The provider's settings and where its key and URL come from, without the SDK.
 
 `ProviderConfig` (model, limits, tool choice, timeouts), the API key's resolution (an
-argument, else the OS keyring, else `ANTHROPIC_API_KEY`) and the base URL's. Kept apart from
+argument, else the OS keyring, else the key file the user chose on a system without a
+keyring (kernel.model.keyfile), else `ANTHROPIC_API_KEY`) and the base URL's. Kept apart from
 kernel.model.provider so that what only reads them (`reins doctor`, the app's model picker)
 does not import the anthropic SDK.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -20,7 +22,11 @@ from kernel.model.catalog import (
     ModelLimits,
     model_limits,
 )
+from kernel.model.keyfile import KeyFileError, read_key_file
 from kernel.model.keys import ENV_VAR, KEYRING_SERVICE, KEYRING_USER, keyring_backend
+from kernel.paths import AppPaths
+
+log = logging.getLogger(__name__)
 
 NO_KEY_PLACEHOLDER = "no-key"
 """Sent to a custom base URL when no key is configured (local servers ignore it)."""
@@ -82,7 +88,7 @@ def tool_choice_param(choice: str) -> dict[str, Any]:
 class KeySource:
     key: str | None
     source: str
-    """"argument", "keyring", "environment" or "none" (never the key itself)."""
+    """"argument", "keyring", "file", "environment" or "none" (never the key itself)."""
 
 
 def keyring_key() -> str | None:
@@ -97,16 +103,30 @@ def keyring_key() -> str | None:
         return None
 
 
+def file_key(paths: AppPaths | None = None) -> str | None:
+    """The key in the key file (`AppPaths.api_key_file`), or None: no file, or one that may
+    not be used (logged with why: kernel.model.keyfile)."""
+    try:
+        return read_key_file((paths or AppPaths.from_env()).api_key_file)
+    except KeyFileError as exc:
+        log.warning("%s", exc)
+        return None
+
+
 def resolve_api_key(
     explicit: str | None = None,
     environ: Mapping[str, str] | None = None,
     keyring_lookup: Callable[[], str | None] = keyring_key,
+    file_lookup: Callable[[], str | None] = file_key,
 ) -> KeySource:
     if explicit:
         return KeySource(explicit, "argument")
     stored = keyring_lookup()
     if stored:
         return KeySource(stored, "keyring")
+    kept = file_lookup()
+    if kept:
+        return KeySource(kept, "file")
     env = os.environ if environ is None else environ
     if env.get(ENV_VAR):
         return KeySource(env[ENV_VAR], "environment")

@@ -36,6 +36,8 @@ from typing import TYPE_CHECKING, Any
 
 from kernel import protocol as p
 from kernel.agent.store import RunState, SessionStore, StoredSession, StoreOpenError, UnknownSession
+from kernel.demo import is_demo
+from kernel.demo.server import DEMO_KEY, DemoEndpoint
 from kernel.events import (
     ApprovalDecision,
     ApprovalRequest,
@@ -164,6 +166,8 @@ class KernelService:
         """Servers' forms waiting for the user (kernel.mcp.app), once servers start."""
         self.sampling: SamplingChannel | None = None
         """Servers' sampling requests waiting for the user (kernel.mcp.app)."""
+        self.demo = DemoEndpoint()
+        """The demo model's loopback server, started when a demo session first runs."""
         self.tool_calls: dict[str, dict[str, str]] = {}
         """Per running session, its tool calls that have no result yet (id → tool name): a
         server's sampling request is billed to the run calling one of its tools."""
@@ -231,6 +235,7 @@ class KernelService:
         for agent in self._agents.values():
             await agent.provider.close()
         await self.runtime.stop_mcp()
+        self.demo.stop()
         self.runtime.close()
         self.conn.close()
 
@@ -332,12 +337,13 @@ class KernelService:
         """settings.json as this kernel reads it, and whether a run can start."""
         from kernel.mcp.config import find_claude_desktop_config
         from kernel.model.keys import ENV_VAR
+        from kernel.model.provider_config import file_key
 
         if self.settings_error:
             cannot = (f"settings.json cannot be used, so nothing runs until it is fixed: "
                       f"{self.settings_error}")
         elif self.api_key or os.environ.get(ENV_VAR) or self.base_url or os.environ.get(
-                "ANTHROPIC_BASE_URL"):
+                "ANTHROPIC_BASE_URL") or file_key(self.paths):
             cannot = ""
         else:
             cannot = ("There is no API key: enter one in Settings (kept in the system "
@@ -365,11 +371,14 @@ class KernelService:
             from kernel.model.provider import AnthropicProvider, ProviderConfig, resolve_base_url
             from kernel.model.server_limits import probe_context
 
-            served = probe_context(resolve_base_url(ProviderConfig(base_url=self.base_url)))
+            demo = is_demo(model)
+            base_url = self.demo.base_url if demo else self.base_url
+            served = None if demo else probe_context(
+                resolve_base_url(ProviderConfig(base_url=base_url)))
             provider = AnthropicProvider(
-                ProviderConfig.for_model(model, self.settings.models, base_url=self.base_url,
+                ProviderConfig.for_model(model, self.settings.models, base_url=base_url,
                                          served_context=served),
-                api_key=self.api_key)
+                api_key=DEMO_KEY if demo else self.api_key)
             agent = self.runtime.agent(provider, gate_factory=self._gate)
             self._agents[model] = agent
         return agent
@@ -513,18 +522,31 @@ class KernelService:
         self.send(p.SessionList(tuple(session_info(s) for s in sessions), message.query))
 
     async def _new_session(self, message: p.NewSession) -> None:
-        workspace = Path(message.workspace).expanduser()
-        if not workspace.is_dir():
-            raise ValueError(f"the workspace {workspace} is not an existing folder")
-        broad = broad_workspace_reason(workspace)
-        if broad is not None and not message.confirm_broad_workspace:
-            raise ValueError(f"the session was not created: {broad}. Choose a project folder, "
-                             f"or confirm this workspace explicitly")
+        if message.scratch:
+            workspace = await asyncio.to_thread(self.paths.new_scratch_workspace, time.time())
+        else:
+            workspace = _usable_workspace(message.workspace, message.confirm_broad_workspace,
+                                          "the session was not created")
         self._refresh_settings()  # its model is settings.json's as it is now
+        model = message.model.strip() or self.model
+        _check_model_name(model)
         session_id = await asyncio.to_thread(self.store.create_session, workspace.resolve(),
-                                             self.model, message.mode, message.title)
+                                             model, message.mode, message.title)
         self.send(p.SessionLoaded(session_info(self.store.get_session(session_id)),
                                   created=True))
+
+    async def _set_workspace(self, message: p.SetWorkspace) -> None:
+        """A session moved to another folder (a scratch session given a real one): its next
+        runs work there; the old folder and what is in it are left as they are."""
+        if message.session_id in self.runs:
+            raise ValueError("the folder cannot change while the session runs; stop it first")
+        stored = self.store.get_session(message.session_id)
+        workspace = _usable_workspace(message.workspace, message.confirm_broad_workspace,
+                                      "the folder was not changed").resolve()
+        if str(workspace) != stored.workspace:
+            await asyncio.to_thread(self.store.set_session_workspace, message.session_id,
+                                    workspace)
+        await self._list_sessions(p.ListSessions())
 
     def _settle_dead_runs(self, session_ids: tuple[str, ...] | None = None) -> None:
         """Sessions recorded `running` whose process died (a killed `reins exec`, a crashed
@@ -584,10 +606,29 @@ class KernelService:
 
     async def _set_session_model(self, message: p.SetSessionModel) -> None:
         model = message.model.strip()
-        if not model or any(c.isspace() or not c.isprintable() for c in model):
-            raise ValueError(f"{message.model!r} is not a model name")
+        _check_model_name(model, message.model)
         await asyncio.to_thread(self.store.set_session_model, message.session_id, model)
         await self._list_sessions(p.ListSessions())
+
+    def _check_connection(self, message: p.CheckConnection) -> None:
+        self._spawn(self._send_connection_check(message))
+
+    async def _send_connection_check(self, message: p.CheckConnection) -> None:
+        """Settings → Test connection: the key and URL as typed (an empty key: the one this
+        kernel would use), one small real request, the verdict in words."""
+        from kernel.model.connection_check import check_connection
+        from kernel.model.provider_config import (
+            ProviderConfig,
+            resolve_api_key,
+            resolve_base_url,
+        )
+
+        base_url = resolve_base_url(ProviderConfig(base_url=message.base_url.strip() or None))
+        key = message.api_key.strip() or (
+            await asyncio.to_thread(resolve_api_key, self.api_key)).key
+        model = message.model.strip() or self.model
+        verdict = await check_connection(key, base_url, model)
+        self.send(p.ConnectionChecked(message.request_id, verdict.ok, verdict.message))
 
     def _list_models(self, _message: p.ListModels) -> None:
         self._spawn(self._send_models())
@@ -979,6 +1020,8 @@ _HANDLERS: dict[type[p.Message], Callable[[KernelService, Any], Awaitable[None] 
     p.SetMode: KernelService._set_mode,
     p.SetSessionModel: KernelService._set_session_model,
     p.ListModels: KernelService._list_models,
+    p.SetWorkspace: KernelService._set_workspace,
+    p.CheckConnection: KernelService._check_connection,
     p.StartRun: KernelService._start_run,
     p.EditLastMessage: KernelService._edit_last_message,
     p.RegenerateAnswer: KernelService._regenerate_answer,
@@ -1002,6 +1045,24 @@ _HANDLERS: dict[type[p.Message], Callable[[KernelService, Any], Awaitable[None] 
     p.RewindTo: rewind_to,
     p.GetStepDiff: get_step_diff,
 }
+
+
+def _usable_workspace(folder: str, confirmed: bool, refused: str) -> Path:
+    """The folder a session may work in: an existing one, and a broad one (the home folder,
+    /, a system folder) only when the user confirmed it; else ValueError, `refused` first."""
+    workspace = Path(folder).expanduser()
+    if not folder.strip() or not workspace.is_dir():
+        raise ValueError(f"{refused}: the workspace {workspace} is not an existing folder")
+    broad = broad_workspace_reason(workspace)
+    if broad is not None and not confirmed:
+        raise ValueError(f"{refused}: {broad}. Choose a project folder, or confirm this "
+                         f"workspace explicitly")
+    return workspace
+
+
+def _check_model_name(model: str, typed: str | None = None) -> None:
+    if not model or any(c.isspace() or not c.isprintable() for c in model):
+        raise ValueError(f"{typed if typed is not None else model!r} is not a model name")
 
 
 def _attachments(sent: tuple[p.AttachmentData, ...]) -> list[Attachment]:

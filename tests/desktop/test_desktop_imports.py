@@ -14,13 +14,14 @@ ALLOWED = {
     "kernel.protocol", "kernel.events", "kernel.visible", "kernel.paths",
     "kernel.modes", "kernel.model.keys", "kernel.policy.workspace",
     "kernel.agent.attachments", "kernel.eval.scoring", "kernel.setting_records",
-    "kernel.transaction.changeset",
+    "kernel.transaction.changeset", "kernel.demo", "kernel.model.keyfile",
 }
 """The protocol and the events it carries; pure helpers with no kernel state: how text is
 shown (visible), where files are (paths), the mode names, the key names, which folders are
 broad (workspace), what a file is as an attachment (attachments), the records of a settings
 change the protocol re-exports (setting_records), a call's change set as its result event
-carries it (transaction.changeset), and the format of the
+carries it (transaction.changeset), the demo model's names (demo), the key file the user may
+choose with no keyring (keyfile), and the format of the
 results file `reins eval` writes for the Evaluations window with the arithmetic over it
 (eval.scoring: the window's protocol with its child process, as kernel.protocol is the
 kernel worker's)."""

@@ -169,7 +169,10 @@ def test_without_keyring_the_key_is_held_in_memory_and_it_says_so(
     assert dialog.key_edit.isEnabled() and not dialog.key_edit.isReadOnly()
     assert keystore.ENV_VAR in dialog.key_status.text()
     assert "in memory for this run of Reins only" in dialog.key_status.text()
-    assert "never written to a file" in dialog.key_status.text()
+    assert "unless you tick the box below to keep it in a file" in dialog.key_status.text()
+    assert dialog.key_file_box.isVisible() and not dialog.key_file_box.isChecked()
+    assert str(reins_home.api_key_file) in dialog.key_file_note.text()
+    assert "mode 0600" in dialog.key_file_note.text() and dialog.key_file_note.isVisible()
     with pytest.raises(keystore.KeyringUnavailable):
         keystore.save_key("sk-x")
     qtbot.keyClicks(dialog.key_edit, "sk-mem-1")
@@ -181,6 +184,37 @@ def test_without_keyring_the_key_is_held_in_memory_and_it_says_so(
     assert again.key_edit.text() == "sk-mem-1", "the key held in memory is shown again"
     files = [p for p in reins_home.config.rglob("*") if p.is_file()]
     assert all("sk-" not in p.read_text(errors="replace") for p in files)
+    assert not reins_home.api_key_file.exists(), "no file unless the box is ticked"
+
+
+def test_without_keyring_the_user_may_keep_the_key_in_a_file_only_they_can_read(
+        qtbot: QtBot, reins_home: AppPaths, no_keyring: None) -> None:
+    dialog = make_dialog(qtbot, reins_home)
+    qtbot.keyClicks(dialog.key_edit, "sk-file-1")
+    dialog.key_file_box.click()
+    with qtbot.waitSignal(dialog.saved) as signal:
+        dialog.save_button.click()
+    assert signal.args == [SavedSettings("sk-file-1", key_in_file=True)]
+    kept = reins_home.api_key_file
+    assert kept.read_text() == "sk-file-1\n"
+    assert kept.stat().st_mode & 0o777 == 0o600 and kept.parent == reins_home.config
+    again = make_dialog(qtbot, reins_home)
+    assert again.key_file_box.isChecked() and again.key_edit.text() == "sk-file-1"
+    again.key_file_box.click()  # the user changes their mind: the file goes
+    with qtbot.waitSignal(again.saved) as signal:
+        again.save_button.click()
+    assert signal.args == [SavedSettings("sk-file-1", key_in_memory=True)]
+    assert not kept.exists()
+
+
+def test_a_key_file_others_may_read_is_not_used_and_the_dialog_says_why(
+        qtbot: QtBot, reins_home: AppPaths, no_keyring: None) -> None:
+    reins_home.config.mkdir(parents=True)
+    reins_home.api_key_file.write_text("sk-open\n")
+    reins_home.api_key_file.chmod(0o644)
+    dialog = make_dialog(qtbot, reins_home)
+    assert dialog.key_edit.text() == "" and not dialog.key_file_box.isChecked()
+    assert "others may read or change it (mode 0644)" in dialog.key_status.text()
 
 
 def test_take_env_key_removes_it_from_the_environment() -> None:
