@@ -58,8 +58,8 @@ if TYPE_CHECKING:
     from desktop.timeline.panel import TimelinePanel
 
 log = logging.getLogger(__name__)
-ESC_WHILE_ASKED = ("Esc does not stop a run while an approval waits: it is kept for later "
-                   "(the pending button in the status bar shows it again). Stop stops the run.")
+ESC_WHILE_ASKED = ("Esc does not stop a run while an approval waits: it stays in the "
+                   "conversation for your answer. Stop stops the run.")
 KERNEL_START_FALLBACK_MS = 300
 
 
@@ -209,13 +209,42 @@ class AppController(QObject):
         if self._approvals is None:
             from desktop.approval.dialog import ApprovalQueue
 
-            self._approvals = ApprovalQueue(self.window, session_title=self._title_of)
-            self._approvals.answered.connect(self.client.send)
-            self._approvals.count_changed.connect(self.window.set_pending_approvals)
+            queue = self._approvals = ApprovalQueue(self.window, session_title=self._title_of)
+            queue.answered.connect(self.client.send)
+            queue.count_changed.connect(self.window.set_pending_approvals)
+            queue.inline = self._approval_in_front
+            queue.reveal = self._reveal_approval
+            queue.withdrawn.connect(self._approval_withdrawn)
+            cards = self.window.chat.approval_cards
+            queue.dialog.visibility.connect(cards.set_dialog_showing)
+            cards.decided.connect(lambda request, choice, message, confirmed: queue.answer(
+                request.session_id, request.call_id, choice, message, confirmed))
+            self.window.in_front.connect(queue.in_front)
             from desktop.approval.notify import ApprovalNotifier
 
             self.notifier = ApprovalNotifier(self.window, self._approvals)
         return self._approvals
+
+    def _approval_in_front(self, request: ApprovalRequest) -> bool:
+        """A request is a card in front of the user: its session shown in the active
+        window (the dialog is for the rest)."""
+        return (request.session_id == self.current and self.window.isActiveWindow()
+                and self.window.pages.currentWidget() is self.window.chat_page)
+
+    def _reveal_approval(self, request: ApprovalRequest) -> bool:
+        """The pending button (or the tray) asks to see a request: its card, scrolled into
+        view, when its session is the one shown."""
+        if request.session_id != self.current or not self.window.isVisible():
+            return False
+        self.window.chat.executeDelayedItemsLayout()
+        return self.window.chat.approval_cards.reveal(request)
+
+    def _approval_withdrawn(self, session_id: str, call_id: str) -> None:
+        view = self.views.get(session_id)
+        if view is not None:
+            view.chat.set_approval(call_id, None)
+        if session_id == self.current:
+            self.window.chat.approval_cards.rearm()
 
     @property
     def mcp_requests(self) -> McpRequests:
@@ -503,6 +532,7 @@ class AppController(QObject):
         if event.session_id == self.current and self.window.timeline_created:
             self.window.timeline.apply(event)
         if isinstance(event, ApprovalRequest):
+            view.chat.set_approval(event.call_id, event)
             self.approvals.submit(event)
         elif isinstance(event, ApprovalDecision):
             self.approvals.discard(event.session_id, event.call_id)
@@ -588,6 +618,7 @@ class AppController(QObject):
             self._opening = None
             self._make_current(info.session_id)
         for request in pending_requests(view.events):
+            chat.set_approval(request.call_id, request)
             self.approvals.submit(request)
         if (message.created and self._pending_prompt is not None
                 and self.current == info.session_id):

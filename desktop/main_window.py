@@ -122,6 +122,8 @@ class MainWindow(QMainWindow):
     timeline_built = Signal(object)
     export_requested = Signal(str)
     """File → Export: "markdown" (the conversation) or "trace" (JSON lines)."""
+    in_front = Signal()
+    """The window became the active one (the user came back to it)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -385,6 +387,11 @@ class MainWindow(QMainWindow):
                                                              self.timeline_dock]
         widths = [layout.timeline] if layout.tabbed else [layout.sessions, layout.timeline]
         self.resizeDocks(docks, widths, Qt.Orientation.Horizontal)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.ActivationChange and self.isActiveWindow():
+            self.in_front.emit()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         """Watches for the first paint only, then stops watching."""

@@ -62,6 +62,10 @@ class RowState(Protocol):
 
     def copied(self, doc: SafeDocument) -> bool: ...
 
+    def approval_height(self, item: ToolCardItem, width: float) -> float:
+        """The room of a call's pending approval card under its line."""
+        ...
+
 
 _SHADES: dict[tuple[int, float], QColor] = {}
 
@@ -152,7 +156,9 @@ class ChatDelegate(QStyledItemDelegate):
         item = _item(index)
         width = self._view.viewport().width()
         if isinstance(item, ToolCardItem):
-            return QSize(width, int(card_height(item, content_width(width)) + MARGIN))
+            column = content_width(width)
+            return QSize(width, int(card_height(item, column) + MARGIN
+                                    + self._state.approval_height(item, column + 2 * PAD)))
         item.layout(content_width(width))
         return QSize(width, int(item.height() + HEADER + 2 * PAD + MARGIN))
 

@@ -35,7 +35,7 @@ from kernel.visible import one_line, visible
 # (with the Qt classes they use) would only delay its first paint.
 
 if TYPE_CHECKING:
-    from kernel.events import CallStatus
+    from kernel.events import ApprovalRequest, CallStatus
 
 ITEM_ROLE = Qt.ItemDataRole.UserRole + 1
 RENDER_INTERVAL_MS = 33
@@ -177,6 +177,8 @@ class ToolCardItem:
     expanded: bool = False
     body: SafeDocument | None = None
     """Arguments and result preview, built when the card is first expanded."""
+    approval: ApprovalRequest | None = None
+    """The call's pending approval, shown as a card under its line (the view's widget)."""
 
     def body_document(self, width: float) -> SafeDocument:
         if self.body is None:
@@ -216,6 +218,8 @@ class ChatModel(QAbstractListModel):
         super().__init__(parent)
         self._items: list[ChatItem] = []
         self._cards: dict[str, int] = {}
+        self._asking: set[str] = set()
+        """The calls whose approval card shows."""
         self._streaming: MessageItem | None = None
         self._streaming_row = -1
         self._dirty = False
@@ -257,6 +261,7 @@ class ChatModel(QAbstractListModel):
         self.beginResetModel()
         self._items.clear()
         self._cards.clear()
+        self._asking.clear()
         self._streaming = None
         self._timer.stop()
         self.endResetModel()
@@ -300,6 +305,7 @@ class ChatModel(QAbstractListModel):
         self.beginRemoveRows(QModelIndex(), first, len(self._items) - 1)
         del self._items[first:]
         self._cards = {call: r for call, r in self._cards.items() if r < first}
+        self._asking &= set(self._cards)
         self.endRemoveRows()
 
     def append_delta(self, text: str, at: float | None = None) -> None:
@@ -387,6 +393,25 @@ class ChatModel(QAbstractListModel):
         if isinstance(card, ToolCardItem):
             card.expanded = not card.expanded
             self._changed(row, grew=True)
+
+    def set_approval(self, call_id: str, request: ApprovalRequest | None) -> None:
+        """A call's approval is pending (`request`) or no longer is (None)."""
+        card = self._card(call_id)
+        if card is not None and card.approval is not request:
+            card.approval = request
+            (self._asking.add if request is not None else self._asking.discard)(call_id)
+            self._changed(self._cards[call_id], grew=True)
+
+    def approvals(self) -> list[ToolCardItem]:
+        """The cards whose approval is pending, in the order of the conversation."""
+        out: list[ToolCardItem] = []
+        if not self._asking:
+            return out
+        for row in sorted(self._cards[call_id] for call_id in self._asking):
+            card = self._items[row]
+            if isinstance(card, ToolCardItem) and card.approval is not None:
+                out.append(card)
+        return out
 
     def card_row(self, call_id: str) -> int | None:
         return self._cards.get(call_id)

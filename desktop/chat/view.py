@@ -29,6 +29,7 @@ from PySide6.QtWidgets import QAbstractItemView, QListView, QMenu, QWidget
 
 from desktop.chat import activity
 from desktop.chat.activity import ActivityIndicator
+from desktop.chat.approvals import ApprovalCards
 from desktop.chat.attach import image_bytes, local_files
 from desktop.chat.delegate import ChatDelegate
 from desktop.chat.documents import CodeDocument, SafeDocument, is_dark
@@ -78,6 +79,7 @@ class ChatView(QListView):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.approval_cards = ApprovalCards(self)
         self.setAccessibleName("Conversation")
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -129,6 +131,7 @@ class ChatView(QListView):
             previous.item_grew.disconnect(self._on_item_grew)
             previous.rowsInserted.disconnect(self._on_rows_inserted)
             previous.activity_changed.disconnect(self.activity.show_activity)
+        self.approval_cards.clear()
         super().setModel(model)
         if model.dark != is_dark():  # rendered before the palette changed, while unseen
             model.restyle()
@@ -153,6 +156,18 @@ class ChatView(QListView):
     def copied(self, doc: SafeDocument) -> bool:
         serial, until = self._copied
         return serial == doc.serial and time.monotonic() < until
+
+    def approval_height(self, item: ToolCardItem, width: float) -> float:
+        return self.approval_cards.height(item, width)
+
+    # -- the approval cards follow their rows ------------------------------------------------
+    def updateGeometries(self) -> None:
+        super().updateGeometries()
+        self.approval_cards.place()
+
+    def scrollContentsBy(self, dx: int, dy: int) -> None:
+        super().scrollContentsBy(dx, dy)
+        self.approval_cards.place()
 
     # -- following the end ---------------------------------------------------------------------
     def at_bottom(self) -> bool:
