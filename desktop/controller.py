@@ -43,6 +43,7 @@ from kernel.events import (
     GrantScope,
     RunFinished,
     SessionStarted,
+    ToolCallStarted,
     ToolProgress,
     UserMessage,
     pending_requests,
@@ -283,6 +284,7 @@ class AppController(QObject):
         KERNEL_START_FALLBACK_MS if no paint comes), so the window appears first."""
         self.window.set_kernel_state("Starting the kernel…")
         self._restore_window_state()
+        self.window.show_timeline_for(False)
         self._refresh_page()
         self.window.first_painted.connect(self._start_kernel)
         QTimer.singleShot(0 if self.window.painted else KERNEL_START_FALLBACK_MS,
@@ -531,6 +533,8 @@ class AppController(QObject):
         view.note_error(event)
         if event.session_id == self.current and self.window.timeline_created:
             self.window.timeline.apply(event)
+        if event.session_id == self.current and isinstance(event, ToolCallStarted):
+            self.window.show_timeline_for(True)
         if isinstance(event, ApprovalRequest):
             view.chat.set_approval(event.call_id, event)
             self.approvals.submit(event)
@@ -685,6 +689,7 @@ class AppController(QObject):
         chips = self.window.prompt.take_attachments()
         files, _ = for_kernel(chips)
         self._start(view, p.StartRun(view.info.session_id, text, files), text, chips)
+        self.window.chat.scrollToBottom()  # to the message being sent, whatever was read
 
     def _start(self, view: SessionView, command: p.Message, text: str = "",
                chips: list[Chip] | None = None) -> None:
@@ -865,6 +870,7 @@ class AppController(QObject):
             self.window.timeline.clear()
             self.window.timeline.apply_many(view.events)
         self.undo.session_shown(session_id)
+        self.window.show_timeline_for(any(isinstance(e, ToolCallStarted) for e in view.events))
         self.window.sessions.select(session_id)
         self.window.chat.scrollToBottom()
         self.window.set_grants(len(self.grants.get(session_id, ())))
@@ -877,6 +883,8 @@ class AppController(QObject):
         w.set_mode(view.info.mode if view else None)
         w.setWindowTitle(window_title((view.info.title or "Untitled session") if view
                                       else None))
+        w.chat.empty_state.set_context(view.info.workspace if view else "",
+                                       view.info.mode if view else "")
         if view is not None:
             w.set_usage(view.input_tokens, view.output_tokens, view.cost, view.context)
             w.set_model(view.info.model or self.default_model, session=True)

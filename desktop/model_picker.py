@@ -1,8 +1,8 @@
-"""The status bar's model picker: the model the current session really sends, changeable
+"""The composer's model picker: the model the current session really sends, changeable
 for that session. Its list is the endpoint's (`GET /v1/models`, asked by the kernel); a
 name can always be typed, for an endpoint that lists none. With no session open it shows
-the model new sessions get, not editable. In a narrow window the status bar makes it
-narrower, then drops its label (`show_form`; desktop.status_bar)."""
+the model new sessions get, not editable. Its forms (`show_form`) are a labelled box and an
+unlabelled narrower one, which the composer shows."""
 
 from __future__ import annotations
 
@@ -79,6 +79,9 @@ class ModelPicker(QWidget):
         self._model = model
         self.combo.setEnabled(session)
         self.combo.setEditText(model or "—")
+        line = self.combo.lineEdit()
+        if line is not None:
+            line.setCursorPosition(0)  # a name too long for the box shows its start
         self.label.setText("Model:" if session else "Model for new sessions:")
         self._tooltip()
 

@@ -17,7 +17,7 @@ shortcut) answers the first choice. Model text is plain text shown through
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QPalette, QShowEvent
+from PySide6.QtGui import QColor, QGuiApplication, QPalette, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QFrame,
@@ -44,7 +44,7 @@ from kernel.visible import one_line
 
 AMBER = {False: QColor("#d08a1c"), True: QColor("#e0a040")}
 """The card's tint (mixed into the page colour) for a light and a dark page."""
-PREVIEW_LINES = 14
+PREVIEW_LINES = 10
 """The preview's most lines before it scrolls (a long diff scrolls inside the card)."""
 
 LABELS: dict[str, str] = {
@@ -155,14 +155,13 @@ class ApprovalCard(QFrame):
         for choice in self.choices[:-1]:
             row.addWidget(self.buttons[choice])
         row.addStretch(1)
+        row.addWidget(self.buttons["deny"])
         self.keys_hint = QLabel(
-            f"{ALLOW_ONCE_KEYS}: {'keep them' if held else 'allow once'} · "
+            f"{ALLOW_ONCE_KEYS}: {'keep them' if held else 'allow once'}, wherever you type · "
             "Esc keeps it waiting", self)
+        self.keys_hint.setObjectName("keysHint")
         self.keys_hint.setAccessibleName("Keys of this approval")
         self.keys_hint.setTextFormat(Qt.TextFormat.PlainText)
-        self.keys_hint.setForegroundRole(QPalette.ColorRole.PlaceholderText)
-        row.addWidget(self.keys_hint)
-        row.addWidget(self.buttons["deny"])
         first = self.buttons[self.choices[0]]
         first.setToolTip(f"Click, or press {ALLOW_ONCE_KEYS}")
         first.setProperty("primary", True)
@@ -183,6 +182,7 @@ class ApprovalCard(QFrame):
         layout.addWidget(self.always_rule)
         layout.addWidget(self.deny_message)
         layout.addLayout(row)
+        layout.addWidget(self.keys_hint)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
 
         self.arming = Arming(self)
@@ -226,20 +226,24 @@ class ApprovalCard(QFrame):
     def restyle(self) -> None:
         """Colours from the palette, so the card reads as well in dark mode as in light: a
         warm tint of the page, a visible border, the preview on the page's own colour."""
-        palette = self.palette()
+        palette = QGuiApplication.palette()
         base = palette.color(QPalette.ColorRole.Base)
         text = palette.color(QPalette.ColorRole.Text)
         dark = base.lightness() < 128
         amber = mix(base, AMBER[dark], 0.14 if dark else 0.10)
         border = mix(base, AMBER[dark], 0.55 if dark else 0.45)
         code = mix(base, text, 0.05)
-        self.setStyleSheet(
+        quiet = mix(text, base, 0.4)
+        sheet = (
             f"#approvalCard {{ background: {amber.name()}; border: 1px solid {border.name()};"
             " border-radius: 12px; }"
-            f" #approvalCard QPlainTextEdit {{ background: {code.name()}; border-radius: 6px;"
-            " padding: 4px; }"
-            f" #approvalCard QLabel {{ color: {text.name()}; background: transparent; }}")
-        self.risk_badge.setStyleSheet(badge_style(self.request)[1])
+            f" #approvalCard QPlainTextEdit {{ background: {code.name()}; color: {text.name()};"
+            " border-radius: 6px; padding: 4px; }"
+            f" #approvalCard QLabel {{ color: {text.name()}; background: transparent; }}"
+            f" #approvalCard QLabel#keysHint {{ color: {quiet.name()}; }}")
+        if sheet != self.styleSheet():  # (a new sheet is a palette change: once only)
+            self.setStyleSheet(sheet)
+            self.risk_badge.setStyleSheet(badge_style(self.request)[1])
 
     def rearm(self) -> None:
         """A new question again (another card was answered, or this one scrolled to): it

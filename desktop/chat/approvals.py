@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QRect, QRectF, Signal
 
-from desktop.chat.geometry import MARGIN, card_height, content_width, row_box
+from desktop.chat.geometry import approval_top, content_width, row_box
 from desktop.chat.model import ChatModel, ToolCardItem
 
 if TYPE_CHECKING:
@@ -102,7 +102,7 @@ class ApprovalCards(QObject):
                 card.hide()
                 continue
             box = row_box(QRectF(rect))
-            top = box.top() + card_height(item, width) - MARGIN / 2 + CARD_GAP
+            top = approval_top(item, QRectF(rect), width) + CARD_GAP
             height = int(self.height(item, box.width()) - CARD_GAP)
             card.setGeometry(QRect(int(box.left()), int(top), int(box.width()), height))
             if card.isHidden():

@@ -91,9 +91,11 @@ def apply_event(model: ChatModel, event: ev.Event, at: float | None = None) -> N
             model.add_message(Role.NOTICE, note, at)
         if event.empty_answer:
             model.add_message(Role.NOTICE, notice_text(event) or "", at)
+        model.end_turn()
     elif isinstance(event, ev.McpServerEvent) and event.state == "failed":
         model.add_message(Role.NOTICE, f"MCP server {event.server!r} failed: {event.reason}; "
                                        f"its tools are not available.", at)
     elif isinstance(event, ev.ErrorEvent):
         model.finish_streaming()
         model.add_message(Role.ERROR, f"{in_app_words(event.message)} ({event.code})", at)
+        model.end_turn()

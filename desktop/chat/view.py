@@ -36,6 +36,7 @@ from desktop.chat.documents import CodeDocument, SafeDocument, is_dark
 from desktop.chat.find import FindBar, Match, find_matches
 from desktop.chat.geometry import (
     PieceBox,
+    actions_box,
     card_box,
     content_width,
     message_pieces,
@@ -49,7 +50,9 @@ from desktop.chat.model import (
     Role,
     ToolCardItem,
     message_text,
+    turn_text,
 )
+from desktop.chat.overlays import EmptyState, JumpButton, TurnActions
 from desktop.chat.selection import TextSelection, point_at, selected_text, word_at
 
 RELAYOUT_INTERVAL_MS = 100
@@ -80,6 +83,15 @@ class ChatView(QListView):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.approval_cards = ApprovalCards(self)
+        # The overlays are the view's children, not the viewport's (NoFrame: the same
+        # corner); the first viewport() call costs ~10 ms the first paint need not pay.
+        self.empty_state = EmptyState(self)
+        self.jump = JumpButton(self)
+        self.jump.clicked.connect(self.scrollToBottom)
+        self.turn_actions = TurnActions(self)
+        self.turn_actions.copy.clicked.connect(self._copy_turn)
+        self.turn_actions.retry.clicked.connect(self.regenerate_requested)
+        self._hover_row = -1
         self.setAccessibleName("Conversation")
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -109,6 +121,7 @@ class ChatView(QListView):
         self.customContextMenuRequested.connect(self._context_menu)
         self.activity = ActivityIndicator(self)
         self.setViewportMargins(0, 0, 0, activity.HEIGHT)
+
         self.find_bar = FindBar(self)
         self.find_bar.search.connect(self.find_text)
         self.find_bar.step.connect(self.step_match)
@@ -130,6 +143,8 @@ class ChatView(QListView):
         if isinstance(previous, ChatModel):
             previous.item_grew.disconnect(self._on_item_grew)
             previous.rowsInserted.disconnect(self._on_rows_inserted)
+            previous.rowsRemoved.disconnect(self._refresh_overlays)
+            previous.modelReset.disconnect(self._refresh_overlays)
             previous.activity_changed.disconnect(self.activity.show_activity)
         self.approval_cards.clear()
         super().setModel(model)
@@ -137,11 +152,15 @@ class ChatView(QListView):
             model.restyle()
         model.item_grew.connect(self._on_item_grew)
         model.rowsInserted.connect(self._on_rows_inserted)
+        model.rowsRemoved.connect(self._refresh_overlays)
+        model.modelReset.connect(self._refresh_overlays)
         model.activity_changed.connect(self.activity.show_activity)
         self.activity.show_activity(model.activity)
         self._grown_row = -1
+        self._hover_row = -1
         self._selection = None
         self._matches = []
+        self._refresh_overlays()
 
     def chat_model(self) -> ChatModel:
         model = self.model()
@@ -164,10 +183,12 @@ class ChatView(QListView):
     def updateGeometries(self) -> None:
         super().updateGeometries()
         self.approval_cards.place()
+        self._place_actions()
 
     def scrollContentsBy(self, dx: int, dy: int) -> None:
         super().scrollContentsBy(dx, dy)
         self.approval_cards.place()
+        self._place_actions()
 
     # -- following the end ---------------------------------------------------------------------
     def at_bottom(self) -> bool:
@@ -176,15 +197,71 @@ class ChatView(QListView):
 
     def _on_scrolled(self, _value: int) -> None:
         self._following = self.at_bottom()
+        self._refresh_overlays()
 
     def _on_range_changed(self, _minimum: int, maximum: int) -> None:
         """Content grew or shrank: stay at the end if the user was there."""
         if self._following:
             self.verticalScrollBar().setValue(maximum)
+        self._refresh_overlays()
 
     def _on_rows_inserted(self, _parent: QModelIndex, _first: int, _last: int) -> None:
         if self._following:
             self.scheduleDelayedItemsLayout()
+        if self.empty_state.isVisible():
+            self._refresh_overlays()
+
+    # -- what floats on the conversation -----------------------------------------------------
+    def _refresh_overlays(self) -> None:
+        """The empty state while there is nothing, the jump button while the end is out of
+        sight, the actions of the turn under the pointer (else of the last one)."""
+        model = self.model()
+        rows = model.rowCount() if model is not None else 0
+        width, height = self.width(), self.height() - activity.HEIGHT
+        self.empty_state.setVisible(rows == 0)
+        if rows == 0:
+            self.empty_state.setGeometry(24, 0, max(0, width - 48), height)
+        self.jump.setVisible(rows > 0 and not self.at_bottom())
+        self.jump.move((width - self.jump.width()) // 2, height - self.jump.height() - 12)
+        if rows:
+            self.jump.raise_()
+            self._place_actions()
+
+    def _actions_row(self) -> int:
+        """The turn whose actions show: the one under the pointer, else the last one."""
+        model = self.model()
+        if not isinstance(model, ChatModel) or model.rowCount() == 0:
+            return -1
+        for row in (self._hover_row, model.rowCount() - 1):
+            if 0 <= row < model.rowCount() and model.item(row).ends_turn:
+                return row
+        return -1
+
+    def _place_actions(self) -> None:
+        row = self._actions_row()
+        actions = self.turn_actions
+        actions.row = row
+        if row < 0:
+            actions.hide()
+            return
+        model = self.chat_model()
+        rect = QRectF(self.visualRect(model.index(row, 0)))
+        box = actions_box(model.item(row), rect)
+        actions.retry.setVisible(row == model.rowCount() - 1
+                                 and model.last_user_row() is not None)
+        actions.setGeometry(box.toRect())
+        actions.setVisible(rect.isValid() and self.viewport().rect().intersects(box.toRect()))
+
+    def _copy_turn(self) -> None:
+        text = turn_text(self.chat_model().items(), self.turn_actions.row)
+        if text:
+            QGuiApplication.clipboard().setText(text)
+
+    def leaveEvent(self, event: QEvent) -> None:
+        super().leaveEvent(event)
+        if self._hover_row != -1:
+            self._hover_row = -1
+            self._place_actions()
 
     def _on_item_grew(self, row: int) -> None:
         """A row changed height: relayout soon (a layout asks every row for its size, so
@@ -204,6 +281,12 @@ class ChatView(QListView):
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self.empty_state.restyle()
+            self.jump.restyle()
+            self.turn_actions.restyle()
+            for card in self.approval_cards.cards.values():
+                card.restyle()
         model = self.model()
         if (event.type() == QEvent.Type.PaletteChange and isinstance(model, ChatModel)
                 and model.dark != is_dark()):
@@ -214,6 +297,7 @@ class ChatView(QListView):
         self.scheduleDelayedItemsLayout()
         self.activity.setGeometry(0, self.height() - activity.HEIGHT, self.width(),
                                   activity.HEIGHT)
+        self._refresh_overlays()
         if self.find_bar.isVisible():
             self._place_find_bar()
 
@@ -290,6 +374,11 @@ class ChatView(QListView):
             self.viewport().update()
             return
         self.viewport().setCursor(self._cursor_shape(pos))
+        index = self.indexAt(pos.toPoint())
+        row = index.row() if index.isValid() else -1
+        if row != self._hover_row:
+            self._hover_row = row
+            self._place_actions()
         super().mouseMoveEvent(event)
 
     def _cursor_shape(self, pos: QPointF) -> Qt.CursorShape:
