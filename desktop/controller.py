@@ -131,7 +131,8 @@ class AppController(QObject):
         self.current: str | None = None
         self.undo = UndoLink(self.client, lambda: self.current,
                              lambda: self.window.timeline if self.window.timeline_created
-                             else None)
+                             else None, self._chat_of,
+                             lambda text: self.window.statusBar().showMessage(text, 15_000))
         self.api_key = api_key
         self.key_pending = read_keyring
         self.keyring_available = True
@@ -201,6 +202,7 @@ class AppController(QObject):
         w.approvals_button.clicked.connect(lambda: self.approvals.show_current(activate=True))
         w.chat.tool_card_activated.connect(self._show_call)
         w.chat.open_output.connect(self._open_output)
+        w.chat.undo_requested.connect(self.undo.undo)
         w.timeline_built.connect(self._connect_timeline)
         self._key_loaded.connect(self._on_key_loaded, Qt.ConnectionType.QueuedConnection)
 
@@ -857,6 +859,10 @@ class AppController(QObject):
 
     def _view(self) -> SessionView | None:
         return self.views.get(self.current) if self.current else None
+
+    def _chat_of(self, session_id: str) -> ChatModel | None:
+        view = self.views.get(session_id)
+        return view.chat if view is not None else None
 
     def _title_of(self, session_id: str) -> str:
         view = self.views.get(session_id)

@@ -309,8 +309,12 @@ class ChatDelegate(QStyledItemDelegate):
         words = STATUS_WORDS[item.status]
         status = one_line(item.detail if item.status == "ok" and item.detail
                           else words + (f" · {item.detail}" if item.detail else ""))
+        if item.changes:
+            status = f"{one_line(item.changes)}{' · undone' if item.undo == 'undone' else ''}" \
+                     f" · {status}"
         metrics = painter.fontMetrics()
-        text_box = header.adjusted(BODY_INDENT, 0, 0, 0)
+        right = geometry.undo.width() + 6 if geometry.undo is not None else 0.0
+        text_box = header.adjusted(BODY_INDENT, 0, -right, 0)
         status_width = min(metrics.horizontalAdvance(status) + 8, int(text_box.width() / 2))
         room = int(text_box.width() - status_width - 24)
         name = one_line(item.name)
@@ -330,6 +334,15 @@ class ChatDelegate(QStyledItemDelegate):
                        else quiet)
         painter.drawText(text_box, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
                          metrics.elidedText(status, Qt.TextElideMode.ElideRight, status_width))
+        if geometry.undo is not None:
+            painter.setPen(shade(palette, 0.25))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRoundedRect(crisp(geometry.undo), 6, 6)
+            painter.setPen(palette.color(QPalette.ColorRole.Text))
+            painter.drawPixmap(QPointF(geometry.undo.left() + 6, middle - 7),
+                               icon_pixmap("retry", quiet, 14, ratio))
+            painter.drawText(geometry.undo.adjusted(22, 0, 0, 0), Qt.AlignmentFlag.AlignVCenter,
+                             "Undo")
         if geometry.body is not None and item.body is not None:
             painter.setPen(shade(palette, 0.18))
             x = header.left() + ICON / 2

@@ -35,6 +35,7 @@ CARD_HEIGHT = 30.0
 """A call's folded line."""
 BUTTON_HEIGHT = 24.0
 COPY_WIDTH = 64.0
+UNDO_WIDTH = 64.0
 BODY_INDENT = 26.0
 """An unfolded call's arguments and result start under its name (after its icon)."""
 READABLE_WIDTH = 760.0
@@ -175,20 +176,24 @@ class CardBox:
     header: QRectF
     body: QRectF | None = None
     open_output: QRectF | None = None
+    undo: QRectF | None = None
+    """The line's Undo (a call whose changes can still be undone)."""
 
 
 def card_box(card: ToolCardItem, rect: QRectF) -> CardBox:
     box = row_box(rect)
     header = QRectF(box.left(), box.top(), box.width(), CARD_HEIGHT)
+    undo = (QRectF(header.right() - UNDO_WIDTH, header.top() + 4, UNDO_WIDTH,
+                   CARD_HEIGHT - 8) if card.undo == "undoable" else None)
     if not card.expanded or card.body is None:
-        return CardBox(header)
+        return CardBox(header, undo=undo)
     body_height = card.body.size().height()
     body = QRectF(box.left() + BODY_INDENT, header.bottom(), box.width() - BODY_INDENT,
                   body_height)
     button = None
     if card.output_path:
         button = QRectF(body.left(), body.bottom() + PAD / 2, 150, BUTTON_HEIGHT)
-    return CardBox(header, body, button)
+    return CardBox(header, body, button, undo)
 
 
 def approval_top(card: ToolCardItem, rect: QRectF, width: float) -> float:

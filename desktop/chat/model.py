@@ -194,6 +194,10 @@ class ToolCardItem:
     waited_s: float = 0.0
     ends_turn: bool = False
     """The last row of an agent turn (a run that ended on a call)."""
+    changes: str = ""
+    """What the call changed in the workspace, in words ("2 files changed, +10 −2")."""
+    undo: str = "none"
+    """Its step: "none" (nothing changed), "undoable", "undone" or "kept" (for good)."""
     expanded: bool = False
     body: SafeDocument | None = None
     """Arguments and result preview, built when the card is first expanded."""
@@ -443,6 +447,20 @@ class ChatModel(QAbstractListModel):
             if isinstance(card, ToolCardItem) and card.approval is not None:
                 out.append(card)
         return out
+
+    def set_changes(self, call_id: str, changes: str) -> None:
+        """What a finished call changed (its step can be undone until the kernel says)."""
+        card = self._card(call_id)
+        if card is not None and changes:
+            card.changes, card.undo = changes, "undoable"
+            self._changed(self._cards[call_id], grew=False)
+
+    def set_undo(self, call_id: str, state: str) -> None:
+        """A call's step as the kernel's step list says: undoable, undone or kept."""
+        card = self._card(call_id)
+        if card is not None and card.changes and card.undo != state:
+            card.undo = state
+            self._changed(self._cards[call_id], grew=False)
 
     def card_row(self, call_id: str) -> int | None:
         return self._cards.get(call_id)

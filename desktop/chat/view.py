@@ -79,6 +79,8 @@ class ChatView(QListView):
     files_dropped = Signal(list)
     """Local files dropped on the chat: to attach to the prompt."""
     image_dropped = Signal(bytes)
+    undo_requested = Signal(str)
+    """A call's Undo on its line: undo the changes it made (its step)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -426,6 +428,9 @@ class ChatView(QListView):
 
     def _click_card(self, row: int, card: ToolCardItem, rect: QRectF, pos: QPointF) -> None:
         geometry = card_box(card, rect)
+        if geometry.undo is not None and geometry.undo.contains(pos):
+            self.undo_requested.emit(card.call_id)
+            return
         if geometry.open_output is not None and geometry.open_output.contains(pos):
             if card.output_path:
                 self.open_output.emit(card.output_path)
