@@ -59,7 +59,7 @@ FULL_PANELS_MIN = 1400
 SESSIONS_WIDTH, TIMELINE_WIDTH = 260, 420
 COMPOSER_PICKER_CHARS = 8
 """The mode box's width in the composer, in characters (and 3)."""
-COMPOSER_MODEL_CHARS, COMPOSER_MODEL_LEAST = 20, 90
+COMPOSER_MODEL_CHARS, COMPOSER_MODEL_LEAST = 16, 90
 """The model box's width in the composer, in characters, and the least it narrows to."""
 COMPACT_TIP = ("Summarize the older turns of this conversation for the model's next "
                "requests (the full history is kept)")

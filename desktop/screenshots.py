@@ -143,6 +143,8 @@ async def take(outdir: Path) -> list[Path]:
             saved.append(outdir / name)
             _save(window, saved[-1])
         window.resize(1440, 900)
+        await _settle()
+        window.resize(1440, 900)  # (the panels were tabs: once beside the chat, it may be wider)
         QGuiApplication.setPalette(flat_palette(*DARK))
         await _settle()
         window.chat.scrollToBottom()

@@ -228,7 +228,10 @@ class PromptBox(QWidget):
             f" #sendButton, #stopButton {{ background: {accent.name()};"
             f" border: none; border-radius: {SEND_SIZE // 2}px; }}"
             f" #sendButton:disabled {{ background: {mix(base, text, 0.18).name()}; }}"
-            f" #stopButton {{ background: {text.name()}; }}")
+            f" #stopButton {{ background: {text.name()}; }}"
+            " #composer QComboBox { border: 1px solid transparent; border-radius: 8px;"
+            f" padding: 2px 8px; background: transparent; color: {text.name()}; }}"
+            f" #composer QComboBox:hover {{ border-color: {border.name()}; }}")
         if sheet == self.frame.styleSheet():  # (a new sheet is a palette change: once only)
             return
         self.frame.setStyleSheet(sheet)
