@@ -223,6 +223,7 @@ class AppController(QObject):
             cards.decided.connect(lambda request, choice, message, confirmed: queue.answer(
                 request.session_id, request.call_id, choice, message, confirmed))
             self.window.in_front.connect(queue.in_front)
+            self.window.in_front.connect(cards.rearm)  # seen only now: a new question
             from desktop.approval.notify import ApprovalNotifier
 
             self.notifier = ApprovalNotifier(self.window, self._approvals)

@@ -57,10 +57,8 @@ SIDE_BY_SIDE_MIN = 1160
 FULL_PANELS_MIN = 1400
 """From this width both panels have their full widths."""
 SESSIONS_WIDTH, TIMELINE_WIDTH = 260, 420
-COMPOSER_PICKER_CHARS = 8
-"""The mode box's width in the composer, in characters (and 3)."""
-COMPOSER_MODEL_CHARS, COMPOSER_MODEL_LEAST = 16, 90
-"""The model box's width in the composer, in characters, and the least it narrows to."""
+MODE_CHARS = 5
+"""The mode box's width in the composer, in characters."""
 COMPACT_TIP = ("Summarize the older turns of this conversation for the model's next "
                "requests (the full history is kept)")
 USAGE_TIP = ("This session's tokens and cost; context: how full the model's context window "
@@ -216,11 +214,7 @@ class MainWindow(QMainWindow):
         for widget in (self.kernel_label, self.approvals_button, self.grants_button,
                        self.sandbox_label):
             bar.addWidget(widget)
-        # In the composer: a box, unlabelled, that may narrow with the window.
-        self.model_picker.label.hide()
-        self.model_picker.combo.setMinimumContentsLength(COMPOSER_MODEL_CHARS)
-        self.model_picker.combo.setMinimumWidth(COMPOSER_MODEL_LEAST)
-        self.mode_combo.setMinimumContentsLength(COMPOSER_PICKER_CHARS - 3)
+        self.mode_combo.setMinimumContentsLength(MODE_CHARS)
         self.mode_combo.setSizeAdjustPolicy(
             QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.prompt.add_controls(self.model_picker, self.mode_combo)

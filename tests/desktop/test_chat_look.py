@@ -218,3 +218,36 @@ def test_every_icon_ships_as_svg_and_png_and_takes_its_colour(name: str) -> None
              if image.pixelColor(x, y).alpha() > 200]
     assert inked and all(c.red() > 150 and c.green() < 80 for c in inked)
     assert {path.stem for path in folder.glob("*.svg")} == NAMES
+
+
+def test_the_mode_picker_says_what_each_mode_allows(qtbot: QtBot) -> None:
+    from PySide6.QtGui import QPainter
+    from PySide6.QtWidgets import QStyleOptionViewItem
+
+    from desktop.main_window import MainWindow
+    from desktop.words import MODE_ALLOWS
+    from kernel.modes import MODES
+
+    window = MainWindow()
+    qtbot.addWidget(window)
+    combo = window.mode_combo
+    assert [combo.itemText(row) for row in range(combo.count())] == list(MODES)
+    delegate = combo.itemDelegate()
+    for row, mode in enumerate(MODES):
+        assert combo.itemData(row, Qt.ItemDataRole.ToolTipRole) == MODE_ALLOWS[mode]
+        option = QStyleOptionViewItem()
+        option.initFrom(combo.view())
+        index = combo.model().index(row, 0)
+        size = delegate.sizeHint(option, index)
+        assert size.height() >= 2 * option.fontMetrics.height(), "a name and a line under it"
+        option.rect = QRectF(0, 0, size.width(), size.height()).toRect()
+        image = QImage(size, QImage.Format.Format_RGB32)
+        image.fill(QColor("white"))
+        painter = QPainter(image)
+        delegate.paint(painter, option, index)
+        painter.end()
+        lower = [image.pixelColor(x, y) for x in range(size.width())
+                 for y in range(size.height() // 2 + 2, size.height())]
+        assert any(c.lightness() < 200 for c in lower), f"{mode}: its line is drawn"
+    window.set_mode("auto-edit")
+    assert combo.toolTip() == f"Auto-edit mode: {MODE_ALLOWS['auto-edit']}"
