@@ -16,7 +16,7 @@ from PySide6.QtGui import QColor, QIcon, QImage, QPainter, QPixmap
 from desktop.resources import ResourceMissing, resource_path
 
 NAMES = frozenset({
-    "arrow-down", "attach", "check", "chevron-down", "chevron-right", "copy", "folder",
+    "arrow-down", "attach", "check", "chevron-down", "chevron-right", "copy", "edit", "folder",
     "retry", "send", "shield", "sparkle", "status-denied", "status-error", "status-ok",
     "status-queued", "status-running", "status-stopped", "status-waiting", "stop",
     "timeline"})

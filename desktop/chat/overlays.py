@@ -124,21 +124,22 @@ class JumpButton(QToolButton):
             f" QToolButton:hover {{ background: {mix(base, text, 0.06).name()}; }}")
 
 
-class TurnActions(QWidget):
-    """Under a turn's last row: Copy (the turn's answer) and Retry (the last answer only)."""
+class ActionStrip(QWidget):
+    """Quiet icon-and-word buttons under or beside a message, shown on hover: a turn's Copy
+    and Retry (the last answer only), the user's message's Copy and Edit (the last one)."""
 
-    def __init__(self, parent: QWidget) -> None:
+    def __init__(self, parent: QWidget, name: str,
+                 buttons: tuple[tuple[str, str, str], ...]) -> None:
         super().__init__(parent)
-        self.setAccessibleName("Answer actions")
+        self.setAccessibleName(name)
         self.row = -1
         """The row whose actions these are (-1: none)."""
-        self.copy = self._button("Copy", "copy", "Copy this answer")
-        self.retry = self._button("Retry", "retry", "Ask for this answer again")
+        self.buttons = [self._button(*spec) for spec in buttons]
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
-        layout.addWidget(self.copy)
-        layout.addWidget(self.retry)
+        for button in self.buttons:
+            layout.addWidget(button)
         layout.addStretch(1)
         self.restyle()
         self.hide()
@@ -158,7 +159,20 @@ class TurnActions(QWidget):
         palette = QGuiApplication.palette()
         quiet = mix(palette.color(QPalette.ColorRole.Text),
                     palette.color(QPalette.ColorRole.Base), 0.4)
-        for button in (self.copy, self.retry):
+        for button in self.buttons:
             button.setIcon(icon(str(button.property("icon-name")), quiet, 15))
-        self.setStyleSheet(f"QToolButton {{ color: {quiet.name()}; padding: 2px 6px;"
-                           " border-radius: 6px; }")
+        sheet = f"QToolButton {{ color: {quiet.name()}; padding: 2px 6px; border-radius: 6px; }}"
+        if sheet != self.styleSheet():
+            self.setStyleSheet(sheet)
+
+
+def turn_actions(parent: QWidget) -> ActionStrip:
+    """Under a turn's last row: Copy (the turn's answer) and Retry (the last answer)."""
+    return ActionStrip(parent, "Answer actions", (
+        ("Copy", "copy", "Copy this answer"), ("Retry", "retry", "Ask for this answer again")))
+
+
+def message_actions(parent: QWidget) -> ActionStrip:
+    """Beside the user's message: Copy, and Edit for the last one."""
+    return ActionStrip(parent, "Message actions", (
+        ("Copy", "copy", "Copy this message"), ("Edit", "edit", "Edit your last message")))

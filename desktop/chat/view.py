@@ -39,6 +39,7 @@ from desktop.chat.geometry import (
     actions_box,
     card_box,
     content_width,
+    message_frame,
     message_pieces,
     piece_at,
     scroll_for,
@@ -52,7 +53,7 @@ from desktop.chat.model import (
     message_text,
     turn_text,
 )
-from desktop.chat.overlays import EmptyState, JumpButton, TurnActions
+from desktop.chat.overlays import EmptyState, JumpButton, message_actions, turn_actions
 from desktop.chat.selection import TextSelection, point_at, selected_text, word_at
 
 RELAYOUT_INTERVAL_MS = 100
@@ -90,9 +91,14 @@ class ChatView(QListView):
         self.empty_state = EmptyState(self)
         self.jump = JumpButton(self)
         self.jump.clicked.connect(self.scrollToBottom)
-        self.turn_actions = TurnActions(self)
-        self.turn_actions.copy.clicked.connect(self._copy_turn)
-        self.turn_actions.retry.clicked.connect(self.regenerate_requested)
+        self.turn_actions = turn_actions(self)
+        copy, retry = self.turn_actions.buttons
+        copy.clicked.connect(self._copy_turn)
+        retry.clicked.connect(self.regenerate_requested)
+        self.message_actions = message_actions(self)
+        copy, edit = self.message_actions.buttons
+        copy.clicked.connect(self._copy_message)
+        edit.clicked.connect(self.edit_requested)
         self._hover_row = -1
         self.setAccessibleName("Conversation")
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
@@ -240,6 +246,7 @@ class ChatView(QListView):
         return -1
 
     def _place_actions(self) -> None:
+        self._place_message_actions()
         row = self._actions_row()
         actions = self.turn_actions
         actions.row = row
@@ -249,18 +256,45 @@ class ChatView(QListView):
         model = self.chat_model()
         rect = QRectF(self.visualRect(model.index(row, 0)))
         box = actions_box(model.item(row), rect)
-        actions.retry.setVisible(row == model.rowCount() - 1
-                                 and model.last_user_row() is not None)
+        actions.buttons[1].setVisible(row == model.rowCount() - 1
+                                      and model.last_user_row() is not None)
         actions.setGeometry(box.toRect())
         actions.setVisible(rect.isValid() and self.viewport().rect().intersects(box.toRect()))
+
+    def _place_message_actions(self) -> None:
+        """The pointer over one of the user's messages: its Copy (and Edit, the last one's)
+        on the left of its bubble, at its foot."""
+        actions = self.message_actions
+        model = self.model()
+        row = self._hover_row
+        item = model.item(row) if isinstance(model, ChatModel) and row >= 0 else None
+        if not isinstance(model, ChatModel) or not isinstance(item, MessageItem) \
+                or item.role is not Role.USER:
+            actions.row = -1
+            actions.hide()
+            return
+        actions.row = row
+        actions.buttons[1].setVisible(row == model.last_user_row())
+        frame = message_frame(item, QRectF(self.visualRect(model.index(row, 0))))
+        size = actions.sizeHint()
+        actions.setGeometry(int(frame.left()) - size.width() - 6,
+                            int(frame.bottom()) - size.height(), size.width(), size.height())
+        actions.show()
 
     def _copy_turn(self) -> None:
         text = turn_text(self.chat_model().items(), self.turn_actions.row)
         if text:
             QGuiApplication.clipboard().setText(text)
 
+    def _copy_message(self) -> None:
+        row = self.message_actions.row
+        if 0 <= row < self.chat_model().rowCount():
+            QGuiApplication.clipboard().setText(message_text(self.chat_model().item(row)))
+
     def leaveEvent(self, event: QEvent) -> None:
         super().leaveEvent(event)
+        if self.message_actions.underMouse():
+            return  # (the pointer went onto the actions themselves)
         if self._hover_row != -1:
             self._hover_row = -1
             self._place_actions()
@@ -287,6 +321,7 @@ class ChatView(QListView):
             self.empty_state.restyle()
             self.jump.restyle()
             self.turn_actions.restyle()
+            self.message_actions.restyle()
             for card in self.approval_cards.cards.values():
                 card.restyle()
         model = self.model()

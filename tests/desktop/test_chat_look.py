@@ -128,7 +128,8 @@ def test_jump_to_latest_shows_while_reading_above_and_takes_you_down(qtbot: QtBo
     qtbot.waitUntil(lambda: view.at_bottom() and not view.jump.isVisible())
 
 
-def test_a_turn_has_copy_and_the_last_answer_retry(qtbot: QtBot) -> None:
+def test_a_turn_has_copy_and_the_last_answer_retry_and_your_messages_copy_and_edit(
+        qtbot: QtBot) -> None:
     view = shown_view(qtbot, 700, 500)
     model = view.chat_model()
     model.add_message(Role.USER, "first question")
@@ -142,19 +143,34 @@ def test_a_turn_has_copy_and_the_last_answer_retry(qtbot: QtBot) -> None:
     view.executeDelayedItemsLayout()
     actions = view.turn_actions
     qtbot.waitUntil(actions.isVisible)
-    assert actions.row == model.rowCount() - 1 and actions.retry.isVisible()
+    copy, retry = actions.buttons
+    assert actions.row == model.rowCount() - 1 and retry.isVisible()
     retried: list[bool] = []
     view.regenerate_requested.connect(lambda: retried.append(True))
-    qtbot.mouseClick(actions.retry, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(retry, Qt.MouseButton.LeftButton)
     assert retried == [True]
     # The pointer over the first turn's answer: its own Copy, no Retry (not the last).
     first_end = 3
     rect = view.visualRect(model.index(first_end, 0))
     qtbot.mouseMove(view.viewport(), rect.center())
     qtbot.waitUntil(lambda: actions.row == first_end)
-    assert not actions.retry.isVisible()
-    qtbot.mouseClick(actions.copy, Qt.MouseButton.LeftButton)
+    assert not retry.isVisible()
+    qtbot.mouseClick(copy, Qt.MouseButton.LeftButton)
     assert QGuiApplication.clipboard().text() == "Looking.\n\nIt says **hi**."
+    # Over the user's messages: Copy, and Edit only on the last one.
+    mine = view.message_actions
+    copy_mine, edit = mine.buttons
+    edits: list[bool] = []
+    view.edit_requested.connect(lambda: edits.append(True))
+    for row, editable in ((0, False), (model.last_user_row(), True)):
+        assert row is not None
+        qtbot.mouseMove(view.viewport(), view.visualRect(model.index(row, 0)).center())
+        qtbot.waitUntil(lambda row=row: mine.row == row and mine.isVisible())
+        assert edit.isVisibleTo(mine) is editable
+    qtbot.mouseClick(edit, Qt.MouseButton.LeftButton)
+    assert edits == [True]
+    qtbot.mouseClick(copy_mine, Qt.MouseButton.LeftButton)
+    assert QGuiApplication.clipboard().text() == "second question"
 
 
 def test_sending_scrolls_to_your_message_and_send_becomes_stop(
