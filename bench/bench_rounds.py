@@ -19,7 +19,7 @@ machine, and a load that comes and goes on a shared machine falls on both alike.
 is the time from the server letting the previous request's answer go to the next request
 arriving; harness time per round = reins' round − the floor's round.
 
-Reins encodes each message of a request once (kernel.agent.request_body) where the SDK's
+Reins encodes each message of a request once (kernel.model.request_body) where the SDK's
 `messages.stream` copies and encodes the whole conversation every request, so late in the
 session reins' round is shorter than the floor's: its harness time goes below zero. A
 second floor tells what reins itself adds: the same bodies, encoded before the session

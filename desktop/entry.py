@@ -6,7 +6,7 @@ frozen build it does nothing, and multiprocessing is not loaded for it). Then:
   reins                 → the desktop app (desktop.app.main, imported only then)
   reins --self-test     → desktop.selftest.main (offscreen round trip against the loopback
                           fake model)
-  reins exec|export|doctor ...  → kernel.cli (never imports Qt; bad usage exits 2)
+  reins exec|export|doctor ...  → kernel.cli.main (never imports Qt; bad usage exits 2)
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return int(selftest_main(args[1:]) or 0)
     if args:
-        from kernel.cli import main as cli_main
+        from kernel.cli.main import main as cli_main
 
         return cli_main(args)
     from desktop.app import main as app_main

@@ -93,7 +93,7 @@ class KernelFailure:
 
 def start_kernel_worker(stderr: Connection | None = None) -> tuple[BaseProcess, Connection]:
     """The real kernel worker (its module is imported only when the kernel is started)."""
-    from kernel.worker import start_worker
+    from kernel.worker.service import start_worker
 
     return start_worker(stderr)
 

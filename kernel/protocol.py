@@ -215,7 +215,7 @@ class NewSession(Message):
     mode: Mode = Mode.ASK
     title: str = ""
     confirm_broad_workspace: bool = False
-    """The user confirmed a workspace that `kernel.workspace.broad_workspace_reason` calls
+    """The user confirmed a workspace that `kernel.policy.workspace.broad_workspace_reason` calls
     too broad (the home folder, `/`, a system folder) after being told what it exposes;
     without it such a session is refused."""
 
@@ -277,7 +277,7 @@ class StartRun(Message):
     session_id: str
     prompt: str
     attachments: tuple[AttachmentData, ...] = ()
-    """Files and images after the prompt's text (checked by kernel.attachments)."""
+    """Files and images after the prompt's text (checked by kernel.agent.attachments)."""
 
 
 @dataclass(frozen=True)
@@ -584,7 +584,7 @@ class SessionDeleted(Message):
 @dataclass(frozen=True)
 class SessionExport(Message):
     """A session's trace as JSON lines (what `reins export` writes) and its conversation
-    as Markdown (kernel/export.py)."""
+    as Markdown (kernel/agent/export.py)."""
 
     kind: ClassVar[str] = "session_export"
     session_id: str

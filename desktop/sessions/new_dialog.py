@@ -2,7 +2,7 @@
 
 No folder is filled in by the app's own choice (the last workspace used, if any, is): a
 session's tools read and write its workspace, so the user picks it. A folder that
-`kernel.workspace.broad_workspace_reason` calls too broad (the home folder, `/`, a system
+`kernel.policy.workspace.broad_workspace_reason` calls too broad (the home folder, `/`, a system
 folder) can only be chosen by ticking a box that says what it exposes; the kernel refuses
 such a session without that confirmation.
 """
@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from kernel.modes import MODES
-from kernel.workspace import broad_workspace_reason
+from kernel.policy.workspace import broad_workspace_reason
 
 
 class NewSessionDialog(QDialog):

@@ -135,7 +135,7 @@ def _short_path(path: str) -> str:
 class SessionsPanel(QWidget):
     session_activated = Signal(str)
     new_requested = Signal(str, str, bool)
-    """workspace, mode, the user confirmed a broad workspace (kernel.workspace)"""
+    """workspace, mode, the user confirmed a broad workspace (kernel.policy.workspace)"""
     new_cancelled = Signal()
     rename_requested = Signal(str, str)
     delete_requested = Signal(str)

@@ -13,7 +13,7 @@ from collections.abc import MutableMapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kernel.keys import ENV_VAR, KEYRING_SERVICE, KEYRING_USER, keyring_backend
+from kernel.model.keys import ENV_VAR, KEYRING_SERVICE, KEYRING_USER, keyring_backend
 
 if TYPE_CHECKING:
     import keyring.backend

@@ -65,6 +65,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+from kernel.agent.attachments import Attachment
 from kernel.agent.branch import cut, last_prompt, prompt_place
 from kernel.agent.compact import (
     COMPACT_AT,
@@ -96,20 +97,10 @@ from kernel.agent.limits import (
     repeat_message,
 )
 from kernel.agent.media import fit_content, fit_messages, replace_at, saver
-from kernel.agent.models import ModelLimits, max_tokens_advice
-from kernel.agent.pricing import Price, cost_usd, price_for
 from kernel.agent.prompt import system_prompt
-from kernel.agent.provider import (
-    USAGE_KEYS,
-    ModelTurn,
-    ProviderError,
-    RetryNotice,
-    TurnCallbacks,
-)
 from kernel.agent.runlock import session_lock
 from kernel.agent.store import RunState, SessionStore, StoredSession
 from kernel.agent.textcall import TOOL_INTERFACE_PROMPT, text_tool_call
-from kernel.attachments import Attachment
 from kernel.events import (
     RESULT_PREVIEW_CHARS,
     ApprovalDecision,
@@ -129,8 +120,18 @@ from kernel.events import (
     ToolResultEvent,
     UserMessage,
 )
+from kernel.model.catalog import ModelLimits, max_tokens_advice
+from kernel.model.pricing import Price, cost_usd, price_for
+from kernel.model.provider import (
+    USAGE_KEYS,
+    ModelTurn,
+    ProviderError,
+    RetryNotice,
+    TurnCallbacks,
+)
 from kernel.paths import AppPaths, UnsafeIdentifier, check_call_id
 from kernel.policy.decide import Mode, offered_tools
+from kernel.policy.gate_context import GateContext
 from kernel.tools.dispatch import Dispatcher, Gate, error_result
 from kernel.tools.externalize import OutputStore
 from kernel.tools.find_tools import DEFAULT_THRESHOLD, tools_on_offer
@@ -180,20 +181,6 @@ class Provider(Protocol):
                           callbacks: TurnCallbacks) -> ModelTurn: ...
 
     async def close(self) -> None: ...
-
-
-@dataclass(frozen=True)
-class GateContext:
-    """What a gate factory gets to build one session's gate for one run."""
-
-    session: StoredSession
-    path_policy: PathPolicy
-    emit: Sink
-    """Commit an event to the store, then report it (approval_request, approval_decision)."""
-    report: Sink
-    """Report an event without storing it again (a pending request shown after a restart)."""
-    history: Sequence[Event]
-    """The session's stored events, oldest first."""
 
 
 GateFactory = Callable[[GateContext], Gate | None]
@@ -601,8 +588,9 @@ class _Run:
         self._reported_calls = {e.call_id for e in past if isinstance(e, ToolCallStarted)}
         gate = None
         if agent.gate_factory is not None:
-            gate = agent.gate_factory(GateContext(self.session, self.path_policy, self.emit,
-                                                  self.report, past))
+            gate = agent.gate_factory(GateContext(
+                self.session.session_id, self.session.mode, self.path_policy, self.emit,
+                self.report, past))
         self.dispatcher = Dispatcher(
             agent.registry, session_id=session_id, workspace=self.workspace,
             outputs=self.outputs, path_policy=self.path_policy, gate=gate,

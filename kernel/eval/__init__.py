@@ -1,1 +1,2 @@
-"""`reins eval`: tasks, checks, scoring, the runner and the command (docs/EVAL.md)."""
+"""`reins eval`: tasks, checks, scoring and the runner (docs/EVAL.md; the command is
+kernel.cli.cmd_eval)."""

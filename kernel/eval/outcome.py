@@ -29,7 +29,7 @@ PROVIDER_ERRORS = frozenset({
     "not_found", "bad_request", "request_too_large", "connection_error", "timeout",
     "stream_broken",
 })
-"""The error codes the provider reports for a failed model request (kernel.agent.provider)."""
+"""The error codes the provider reports for a failed model request (kernel.model.provider)."""
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,12 @@
 """Running tasks through `reins exec`: one fresh workspace copy and REINS_HOME per run.
 
-Each run is `kernel.cli.main(["exec", "--json", ...])` — the very entry function of
-`reins exec` — called in a worker process of a spawned pool (a worker imports the kernel
-once and runs one task at a time, its environment set for that task: REINS_HOME, and for
-`--scripted` the fake server's URL). Its stdout is the `--json` event stream the outcome is
-read from. With `--scripted`, every run gets its own `FakeAnthropicServer` (a real HTTP
-server in this process) playing the task's scripted turns, and what it saw (the tools
-offered, the size of each request) goes into the outcome.
+Each run is `options.entry(["exec", "--json", ...])` — the very entry function of
+`reins exec`, handed in by the command line — called in a worker process of a spawned pool
+(a worker imports the kernel once and runs one task at a time, its environment set for that
+task: REINS_HOME, and for `--scripted` the fake server's URL). Its stdout is the `--json`
+event stream the outcome is read from. With `--scripted`, every run gets its own
+`FakeAnthropicServer` (a real HTTP server in this process) playing the task's scripted
+turns, and what it saw (the tools offered, the size of each request) goes into the outcome.
 """
 
 from __future__ import annotations
@@ -46,6 +46,10 @@ CONNECTION_KEYS = ("model", "base_url", "models")
 NULL_KEYRING = {"PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"}
 
 
+ExecEntry = Callable[[list[str]], int]
+"""`reins ARGV` → its exit code (kernel.cli.main.main)."""
+
+
 @dataclass(frozen=True)
 class RunOptions:
     scripted: bool = False
@@ -60,6 +64,9 @@ class RunOptions:
     """`reins exec --time-budget` of each run."""
     keep: Path | None = None
     """Keep each run's folder (workspace and REINS_HOME) under this folder."""
+    entry: ExecEntry = field(kw_only=True)
+    """The `reins` command line's entry function, called with `["exec", ...]` (a module-level
+    function: the pool's workers receive it by name)."""
 
 
 class ScriptPlayer:
@@ -126,7 +133,7 @@ _eval_pid: list[int] = []
 """In a worker: the eval that started it (a worker whose eval has ended ends too)."""
 
 
-def _init_worker(base_env: Mapping[str, str], parent: int) -> None:
+def _init_worker(base_env: Mapping[str, str], parent: int, entry: ExecEntry) -> None:
     """End with the eval (SIGTERM when it dies, so a stopped eval leaves no worker: the
     run in progress is cancelled as `reins exec` cancels on SIGTERM, then `run_exec`
     ends the worker), set the pool's environment and import the kernel once, before any
@@ -137,18 +144,17 @@ def _init_worker(base_env: Mapping[str, str], parent: int) -> None:
         if os.getppid() != parent:
             os._exit(143)
     os.environ.update(base_env)
-    import kernel.cli  # noqa: F401
+    del entry  # received to be imported here, once: it brings the kernel with it
 
 
 def _ready() -> int:
     return os.getpid()
 
 
-def run_exec(argv: Sequence[str], env: Mapping[str, str | None]) -> tuple[int, str, str]:
-    """`reins exec ARGV` in this (worker) process with `env` applied (None: unset), its
-    stdout and stderr captured; the environment is restored afterwards."""
-    from kernel.cli import main as cli_main
-
+def run_exec(entry: ExecEntry, argv: Sequence[str], env: Mapping[str, str | None]
+             ) -> tuple[int, str, str]:
+    """`reins exec ARGV` through `entry` in this (worker) process with `env` applied (None:
+    unset), its stdout and stderr captured; the environment is restored afterwards."""
     saved = dict(os.environ)
     for key, value in env.items():
         if value is None:
@@ -159,7 +165,7 @@ def run_exec(argv: Sequence[str], env: Mapping[str, str | None]) -> tuple[int, s
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
-                code = cli_main(list(argv))
+                code = entry(list(argv))
             except SystemExit as exc:
                 code = exc.code if isinstance(exc.code, int) else 2
             except Exception as exc:  # the run's crash is its outcome, not the worker's
@@ -246,8 +252,9 @@ def run_task(task: Task, options: RunOptions, pool: Executor,
             env["REINS_HOME"] = str(prepared.home)
             started = time.perf_counter()
             try:
-                code, out, err = pool.submit(run_exec, exec_argv(task, prepared.workspace,
-                                                                 options), env).result()
+                code, out, err = pool.submit(
+                    run_exec, options.entry, exec_argv(task, prepared.workspace, options),
+                    env).result()
             except BrokenProcessPool as exc:
                 code, out, err = 1, "", f"the eval's worker process died: {exc}"
             seconds = time.perf_counter() - started
@@ -299,7 +306,7 @@ def run_suite(tasks: Sequence[Task], options: RunOptions, *, repeat: int = 1,
     context = multiprocessing.get_context("spawn")
     try:
         with ProcessPoolExecutor(options.jobs, mp_context=context, initializer=_init_worker,
-                                 initargs=(base_env, os.getpid())) as pool, \
+                                 initargs=(base_env, os.getpid(), options.entry)) as pool, \
                 ThreadPoolExecutor(options.jobs) as threads:
             # every worker started (and its kernel imported) from this thread, which lives
             # as long as the pool: the parent-death signal follows the thread that forked

@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import mcp_types
 
@@ -24,10 +23,7 @@ from kernel.mcp.asks import Elicit, ServerAsks, elicitation_defaults, form_field
 from kernel.mcp.manager import McpManager, ServerStatus
 from kernel.mcp.prompts import PromptRefError, get_prompt, parse_prompt_args, parse_prompt_ref
 from kernel.mcp.report import server_event
-from kernel.mcp.sampling import RunBudget, SamplingTarget, exec_sampler
-
-if TYPE_CHECKING:
-    from kernel.agent.loop import Agent
+from kernel.mcp.sampling import SamplingTarget, exec_sampler
 
 Record = Callable[[Event], None]
 """Stores an event and shows it (the CLI's printer)."""
@@ -65,11 +61,11 @@ def exec_elicit(session_id: str, approve: str | None, record: Record) -> Elicit:
     return elicit
 
 
-def exec_asks(session_id: str, workspace: Path, approve: str | None, record: Record,
-              agent: Agent) -> ServerAsks:
-    """How `reins exec` answers the servers of one session (sampling goes to the agent's
+def exec_asks(workspace: Path, approve: str | None, record: Record,
+              target: SamplingTarget) -> ServerAsks:
+    """How `reins exec` answers the servers of one session (sampling goes to the target's
     model and is charged to its run of the session)."""
-    target = SamplingTarget(session_id, agent.provider, RunBudget(agent, session_id))
+    session_id = target.session_id
     return ServerAsks(roots=(workspace,), elicit=exec_elicit(session_id, approve, record),
                       sample=exec_sampler(target, approve, record))
 

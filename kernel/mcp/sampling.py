@@ -16,18 +16,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import mcp_types
 
-from kernel.agent.limits import StopReason
-from kernel.agent.provider import ModelTurn, TurnCallbacks
 from kernel.events import Event, McpSampling
 from kernel.mcp.asks import DECLINED_SAMPLING, Sample
 from kernel.mcp.tools import content_block
-
-if TYPE_CHECKING:
-    from kernel.agent.loop import Agent
+from kernel.model.provider import ModelTurn, TurnCallbacks
 
 TARGET_WAIT_S = 2.0
 """How long a request waits to learn which run is calling its server (a host learns of a
@@ -90,29 +86,6 @@ class Budget(Protocol):
 
     def charge(self, usage: Mapping[str, int]) -> None:
         """Count tokens used on the run's behalf in its usage (and so in its cost)."""
-
-
-@dataclass(frozen=True)
-class RunBudget:
-    """A session's active run as a sampling request's Budget (kernel.agent.loop.Agent)."""
-
-    agent: Agent
-    session_id: str
-
-    def refusal(self) -> str | None:
-        if not self.agent.is_running(self.session_id):
-            return "the run it was made for has ended"
-        stop = self.agent.spent(self.session_id)
-        if stop is None:
-            return None
-        limits = self.agent.limits
-        what = {StopReason.TOKEN_BUDGET: f"token budget ({limits.max_tokens} tokens)",
-                StopReason.COST_BUDGET: f"cost budget (${limits.max_cost_usd})",
-                StopReason.TIME_BUDGET: f"time budget ({limits.max_seconds} s)"}
-        return f"the run's {what.get(stop, stop.value)} is spent"
-
-    def charge(self, usage: Mapping[str, int]) -> None:
-        self.agent.charge(self.session_id, usage)
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kernel.events import (
     CHOICES,
@@ -45,6 +45,7 @@ from kernel.paths import AppPaths
 from kernel.policy.channels import Answer, ApprovalChannel, ChannelUnavailable
 from kernel.policy.decide import CallFacts, Decision, Grant, Mode, Session, Verdict, decide
 from kernel.policy.facts import SandboxState, call_facts
+from kernel.policy.gate_context import GateContext
 from kernel.policy.grants import describe, encode_rules, grant_rules, session_grants
 from kernel.policy.preview import build_preview
 from kernel.policy.settings import (
@@ -57,9 +58,6 @@ from kernel.policy.settings import (
 from kernel.tools.dispatch import GateOutcome
 from kernel.tools.pathpolicy import PathPolicy
 from kernel.tools.spec import ErrorCode, Review, Risk, ToolCall, ToolError, ToolSpec
-
-if TYPE_CHECKING:
-    from kernel.agent.loop import GateContext
 
 Emit = Callable[[Event], None]
 
@@ -412,7 +410,7 @@ def gate_factory(*, app_paths: AppPaths, sandbox: SandboxState,
     def build(ctx: GateContext) -> PolicyGate:
         source = settings_file or SettingsFile(app_paths)
         return PolicyGate(
-            session_id=ctx.session.session_id, mode=Mode(ctx.session.mode),
+            session_id=ctx.session_id, mode=Mode(ctx.mode),
             path_policy=ctx.path_policy, settings=source.current(), settings_file=source,
             sandbox=sandbox, channel=channel, emit=ctx.emit, report=ctx.report, app_paths=app_paths,
             history=ctx.history)

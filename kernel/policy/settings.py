@@ -43,14 +43,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kernel.agent.models import MODELS_SCHEMA
 from kernel.mcp.config import MCP_SERVERS_SCHEMA, McpConfigError, parse_server
 from kernel.modes import Mode
 from kernel.paths import AppPaths
 from kernel.policy.jsonpos import line_of
 from kernel.policy.rules import RuleError, parse_rule, parse_setting_rule
 from kernel.policy.ruleset import RuleSet
-from kernel.quickschema import compile_check
 from kernel.sandbox.limits import MiB, ResourceLimits
 from kernel.sandbox.settings import DEFAULT_GRACE_S, DEFAULT_MAX_OUTPUT, ExecSettings
 from kernel.setting_records import (
@@ -61,6 +59,7 @@ from kernel.setting_records import (
     SettingChange,
     SettingsProblem,
 )
+from kernel.tools.quickschema import compile_check
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
@@ -70,6 +69,22 @@ if TYPE_CHECKING:
 _ENV_NAME: dict[str, Any] = {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"}
 _NAMES: dict[str, Any] = {"type": "array", "items": _ENV_NAME, "uniqueItems": True}
 _RULES: dict[str, Any] = {"type": "array", "items": {"type": "string", "minLength": 1}}
+
+MIN_CONTEXT_WINDOW = 4096
+"""The smallest context window a `models` entry may give."""
+
+MODELS_SCHEMA: Mapping[str, Any] = {
+    "type": "object",
+    "additionalProperties": {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "context_window": {"type": "integer", "minimum": MIN_CONTEXT_WINDOW},
+            "max_tokens": {"type": "integer", "minimum": 1},
+        },
+    },
+}
+"""The schema of settings.json's `models` object."""
 
 SETTINGS_SCHEMA: Mapping[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -124,9 +139,11 @@ SETTINGS_SCHEMA: Mapping[str, Any] = {
 }
 """The schema of settings.json. `mcpServers` is owned by kernel.mcp.config."""
 
+
 @functools.cache
 def _quick_check() -> Callable[[Any], bool | None] | None:
-    """The schema checked without jsonschema (kernel.quickschema): what it finds valid is."""
+    """The schema checked without jsonschema (kernel.tools.quickschema): what it finds valid
+    is."""
     return compile_check(SETTINGS_SCHEMA)
 
 
@@ -171,7 +188,7 @@ class Settings:
     mcp_servers: Mapping[str, Any] = field(default_factory=dict)
     """The raw `mcpServers` object, validated by its schema (kernel.mcp.config reads it)."""
     models: Mapping[str, Any] = field(default_factory=dict)
-    """The `models` object: per model `context_window` and `max_tokens` (kernel.agent.models
+    """The `models` object: per model `context_window` and `max_tokens` (kernel.model.catalog
     reads it)."""
     tool_search_threshold: int = DEFAULT_TOOL_SEARCH_THRESHOLD
     """More tools on offer than this: find_tools searches the rest (kernel.tools.find_tools)."""

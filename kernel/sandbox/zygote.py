@@ -10,7 +10,7 @@ milliseconds to start and an unprivileged user cannot always run the one Reins w
 with; a fork needs neither.
 
 When: the desktop's kernel worker starts it at its start, before it loads the SDK and any
-session (kernel.worker), so it stays as small as the kernel was then however long the
+session (kernel.worker.service), so it stays as small as the kernel was then however long the
 session. Elsewhere (`reins exec`, which holds at its first command about what it holds at
 its end; tests, benchmarks) the first sandbox with links to pin starts it, so a run that
 never pins never forks it. One per process: the kernel's commands and its sandboxed MCP

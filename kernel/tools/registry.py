@@ -18,8 +18,8 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kernel.quickschema import compile_check
 from kernel.tools.metaschema import plainly_valid
+from kernel.tools.quickschema import compile_check
 from kernel.tools.schema import context_parameter
 from kernel.tools.spec import Risk, ToolSpec
 
@@ -37,7 +37,7 @@ Check = Callable[[Any], bool]
 
 
 def compile_fast_check(schema: Mapping[str, Any]) -> Check | None:
-    """A fast `is_valid` for a tool's input schema (kernel.quickschema's check), or None
+    """A fast `is_valid` for a tool's input schema (kernel.tools.quickschema's check), or None
     when it does not cover the schema. It says True only where jsonschema would (a hypothesis
     test compares them); False, or "cannot tell", sends the dispatcher to jsonschema, which
     decides and gives the messages."""

@@ -12,10 +12,10 @@ import pytest
 
 from kernel.agent.limits import LoopLimits
 from kernel.agent.loop import Agent, GateFactory
-from kernel.agent.provider import AnthropicProvider, ProviderConfig
 from kernel.agent.store import SessionStore
 from kernel.events import AssistantDelta, Event, RunFinished
 from kernel.fakemodel import FakeAnthropicServer
+from kernel.model.provider import AnthropicProvider, ProviderConfig
 from kernel.paths import AppPaths
 from kernel.tools.builtin import builtin_tools
 from kernel.tools.registry import ToolRegistry

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from PIL import Image
 
+from kernel.agent.attachments import read_attachment
 from kernel.agent.branch import NothingToChange, Place, cut, last_prompt, prompt_place
 from kernel.agent.loop import RunBusy
-from kernel.attachments import read_attachment
 from kernel.events import (
     ApprovalDecision,
     ApprovalRequest,

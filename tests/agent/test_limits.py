@@ -14,7 +14,7 @@ from kernel.agent.limits import (
     budget_stop,
     canonical_call,
 )
-from kernel.agent.pricing import cost_usd, price_for
+from kernel.model.pricing import cost_usd, price_for
 from kernel.tools.spec import ToolCall
 
 

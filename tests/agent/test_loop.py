@@ -10,10 +10,10 @@ import pytest
 
 from kernel.agent.limits import LoopLimits
 from kernel.agent.loop import Agent, StoreFailed
-from kernel.agent.runtime import open_kernel
 from kernel.agent.store import RunState
 from kernel.events import AssistantDelta, RunFinished, ToolCallStarted
 from kernel.fakemodel import Failure, Reply, Text, Thinking, ToolUse, reply
+from kernel.runtime.assemble import open_kernel
 from kernel.tools.externalize import OutputStore
 from kernel.tools.schema import tool
 from kernel.tools.spec import ToolResult

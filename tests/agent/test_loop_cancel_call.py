@@ -10,11 +10,11 @@ import asyncio
 from typing import Any
 
 from kernel.agent.loop import Agent
-from kernel.agent.runtime import SandboxFacts
 from kernel.events import ApprovalDecision, ApprovalRequest, Event, RunFinished, ToolCallStarted
 from kernel.fakemodel import ToolUse, reply
 from kernel.policy.approvals import gate_factory
 from kernel.policy.channels import QueueChannel
+from kernel.runtime.assemble import SandboxFacts
 from kernel.sandbox.executor import CommandExecutor
 from kernel.sandbox.settings import ExecSettings
 from kernel.tools.builtin.command import make_run_command

@@ -9,14 +9,16 @@ import time
 
 import pytest
 
-from kernel.agent.models import (
+from kernel.agent.textcall import text_tool_call
+from kernel.fakemodel import Failure, Reply, Silence, Text, ToolUse, reply
+from kernel.model.catalog import (
     BUILT_IN,
     ModelLimits,
     config_problem,
     max_tokens_advice,
     model_limits,
 )
-from kernel.agent.provider import (
+from kernel.model.provider import (
     AnthropicProvider,
     ConfigError,
     ProviderConfig,
@@ -24,9 +26,7 @@ from kernel.agent.provider import (
     rejected_block,
     retry_delay,
 )
-from kernel.agent.request_body import scrub_text
-from kernel.agent.textcall import text_tool_call
-from kernel.fakemodel import Failure, Reply, Silence, Text, ToolUse, reply
+from kernel.model.request_body import scrub_text
 from tests.agent.conftest import Harness
 
 TOOLS = ("read_file", "run_command", "write_file", "mcp__git__status")
@@ -335,7 +335,7 @@ def test_a_lone_surrogate_in_a_tool_result_never_poisons_the_session(harness: Ha
 
 def test_a_nan_in_a_model_tool_input_never_poisons_the_session(harness: Harness):
     """A server that streams `NaN` in a tool input: the SDK reads it as a float, and the
-    block goes into the history in pydantic's JSON form (kernel.agent.provider.block_param),
+    block goes into the history in pydantic's JSON form (kernel.model.provider.block_param),
     where it is null, so every later request is valid JSON and the run ends well."""
     from kernel.tools.schema import tool
 

@@ -7,7 +7,8 @@ import os
 
 import pytest
 
-from kernel.agent.provider import (
+from kernel.fakemodel import FakeAnthropicServer, reply
+from kernel.model.provider import (
     AnthropicProvider,
     ConfigError,
     ProviderConfig,
@@ -16,7 +17,6 @@ from kernel.agent.provider import (
     resolve_api_key,
     tool_choice_param,
 )
-from kernel.fakemodel import FakeAnthropicServer, reply
 
 
 def test_key_comes_from_argument_then_keyring_then_environment():

@@ -16,9 +16,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kernel.agent.provider import AnthropicProvider, ProviderConfig, TurnCallbacks
-from kernel.agent.request_body import RequestEncoder, scrub_text
 from kernel.fakemodel import FakeAnthropicServer, ToolUse, reply
+from kernel.model.provider import AnthropicProvider, ProviderConfig, TurnCallbacks
+from kernel.model.request_body import RequestEncoder, scrub_text
 
 
 def plain(value: Any) -> Any:

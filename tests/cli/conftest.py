@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from kernel.cli import main as cli_main
+from kernel.cli.main import main as cli_main
 from kernel.fakemodel import FakeAnthropicServer
 from kernel.paths import AppPaths
 

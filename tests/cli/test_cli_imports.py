@@ -2,7 +2,7 @@
 model or MCP SDK, nor keyring (read in a child), nor the policy's deciding, events or tools
 (the settings are read without them); `doctor` neither the session store nor asyncio;
 `reins exec` with no MCP server configured not the MCP SDK, nor PIL with no image; neither
-loads jsonschema for settings that load (kernel.quickschema vouches for them; the built-in
+loads jsonschema for settings that load (kernel.tools.quickschema vouches for them; the built-in
 tools' schemas are vouched for by kernel.tools.metaschema) nor the UI protocol; a bad
 settings file is still explained by jsonschema, naming its line."""
 
@@ -19,7 +19,7 @@ from kernel.fakemodel import reply
 from tests.cli.conftest import Cli
 
 CHECK = ("import json, sys\n"
-         "from kernel.cli import main\n"
+         "from kernel.cli.main import main\n"
          "try:\n"
          "    rc = main({argv!r})\n"
          "except SystemExit as exc:\n"
@@ -53,7 +53,7 @@ def test_help_loads_nothing_watched(cli: Cli, argv: list[str]) -> None:
 
 
 def test_doctor_loads_nothing_watched(cli: Cli) -> None:
-    """Not even keyring: the key is read in a child interpreter (kernel.ahead.in_child)."""
+    """Not even keyring: the key is read in a child interpreter (kernel.runtime.ahead.in_child)."""
     assert not cli.paths.settings_file.exists()
     code, loaded = _loaded(cli, ["doctor"])
     assert code in (0, 1)

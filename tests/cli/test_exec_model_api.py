@@ -9,7 +9,7 @@ import json
 import pytest
 
 from kernel.agent.compact import SUMMARY_SYSTEM
-from kernel.cli import build_parser
+from kernel.cli.main import build_parser
 from kernel.fakemodel import Reply, Text, ToolUse, reply
 from tests.cli.conftest import Cli, events
 
@@ -87,7 +87,7 @@ def test_a_retry_and_an_empty_answer_are_told_on_stderr(cli: Cli):
 def test_waiting_is_printed_on_stderr_in_human_mode_only():
     import io
 
-    from kernel.cli_exec import HumanPrinter, JsonPrinter
+    from kernel.cli.cmd_exec import HumanPrinter, JsonPrinter
     from kernel.events import ModelWaiting
 
     out, err = io.StringIO(), io.StringIO()

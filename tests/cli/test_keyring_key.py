@@ -1,5 +1,5 @@
 """`reins exec` and `reins doctor` read the key from the keyring first (in a thread started
-before the rest loads, kernel.ahead): a real keyring backend, named by
+before the rest loads, kernel.runtime.ahead): a real keyring backend, named by
 PYTHON_KEYRING_BACKEND, in real processes."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from kernel.agent.provider_config import keyring_key
-from kernel.cli import KEYRING_READ
+from kernel.cli.main import KEYRING_READ
 from kernel.fakemodel import reply
+from kernel.model.provider_config import keyring_key
 from tests.cli.conftest import Cli, events
 
 BACKEND = '''

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QApplication, QLineEdit, QPushButton, QVBoxLayout,
 from pytestqt.qtbot import QtBot
 
 from kernel.fakemodel import FakeAnthropicServer
-from kernel.keys import use_backend
+from kernel.model.keys import use_backend
 from kernel.paths import AppPaths
 
 

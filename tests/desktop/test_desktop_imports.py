@@ -11,9 +11,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 ALLOWED = {
-    "kernel.protocol", "kernel.events", "kernel.visible", "kernel.paths", "kernel.modes",
-    "kernel.keys", "kernel.workspace", "kernel.attachments", "kernel.eval.scoring",
-    "kernel.setting_records", "kernel.transaction.changeset",
+    "kernel.protocol", "kernel.events", "kernel.visible", "kernel.paths",
+    "kernel.modes", "kernel.model.keys", "kernel.policy.workspace",
+    "kernel.agent.attachments", "kernel.eval.scoring", "kernel.setting_records",
+    "kernel.transaction.changeset",
 }
 """The protocol and the events it carries; pure helpers with no kernel state: how text is
 shown (visible), where files are (paths), the mode names, the key names, which folders are
@@ -24,8 +25,8 @@ results file `reins eval` writes for the Evaluations window with the arithmetic 
 (eval.scoring: the window's protocol with its child process, as kernel.protocol is the
 kernel worker's)."""
 ENTRY_POINTS = {
-    "desktop/entry.py": {"kernel.cli"},  # `reins exec …` is the kernel's own command line
-    "desktop/kernel_client.py": {"kernel.worker"},  # the process it starts
+    "desktop/entry.py": {"kernel.cli.main"},  # `reins exec …` is the kernel's own command line
+    "desktop/kernel_client.py": {"kernel.worker.service"},  # the process it starts
     "desktop/selftest.py": {"kernel.fakemodel"},  # the loopback model of the self-test
     "desktop/screenshots.py": {"kernel.fakemodel"},
     "desktop/evaluations/screenshots.py": {"kernel.eval.task"},
@@ -72,9 +73,9 @@ def test_a_crossing_is_seen(tmp_path: Path) -> None:
     """The walk sees every spelling of an import of the kernel (the check cannot pass by
     missing one)."""
     sample = tmp_path / "sample.py"
-    sample.write_text("import kernel.eval.checks\nfrom kernel import worker\n"
-                      "from kernel.agent.loop import Agent\nimport os, kernel.cli as c\n"
+    sample.write_text("import kernel.eval.checks\nfrom kernel.worker.service import service\n"
+                      "from kernel.agent.loop import Agent\nimport os, kernel.cli.main as c\n"
                       "def f():\n    from kernel.policy import settings\n")
-    assert _kernel_imports(sample) == {"kernel.eval.checks", "kernel.worker",
-                                       "kernel.agent.loop", "kernel.cli",
+    assert _kernel_imports(sample) == {"kernel.eval.checks", "kernel.worker.service",
+                                       "kernel.agent.loop", "kernel.cli.main",
                                        "kernel.policy"}

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from desktop.errors import RETRYABLE_CODES, in_app_words
-from kernel.agent.provider import (
+from kernel.model.provider import (
     AnthropicProvider,
     ConfigError,
     ProviderConfig,

@@ -1,4 +1,4 @@
-"""A session's conversation as Markdown (kernel/export.py), built from its stored events:
+"""A session's conversation as Markdown (kernel/agent/export.py), built from its stored events:
 prompts and answers as written, a line per tool call with the start of its output in a
 fence no output can close, the point where an answer was asked for again, errors."""
 
@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from kernel.agent.export import conversation_markdown
 from kernel.agent.store import RunState, StoredSession
 from kernel.events import (
     AssistantText,
@@ -15,7 +16,6 @@ from kernel.events import (
     ToolResultEvent,
     UserMessage,
 )
-from kernel.export import conversation_markdown
 
 S = "s1"
 INFO = StoredSession(S, "Fix the build", "/work/project", "claude-x", "ask", 1_700_000_000.0,

@@ -13,7 +13,7 @@ from desktop.controller import AppController
 from desktop.handlers import Handlers
 from kernel import protocol as p
 from kernel.paths import AppPaths
-from kernel.worker import _HANDLERS
+from kernel.worker.service import _HANDLERS
 from tests.desktop.test_main_window import make
 
 OUTSIDE_THE_TABLE = {

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from pytestqt.qtbot import QtBot
 
-from kernel.cli_export import export_command
+from kernel.cli.cmd_export import export_command
 from kernel.fakemodel import FakeAnthropicServer, ToolUse, reply
 from kernel.paths import AppPaths
 from tests.desktop.conftest import running_app

@@ -25,6 +25,7 @@ import pytest
 
 from kernel.agent.limits import StopReason
 from kernel.agent.loop import _Run
+from kernel.cli.main import main as cli_main
 from kernel.eval.runner import NULL_KEYRING, RunOptions, run_suite, run_task
 from kernel.eval.scoring import TaskResult
 from kernel.eval.task import ScriptedTurn, Task, discover
@@ -34,7 +35,7 @@ from kernel.tools.externalize import OutputStore, Page
 from kernel.tools.registry import RegisteredTool
 from kernel.tools.spec import ToolCall, ToolResult
 
-SCRIPTED = RunOptions(scripted=True)
+SCRIPTED = RunOptions(scripted=True, entry=cli_main)
 
 
 class Inline(Executor):

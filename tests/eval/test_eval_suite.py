@@ -19,7 +19,7 @@ from typing import Any
 import psutil
 import pytest
 
-from kernel.cli import main as cli_main
+from kernel.cli.main import main as cli_main
 from kernel.eval.scoring import metrics, results_from_dict
 from kernel.eval.task import builtin_tasks_dir, discover
 from kernel.fakemodel import FakeAnthropicServer, reply

@@ -1,6 +1,7 @@
-"""kernel.ahead.Ahead: the function runs in a thread of its own from when the object is made;
-calling it waits and answers (or raises) the same every time. kernel.ahead.in_child: the
-function runs in a new interpreter (isolated, with this process's sys.path); what it prints
+"""kernel.runtime.ahead.Ahead: the function runs in a thread of its own from when the object is
+made; calling it waits and answers (or raises) the same every time.
+kernel.runtime.ahead.in_child: the function runs in a new interpreter (isolated, with
+this process's sys.path); what it prints
 does not reach its answer; a failure or a refused answer is left to the fallback here."""
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from typing import TypeGuard
 
 import pytest
 
-from kernel.agent.provider_config import KeySource, resolve_api_key
-from kernel.ahead import Ahead, in_child
+from kernel.model.provider_config import KeySource, resolve_api_key
+from kernel.runtime.ahead import Ahead, in_child
 
 
 def test_it_runs_from_when_it_is_made_in_its_own_thread_once() -> None:

@@ -1,4 +1,4 @@
-"""kernel.collector: what start-up made is frozen, the collector runs again, young
+"""kernel.runtime.collector: what start-up made is frozen, the collector runs again, young
 collections are rarer. In a fresh interpreter (the test process's collector is left alone)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PROBE = """
 import gc
-from kernel.collector import OLDER, YOUNG, for_the_run
+from kernel.runtime.collector import OLDER, YOUNG, for_the_run
 gc.disable()
 kept = [[i] for i in range(1000)]
 frozen = gc.get_freeze_count()

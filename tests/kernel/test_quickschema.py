@@ -1,6 +1,7 @@
-"""kernel.quickschema answers what jsonschema answers: a table of settings documents (valid ones
-it must vouch for, invalid ones it must refuse), the documents of tests/policy/test_settings.py,
-and hypothesis-made schemas and documents; a schema it does not cover compiles to None."""
+"""kernel.tools.quickschema answers what jsonschema answers: a table of settings documents (valid
+ones it must vouch for, invalid ones it must refuse), the documents of
+tests/policy/test_settings.py, and hypothesis-made schemas and documents; a schema it does
+not cover compiles to None."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from jsonschema import Draft202012Validator
 
 from bench.bench_startup import SETTINGS as BENCH_SETTINGS
 from kernel.policy.settings import SETTINGS_SCHEMA
-from kernel.quickschema import compile_check
+from kernel.tools.quickschema import compile_check
 
 SETTINGS_CHECK = compile_check(SETTINGS_SCHEMA)
 JSONSCHEMA = Draft202012Validator(SETTINGS_SCHEMA)

@@ -16,13 +16,13 @@ import mcp_types
 import pytest
 
 from kernel import protocol as p
-from kernel.agent.pricing import cost_usd, price_for
-from kernel.agent.provider import AnthropicProvider, ProviderConfig
 from kernel.events import Event, McpSampling
 from kernel.fakemodel import FakeAnthropicServer, ToolUse, reply
 from kernel.mcp.app import SamplingChannel, sampled_messages
 from kernel.mcp.asks import DECLINED_SAMPLING
 from kernel.mcp.sampling import SamplingTarget, SamplingVerdict, sampler
+from kernel.model.pricing import cost_usd, price_for
+from kernel.model.provider import AnthropicProvider, ProviderConfig
 from tests.cli.conftest import Cli, cli, events
 from tests.security.test_workspace_broad import Worker
 

@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 
 from kernel.agent.loop import Agent
-from kernel.agent.provider import AnthropicProvider, ProviderConfig
 from kernel.agent.store import SessionStore
 from kernel.events import Event
 from kernel.fakemodel import FakeAnthropicServer, ToolUse, reply
 from kernel.mcp.manager import McpManager, ServerStatus
 from kernel.mcp.startup import mcp_logs_dir, start_mcp_servers
+from kernel.model.provider import AnthropicProvider, ProviderConfig
 from kernel.paths import AppPaths
 from kernel.policy.approvals import gate_factory
 from kernel.policy.channels import Choice, FixedChannel

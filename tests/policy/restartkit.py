@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 
 from kernel.agent.loop import Agent
-from kernel.agent.provider import AnthropicProvider, ProviderConfig
 from kernel.agent.store import SessionStore
 from kernel.events import Event
+from kernel.model.provider import AnthropicProvider, ProviderConfig
 from kernel.paths import AppPaths
 from kernel.policy.approvals import gate_factory
 from kernel.policy.channels import ApprovalChannel, QueueChannel

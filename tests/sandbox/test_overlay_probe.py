@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from kernel.agent.runtime import SandboxFacts
+from kernel.runtime.assemble import SandboxFacts
 from kernel.sandbox.detect import SandboxStatus
 from kernel.sandbox.overlay_probe import overlay_status
 

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from kernel.agent.runtime import open_kernel
 from kernel.mcp.naming import tool_name
 from kernel.mcp.resources import TOOL_NAME as MCP_RESOURCES
 from kernel.paths import AppPaths
@@ -33,6 +32,7 @@ from kernel.policy.settings import (
     parse_settings,
     settings_problems,
 )
+from kernel.runtime.assemble import open_kernel
 from kernel.setting_records import SettingChange
 
 # (rule, what the error must say: the Reins spelling to write, or why)

@@ -21,7 +21,7 @@ from kernel import protocol as p
 from kernel.fakemodel import FakeAnthropicServer
 from kernel.fakemodel.script import ToolUse, reply
 from kernel.paths import AppPaths
-from kernel.workspace import broad_reason, broad_workspace_reason
+from kernel.policy.workspace import broad_reason, broad_workspace_reason
 
 REINS = Path(sys.executable).with_name("reins")
 HOME = PurePosixPath("/home/alice")
@@ -195,7 +195,7 @@ class Worker:
     """The real kernel worker process, spoken to over its pipe."""
 
     def __init__(self) -> None:
-        from kernel.worker import start_worker
+        from kernel.worker.service import start_worker
 
         self.process, self.conn = start_worker()
         self.received: list[p.Message] = []

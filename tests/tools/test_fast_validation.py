@@ -111,7 +111,7 @@ def test_other_schemas_keep_jsonschema(schema: dict[str, Any]) -> None:
 ])
 def test_the_richer_tool_schemas_are_checked_as_jsonschema_checks_them(
         schema: dict[str, Any], docs: list[Any]) -> None:
-    """kernel.quickschema's check (one for settings and tools): True only where jsonschema
+    """kernel.tools.quickschema's check (one for settings and tools): True only where jsonschema
     says valid; where it cannot tell (uniqueItems over numbers) it says False and the
     dispatcher asks jsonschema."""
     fast = compile_fast_check(schema)

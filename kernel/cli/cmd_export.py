@@ -1,13 +1,13 @@
-"""`reins export SESSION`: the session's trace as JSON lines (kernel.export.trace_text)."""
+"""`reins export SESSION`: the session's trace as JSON lines (kernel.agent.export.trace_text)."""
 
 from __future__ import annotations
 
 from typing import TextIO
 
+from kernel.agent.export import trace_text
 from kernel.agent.runlock import session_lock
 from kernel.agent.store import SessionStore, UnknownSession
-from kernel.cli_errors import EXIT_OK, UsageError
-from kernel.export import trace_text
+from kernel.cli.errors import EXIT_OK, UsageError
 from kernel.paths import AppPaths
 
 

@@ -6,15 +6,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TextIO
 
-from kernel.agent.models import DEFAULT_MODEL, model_limits
-from kernel.agent.provider_config import (
+from kernel.cli.errors import EXIT_ERROR, EXIT_OK
+from kernel.model.catalog import DEFAULT_MODEL, model_limits
+from kernel.model.provider_config import (
     KeySource,
     ProviderConfig,
     keyring_key,
     resolve_api_key,
     resolve_base_url,
 )
-from kernel.cli_errors import EXIT_ERROR, EXIT_OK
 from kernel.paths import AppPaths
 from kernel.policy.settings import Settings, SettingsError, load_settings
 from kernel.sandbox.settings import ExecSettings
@@ -43,8 +43,8 @@ def doctor_command(out: TextIO, keyring_lookup: Callable[[], str | None] = keyri
     """The sandbox report, then the model connection and the data folders; exit 0 when a
     sandbox and an API key are there and the settings load. `keyring_lookup` reads the key
     stored in the keyring, `loaded` is what read_settings read and `sandbox_text` makes the
-    sandbox's lines for it (kernel.cli passes the lookup and the lines already started,
-    kernel.ahead)."""
+    sandbox's lines for it (kernel.cli.main passes the lookup and the lines already started,
+    kernel.runtime.ahead)."""
     text, healthy = doctor_report(AppPaths.from_env(),
                                   lambda: resolve_api_key(keyring_lookup=keyring_lookup),
                                   loaded, sandbox_text)

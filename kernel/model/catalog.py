@@ -26,20 +26,6 @@ DEFAULT_CONTEXT_WINDOW = 200_000
 DEFAULT_MAX_TOKENS = 8192
 MIN_THINKING_BUDGET = 1024
 """The API's smallest extended-thinking budget."""
-MIN_CONTEXT_WINDOW = 4096
-
-MODELS_SCHEMA: Mapping[str, Any] = {
-    "type": "object",
-    "additionalProperties": {
-        "type": "object",
-        "additionalProperties": False,
-        "properties": {
-            "context_window": {"type": "integer", "minimum": MIN_CONTEXT_WINDOW},
-            "max_tokens": {"type": "integer", "minimum": 1},
-        },
-    },
-}
-"""The schema of settings.json's `models` object (kernel.policy.settings embeds it)."""
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 `ProviderConfig` (model, limits, tool choice, timeouts), the API key's resolution (an
 argument, else the OS keyring, else `ANTHROPIC_API_KEY`) and the base URL's. Kept apart from
-kernel.agent.provider so that what only reads them (`reins doctor`, the app's model picker)
+kernel.model.provider so that what only reads them (`reins doctor`, the app's model picker)
 does not import the anthropic SDK.
 """
 
@@ -13,14 +13,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kernel.agent.models import (
+from kernel.model.catalog import (
     DEFAULT_CONTEXT_WINDOW,
     DEFAULT_MAX_TOKENS,
     DEFAULT_MODEL,
     ModelLimits,
     model_limits,
 )
-from kernel.keys import ENV_VAR, KEYRING_SERVICE, KEYRING_USER, keyring_backend
+from kernel.model.keys import ENV_VAR, KEYRING_SERVICE, KEYRING_USER, keyring_backend
 
 NO_KEY_PLACEHOLDER = "no-key"
 """Sent to a custom base URL when no key is configured (local servers ignore it)."""
@@ -56,7 +56,7 @@ class ProviderConfig:
     @classmethod
     def for_model(cls, model: str, models: Mapping[str, Any] | None = None, *,
                   max_tokens: int | None = None, **settings: Any) -> ProviderConfig:
-        """The config of `model` with its limits (kernel.agent.models: the settings'
+        """The config of `model` with its limits (kernel.model.catalog: the settings'
         `models` entry, else the built-in figures); `max_tokens` overrides its output limit."""
         limits = model_limits(model, models)
         return cls(model=model, max_tokens=max_tokens or limits.max_tokens,

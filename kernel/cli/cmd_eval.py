@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from kernel.eval.report import comparison_text, progress_bar, progress_line, results_text
-from kernel.eval.runner import CONNECTION_KEYS, RunOptions, run_suite
+from kernel.eval.runner import CONNECTION_KEYS, ExecEntry, RunOptions, run_suite
 from kernel.eval.scoring import TaskResult, compare, results_dict, results_from_dict
 from kernel.eval.task import TaskError, discover
 from kernel.events import json_text
@@ -32,7 +32,7 @@ class EvalUsage(Exception):
     """Bad usage of `reins eval`: exit code 2 with this message."""
 
 
-def eval_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+def eval_command(args: argparse.Namespace, entry: ExecEntry, out: TextIO, err: TextIO) -> int:
     if args.compare:
         return _compare(args.compare, out)
     try:
@@ -45,7 +45,7 @@ def eval_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                          overrides=dict(args.overrides),
                          connection={} if args.scripted else _connection(),
                          jobs=args.jobs or (min(2, os.cpu_count() or 1) if args.scripted else 1),
-                         keep=args.keep)
+                         keep=args.keep, entry=entry)
     tty = err.isatty()
 
     def progress(done: int, total: int, result: TaskResult) -> None:
@@ -86,10 +86,11 @@ def _compare(files: list[Path], out: TextIO) -> int:
     return 0
 
 
-def main_eval(args: argparse.Namespace) -> int:
-    """`reins eval` from kernel.cli: usage errors exit 2 with the message on stderr."""
+def main_eval(args: argparse.Namespace, entry: ExecEntry) -> int:
+    """`reins eval` from kernel.cli.main, each run through `entry` (its own `main`): usage
+    errors exit 2 with the message on stderr."""
     try:
-        return eval_command(args, sys.stdout, sys.stderr)
+        return eval_command(args, entry, sys.stdout, sys.stderr)
     except EvalUsage as exc:
         sys.stderr.write(f"reins eval: {exc}\n")
         return 2

@@ -36,7 +36,6 @@ from typing import TYPE_CHECKING, Any
 
 from kernel import protocol as p
 from kernel.agent.store import RunState, SessionStore, StoredSession, StoreOpenError, UnknownSession
-from kernel.collector import for_the_run
 from kernel.events import (
     ApprovalDecision,
     ApprovalRequest,
@@ -50,17 +49,19 @@ from kernel.policy.approvals import PolicyGate, gate_factory
 from kernel.policy.channels import Answer, QueueChannel
 from kernel.policy.decide import Mode
 from kernel.policy.settings import Settings, SettingsError, SettingsFile
+from kernel.policy.workspace import broad_workspace_reason
+from kernel.runtime.collector import for_the_run
 from kernel.sandbox.hardening import make_non_dumpable
-from kernel.worker_undo import get_step_diff, list_steps, rewind_to, undo_call
-from kernel.workspace import broad_workspace_reason
+from kernel.worker.undo import get_step_diff, list_steps, rewind_to, undo_call
 
 if TYPE_CHECKING:
-    from kernel.agent.loop import Agent, GateContext
-    from kernel.agent.runtime import Kernel as Runtime
-    from kernel.attachments import Attachment
+    from kernel.agent.attachments import Attachment
+    from kernel.agent.loop import Agent
     from kernel.mcp.app import ElicitationChannel, SamplingChannel
     from kernel.mcp.asks import ServerAsks
     from kernel.mcp.sampling import SamplingTarget
+    from kernel.policy.gate_context import GateContext
+    from kernel.runtime.assemble import Kernel as Runtime
 
 # The UI process imports this module for `start_worker`; the agent loop, the provider and
 # the runtime (which pull in the anthropic SDK, seconds to import) are imported only in the
@@ -167,7 +168,7 @@ class KernelService:
 
     async def serve(self) -> None:
         loop = asyncio.get_running_loop()
-        from kernel.agent.runtime import open_kernel
+        from kernel.runtime.assemble import open_kernel
 
         self.paths.data.mkdir(parents=True, exist_ok=True)
         self._reload_settings()
@@ -269,7 +270,7 @@ class KernelService:
 
     @property
     def model(self) -> str:
-        from kernel.agent.models import DEFAULT_MODEL
+        from kernel.model.catalog import DEFAULT_MODEL
 
         return self.settings.model or DEFAULT_MODEL
 
@@ -309,8 +310,8 @@ class KernelService:
     def _snapshot(self, request_id: str = "",
                   problems: tuple[p.SettingsProblem, ...] = ()) -> p.SettingsSnapshot:
         """settings.json as this kernel reads it, and whether a run can start."""
-        from kernel.keys import ENV_VAR
         from kernel.mcp.config import find_claude_desktop_config
+        from kernel.model.keys import ENV_VAR
 
         if self.settings_error:
             cannot = (f"settings.json cannot be used, so nothing runs until it is fixed: "
@@ -341,7 +342,7 @@ class KernelService:
                              f"fixed: {self.settings_error}")
         agent = self._agents.get(model)
         if agent is None:
-            from kernel.agent.provider import AnthropicProvider, ProviderConfig
+            from kernel.model.provider import AnthropicProvider, ProviderConfig
 
             provider = AnthropicProvider(
                 ProviderConfig.for_model(model, self.settings.models, base_url=self.base_url),
@@ -362,7 +363,7 @@ class KernelService:
         before the run started (`_launch`), kept to revoke grants while it runs."""
         assert self._gate_for is not None  # made in serve(), before any command
         gate = self._gate_for(ctx)
-        self.gates[ctx.session.session_id] = gate
+        self.gates[ctx.session_id] = gate
         return gate
 
     # ---- commands ---------------------------------------------------------------------------
@@ -436,8 +437,8 @@ class KernelService:
         self._spawn(self._send_diagnostics())
 
     async def _send_diagnostics(self) -> None:
-        from kernel.agent.provider import KeySource, resolve_api_key
-        from kernel.cli_inspect import doctor_report
+        from kernel.cli.cmd_doctor import doctor_report
+        from kernel.model.provider import KeySource, resolve_api_key
 
         key = KeySource(self.api_key, "app") if self.api_key else None
 
@@ -569,8 +570,8 @@ class KernelService:
         self._spawn(self._send_models())
 
     async def _send_models(self) -> None:
-        from kernel.agent.provider import ProviderConfig, resolve_api_key, resolve_base_url
-        from kernel.model_list import ModelListError, endpoint_models
+        from kernel.model.listing import ModelListError, endpoint_models
+        from kernel.model.provider import ProviderConfig, resolve_api_key, resolve_base_url
 
         base_url = resolve_base_url(ProviderConfig(model=self.model, base_url=self.base_url))
         key = (await asyncio.to_thread(resolve_api_key, self.api_key)).key
@@ -630,7 +631,7 @@ class KernelService:
                      lambda agent, sink: agent.compact(message.session_id, sink))
 
     async def _export_session(self, message: p.ExportSession) -> None:
-        from kernel.export import conversation_markdown, trace_text
+        from kernel.agent.export import conversation_markdown, trace_text
 
         session_id = message.session_id
         trace = await asyncio.to_thread(trace_text, self.store, session_id)
@@ -808,8 +809,9 @@ class KernelService:
     def _sampling_target(self, server: str) -> SamplingTarget | None:
         """The run a server's sampling request is for: the latest started that is calling
         one of the server's tools (None: no run is)."""
+        from kernel.agent.run_budget import RunBudget
         from kernel.mcp.naming import server_prefix
-        from kernel.mcp.sampling import RunBudget, SamplingTarget
+        from kernel.mcp.sampling import SamplingTarget
 
         prefix = server_prefix(server)
         for session_id in reversed(list(self.runs)):
@@ -980,12 +982,12 @@ _HANDLERS: dict[type[p.Message], Callable[[KernelService, Any], Awaitable[None] 
 
 
 def _attachments(sent: tuple[p.AttachmentData, ...]) -> list[Attachment]:
-    """The attachments the UI sent, each checked (kernel.attachments); ValueError naming
+    """The attachments the UI sent, each checked (kernel.agent.attachments); ValueError naming
     the first that cannot be attached."""
     import base64
     import binascii
 
-    from kernel.attachments import MAX_ATTACHMENTS, read_attachment
+    from kernel.agent.attachments import MAX_ATTACHMENTS, read_attachment
 
     if len(sent) > MAX_ATTACHMENTS:
         raise ValueError(f"at most {MAX_ATTACHMENTS} files can be attached to one prompt")

@@ -1,4 +1,4 @@
-"""The `reins` command line: `exec`, `export`, `doctor`, `eval` (kernel.eval.command).
+"""The `reins` command line: `exec`, `export`, `doctor`, `eval` (kernel.cli.cmd_eval).
 
     reins exec [--workspace DIR] [--mode ask|auto-edit|auto|read-only] [--approve deny|allow]
                [--max-rounds N] [--model M] [--session ID] [--json] [PROMPT]
@@ -18,7 +18,7 @@ carries only events, one `event.to_dict()` per line; streamed text deltas are no
 nothing to resume), 1 an error, 2 bad usage, 3 a limit stopped it (max_rounds, budgets,
 loop_detected, max_tokens, cancel).
 
-`undo` puts back what an applied call changed (kernel.cli_undo): without CALL the latest
+`undo` puts back what an applied call changed (kernel.cli.cmd_undo): without CALL the latest
 step not undone yet; exit code 1 when a path changed since blocks it.
 
 `export SESSION` writes the session's trace as JSON lines: a `session` line, then one
@@ -37,14 +37,15 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from kernel.ahead import Ahead, in_child
-from kernel.cli_errors import EXIT_USAGE, UsageError
-from kernel.keys import picks_as_a_new_process
+from kernel.cli.errors import EXIT_USAGE, UsageError
+from kernel.model.keys import picks_as_a_new_process
 from kernel.modes import MODES
+from kernel.runtime.ahead import Ahead, in_child
 
 READS_THE_KEY = ("exec", "doctor")
-KEYRING_READ = "kernel.agent.provider_config:keyring_key"
-"""The function that reads the key stored in the keyring, as kernel.ahead.in_child names it."""
+KEYRING_READ = "kernel.model.provider_config:keyring_key"
+"""The function that reads the key stored in the keyring, as kernel.runtime.ahead.in_child names
+it."""
 
 
 class _ArgumentParser(argparse.ArgumentParser):
@@ -58,8 +59,8 @@ class _ArgumentParser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from kernel.agent.models import DEFAULT_MODEL
-    from kernel.eval.arguments import add_eval_parser
+    from kernel.cli.eval_args import add_eval_parser
+    from kernel.model.catalog import DEFAULT_MODEL
 
     parser = _ArgumentParser(prog="reins", description="Reins: an AI assistant that "
                                      "acts on your computer while you keep hold of the reins.")
@@ -132,7 +133,7 @@ def _positive_int(text: str) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse, then import only what the command needs (`reins --help` imports no SDK).
-    `exec` and `doctor` first start the work that waits (kernel.ahead): the keyring read,
+    `exec` and `doctor` first start the work that waits (kernel.runtime.ahead): the keyring read,
     even before the parser is built (the first word is the command: the options of `reins`
     itself are only -h and --help), then the sandbox probe; they go on while the rest loads."""
     words = list(sys.argv[1:] if argv is None else argv)
@@ -146,14 +147,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "exec":
             return _exec(args, keyring)
         if args.command == "eval":
-            from kernel.eval.command import main_eval
+            from kernel.cli.cmd_eval import main_eval
 
-            return main_eval(args)
+            return main_eval(args, main)
         if args.command == "undo":
-            from kernel.cli_undo import undo_command
+            from kernel.cli.cmd_undo import undo_command
 
             return undo_command(args.session, args.call, args.json, sys.stdout)
-        from kernel.cli_export import export_command
+        from kernel.cli.cmd_export import export_command
 
         return export_command(args.session, sys.stdout)
     except UsageError as exc:
@@ -188,7 +189,7 @@ def _exec(args: argparse.Namespace, keyring: Callable[[], str | None]) -> int:
         settings = load_settings(AppPaths.from_env())
         sandbox = Ahead(functools.partial(detect_sandbox, settings.exec.bwrap),
                         "sandbox-probe")
-        from kernel.cli_exec import exec_command
+        from kernel.cli.cmd_exec import exec_command
 
         return exec_command(args, settings, keyring, sandbox)
 
@@ -197,7 +198,7 @@ def _doctor(keyring: Callable[[], str | None]) -> int:
     """The settings first (their `exec` is the sandbox the report is about), then the
     sandbox report in a thread while the rest loads and the key is read."""
     with _collector_paused():
-        from kernel.cli_inspect import doctor_command, read_settings, sandbox_report
+        from kernel.cli.cmd_doctor import doctor_command, read_settings, sandbox_report
         from kernel.paths import AppPaths
 
         loaded = read_settings(AppPaths.from_env())
@@ -208,7 +209,7 @@ def _doctor(keyring: Callable[[], str | None]) -> int:
 def _keyring_lookup() -> Callable[[], str | None]:
     """The key stored in the keyring, read from now on: the first time in this process, in
     a child interpreter while keyring is not loaded here and the child would pick the
-    backend this process would (kernel.keys.picks_as_a_new_process), so keyring's loading
+    backend this process would (kernel.model.keys.picks_as_a_new_process), so keyring's loading
     (about 0.13 s of CPU) runs beside this process's instead of adding to it; else in a
     thread. A process that asks again (one calling main() again and again: the eval
     runner's workers, tests) loads keyring once and keeps its backend, which costs less
@@ -224,7 +225,7 @@ _CHILD_ASKED: list[str] = []
 
 
 def _read_keyring() -> str | None:
-    from kernel.agent.provider_config import keyring_key
+    from kernel.model.provider_config import keyring_key
 
     return keyring_key()
 

@@ -1,4 +1,4 @@
-"""`reins exec`: one prompt run headless to its end (see kernel.cli for the options), its
+"""`reins exec`: one prompt run headless to its end (see kernel.cli.main for the options), its
 events printed as they are committed (human text, or `--json` lines), approvals from
 `--approve` or the terminal.
 """
@@ -15,16 +15,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from kernel.agent.attachments import MAX_ATTACHMENTS, Attachment, AttachmentError, load_attachment
 from kernel.agent.limits import LIMIT_REASONS, LoopLimits, StopReason
 from kernel.agent.loop import Agent, GateFactory, RunBusy
-from kernel.agent.models import DEFAULT_MODEL
-from kernel.agent.provider import AnthropicProvider, ConfigError, ProviderConfig
 from kernel.agent.runlock import SessionLocked
-from kernel.agent.runtime import Kernel, open_kernel
 from kernel.agent.store import SessionStore, UnknownSession
-from kernel.attachments import MAX_ATTACHMENTS, Attachment, AttachmentError, load_attachment
-from kernel.cli_errors import EXIT_ERROR, EXIT_LIMIT, EXIT_OK, UsageError
-from kernel.collector import for_the_run
+from kernel.cli.errors import EXIT_ERROR, EXIT_LIMIT, EXIT_OK, UsageError
 from kernel.events import (
     ApprovalDecision,
     ApprovalRequest,
@@ -45,14 +41,18 @@ from kernel.events import (
     UserMessage,
     json_text,
 )
+from kernel.model.catalog import DEFAULT_MODEL
+from kernel.model.provider import AnthropicProvider, ConfigError, ProviderConfig
 from kernel.paths import AppPaths
 from kernel.policy.approvals import gate_factory
 from kernel.policy.channels import ApprovalChannel, FixedChannel, TerminalChannel
 from kernel.policy.settings import Settings
+from kernel.policy.workspace import broad_workspace_reason
+from kernel.runtime.assemble import Kernel, open_kernel
+from kernel.runtime.collector import for_the_run
 from kernel.sandbox.detect import SandboxStatus
 from kernel.tools.spec import ToolError
 from kernel.visible import one_line, visible
-from kernel.workspace import broad_workspace_reason
 
 if TYPE_CHECKING:
     from kernel.mcp.manager import McpManager
@@ -70,8 +70,8 @@ def exec_command(args: argparse.Namespace, settings: Settings,
                  keyring_lookup: Callable[[], str | None],
                  sandbox_probe: Callable[[], SandboxStatus]) -> int:
     """Run `reins exec` with the loaded `settings`. `keyring_lookup` reads the key stored in
-    the keyring and `sandbox_probe` probes the sandbox of `settings.exec.bwrap` (kernel.cli
-    starts both in threads before this module and the SDK load, kernel.ahead); the probe is
+    the keyring and `sandbox_probe` probes the sandbox of `settings.exec.bwrap` (kernel.cli.main
+    starts both in threads before this module and the SDK load, kernel.runtime.ahead); the probe is
     awaited first, so the kernel's executor finds its answer (detect_sandbox caches it)."""
     sandbox_probe()
     paths = AppPaths.from_env()
@@ -102,7 +102,7 @@ def exec_command(args: argparse.Namespace, settings: Settings,
         if args.session:
             for _, event in kernel.store.events(session_id):
                 printer(event)
-        for_the_run()  # the collector, paused by kernel.cli while start-up ran
+        for_the_run()  # the collector, paused by kernel.cli.main while start-up ran
         return asyncio.run(_exec(kernel, args, settings, session_id, printer, attachments,
                                  keyring_lookup))
     finally:
@@ -110,7 +110,7 @@ def exec_command(args: argparse.Namespace, settings: Settings,
 
 
 def _attachments(args: argparse.Namespace) -> list[Attachment]:
-    """The --attach files, each checked (kernel.attachments): a bad one stops the command
+    """The --attach files, each checked (kernel.agent.attachments): a bad one stops the command
     before anything runs or is stored."""
     if not args.attach:
         return []
@@ -220,8 +220,10 @@ async def _start_mcp(kernel: Kernel, settings: Settings, session_id: str, worksp
     forms and sampling requests are answered by `--approve` (kernel.mcp.headless)."""
     if not settings.mcp_servers:
         return None
+    from kernel.agent.run_budget import RunBudget
     from kernel.mcp.config import McpConfigError
     from kernel.mcp.headless import exec_asks, report_settled
+    from kernel.mcp.sampling import SamplingTarget
 
     def record(event: Event) -> None:
         kernel.store.append_event(event)
@@ -230,7 +232,8 @@ async def _start_mcp(kernel: Kernel, settings: Settings, session_id: str, worksp
     try:
         manager = await kernel.start_mcp(
             settings.mcp_servers,
-            asks=exec_asks(session_id, workspace, approve, record, agent))
+            asks=exec_asks(workspace, approve, record, SamplingTarget(
+                session_id, agent.provider, RunBudget(agent, session_id))))
     except McpConfigError as exc:
         raise UsageError(str(exc)) from None
     await report_settled(manager, session_id, record)

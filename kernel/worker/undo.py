@@ -17,9 +17,9 @@ from kernel import protocol as p
 
 if TYPE_CHECKING:
     from kernel.transaction.checkpoints import Checkpoints, UndoResult
-    from kernel.worker import KernelService
+    from kernel.worker.service import KernelService
 
-# The UI process imports kernel.worker (for `start_worker`), so the checkpoints and the run
+# The UI process imports kernel.worker.service (for `start_worker`), so the checkpoints and the run
 # lock are imported where they are used, in the worker process.
 
 

@@ -17,7 +17,7 @@ retried: the request fails once, after `read_timeout_s`, and `on_wait` reports e
 `progress_every_s` while no answer has started. A stream that breaks off after it started
 (cut, stalled) ends as an error keeping the text received in `partial_text`.
 
-The body is encoded by Reins (kernel.agent.request_body: each message once, not the whole
+The body is encoded by Reins (kernel.model.request_body: each message once, not the whole
 conversation every request) and sent with the SDK's public `client.post(..., content=...)`,
 streamed with its `AsyncMessageStream`. Text that cannot be encoded (a lone surrogate, from
 a tool's output or a model's answer decoded from JSON) is replaced by U+FFFD in the request
@@ -45,18 +45,18 @@ import anthropic
 import httpx2
 from anthropic.lib.streaming import AsyncMessageStream
 
-from kernel.agent.models import ModelLimits, config_problem
-from kernel.agent.provider_config import NO_KEY_PLACEHOLDER
+from kernel.model.catalog import ModelLimits, config_problem
+from kernel.model.provider_config import NO_KEY_PLACEHOLDER
 
 # Re-exported: the config and the key's resolution were defined here before they moved.
-from kernel.agent.provider_config import ConfigError as ConfigError
-from kernel.agent.provider_config import KeySource as KeySource
-from kernel.agent.provider_config import ProviderConfig as ProviderConfig
-from kernel.agent.provider_config import keyring_key as keyring_key
-from kernel.agent.provider_config import resolve_api_key as resolve_api_key
-from kernel.agent.provider_config import resolve_base_url as resolve_base_url
-from kernel.agent.provider_config import tool_choice_param as tool_choice_param
-from kernel.agent.request_body import RequestEncoder
+from kernel.model.provider_config import ConfigError as ConfigError
+from kernel.model.provider_config import KeySource as KeySource
+from kernel.model.provider_config import ProviderConfig as ProviderConfig
+from kernel.model.provider_config import keyring_key as keyring_key
+from kernel.model.provider_config import resolve_api_key as resolve_api_key
+from kernel.model.provider_config import resolve_base_url as resolve_base_url
+from kernel.model.provider_config import tool_choice_param as tool_choice_param
+from kernel.model.request_body import RequestEncoder
 
 RETRY_BASE_S = 0.5
 RETRY_MAX_S = 8.0
@@ -274,7 +274,7 @@ class _Retryable:
 @contextlib.asynccontextmanager
 async def _message_stream(client: anthropic.AsyncAnthropic,
                           body: bytes) -> AsyncIterator[AsyncMessageStream[Any]]:
-    """`client.messages.stream(...)` for a body already encoded (kernel.agent.request_body).
+    """`client.messages.stream(...)` for a body already encoded (kernel.model.request_body).
     When the turn ends, however it ends, the response is closed and so is the stream's
     `text_stream`: the SDK makes that async generator for every stream and it is never
     started (the events are read instead), and a generator not yet started holds the stream

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
-from kernel.cli_errors import EXIT_ERROR, EXIT_OK, UsageError
+from kernel.cli.errors import EXIT_ERROR, EXIT_OK, UsageError
 from kernel.paths import AppPaths, UnsafeIdentifier, check_call_id, check_session_id
 from kernel.policy.settings import load_settings
 from kernel.transaction.checkpoints import CheckpointError, Checkpoints, UndoResult
