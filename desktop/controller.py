@@ -45,6 +45,7 @@ from kernel.events import (
     GrantScope,
     RunFinished,
     SessionStarted,
+    ToolCallStarted,
     ToolProgress,
     UserMessage,
     pending_requests,
@@ -61,8 +62,8 @@ if TYPE_CHECKING:
     from desktop.timeline.panel import TimelinePanel
 
 log = logging.getLogger(__name__)
-ESC_WHILE_ASKED = ("Esc does not stop a run while an approval waits: it is kept for later "
-                   "(the pending button in the status bar shows it again). Stop stops the run.")
+ESC_WHILE_ASKED = ("Esc does not stop a run while an approval waits: it stays in the "
+                   "conversation for your answer. Stop stops the run.")
 KERNEL_START_FALLBACK_MS = 300
 DEMO_PROMPT = "Hello! What can you do?"
 """Put in the prompt box, selected, when a demo session starts: Enter sends it, typing
@@ -136,7 +137,8 @@ class AppController(QObject):
         self.current: str | None = None
         self.undo = UndoLink(self.client, lambda: self.current,
                              lambda: self.window.timeline if self.window.timeline_created
-                             else None)
+                             else None, self._chat_of,
+                             lambda text: self.window.statusBar().showMessage(text, 15_000))
         self.api_key = api_key
         self.key_pending = read_keyring
         self.keyring_available = True
@@ -211,6 +213,7 @@ class AppController(QObject):
         w.approvals_button.clicked.connect(lambda: self.approvals.show_current(activate=True))
         w.chat.tool_card_activated.connect(self._show_call)
         w.chat.open_output.connect(self._open_output)
+        w.chat.undo_requested.connect(self.undo.undo)
         w.timeline_built.connect(self._connect_timeline)
         self._key_loaded.connect(self._on_key_loaded, Qt.ConnectionType.QueuedConnection)
 
@@ -220,13 +223,43 @@ class AppController(QObject):
         if self._approvals is None:
             from desktop.approval.dialog import ApprovalQueue
 
-            self._approvals = ApprovalQueue(self.window, session_title=self._title_of)
-            self._approvals.answered.connect(self.client.send)
-            self._approvals.count_changed.connect(self.window.set_pending_approvals)
+            queue = self._approvals = ApprovalQueue(self.window, session_title=self._title_of)
+            queue.answered.connect(self.client.send)
+            queue.count_changed.connect(self.window.set_pending_approvals)
+            queue.inline = self._approval_in_front
+            queue.reveal = self._reveal_approval
+            queue.withdrawn.connect(self._approval_withdrawn)
+            cards = self.window.chat.approval_cards
+            queue.dialog.visibility.connect(cards.set_dialog_showing)
+            cards.decided.connect(lambda request, choice, message, confirmed: queue.answer(
+                request.session_id, request.call_id, choice, message, confirmed))
+            self.window.in_front.connect(queue.in_front)
+            self.window.in_front.connect(cards.rearm)  # seen only now: a new question
             from desktop.approval.notify import ApprovalNotifier
 
             self.notifier = ApprovalNotifier(self.window, self._approvals)
         return self._approvals
+
+    def _approval_in_front(self, request: ApprovalRequest) -> bool:
+        """A request is a card in front of the user: its session shown in the active
+        window (the dialog is for the rest)."""
+        return (request.session_id == self.current and self.window.isActiveWindow()
+                and self.window.pages.currentWidget() is self.window.chat_page)
+
+    def _reveal_approval(self, request: ApprovalRequest) -> bool:
+        """The pending button (or the tray) asks to see a request: its card, scrolled into
+        view, when its session is the one shown."""
+        if request.session_id != self.current or not self.window.isVisible():
+            return False
+        self.window.chat.executeDelayedItemsLayout()
+        return self.window.chat.approval_cards.reveal(request)
+
+    def _approval_withdrawn(self, session_id: str, call_id: str) -> None:
+        view = self.views.get(session_id)
+        if view is not None:
+            view.chat.set_approval(call_id, None)
+        if session_id == self.current:
+            self.window.chat.approval_cards.rearm()
 
     @property
     def mcp_requests(self) -> McpRequests:
@@ -267,6 +300,7 @@ class AppController(QObject):
         self.window.set_kernel_state("Starting the kernel…")
         self.window.welcome.set_kernel_ready(False)
         self._restore_window_state()
+        self.window.show_timeline_for(False)
         self._refresh_page()
         self.window.first_painted.connect(self._start_kernel)
         QTimer.singleShot(0 if self.window.painted else KERNEL_START_FALLBACK_MS,
@@ -523,7 +557,10 @@ class AppController(QObject):
         view.note_error(event)
         if event.session_id == self.current and self.window.timeline_created:
             self.window.timeline.apply(event)
+        if event.session_id == self.current and isinstance(event, ToolCallStarted):
+            self.window.show_timeline_for(True)
         if isinstance(event, ApprovalRequest):
+            view.chat.set_approval(event.call_id, event)
             self.approvals.submit(event)
         elif isinstance(event, ApprovalDecision):
             self.approvals.discard(event.session_id, event.call_id)
@@ -616,6 +653,7 @@ class AppController(QObject):
             self._opening = None
             self._make_current(info.session_id)
         for request in pending_requests(view.events):
+            chat.set_approval(request.call_id, request)
             self.approvals.submit(request)
         if (message.created and self._pending_prompt is not None
                 and self.current == info.session_id):
@@ -687,6 +725,7 @@ class AppController(QObject):
         chips = self.window.prompt.take_attachments()
         files, _ = for_kernel(chips)
         self._start(view, p.StartRun(view.info.session_id, text, files), text, chips)
+        self.window.chat.scrollToBottom()  # to the message being sent, whatever was read
 
     def _start(self, view: SessionView, command: p.Message, text: str = "",
                chips: list[Chip] | None = None) -> None:
@@ -898,6 +937,10 @@ class AppController(QObject):
     def _view(self) -> SessionView | None:
         return self.views.get(self.current) if self.current else None
 
+    def _chat_of(self, session_id: str) -> ChatModel | None:
+        view = self.views.get(session_id)
+        return view.chat if view is not None else None
+
     def _title_of(self, session_id: str) -> str:
         view = self.views.get(session_id)
         return view.info.title if view is not None else ""
@@ -910,6 +953,7 @@ class AppController(QObject):
             self.window.timeline.clear()
             self.window.timeline.apply_many(view.events)
         self.undo.session_shown(session_id)
+        self.window.show_timeline_for(any(isinstance(e, ToolCallStarted) for e in view.events))
         self.window.sessions.select(session_id)
         self.window.chat.scrollToBottom()
         self.window.set_grants(len(self.grants.get(session_id, ())))
@@ -922,6 +966,8 @@ class AppController(QObject):
         w.set_mode(view.info.mode if view else None)
         w.setWindowTitle(window_title((view.info.title or "Untitled session") if view
                                       else None))
+        w.chat.empty_state.set_context(view.info.workspace if view else "",
+                                       view.info.mode if view else "")
         if view is not None:
             w.set_usage(view.input_tokens, view.output_tokens, view.cost, view.context)
             w.set_model(view.info.model or self.default_model, session=True)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QPalette, QResizeEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QDockWidget,
@@ -30,14 +30,15 @@ from desktop.chat.model import ChatModel
 from desktop.chat.prompt import PromptBox
 from desktop.chat.view import ChatView
 from desktop.help.menus import install_menus
+from desktop.mode_picker import mode_picker
 from desktop.model_picker import ModelPicker
 from desktop.sessions.panel import SessionsPanel
 from desktop.status_bar import FitButton, FitLabel, StatusFitter
 from desktop.welcome import WelcomePanel
-from desktop.words import approvals_forms, sandbox_forms, usage_forms
+from desktop.words import MODE_ALLOWS, approvals_forms, sandbox_forms, usage_forms
 from desktop.words import count as words_count
 from desktop.workspace_bar import WorkspaceBar
-from kernel.modes import MODES
+from kernel.modes import MODE_NAMES, Mode
 
 if TYPE_CHECKING:
     from desktop.timeline.panel import TimelinePanel
@@ -57,6 +58,8 @@ SIDE_BY_SIDE_MIN = 1160
 FULL_PANELS_MIN = 1400
 """From this width both panels have their full widths."""
 SESSIONS_WIDTH, TIMELINE_WIDTH = 260, 420
+MODE_CHARS = 5
+"""The mode box's width in the composer, in characters."""
 COMPACT_TIP = ("Summarize the older turns of this conversation for the model's next "
                "requests (the full history is kept)")
 USAGE_TIP = ("This session's tokens and cost; context: how full the model's context window "
@@ -123,6 +126,8 @@ class MainWindow(QMainWindow):
     timeline_built = Signal(object)
     export_requested = Signal(str)
     """File → Export: "markdown" (the conversation) or "trace" (JSON lines)."""
+    in_front = Signal()
+    """The window became the active one (the user came back to it)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -148,17 +153,23 @@ class MainWindow(QMainWindow):
         self.timeline_dock.setObjectName("timeline-dock")
         self.timeline_dock.setAccessibleName("Tool-call timeline")
         self.timeline_dock.setWidget(QLabel("Loading the timeline…", self.timeline_dock))
+        self.timeline_choice: bool | None = None
+        """Whether the user chose to show the timeline (None: not yet; it follows the
+        session's calls)."""
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.timeline_dock)
         self.resizeDocks([sessions_dock, self.timeline_dock], [SESSIONS_WIDTH, TIMELINE_WIDTH],
                          Qt.Orientation.Horizontal)
 
         self.welcome = WelcomePanel(self)
         self.chat = ChatView(self)
+        self.chat.empty_state.suggestion.connect(self._suggest)
         self.empty_model = ChatModel(self)
         self.chat.setModel(self.empty_model)
         self.banner = Banner(self)
         self.prompt = PromptBox(self)
         chat_page = QWidget(self)
+        chat_page.setAutoFillBackground(True)  # one page: the conversation's colour
+        chat_page.setBackgroundRole(QPalette.ColorRole.Base)
         chat_layout = QVBoxLayout(chat_page)
         chat_layout.setContentsMargins(0, 0, 0, 0)
         chat_layout.setSpacing(0)
@@ -188,10 +199,8 @@ class MainWindow(QMainWindow):
         bar = self.statusBar()
         bar.setAccessibleName("Status bar")
         self.model_picker = ModelPicker(self)
-        self.mode_combo = QComboBox(self)
-        self.mode_combo.setAccessibleName("Mode of this session")
+        self.mode_combo = mode_picker(self)
         self.mode_combo.setToolTip("What this session may do without asking")
-        self.mode_combo.addItems(list(MODES))
         self.mode_combo.setEnabled(False)
         self.mode_combo.textActivated.connect(self.mode_changed)
         self.sandbox_label = FitLabel("Sandbox state", self)
@@ -205,9 +214,13 @@ class MainWindow(QMainWindow):
         self.grants_button = FitButton("Show and revoke this session's grants", self)
         self.grants_button.setFlat(True)
         self.grants_button.clicked.connect(self.grants_requested)
-        for widget in (self.kernel_label, self.approvals_button, self.model_picker,
-                       self.mode_combo, self.grants_button, self.sandbox_label):
+        for widget in (self.kernel_label, self.approvals_button, self.grants_button,
+                       self.sandbox_label):
             bar.addWidget(widget)
+        self.mode_combo.setMinimumContentsLength(MODE_CHARS)
+        self.mode_combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.prompt.add_controls(self.model_picker, self.mode_combo)
         self.compact_button = FitButton("Compact conversation", self)
         self.compact_button.setFlat(True)
         self.compact_button.clicked.connect(self.compact_requested)
@@ -215,9 +228,8 @@ class MainWindow(QMainWindow):
         bar.addPermanentWidget(self.usage_label)
         self.status_fitter = StatusFitter(bar, {
             "kernel": self.kernel_label, "approvals": self.approvals_button,
-            "model": self.model_picker, "grants": self.grants_button,
-            "sandbox": self.sandbox_label, "compact": self.compact_button,
-            "usage": self.usage_label}, fixed=[self.mode_combo])
+            "grants": self.grants_button, "sandbox": self.sandbox_label,
+            "compact": self.compact_button, "usage": self.usage_label}, fixed=[])
         self.status_fitter.refit()
 
     def _build_menu(self) -> None:
@@ -248,11 +260,25 @@ class MainWindow(QMainWindow):
         self.compact_action.triggered.connect(self.compact_requested)
         menu.insertAction(self.settings_action, self.compact_action)
         view = self.menuBar().addMenu("&View")
-        view.addAction(self.timeline_dock.toggleViewAction())
+        toggle = self.timeline_dock.toggleViewAction()
+        toggle.setText("&Timeline of tool calls")
+        toggle.setShortcut(QKeySequence("Ctrl+Shift+T"))
+        toggle.triggered.connect(self._timeline_chosen)
+        view.addAction(toggle)
         from desktop.evaluations.action import evaluations_action
 
         view.addAction(evaluations_action(self))
         install_menus(self)
+
+    def _timeline_chosen(self, shown: bool) -> None:
+        self.timeline_choice = shown
+
+    def show_timeline_for(self, calls: bool) -> None:
+        """The timeline is out of the way until the session shown has a tool call, unless
+        the user opened or closed it (View → Timeline, Ctrl+Shift+T): that choice holds."""
+        wanted = self.timeline_choice if self.timeline_choice is not None else calls
+        if wanted != self.timeline_dock.isVisibleTo(self):
+            self.timeline_dock.setVisible(wanted)
 
     @property
     def timeline_created(self) -> bool:
@@ -277,6 +303,12 @@ class MainWindow(QMainWindow):
         self.chat.setModel(model or self.empty_model)
         for action in self.export_actions.values():
             action.setEnabled(model is not None)
+
+    def _suggest(self, text: str) -> None:
+        """A suggested prompt was clicked: in the composer, to send as is or change."""
+        self.prompt.edit.setPlainText(text)
+        self.prompt.edit.setFocus()
+        self.prompt.edit.moveCursor(self.prompt.edit.textCursor().MoveOperation.End)
 
     def show_page(self, welcome: bool) -> None:
         self.pages.setCurrentWidget(self.welcome if welcome else self.chat_page)
@@ -320,8 +352,10 @@ class MainWindow(QMainWindow):
         (shown, not editable here: the new-session dialog asks)."""
         self.mode_combo.setEnabled(mode is not None)
         self.mode_combo.setCurrentText(mode if mode is not None else self.sessions.default_mode)
-        self.mode_combo.setToolTip("What this session may do without asking" if mode else
-                                   "The mode new sessions start in (Settings → Default mode)")
+        shown = self.mode_combo.currentText()
+        self.mode_combo.setToolTip(f"{MODE_NAMES[Mode(shown)]} mode: {MODE_ALLOWS[shown]}"
+                                   if mode else "The mode new sessions start in (Settings → "
+                                   "Default mode)")
 
     def set_model(self, model: str, *, session: bool) -> None:
         """The model the current session sends to (`session`), else new sessions' model."""
@@ -388,6 +422,11 @@ class MainWindow(QMainWindow):
                                                              self.timeline_dock]
         widths = [layout.timeline] if layout.tabbed else [layout.sessions, layout.timeline]
         self.resizeDocks(docks, widths, Qt.Orientation.Horizontal)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.ActivationChange and self.isActiveWindow():
+            self.in_front.emit()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         """Watches for the first paint only, then stops watching."""

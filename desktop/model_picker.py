@@ -1,19 +1,18 @@
-"""The status bar's model picker: the model the current session really sends, changeable
+"""The composer's model picker: the model the current session really sends, changeable
 for that session. Its list is the endpoint's (`GET /v1/models`, asked by the kernel); a
 name can always be typed, for an endpoint that lists none. With no session open it shows
-the model new sessions get, not editable. The demo model is shown as what it is
-(kernel.demo.model_label), never by its id alone. In a narrow window the status bar makes it
-narrower, then drops its label (`show_form`; desktop.status_bar)."""
+the model new sessions get, not editable (its description says which it is). The demo
+model is shown as what it is (kernel.demo.model_label), never by its id alone."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QWidget
 
 from kernel.demo import is_demo, model_label
 
-FORMS = ((True, 22), (True, 14), (False, 14))
-"""Its forms for the status bar: label shown, and the box's width in characters."""
+CHARS, LEAST = 16, 90
+"""Its box's width in characters, and the least it narrows to in a narrow window (px)."""
 
 
 class ModelPicker(QWidget):
@@ -22,19 +21,17 @@ class ModelPicker(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.label = QLabel("Model:", self)
         self.combo = QComboBox(self)
         self.combo.setAccessibleName("Model of this session")
         self.combo.setEditable(True)
         self.combo.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
-        self.combo.setMinimumContentsLength(FORMS[0][1])
+        self.combo.setMinimumContentsLength(CHARS)
+        self.combo.setMinimumWidth(LEAST)
         self.combo.setSizeAdjustPolicy(
             QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.label.setBuddy(self.combo)
-        self._row = QHBoxLayout(self)
-        self._row.setContentsMargins(0, 0, 0, 0)
-        self._row.addWidget(self.label)
-        self._row.addWidget(self.combo)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.combo)
         self._model = ""
         self._listed_error = ""
         self.combo.textActivated.connect(self._activated)
@@ -47,25 +44,6 @@ class ModelPicker(QWidget):
     @property
     def model(self) -> str:
         return self._model
-
-    def form_widths(self) -> tuple[int, ...]:
-        """Its width in each of FORMS (the box is as wide as that many "x"s, as Qt sizes
-        it, and the label its text and the layout's spacing)."""
-        box = self.combo.sizeHint().width()
-        per_char = self.combo.fontMetrics().horizontalAdvance("x")
-        now = self.combo.minimumContentsLength()
-        label = self.label.sizeHint().width() + self._row.spacing()
-        return tuple(box + (chars - now) * per_char + (label if labelled else 0)
-                     for labelled, chars in FORMS)
-
-    def show_form(self, index: int) -> None:
-        labelled, chars = FORMS[index]
-        self.label.setVisible(labelled)
-        if self.combo.minimumContentsLength() != chars:
-            self.combo.setMinimumContentsLength(chars)
-            # Its size hint follows; its minimum size hint, which a layout also heeds, is
-            # never worked out again: the width is set.
-            self.combo.setFixedWidth(self.combo.sizeHint().width())
 
     def set_models(self, models: tuple[str, ...], error: str = "") -> None:
         """The endpoint's list (empty, with why, when it gave none)."""
@@ -82,8 +60,15 @@ class ModelPicker(QWidget):
         self._model = model
         self.combo.setEnabled(session)
         self.combo.setEditText(self._shown() or "—")
-        self.label.setText("Model:" if session else "Model for new sessions:")
+        line = self.combo.lineEdit()
+        if line is not None:
+            line.setCursorPosition(0)  # a name too long for the box shows its start
+        self.combo.setAccessibleDescription("The model this session sends to" if session
+                                            else "The model new sessions get")
         self._tooltip()
+
+    def _shown(self) -> str:
+        return model_label(self._model, short=True)
 
     def _tooltip(self) -> None:
         if is_demo(self._model):
@@ -97,9 +82,6 @@ class ModelPicker(QWidget):
         else:
             tip = "The model this session sends to: pick one, or type a name and press Enter"
         self.combo.setToolTip(tip)
-
-    def _shown(self) -> str:
-        return model_label(self._model, short=True)
 
     def _activated(self, text: str) -> None:
         model = text.strip()

@@ -2,8 +2,9 @@
 
 Drives the real app — a real kernel worker against the loopback fake model — through a
 short session (a streamed Markdown answer with code, a read, a write that asks for
-approval), then saves the main window (also at 900×600, 2200 px wide and in dark mode),
-the approval dialog and the settings dialog as PNG files. Nothing here is staged: the
+approval), then saves the main window: a new session's empty state, the approval as a card
+in the conversation (light and dark), the finished turn (also 700 px narrow, 2200 px wide
+and in dark mode), and the settings dialog as PNG files. Nothing here is staged: the
 widgets show what the kernel sent.
 """
 
@@ -100,14 +101,29 @@ async def take(outdir: Path) -> list[Path]:
         await _wait(lambda: window.kernel_label.text() == "")
         window.sessions.new_requested.emit(str(workspace), "ask", False)
         await _wait(lambda: controller.current is not None)
+        await _settle()
+        saved.append(outdir / "main-window-empty.png")
+        _save(window, saved[-1])
         window.prompt.edit.setPlainText("Why does test_parse_dates fail? Fix it.")
         window.prompt.edit.submitted.emit()
-        dialog = controller.approvals.dialog
-        await _wait(dialog.isVisible)
+        cards = window.chat.approval_cards
+        await _wait(lambda: cards.first() is not None)
+        card = cards.first()
+        assert card is not None
+        await _wait(lambda: card.armed)
         await _settle()
-        saved.append(outdir / "approval-dialog.png")
-        _save(dialog, saved[-1])
-        dialog.allow_once.click()
+        saved.append(outdir / "approval-inline.png")
+        _save(window, saved[-1])
+        light = QGuiApplication.palette()
+        QGuiApplication.setPalette(flat_palette(*DARK))  # as a dark system theme gives it
+        await _settle()
+        saved.append(outdir / "approval-inline-dark.png")
+        _save(window, saved[-1])
+        QGuiApplication.setPalette(light)
+        await _settle()
+        card.rearm()
+        await _wait(lambda: card.armed)
+        card.allow_once.click()
         view = controller.views[controller.current or ""]
         await _wait(lambda: not view.running and any(
             "Done:" in getattr(i, "text", "") for i in view.chat.items()))
@@ -115,18 +131,21 @@ async def take(outdir: Path) -> list[Path]:
         await _settle()
         saved.append(outdir / "main-window.png")
         _save(window, saved[-1])
-        # Small, the panels are tabs and the chat keeps half; wide, the text is a column.
-        for name, width, height in (("main-window-narrow.png", 900, 600),
+        # Narrow, the panels are tabs and the chat keeps half; wide, the text is a column.
+        for name, width, height in (("main-window-narrow.png", 700, 640),
                                     ("main-window-wide.png", 2200, 1000)):
             window.resize(width, height)
+            await _settle()
+            window.resize(width, height)  # (once the panels are tabs, it may be narrower)
             await _settle()
             window.chat.scrollToBottom()
             await _settle(0.3)
             saved.append(outdir / name)
             _save(window, saved[-1])
         window.resize(1440, 900)
-        light = QGuiApplication.palette()
-        QGuiApplication.setPalette(flat_palette(*DARK))  # as a dark system theme gives it
+        await _settle()
+        window.resize(1440, 900)  # (the panels were tabs: once beside the chat, it may be wider)
+        QGuiApplication.setPalette(flat_palette(*DARK))
         await _settle()
         window.chat.scrollToBottom()
         await _settle(0.3)

@@ -26,11 +26,9 @@ LADDER: Ladder = (
     ("compact", 1),  # the button goes (File → Compact conversation stays)
     ("sandbox", 1),  # "bwrap", "Sandbox: none"
     ("usage", 1),  # "1,200 in / 30 out · $0.0123 · context 21%"
-    ("model", 1),  # the model's box narrower
     ("usage", 2),  # "$0.0123 · context 21%"
     ("sandbox", 2),  # a working sandbox unsaid; a missing one "No sandbox"
     ("approvals", 1),  # "⚠ 2 pending"
-    ("model", 2),  # no "Model:" before the box
     ("usage", 3),  # "$0.0123"
 )
 """The order in which parts give up their longer forms (step: part, form index)."""

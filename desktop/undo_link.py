@@ -2,6 +2,7 @@
 the kernel as protocol commands, and what comes back (the step list, an undo's outcome, a
 diff) goes to the timeline of the session it is about.
 
+The call lines in the conversation show the same state and offer Undo too (`chat`).
 The step list of each session is kept, so a session shown again (its timeline rebuilt from
 its events) shows which calls are undone at once; it is asked for again when a session is
 shown and when a run ends. Nothing here reads a file: the kernel does, in a thread.
@@ -16,16 +17,23 @@ from desktop.handlers import Handlers
 from kernel import protocol as p
 
 if TYPE_CHECKING:
+    from desktop.chat.model import ChatModel
     from desktop.kernel_client import KernelClient
     from desktop.timeline.panel import TimelinePanel
 
 
 class UndoLink:
     def __init__(self, client: KernelClient, current: Callable[[], str | None],
-                 timeline: Callable[[], TimelinePanel | None]) -> None:
+                 timeline: Callable[[], TimelinePanel | None],
+                 chat: Callable[[str], ChatModel | None] = lambda _s: None,
+                 say: Callable[[str], None] = lambda _t: None) -> None:
         self.client = client
         self._current = current
         self._timeline = timeline
+        self._chat = chat
+        """A session's conversation, whose call lines show Undo too."""
+        self._say = say
+        """Where an undo asked from the conversation says what it did (the status bar)."""
         self.steps: dict[str, tuple[p.StepInfo, ...]] = {}
 
     def handlers(self, table: Handlers) -> Handlers:
@@ -71,11 +79,21 @@ class UndoLink:
 
     def _on_step_list(self, message: p.StepList) -> None:
         self.steps[message.session_id] = message.steps
+        chat = self._chat(message.session_id)
+        if chat is not None:
+            for step in message.steps:
+                if not step.undoes:
+                    chat.set_undo(step.call_id, "undone" if step.undone else
+                                  "undoable" if step.undoable else "kept")
         timeline = self._shown(message.session_id)
         if timeline is not None:
             timeline.set_steps(message.steps)
 
     def _on_undo_outcome(self, message: p.UndoOutcome) -> None:
+        if message.session_id == self._current():
+            from desktop.timeline.undo import outcome_words
+
+            self._say(outcome_words(message))
         timeline = self._shown(message.session_id)
         if timeline is not None:
             timeline.show_undo_outcome(message)

@@ -171,3 +171,13 @@ def sandbox_forms(kind: str, reason: str) -> tuple[str, ...]:
 def approvals_forms(pending: int) -> tuple[str, str]:
     """The pending-approvals button's text, then its short form."""
     return f"⚠ {count(pending, 'approval')} pending — show", f"⚠ {pending:,} pending"
+
+
+MODE_ALLOWS: dict[str, str] = {
+    "read-only": "Reads the workspace; changes and commands are refused",
+    "ask": "Reads freely; asks before each change and each command",
+    "auto-edit": "Changes files in the workspace freely; asks before commands",
+    "auto": "Changes files and runs sandboxed commands freely; asks for the network",
+}
+"""What each mode lets run without asking, in a line (the mode picker, the empty chat);
+the policy's own sentences (`kernel.policy.decide`) say the same per call."""

@@ -1,4 +1,5 @@
-"""Render the app icon's PNG sizes, the Windows .ico and the macOS .icns from the SVG source.
+"""Render the app icon's PNG sizes, the Windows .ico and the macOS .icns from the SVG source,
+and the interface icons (resources/icons/ui/*.svg) as PNG.
 
 Run from the checkout (`make icons`): `python packaging/render_icons.py`. (packaging/ is not
 a Python package on purpose: the name would shadow the PyPI `packaging` library.) The outputs are
@@ -14,6 +15,10 @@ from pathlib import Path
 
 ICON_DIR = Path(__file__).resolve().parent.parent / "resources" / "icons"
 SOURCE = ICON_DIR / "reins.svg"
+UI_DIR = ICON_DIR / "ui"
+UI_SIZE = 48
+"""The interface icons (ui/*.svg, black strokes) are rendered once at this size; the app
+scales and tints them (`desktop.icons`)."""
 SIZES = (16, 24, 32, 48, 64, 128, 256, 512)
 ICO_SIZES = (16, 24, 32, 48, 64, 128, 256)
 # Apple's PNG-payload icon types, by pixel size.
@@ -84,6 +89,8 @@ def main() -> int:
         (ICON_DIR / png_name(size)).write_bytes(data)
     (ICON_DIR / "reins.ico").write_bytes(ico_bytes({s: pngs[s] for s in ICO_SIZES}))
     (ICON_DIR / "reins.icns").write_bytes(icns_bytes({s: pngs[s] for s in ICNS_TYPES}))
+    for svg in sorted(UI_DIR.glob("*.svg")):
+        svg.with_suffix(".png").write_bytes(render_pngs(svg, (UI_SIZE,))[UI_SIZE])
     print(f"rendered {len(pngs)} PNGs, reins.ico and reins.icns into {ICON_DIR}")  # noqa: T201
     return 0
 

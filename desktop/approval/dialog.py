@@ -91,6 +91,36 @@ class DiffHighlighter(QSyntaxHighlighter):
             self.setFormat(0, len(text), fmt)
 
 
+def badge_style(request: ApprovalRequest) -> tuple[str, str]:
+    """The risk badge's text and style sheet (the dialog's and the inline card's)."""
+    colour = RISK_COLOURS.get(request.risk, UNKNOWN_RISK_COLOUR)
+    return (f" {one_line(request.risk.upper())} ",
+            f"QLabel {{ background: {colour}; color: white; border-radius: 4px;"
+            " padding: 2px 6px; font-weight: bold; }")
+
+
+def reason_label(parent: QWidget) -> QLabel:
+    """The label saying why the user is asked (plain text, wrapped)."""
+    label = QLabel(parent)
+    label.setAccessibleName("Reason")
+    label.setWordWrap(True)
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    return label
+
+
+def preview_edit(parent: QWidget) -> QPlainTextEdit:
+    """The read-only preview of what will run or change: monospaced, diff lines coloured,
+    wrapped so that no end of a long line hides behind a horizontal scroll bar."""
+    preview = QPlainTextEdit(parent)
+    preview.setAccessibleName("Preview")
+    preview.setReadOnly(True)
+    preview.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+    preview.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+    preview.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+    preview.setProperty("highlighter", DiffHighlighter(preview.document()))
+    return preview
+
+
 def sentence(text: str) -> str:
     """The policy's reason as a sentence: a full stop at its end, nothing added to it."""
     text = text.strip()
@@ -109,6 +139,8 @@ class ApprovalDialog(QuietDialog):
 
     decided = Signal(str, str, bool)
     postponed = Signal()
+    visibility = Signal(bool)
+    """Shown or hidden: the chat's card chord stands aside while the dialog's is live."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -133,18 +165,8 @@ class ApprovalDialog(QuietDialog):
         self.risk_badge = QLabel(self)
         self.risk_badge.setAccessibleName("Risk")
         self.risk_badge.setTextFormat(Qt.TextFormat.PlainText)
-        self.reason_label = QLabel(self)
-        self.reason_label.setAccessibleName("Reason")
-        self.reason_label.setWordWrap(True)
-        self.reason_label.setTextFormat(Qt.TextFormat.PlainText)
-        self.preview = QPlainTextEdit(self)
-        self.preview.setAccessibleName("Preview")
-        self.preview.setReadOnly(True)
-        self.preview.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.preview.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
-        self.preview.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
-        # wrapped, so no end of a long line hides behind a horizontal scroll bar
-        self._diff = DiffHighlighter(self.preview.document())
+        self.reason_label = reason_label(self)
+        self.preview = preview_edit(self)
         self.confirm_box = QCheckBox(
             "I understand this call is &destructive and want it to run", self)
         self.confirm_box.setAccessibleName("Confirm destructive call")
@@ -230,11 +252,9 @@ class ApprovalDialog(QuietDialog):
                      session_title: str = "") -> None:
         self.request = request
         self.tool_label.setText(one_line(request.name))
-        colour = RISK_COLOURS.get(request.risk, UNKNOWN_RISK_COLOUR)
-        self.risk_badge.setText(f" {one_line(request.risk.upper())} ")
-        self.risk_badge.setStyleSheet(
-            f"QLabel {{ background: {colour}; color: white; border-radius: 4px;"
-            " padding: 2px 6px; font-weight: bold; }")
+        text, style = badge_style(request)
+        self.risk_badge.setText(text)
+        self.risk_badge.setStyleSheet(style)
         self.count_label.setText(f"{position} of {total} pending" if total > 1 else "")
         self.count_label.setVisible(total > 1)
         self.session_label.setText(f"Session: {one_line(session_title)}" if session_title else "")
@@ -292,6 +312,11 @@ class ApprovalDialog(QuietDialog):
             from desktop.viewer.window import show_output
 
             show_output(self.request.full_preview, self)
+    def setVisible(self, visible: bool) -> None:
+        changed = visible != self.isVisible()
+        super().setVisible(visible)
+        if changed:
+            self.visibility.emit(visible)
 
     def reject(self) -> None:
         """Esc or the close button: postpone (the request stays pending), never deny."""
@@ -310,13 +335,17 @@ class _Pending:
 
 
 class ApprovalQueue(QObject):
-    """Pending approvals of every session, shown one by one in one dialog."""
+    """Pending approvals of every session. Each is shown as a card in its session's chat
+    (`desktop.approval.card`); the dialog shows one when the window is not in front or the
+    request is another session's (`inline` says which are in the chat now), one by one."""
 
     answered = Signal(object)
     """An ApprovalAnswer (protocol command) to send to the kernel."""
     count_changed = Signal(int)
     arrived = Signal(object)
     """A new ApprovalRequest was queued (not one already pending)."""
+    withdrawn = Signal(str, str)
+    """(session id, call id): no longer pending here (answered, decided elsewhere, gone)."""
 
     def __init__(self, window: QWidget | None = None,
                  session_title: Callable[[str], str] = lambda _s: "") -> None:
@@ -326,9 +355,19 @@ class ApprovalQueue(QObject):
         self._pending: deque[_Pending] = deque()
         self.dialog = ApprovalDialog(window)
         self.dialog.decided.connect(self._on_decided)
+        self.inline: Callable[[ApprovalRequest], bool] = lambda _r: False
+        """Whether a request is in front of the user as a card now (the window active and
+        its session shown): then the dialog does not show it too."""
+        self.reveal: Callable[[ApprovalRequest], bool] = lambda _r: False
+        """Bring a request's card into view when the user asks for it; False when it has
+        none to show (then the dialog shows it)."""
 
     def __len__(self) -> int:
         return len(self._pending)
+
+    def requests(self, session_id: str) -> list[ApprovalRequest]:
+        """A session's pending requests, oldest first."""
+        return [q.request for q in self._pending if q.request.session_id == session_id]
 
     def submit(self, request: ApprovalRequest) -> Future[ApprovalAnswer]:
         """Queue a request; the future resolves with the user's answer.
@@ -342,28 +381,51 @@ class ApprovalQueue(QObject):
         pending = _Pending(request)
         self._pending.append(pending)
         self.count_changed.emit(len(self._pending))
-        if len(self._pending) == 1:
-            self.show_current()
-        else:
-            self.dialog.update_count(1, len(self._pending))
         self.arrived.emit(request)
+        if self.dialog.isVisible():
+            self.dialog.update_count(self._position(self.dialog.request), len(self._pending))
+        else:
+            self.show_current()
         return pending.future
 
+    def _position(self, request: ApprovalRequest | None) -> int:
+        for number, pending in enumerate(self._pending, 1):
+            if pending.request is request:
+                return number
+        return 1
+
     def show_current(self, activate: bool = False) -> None:
-        """(Re)open the dialog on the oldest pending request. It is shown without taking
-        the focus; `activate` (the user asked for it) gives it the focus too."""
+        """Show the oldest pending request: as its card when the user asks (`activate`) and
+        it has one, else in the dialog — without taking the focus unless `activate`. Not
+        asked for, the dialog shows the oldest request that is not a card in front now."""
         if not self._pending:
             self.dialog.hide()
             return
-        current = self._pending[0].request
-        if self.dialog.isVisible() and self.dialog.request is current:
-            self.dialog.update_count(1, len(self._pending))
+        head = self._pending[0].request
+        if activate and self.reveal(head):
+            self.dialog.hide()
+            return
+        target = head if activate else next(
+            (q.request for q in self._pending if not self.inline(q.request)), None)
+        if target is None:
+            self.dialog.hide()
+            return
+        position = self._position(target)
+        if self.dialog.isVisible() and self.dialog.request is target:
+            self.dialog.update_count(position, len(self._pending))
         else:
-            self.dialog.show_request(current, 1, len(self._pending),
-                                     self._session_title(current.session_id))
+            self.dialog.show_request(target, position, len(self._pending),
+                                     self._session_title(target.session_id))
         self.dialog.present(activate)
         if not activate and self._window is not None and not self._window.isActiveWindow():
             QApplication.alert(self._window)
+
+    def in_front(self) -> None:
+        """The window came in front: a request the dialog shows that is a card now is left
+        to the card (one place to answer it, one chord)."""
+        request = self.dialog.request
+        if self.dialog.isVisible() and request is not None and self.inline(request):
+            self.dialog.hide()
 
     def show_call(self, session_id: str, call_id: str) -> bool:
         """Bring the pending request of this call to the front and show it, activated;
@@ -388,30 +450,51 @@ class ApprovalQueue(QObject):
     def discard(self, session_id: str, call_id: str | None = None) -> None:
         """Drop requests decided elsewhere, or all of a session's (run cancelled, restart)."""
         keep: deque[_Pending] = deque()
-        head = self._pending[0] if self._pending else None
+        gone: list[ApprovalRequest] = []
         for pending in self._pending:
             request = pending.request
             if request.session_id == session_id and call_id in (None, request.call_id):
                 pending.future.cancel()
+                gone.append(request)
             else:
                 keep.append(pending)
         self._pending = keep
         self.count_changed.emit(len(self._pending))
-        if not self._pending:
-            self.dialog.hide()
-        elif self._pending[0] is not head:
+        for request in gone:
+            self.withdrawn.emit(request.session_id, request.call_id)
+        if not self.dialog.isVisible():
+            return
+        if self.dialog.request in gone:
             self.show_current()
         else:
-            self.dialog.update_count(1, len(self._pending))
+            self.dialog.update_count(self._position(self.dialog.request), len(self._pending))
+
+    def answer(self, session_id: str, call_id: str, decision: Choice, message: str = "",
+               confirmed: bool = False) -> bool:
+        """Answer one pending request (its card's button or chord); False if it waits no
+        more."""
+        for pending in self._pending:
+            if (pending.request.session_id, pending.request.call_id) == (session_id, call_id):
+                self._resolve(pending, decision, message, confirmed)
+                return True
+        return False
 
     def _on_decided(self, decision: Choice, message: str, confirmed: bool) -> None:
-        if not self._pending:
-            return
-        pending = self._pending.popleft()
+        pending = next((q for q in self._pending if q.request is self.dialog.request), None)
+        if pending is not None:
+            self._resolve(pending, decision, message, confirmed)
+
+    def _resolve(self, pending: _Pending, decision: Choice, message: str,
+                 confirmed: bool) -> None:
+        self._pending.remove(pending)
         request = pending.request
         answer = ApprovalAnswer(request.session_id, request.call_id, decision, message,
                                 confirmed)
         pending.future.set_result(answer)
         self.count_changed.emit(len(self._pending))
         self.answered.emit(answer)
-        self.show_current()
+        self.withdrawn.emit(request.session_id, request.call_id)
+        if self.dialog.request is request or not self.dialog.isVisible():
+            self.show_current()
+        else:
+            self.dialog.update_count(self._position(self.dialog.request), len(self._pending))

@@ -1,5 +1,7 @@
-"""Paints a chat row: a message (header, prose, code blocks with their header, Copy and scroll
-bar, the selection, the streaming cursor) or a tool card (folded or expanded)."""
+"""Paints a chat row: a message (the user's in a soft bubble on the right, the answer's prose
+unboxed on the page; code blocks with a header strip holding the language and a quiet Copy;
+the selection, the streaming cursor) or a call's folded line (status icon, tool, what it is
+about, a chevron; its details unfolded under it)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPointF, QRectF, 
 from PySide6.QtGui import (
     QAbstractTextDocumentLayout,
     QColor,
+    QFont,
     QPainter,
     QPalette,
     QPixmap,
@@ -20,19 +23,23 @@ from PySide6.QtWidgets import QAbstractItemView, QStyledItemDelegate
 
 from desktop.chat.documents import CodeDocument, SafeDocument
 from desktop.chat.geometry import (
-    HEADER,
+    BODY_INDENT,
+    BUBBLE_RADIUS,
+    COPY_WIDTH,
     MARGIN,
-    PAD,
     PieceBox,
     card_box,
     card_height,
     content_width,
+    message_frame,
+    message_height,
     message_pieces,
-    row_box,
     scroll_thumb,
+    turn_end,
 )
 from desktop.chat.model import ITEM_ROLE, ChatItem, ChatModel, MessageItem, Role, ToolCardItem
 from desktop.chat.selection import TextSelection, selection_cursor
+from desktop.icons import icon_pixmap
 from desktop.theme import border_colour
 from desktop.words import STATUS_WORDS
 from kernel.visible import one_line
@@ -53,6 +60,7 @@ STATUS_COLOURS: Mapping[CallStatus, str] = {
     "queued": "#6e7781",
 }
 CARET_WIDTH = 7.0
+COPY_ROOM = COPY_WIDTH + 8
 
 
 class RowState(Protocol):
@@ -61,6 +69,10 @@ class RowState(Protocol):
     def selection_in(self, row: int) -> TextSelection | None: ...
 
     def copied(self, doc: SafeDocument) -> bool: ...
+
+    def approval_height(self, item: ToolCardItem, width: float) -> float:
+        """The room of a call's pending approval card under its line."""
+        ...
 
 
 _SHADES: dict[tuple[int, float], QColor] = {}
@@ -85,10 +97,6 @@ def shade(palette: QPalette, amount: float) -> QColor:
             base.greenF() + (text.greenF() - base.greenF()) * amount,
             base.blueF() + (text.blueF() - base.blueF()) * amount)
     return colour
-
-
-def label(item: MessageItem) -> str:
-    return {Role.USER: "You", Role.ASSISTANT: "Assistant"}.get(item.role, item.role.title())
 
 
 def _item(index: QModelIndex | QPersistentModelIndex) -> ChatItem:
@@ -139,8 +147,35 @@ def _document_pixmap(doc: SafeDocument, palette: QPalette, ratio: float) -> QPix
     return pixmap
 
 
+STATUS_ICONS: Mapping[CallStatus, str] = {
+    "ok": "status-ok",
+    "error": "status-error",
+    "denied": "status-denied",
+    "stopped": "status-stopped",
+    "timeout": "status-error",
+    "awaiting_approval": "status-waiting",
+    "running": "status-running",
+    "queued": "status-queued",
+}
+ICON = 16
+
+
+def bubble_colour(palette: QPalette) -> QColor:
+    """The user's bubble: the page a little towards the text (soft in light and dark)."""
+    return shade(palette, 0.075 if is_dark_palette(palette) else 0.06)
+
+
+def is_dark_palette(palette: QPalette) -> bool:
+    return palette.color(QPalette.ColorRole.Base).lightness() < 128
+
+
+def muted(palette: QPalette) -> QColor:
+    """Secondary text (a call's line, a notice): between the text and the page."""
+    return shade(palette, 0.62)
+
+
 class ChatDelegate(QStyledItemDelegate):
-    """Paints a message (header + its pieces) or a tool card."""
+    """Paints a message (a bubble, or prose on the page) or a call's folded line."""
 
     def __init__(self, view: QAbstractItemView, state: RowState) -> None:
         super().__init__(view)
@@ -151,10 +186,12 @@ class ChatDelegate(QStyledItemDelegate):
                  index: QModelIndex | QPersistentModelIndex) -> QSize:
         item = _item(index)
         width = self._view.viewport().width()
+        column = content_width(width)
         if isinstance(item, ToolCardItem):
-            return QSize(width, int(card_height(item, content_width(width)) + MARGIN))
-        item.layout(content_width(width))
-        return QSize(width, int(item.height() + HEADER + 2 * PAD + MARGIN))
+            return QSize(width, int(card_height(item, column) + MARGIN + turn_end(item)
+                                    + self._state.approval_height(item, column)))
+        item.layout(column)
+        return QSize(width, int(message_height(item)))
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem,
               index: QModelIndex | QPersistentModelIndex) -> None:
@@ -162,74 +199,84 @@ class ChatDelegate(QStyledItemDelegate):
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         rect = QRectF(option.rect)
-        box = row_box(rect)
         palette = option.palette
-        if isinstance(item, ToolCardItem):
-            self._paint_card(painter, rect, item, palette)
-        else:
-            self._paint_message(painter, rect, item, palette, index.row())
         from PySide6.QtWidgets import QStyle  # made when a row is first painted: its Python
         # enums cost ~10 ms, which the window's first paint (an empty chat) need not wait for
 
+        hovered = bool(option.state & QStyle.StateFlag.State_MouseOver)
+        if isinstance(item, ToolCardItem):
+            self._paint_card(painter, rect, item, palette, hovered)
+            focus = card_box(item, rect).header
+        else:
+            self._paint_message(painter, rect, item, palette, index.row())
+            focus = message_frame(item, rect)
         if option.state & QStyle.StateFlag.State_HasFocus:
             painter.setPen(palette.color(QPalette.ColorRole.Highlight))
             painter.setBrush(Qt.BrushStyle.NoBrush)
-            painter.drawRoundedRect(box, 6, 6)
+            painter.drawRoundedRect(crisp(focus.adjusted(-4, 0, 4, 0)), 8, 8)
         painter.restore()
 
     # -- messages ----------------------------------------------------------------------------
     def _paint_message(self, painter: QPainter, rect: QRectF, item: MessageItem,
                        palette: QPalette, row: int) -> None:
-        box = row_box(rect)
-        background = {
-            Role.USER: palette.color(QPalette.ColorRole.AlternateBase),
-            Role.ERROR: QColor(207, 34, 46, 40),
-            Role.NOTICE: shade(palette, 0.04),
-        }.get(item.role, palette.color(QPalette.ColorRole.Base))
-        painter.setPen(border_colour(palette, background, palette.color(QPalette.ColorRole.Base)))
-        painter.setBrush(background)
-        painter.drawRoundedRect(crisp(box), 6, 6)
-        painter.setPen(palette.color(QPalette.ColorRole.PlaceholderText))
-        header = QRectF(box.left() + PAD, box.top() + 2, box.width() - 2 * PAD, HEADER)
-        font = painter.font()
-        font.setBold(True)
-        painter.setFont(font)
-        painter.drawText(header, Qt.AlignmentFlag.AlignVCenter, label(item))
-        font.setBold(False)
-        painter.setFont(font)
+        frame = message_frame(item, rect)
+        if item.role is Role.USER:
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(bubble_colour(palette))
+            painter.drawRoundedRect(frame, BUBBLE_RADIUS, BUBBLE_RADIUS)
+        elif item.role is Role.ERROR:
+            fill = QColor(207, 34, 46, 34)
+            painter.setPen(border_colour(palette, fill))
+            painter.setBrush(fill)
+            painter.drawRoundedRect(crisp(frame), 10, 10)
+        if item.role is Role.NOTICE:
+            palette = QPalette(palette)
+            palette.setColor(QPalette.ColorRole.Text, muted(palette))
         selection = self._state.selection_in(row)
         ratio = painter.device().devicePixelRatioF()
         pieces = message_pieces(item, rect)
         for piece in pieces:
             span = selection.span(piece.index, piece.doc) if selection is not None else None
             if isinstance(piece.doc, CodeDocument):
-                self._paint_code(painter, piece, palette, span)
+                self._paint_code(painter, piece, palette, span, ratio)
             elif span is not None or piece.index >= len(item.segments):
                 draw_document(painter, piece.doc, piece.origin, palette, selection=span)
             else:
                 painter.drawPixmap(piece.origin, _document_pixmap(piece.doc, palette, ratio))
         if item.streaming:
-            self._paint_caret(painter, pieces, box, palette)
+            self._paint_caret(painter, pieces, frame, palette)
 
     def _paint_code(self, painter: QPainter, piece: PieceBox, palette: QPalette,
-                    span: tuple[int, int] | None) -> None:
+                    span: tuple[int, int] | None, ratio: float) -> None:
+        """A code block: a shaded box with a header strip (its language, a quiet Copy)."""
         doc = piece.doc
         assert isinstance(doc, CodeDocument)
         painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(shade(palette, 0.06))
-        painter.drawRoundedRect(piece.frame, 5, 5)
+        painter.setBrush(shade(palette, 0.045))
+        painter.drawRoundedRect(piece.frame, 8, 8)
         strip = QRectF(piece.frame.left(), piece.frame.top(), piece.frame.width(),
                        piece.clip.top() - piece.frame.top())
-        painter.setPen(palette.color(QPalette.ColorRole.PlaceholderText))
-        painter.drawText(strip.adjusted(8, 0, -70, 0), Qt.AlignmentFlag.AlignVCenter,
+        painter.save()
+        painter.setClipRect(strip)
+        painter.setBrush(shade(palette, 0.09))
+        painter.drawRoundedRect(piece.frame, 8, 8)
+        painter.restore()
+        quiet = muted(palette)
+        painter.setPen(quiet)
+        font = painter.font()
+        small = QFont(font)
+        small.setPixelSize(max(10, font.pixelSize() - 2) if font.pixelSize() > 0 else 12)
+        painter.setFont(small)
+        painter.drawText(strip.adjusted(12, 0, -COPY_ROOM, 0), Qt.AlignmentFlag.AlignVCenter,
                          doc.language or "code")
         if piece.copy is not None:
-            painter.setPen(shade(palette, 0.35))
-            painter.setBrush(shade(palette, 0.02))
-            painter.drawRoundedRect(piece.copy, 4, 4)
-            painter.setPen(palette.color(QPalette.ColorRole.Text))
-            painter.drawText(piece.copy, Qt.AlignmentFlag.AlignCenter,
-                             "Copied" if self._state.copied(doc) else "Copy")
+            copied = self._state.copied(doc)
+            icon = icon_pixmap("check" if copied else "copy", quiet, 14, ratio)
+            painter.drawPixmap(QPointF(piece.copy.left() + 6,
+                                       piece.copy.center().y() - 7), icon)
+            painter.drawText(piece.copy.adjusted(24, 0, 0, 0), Qt.AlignmentFlag.AlignVCenter,
+                             "Copied" if copied else "Copy")
+        painter.setFont(font)
         draw_document(painter, doc, piece.origin, palette, clip=piece.clip, selection=span)
         if piece.bar is not None:
             painter.setPen(Qt.PenStyle.NoPen)
@@ -242,43 +289,71 @@ class ChatDelegate(QStyledItemDelegate):
         painter.setBrush(palette.color(QPalette.ColorRole.Text))
         painter.drawRect(caret_rect(pieces, box))
 
-    # -- tool cards ----------------------------------------------------------------------------
+    # -- a call's line -------------------------------------------------------------------------
     def _paint_card(self, painter: QPainter, rect: QRectF, item: ToolCardItem,
-                    palette: QPalette) -> None:
-        box = row_box(rect)
+                    palette: QPalette, hovered: bool) -> None:
+        """One line: the status icon, the tool and what it is about, a chevron; how it went
+        on the right. Unfolded, its arguments and result under it, behind a thin rule."""
         geometry = card_box(item, rect)
-        painter.setPen(border_colour(palette, palette.color(QPalette.ColorRole.Button),
-                                     palette.color(QPalette.ColorRole.Base)))
-        painter.setBrush(palette.color(QPalette.ColorRole.Button))
-        painter.drawRoundedRect(crisp(box), 6, 6)
         header = geometry.header
+        if hovered or item.expanded:
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(shade(palette, 0.04))
+            painter.drawRoundedRect(header.adjusted(-6, 1, 6, -1), 8, 8)
+        ratio = painter.device().devicePixelRatioF()
         colour = QColor(STATUS_COLOURS[item.status])
-        painter.setBrush(colour)
-        painter.setPen(Qt.PenStyle.NoPen)
-        painter.drawEllipse(QPointF(header.left() + 12, header.center().y()), 4, 4)
-        painter.setPen(palette.color(QPalette.ColorRole.ButtonText))
-        text_box = header.adjusted(24, 0, -PAD, 0)
+        middle = header.center().y()
+        painter.drawPixmap(QPointF(header.left(), middle - ICON / 2),
+                           icon_pixmap(STATUS_ICONS[item.status], colour, ICON, ratio))
+        quiet = muted(palette)
         words = STATUS_WORDS[item.status]
         status = one_line(item.detail if item.status == "ok" and item.detail
                           else words + (f" · {item.detail}" if item.detail else ""))
-        arrow = "▾" if item.expanded else "▸"
-        text = one_line(f"{item.name}  {item.summary}")
+        if item.changes:
+            status = f"{one_line(item.changes)}{' · undone' if item.undo == 'undone' else ''}" \
+                     f" · {status}"
         metrics = painter.fontMetrics()
+        right = geometry.undo.width() + 6 if geometry.undo is not None else 0.0
+        text_box = header.adjusted(BODY_INDENT, 0, -right, 0)
         status_width = min(metrics.horizontalAdvance(status) + 8, int(text_box.width() / 2))
-        painter.drawText(text_box.adjusted(0, 0, -status_width, 0),
-                         Qt.AlignmentFlag.AlignVCenter,
-                         metrics.elidedText(f"{arrow} {text}", Qt.TextElideMode.ElideRight,
-                                            int(text_box.width() - status_width)))
-        painter.setPen(colour)
+        room = int(text_box.width() - status_width - 24)
+        name = one_line(item.name)
+        summary = metrics.elidedText(one_line(item.summary), Qt.TextElideMode.ElideRight,
+                                     max(0, room - metrics.horizontalAdvance(name + "  ")))
+        painter.setPen(palette.color(QPalette.ColorRole.Text))
+        painter.drawText(text_box, Qt.AlignmentFlag.AlignVCenter, name)
+        used = min(metrics.horizontalAdvance(name + "  "), room)
+        painter.setPen(quiet)
+        painter.drawText(text_box.adjusted(used, 0, 0, 0), Qt.AlignmentFlag.AlignVCenter,
+                         summary)
+        used += metrics.horizontalAdvance(summary) + 6
+        painter.drawPixmap(QPointF(text_box.left() + used, middle - 7),
+                           icon_pixmap("chevron-down" if item.expanded else "chevron-right",
+                                       quiet, 14, ratio))
+        painter.setPen(colour if item.status in ("error", "timeout", "awaiting_approval")
+                       else quiet)
         painter.drawText(text_box, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
                          metrics.elidedText(status, Qt.TextElideMode.ElideRight, status_width))
+        if geometry.undo is not None:
+            painter.setPen(shade(palette, 0.25))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRoundedRect(crisp(geometry.undo), 6, 6)
+            painter.setPen(palette.color(QPalette.ColorRole.Text))
+            painter.drawPixmap(QPointF(geometry.undo.left() + 6, middle - 7),
+                               icon_pixmap("retry", quiet, 14, ratio))
+            painter.drawText(geometry.undo.adjusted(22, 0, 0, 0), Qt.AlignmentFlag.AlignVCenter,
+                             "Undo")
         if geometry.body is not None and item.body is not None:
+            painter.setPen(shade(palette, 0.18))
+            x = header.left() + ICON / 2
+            painter.drawLine(QPointF(x, header.bottom() + 2),
+                             QPointF(x, geometry.body.bottom()))
             draw_document(painter, item.body, geometry.body.topLeft(), palette,
                           clip=geometry.body)
         if geometry.open_output is not None:
-            painter.setPen(shade(palette, 0.35))
+            painter.setPen(shade(palette, 0.3))
             painter.setBrush(palette.color(QPalette.ColorRole.Base))
-            painter.drawRoundedRect(geometry.open_output, 4, 4)
+            painter.drawRoundedRect(crisp(geometry.open_output), 6, 6)
             painter.setPen(palette.color(QPalette.ColorRole.Text))
             painter.drawText(geometry.open_output, Qt.AlignmentFlag.AlignCenter,
                              "Open full output")
@@ -287,7 +362,7 @@ class ChatDelegate(QStyledItemDelegate):
 def caret_rect(pieces: list[PieceBox], box: QRectF) -> QRectF:
     """Where the streaming cursor stands: just after the last character shown."""
     if not pieces:
-        return QRectF(box.left() + PAD, box.top() + HEADER + PAD / 2 + 2, CARET_WIDTH, 14)
+        return QRectF(box.left() + 2, box.top() + 4, CARET_WIDTH, 14)
     piece = pieces[-1]
     block = piece.doc.lastBlock()
     layout = block.layout()

@@ -12,6 +12,7 @@ import itertools
 
 from PySide6.QtCore import QByteArray, QObject, QUrl
 from PySide6.QtGui import (
+    QFont,
     QFontDatabase,
     QFontMetricsF,
     QGuiApplication,
@@ -28,8 +29,20 @@ CODE_HEADER = 22.0
 """The strip above a code block: its language on the left, Copy on the right."""
 CODE_BAR = 8.0
 """The horizontal scroll bar under a code block wider than the message."""
-CODE_GAP = 6.0
+CODE_GAP = 10.0
+PLAIN_LINE_HEIGHT = 140.0
+"""A typed message's line height, in percent of the font's."""
 """Space under a code block, so two blocks in a row stay two."""
+
+
+READING_PX = 15
+"""The conversation's reading face, in pixels (the interface's own font stays as it is)."""
+
+
+def reading_font() -> QFont:
+    font = QFont(QGuiApplication.font())
+    font.setPixelSize(READING_PX)
+    return font
 
 
 def is_dark() -> bool:
@@ -46,7 +59,7 @@ class SafeDocument(QTextDocument):
         super().__init__(parent)
         self.setUndoRedoEnabled(False)
         self.setDocumentMargin(2)
-        self.setDefaultFont(QGuiApplication.font())
+        self.setDefaultFont(reading_font())
         self.serial = next(_SERIALS)
         """Unique for the app's lifetime: names this document's cached rendering."""
 
@@ -120,7 +133,14 @@ class CodeDocument(SafeDocument):
 def plain_document(text: str, width: float, parent: QObject | None = None) -> SafeDocument:
     """A laid-out document showing text as typed (the user's own messages), control and
     invisible characters escaped."""
+    from PySide6.QtGui import QTextBlockFormat  # (not needed by the first window)
+
     doc = SafeDocument(parent)
     doc.setPlainText(visible(text))
+    cursor = QTextCursor(doc)
+    cursor.select(QTextCursor.SelectionType.Document)
+    spaced = QTextBlockFormat()
+    spaced.setLineHeight(PLAIN_LINE_HEIGHT, 1)  # proportional
+    cursor.mergeBlockFormat(spaced)
     doc.fit(width)
     return doc

@@ -4,12 +4,14 @@ what the run is doing meanwhile (thinking, running a tool, waiting for an approv
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from desktop.chat.model import ChatModel, Role
 from desktop.errors import in_app_words
 from desktop.run_notices import notice_text
 from desktop.words import execution_seconds, format_bytes, format_duration, outcome
 from kernel import events as ev
+from kernel.transaction.changeset import ChangeSet, ChangeSetError
 
 _FINISH_NOTES = {
     "end_turn": "",
@@ -28,6 +30,16 @@ def result_detail(event: ev.ToolResultEvent, waited_s: float = 0.0) -> str:
     if not event.is_error:
         return " · ".join(parts)
     return " · ".join([outcome(True, event.error_code, event.preview), *parts])
+
+
+def changes_words(changes: list[dict[str, Any]]) -> str:
+    """A result's change set in words ("" for none); one that cannot be read says so."""
+    if not changes:
+        return ""
+    try:
+        return ChangeSet.from_json({"changes": changes}).summary()
+    except (ChangeSetError, TypeError):
+        return "changes that could not be read"
 
 
 def _decision_detail(event: ev.ApprovalDecision) -> str:
@@ -69,6 +81,7 @@ def apply_event(model: ChatModel, event: ev.Event, at: float | None = None) -> N
         detail = result_detail(event, model.approval_wait(event.call_id))
         model.update_tool_card(event.call_id, event.status, detail, preview=event.preview,
                                output_path=event.externalized_path)
+        model.set_changes(event.call_id, changes_words(event.changes))
         model.refresh_activity(now)
     elif isinstance(event, ev.ModelWaiting):
         model.set_activity("Waiting for the model", now - event.waited_s)
@@ -91,6 +104,7 @@ def apply_event(model: ChatModel, event: ev.Event, at: float | None = None) -> N
             model.add_message(Role.NOTICE, note, at)
         if event.empty_answer:
             model.add_message(Role.NOTICE, notice_text(event) or "", at)
+        model.end_turn()
     elif isinstance(event, ev.McpServerEvent) and event.state == "failed":
         model.add_message(Role.NOTICE, f"MCP server {event.server!r} failed: {event.reason}; "
                                        f"its tools are not available.", at)
@@ -99,3 +113,4 @@ def apply_event(model: ChatModel, event: ev.Event, at: float | None = None) -> N
     elif isinstance(event, ev.ErrorEvent):
         model.finish_streaming()
         model.add_message(Role.ERROR, f"{in_app_words(event.message)} ({event.code})", at)
+        model.end_turn()

@@ -43,6 +43,7 @@ from PySide6.QtGui import (
 
 from desktop.chat.documents import CodeDocument, SafeDocument
 from desktop.chat.highlight import fill_code
+from desktop.theme import mix
 from kernel.visible import one_line, visible
 
 if TYPE_CHECKING:
@@ -60,6 +61,9 @@ code on each line has 12,000)."""
 INLINE_SPECIALS = "!&*<>[\\]_`~"
 _BRACKET = re.compile(r"\]\(|[\[\])]")
 HEADING_SCALE = {"h1": 1.5, "h2": 1.3, "h3": 1.15}
+LINE_HEIGHT = 145.0
+"""Prose's line height, in percent of the font's: generous, as a reading face wants."""
+READING_SPACING = 1  # QTextBlockFormat.LineHeightTypes.ProportionalHeight
 QUOTE_BAR = 3.0
 INDENT = 22.0
 CHECKBOX = {True: "☑", False: "☐"}
@@ -246,7 +250,8 @@ class _Builder:
     def _block(self, fmt: QTextBlockFormat | None = None) -> QTextCursor:
         cursor = self._prose()
         fmt = fmt or QTextBlockFormat()
-        fmt.setBottomMargin(2 if self.lists else 6)
+        fmt.setBottomMargin(2 if self.lists else 8)
+        fmt.setLineHeight(LINE_HEIGHT, READING_SPACING)
         if self.lists and not self.item_starts:
             fmt.setIndent(len(self.lists))
         if self.fresh:
@@ -376,9 +381,9 @@ class _Builder:
         cursor = self._block() if not self.fresh else self._prose()
         fmt = QTextTableFormat()
         fmt.setBorder(1)
-        fmt.setBorderBrush(QGuiApplication.palette().color(QPalette.ColorRole.Mid))
+        fmt.setBorderBrush(_page_shade(0.16))
         fmt.setBorderCollapse(True)
-        fmt.setCellPadding(4)
+        fmt.setCellPadding(6)
         fmt.setCellSpacing(0)
         fmt.setHeaderRowCount(1)
         fmt.setTopMargin(4)
@@ -387,7 +392,7 @@ class _Builder:
         row = -1
         column = 0
         self.cells += 1
-        header = QGuiApplication.palette().color(QPalette.ColorRole.AlternateBase)
+        header = _page_shade(0.08)
         for token in tokens[i + 1:end]:
             if token.type == "tr_open":
                 row, column = row + 1, 0
@@ -495,10 +500,16 @@ def _mono(fmt: QTextCharFormat | None = None) -> QTextCharFormat:
     out = QTextCharFormat(fmt) if fmt is not None else QTextCharFormat()
     out.setFontFamilies(
         QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont).families())
-    shade = QColor(QGuiApplication.palette().color(QPalette.ColorRole.Mid))
-    shade.setAlpha(50)
-    out.setBackground(shade)
+    out.setBackground(_page_shade(0.08))
     return out
+
+
+def _page_shade(amount: float) -> QColor:
+    """The page's colour moved `amount` towards the text's: a chip, a table's header row
+    and lines that read in light and in dark mode."""
+    palette = QGuiApplication.palette()
+    return mix(palette.color(QPalette.ColorRole.Base), palette.color(QPalette.ColorRole.Text),
+               amount)
 
 
 _OPENING = re.compile(r"(`{3,}|~{3,})([^\n]*)\n")

@@ -35,9 +35,14 @@ from kernel.visible import one_line, visible
 # (with the Qt classes they use) would only delay its first paint.
 
 if TYPE_CHECKING:
-    from kernel.events import CallStatus
+    from kernel.events import ApprovalRequest, CallStatus
 
 ITEM_ROLE = Qt.ItemDataRole.UserRole + 1
+BUBBLE_SHARE = 0.8
+"""The widest a message of the user's gets: this share of the column (a bubble on the
+right, the answers' prose on the page below it)."""
+BUBBLE_PAD = 14.0
+"""The room inside a bubble (or an error's box) on each side of its text."""
 RENDER_INTERVAL_MS = 33
 """At most ~30 re-renders of the streaming tail per second."""
 
@@ -69,6 +74,19 @@ class MessageItem:
     renders: int = 0
     """How many times a piece of this message was (re)built; tests read it."""
     cached_height: float | None = None
+    ends_turn: bool = False
+    """The last row of an agent turn: the room for its actions and the gap to the next."""
+
+    @property
+    def boxed(self) -> bool:
+        """Drawn in a box of its own (the user's bubble, an error) rather than on the page."""
+        return self.role in (Role.USER, Role.ERROR)
+
+    def text_width(self, column: float) -> float:
+        """How wide its text is laid out in a column this wide."""
+        if self.role is Role.USER:
+            return max(60.0, column * BUBBLE_SHARE - 2 * BUBBLE_PAD)
+        return max(60.0, column - 2 * BUBBLE_PAD) if self.boxed else column
 
     def documents(self) -> list[SafeDocument]:
         return [*self.segments, *self.tail]
@@ -82,13 +100,13 @@ class MessageItem:
             self.render_tail() if self.streaming else self.render_all()
             return
         for doc in self.documents():
-            doc.fit(width)
+            doc.fit(self.text_width(width))
 
     def render_all(self) -> None:
         """The pieces of the whole (finished or user) message, rendered once."""
         from desktop.chat.markdown import render_markdown
 
-        width = max(self.width, 50.0)
+        width = max(self.text_width(self.width), 50.0)
         self.segments = ([plain_document(self.text, width)] if self.role is Role.USER
                          else render_markdown(self.text, width))
         below = [attached_line(self.attachments)] if self.attachments else []
@@ -106,7 +124,7 @@ class MessageItem:
         uncoloured until `final`)."""
         from desktop.chat.markdown import render_markdown, split_stable
 
-        width = max(self.width, 50.0)
+        width = max(self.text_width(self.width), 50.0)
         cut = split_stable(self.text)
         if cut > self.rendered_upto:
             frozen = render_markdown(self.text[self.rendered_upto:cut], width)
@@ -174,9 +192,17 @@ class ToolCardItem:
     asked_at: float | None = None
     """When the approval was asked (its wait is not the call's run time)."""
     waited_s: float = 0.0
+    ends_turn: bool = False
+    """The last row of an agent turn (a run that ended on a call)."""
+    changes: str = ""
+    """What the call changed in the workspace, in words ("2 files changed, +10 −2")."""
+    undo: str = "none"
+    """Its step: "none" (nothing changed), "undoable", "undone" or "kept" (for good)."""
     expanded: bool = False
     body: SafeDocument | None = None
     """Arguments and result preview, built when the card is first expanded."""
+    approval: ApprovalRequest | None = None
+    """The call's pending approval, shown as a card under its line (the view's widget)."""
 
     def body_document(self, width: float) -> SafeDocument:
         if self.body is None:
@@ -216,6 +242,8 @@ class ChatModel(QAbstractListModel):
         super().__init__(parent)
         self._items: list[ChatItem] = []
         self._cards: dict[str, int] = {}
+        self._asking: set[str] = set()
+        """The calls whose approval card shows."""
         self._streaming: MessageItem | None = None
         self._streaming_row = -1
         self._dirty = False
@@ -257,6 +285,7 @@ class ChatModel(QAbstractListModel):
         self.beginResetModel()
         self._items.clear()
         self._cards.clear()
+        self._asking.clear()
         self._streaming = None
         self._timer.stop()
         self.endResetModel()
@@ -268,12 +297,23 @@ class ChatModel(QAbstractListModel):
         self._items.append(item)
         self.endInsertRows()
 
+    def end_turn(self) -> None:
+        """The agent's turn is over: its last row gets the room for its actions and the gap
+        before the next turn."""
+        if not self._items:
+            return
+        last = self._items[-1]
+        if not last.ends_turn and not (isinstance(last, MessageItem) and last.role is Role.USER):
+            last.ends_turn = True
+            self._changed(len(self._items) - 1, grew=True)
+
     def add_message(self, role: Role, text: str, at: float | None = None,
                     attachments: list[dict[str, Any]] | None = None) -> None:
         self.close_stream()
         edited = role is Role.USER and self._edited_next
         if role is Role.USER:
             self._edited_next = False
+            self.end_turn()
         self._append(MessageItem(role, text, at=at, attachments=list(attachments or []),
                                  edited=edited))
 
@@ -300,6 +340,7 @@ class ChatModel(QAbstractListModel):
         self.beginRemoveRows(QModelIndex(), first, len(self._items) - 1)
         del self._items[first:]
         self._cards = {call: r for call, r in self._cards.items() if r < first}
+        self._asking &= set(self._cards)
         self.endRemoveRows()
 
     def append_delta(self, text: str, at: float | None = None) -> None:
@@ -388,6 +429,39 @@ class ChatModel(QAbstractListModel):
             card.expanded = not card.expanded
             self._changed(row, grew=True)
 
+    def set_approval(self, call_id: str, request: ApprovalRequest | None) -> None:
+        """A call's approval is pending (`request`) or no longer is (None)."""
+        card = self._card(call_id)
+        if card is not None and card.approval is not request:
+            card.approval = request
+            (self._asking.add if request is not None else self._asking.discard)(call_id)
+            self._changed(self._cards[call_id], grew=True)
+
+    def approvals(self) -> list[ToolCardItem]:
+        """The cards whose approval is pending, in the order of the conversation."""
+        out: list[ToolCardItem] = []
+        if not self._asking:
+            return out
+        for row in sorted(self._cards[call_id] for call_id in self._asking):
+            card = self._items[row]
+            if isinstance(card, ToolCardItem) and card.approval is not None:
+                out.append(card)
+        return out
+
+    def set_changes(self, call_id: str, changes: str) -> None:
+        """What a finished call changed (its step can be undone until the kernel says)."""
+        card = self._card(call_id)
+        if card is not None and changes:
+            card.changes, card.undo = changes, "undoable"
+            self._changed(self._cards[call_id], grew=False)
+
+    def set_undo(self, call_id: str, state: str) -> None:
+        """A call's step as the kernel's step list says: undoable, undone or kept."""
+        card = self._card(call_id)
+        if card is not None and card.changes and card.undo != state:
+            card.undo = state
+            self._changed(self._cards[call_id], grew=False)
+
     def card_row(self, call_id: str) -> int | None:
         return self._cards.get(call_id)
 
@@ -464,6 +538,18 @@ def message_text(item: ChatItem) -> str:
     if isinstance(item, ToolCardItem):
         return item_text(item)
     return visible(item.text)
+
+
+def turn_text(items: list[ChatItem], row: int) -> str:
+    """What a turn's Copy copies: the answer's prose of the turn ending at `row` (from the
+    user's message before it), its pieces in order, as written."""
+    texts: list[str] = []
+    for item in reversed(items[:row + 1]):
+        if isinstance(item, MessageItem) and item.role is Role.USER:
+            break
+        if isinstance(item, MessageItem) and item.role is Role.ASSISTANT:
+            texts.append(visible(item.text))
+    return "\n\n".join(reversed(texts))
 
 
 def item_text(item: ChatItem) -> str:

@@ -29,14 +29,17 @@ from PySide6.QtWidgets import QAbstractItemView, QListView, QMenu, QWidget
 
 from desktop.chat import activity
 from desktop.chat.activity import ActivityIndicator
+from desktop.chat.approvals import ApprovalCards
 from desktop.chat.attach import image_bytes, local_files
 from desktop.chat.delegate import ChatDelegate
 from desktop.chat.documents import CodeDocument, SafeDocument, is_dark
 from desktop.chat.find import FindBar, Match, find_matches
 from desktop.chat.geometry import (
     PieceBox,
+    actions_box,
     card_box,
     content_width,
+    message_frame,
     message_pieces,
     piece_at,
     scroll_for,
@@ -48,7 +51,9 @@ from desktop.chat.model import (
     Role,
     ToolCardItem,
     message_text,
+    turn_text,
 )
+from desktop.chat.overlays import EmptyState, JumpButton, message_actions, turn_actions
 from desktop.chat.selection import TextSelection, point_at, selected_text, word_at
 
 RELAYOUT_INTERVAL_MS = 100
@@ -75,9 +80,26 @@ class ChatView(QListView):
     files_dropped = Signal(list)
     """Local files dropped on the chat: to attach to the prompt."""
     image_dropped = Signal(bytes)
+    undo_requested = Signal(str)
+    """A call's Undo on its line: undo the changes it made (its step)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.approval_cards = ApprovalCards(self)
+        # The overlays are the view's children, not the viewport's (NoFrame: the same
+        # corner); the first viewport() call costs ~10 ms the first paint need not pay.
+        self.empty_state = EmptyState(self)
+        self.jump = JumpButton(self)
+        self.jump.clicked.connect(self.scrollToBottom)
+        self.turn_actions = turn_actions(self)
+        copy, retry = self.turn_actions.buttons
+        copy.clicked.connect(self._copy_turn)
+        retry.clicked.connect(self.regenerate_requested)
+        self.message_actions = message_actions(self)
+        copy, edit = self.message_actions.buttons
+        copy.clicked.connect(self._copy_message)
+        edit.clicked.connect(self.edit_requested)
+        self._hover_row = -1
         self.setAccessibleName("Conversation")
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -107,6 +129,7 @@ class ChatView(QListView):
         self.customContextMenuRequested.connect(self._context_menu)
         self.activity = ActivityIndicator(self)
         self.setViewportMargins(0, 0, 0, activity.HEIGHT)
+
         self.find_bar = FindBar(self)
         self.find_bar.search.connect(self.find_text)
         self.find_bar.step.connect(self.step_match)
@@ -128,17 +151,24 @@ class ChatView(QListView):
         if isinstance(previous, ChatModel):
             previous.item_grew.disconnect(self._on_item_grew)
             previous.rowsInserted.disconnect(self._on_rows_inserted)
+            previous.rowsRemoved.disconnect(self._refresh_overlays)
+            previous.modelReset.disconnect(self._refresh_overlays)
             previous.activity_changed.disconnect(self.activity.show_activity)
+        self.approval_cards.clear()
         super().setModel(model)
         if model.dark != is_dark():  # rendered before the palette changed, while unseen
             model.restyle()
         model.item_grew.connect(self._on_item_grew)
         model.rowsInserted.connect(self._on_rows_inserted)
+        model.rowsRemoved.connect(self._refresh_overlays)
+        model.modelReset.connect(self._refresh_overlays)
         model.activity_changed.connect(self.activity.show_activity)
         self.activity.show_activity(model.activity)
         self._grown_row = -1
+        self._hover_row = -1
         self._selection = None
         self._matches = []
+        self._refresh_overlays()
 
     def chat_model(self) -> ChatModel:
         model = self.model()
@@ -154,6 +184,20 @@ class ChatView(QListView):
         serial, until = self._copied
         return serial == doc.serial and time.monotonic() < until
 
+    def approval_height(self, item: ToolCardItem, width: float) -> float:
+        return self.approval_cards.height(item, width)
+
+    # -- the approval cards follow their rows ------------------------------------------------
+    def updateGeometries(self) -> None:
+        super().updateGeometries()
+        self.approval_cards.place()
+        self._place_actions()
+
+    def scrollContentsBy(self, dx: int, dy: int) -> None:
+        super().scrollContentsBy(dx, dy)
+        self.approval_cards.place()
+        self._place_actions()
+
     # -- following the end ---------------------------------------------------------------------
     def at_bottom(self) -> bool:
         bar = self.verticalScrollBar()
@@ -161,15 +205,99 @@ class ChatView(QListView):
 
     def _on_scrolled(self, _value: int) -> None:
         self._following = self.at_bottom()
+        self._refresh_overlays()
 
     def _on_range_changed(self, _minimum: int, maximum: int) -> None:
         """Content grew or shrank: stay at the end if the user was there."""
         if self._following:
             self.verticalScrollBar().setValue(maximum)
+        self._refresh_overlays()
 
     def _on_rows_inserted(self, _parent: QModelIndex, _first: int, _last: int) -> None:
         if self._following:
             self.scheduleDelayedItemsLayout()
+        if self.empty_state.isVisible():
+            self._refresh_overlays()
+
+    # -- what floats on the conversation -----------------------------------------------------
+    def _refresh_overlays(self) -> None:
+        """The empty state while there is nothing, the jump button while the end is out of
+        sight, the actions of the turn under the pointer (else of the last one)."""
+        model = self.model()
+        rows = model.rowCount() if model is not None else 0
+        width, height = self.width(), self.height() - activity.HEIGHT
+        self.empty_state.setVisible(rows == 0)
+        if rows == 0:
+            self.empty_state.setGeometry(24, 0, max(0, width - 48), height)
+        self.jump.setVisible(rows > 0 and not self.at_bottom())
+        self.jump.move((width - self.jump.width()) // 2, height - self.jump.height() - 12)
+        if rows:
+            self.jump.raise_()
+            self._place_actions()
+
+    def _actions_row(self) -> int:
+        """The turn whose actions show: the one under the pointer, else the last one."""
+        model = self.model()
+        if not isinstance(model, ChatModel) or model.rowCount() == 0:
+            return -1
+        for row in (self._hover_row, model.rowCount() - 1):
+            if 0 <= row < model.rowCount() and model.item(row).ends_turn:
+                return row
+        return -1
+
+    def _place_actions(self) -> None:
+        self._place_message_actions()
+        row = self._actions_row()
+        actions = self.turn_actions
+        actions.row = row
+        if row < 0:
+            actions.hide()
+            return
+        model = self.chat_model()
+        rect = QRectF(self.visualRect(model.index(row, 0)))
+        box = actions_box(model.item(row), rect)
+        actions.buttons[1].setVisible(row == model.rowCount() - 1
+                                      and model.last_user_row() is not None)
+        actions.setGeometry(box.toRect())
+        actions.setVisible(rect.isValid() and self.viewport().rect().intersects(box.toRect()))
+
+    def _place_message_actions(self) -> None:
+        """The pointer over one of the user's messages: its Copy (and Edit, the last one's)
+        on the left of its bubble, at its foot."""
+        actions = self.message_actions
+        model = self.model()
+        row = self._hover_row
+        item = model.item(row) if isinstance(model, ChatModel) and row >= 0 else None
+        if not isinstance(model, ChatModel) or not isinstance(item, MessageItem) \
+                or item.role is not Role.USER:
+            actions.row = -1
+            actions.hide()
+            return
+        actions.row = row
+        actions.buttons[1].setVisible(row == model.last_user_row())
+        frame = message_frame(item, QRectF(self.visualRect(model.index(row, 0))))
+        size = actions.sizeHint()
+        actions.setGeometry(int(frame.left()) - size.width() - 6,
+                            int(frame.bottom()) - size.height(), size.width(), size.height())
+        actions.show()
+
+    def _copy_turn(self) -> None:
+        text = turn_text(self.chat_model().items(), self.turn_actions.row)
+        if text:
+            QGuiApplication.clipboard().setText(text)
+
+    def _copy_message(self) -> None:
+        row = self.message_actions.row
+        if 0 <= row < self.chat_model().rowCount():
+            QGuiApplication.clipboard().setText(message_text(self.chat_model().item(row)))
+
+    def leaveEvent(self, event: QEvent) -> None:
+        super().leaveEvent(event)
+        if self.message_actions.underMouse():
+            return  # (the pointer went onto the actions themselves)
+        if self._hover_row != -1:
+            self._hover_row = -1
+            self._place_actions()
 
     def _on_item_grew(self, row: int) -> None:
         """A row changed height: relayout soon (a layout asks every row for its size, so
@@ -189,6 +317,13 @@ class ChatView(QListView):
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self.empty_state.restyle()
+            self.jump.restyle()
+            self.turn_actions.restyle()
+            self.message_actions.restyle()
+            for card in self.approval_cards.cards.values():
+                card.restyle()
         model = self.model()
         if (event.type() == QEvent.Type.PaletteChange and isinstance(model, ChatModel)
                 and model.dark != is_dark()):
@@ -199,6 +334,7 @@ class ChatView(QListView):
         self.scheduleDelayedItemsLayout()
         self.activity.setGeometry(0, self.height() - activity.HEIGHT, self.width(),
                                   activity.HEIGHT)
+        self._refresh_overlays()
         if self.find_bar.isVisible():
             self._place_find_bar()
 
@@ -275,6 +411,11 @@ class ChatView(QListView):
             self.viewport().update()
             return
         self.viewport().setCursor(self._cursor_shape(pos))
+        index = self.indexAt(pos.toPoint())
+        row = index.row() if index.isValid() else -1
+        if row != self._hover_row:
+            self._hover_row = row
+            self._place_actions()
         super().mouseMoveEvent(event)
 
     def _cursor_shape(self, pos: QPointF) -> Qt.CursorShape:
@@ -322,6 +463,9 @@ class ChatView(QListView):
 
     def _click_card(self, row: int, card: ToolCardItem, rect: QRectF, pos: QPointF) -> None:
         geometry = card_box(card, rect)
+        if geometry.undo is not None and geometry.undo.contains(pos):
+            self.undo_requested.emit(card.call_id)
+            return
         if geometry.open_output is not None and geometry.open_output.contains(pos):
             if card.output_path:
                 self.open_output.emit(card.output_path)

@@ -23,8 +23,8 @@ from desktop.approval.deliberate import ALLOW_ONCE_KEYS
 IN_PLACE: tuple[tuple[str, str], ...] = (
     ("Prompt", "Enter: send · Shift+Enter: new line · Esc: stop the run (while an approval "
                "waits: decide later) · Up in an empty prompt: edit your last message"),
-    ("Approval", f"{ALLOW_ONCE_KEYS}: allow once, from anywhere in Reins while the approval "
-                 "shows · Esc: decide later"),
+    ("Approval", f"{ALLOW_ONCE_KEYS}: allow once (the oldest card in the conversation, or the "
+                 "dialog when it shows), from anywhere in the window · Esc: it keeps waiting"),
     ("Conversation", "Drag: select text · Ctrl+C: copy the selection or the message · "
                      "double-click: select a word"),
     ("Code block", "Copy button: copy the code · Shift+wheel: scroll sideways"),

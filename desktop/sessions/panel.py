@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import (
     QAbstractListModel,
+    QEvent,
     QModelIndex,
     QObject,
     QPersistentModelIndex,
@@ -21,6 +22,7 @@ from PySide6.QtCore import (
 )
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QFrame,
     QHBoxLayout,
     QLineEdit,
     QListView,
@@ -163,6 +165,9 @@ class SessionsPanel(QWidget):
         self.list.setEditTriggers(QAbstractItemView.EditTrigger.EditKeyPressed)
         self.list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.list.setUniformItemSizes(True)
+        self.list.setFrameShape(QFrame.Shape.NoFrame)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.new_button = QPushButton("&New", self)
         self.new_button.setAccessibleName("New session")
         self.rename_button = QPushButton("&Rename", self)
@@ -178,6 +183,7 @@ class SessionsPanel(QWidget):
         layout.addWidget(self.list, 1)
         layout.addLayout(buttons)
 
+        self.restyle()
         if filter_locally:
             self.search.textChanged.connect(self.proxy.setFilterFixedString)
         self.list.activated.connect(self._on_activated)
@@ -188,6 +194,30 @@ class SessionsPanel(QWidget):
         self.model.rename_requested.connect(self.rename_requested)
         self.confirm: QMessageBox | None = None
         self.new_dialog: NewSessionDialog | None = None
+
+    def restyle(self) -> None:
+        """The list as a quiet sidebar: rows with room, the chosen one a soft rounded fill
+        (from the palette, light or dark)."""
+        from PySide6.QtGui import QGuiApplication, QPalette
+
+        from desktop.theme import mix
+
+        palette = QGuiApplication.palette()
+        ground = palette.color(QPalette.ColorRole.Window)
+        text = palette.color(QPalette.ColorRole.WindowText)
+        sheet = ("QListView { background: transparent; }"
+                 " QListView::item { padding: 6px 8px; border-radius: 8px; margin: 1px 0; }"
+                 f" QListView::item:selected {{ background: {mix(ground, text, 0.13).name()};"
+                 f" color: {text.name()}; }}"
+                 " QListView::item:hover:!selected { background:"
+                 f" {mix(ground, text, 0.06).name()}; }}")
+        if sheet != self.list.styleSheet():
+            self.list.setStyleSheet(sheet)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self.restyle()
 
     def selected_id(self) -> str | None:
         index = self.list.currentIndex()

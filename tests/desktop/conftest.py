@@ -64,6 +64,24 @@ def wait_armed(qtbot: QtBot, dialog: QWidget, button: QPushButton) -> None:
                     timeout=ARMED_WAIT_MS)
 
 
+def shown_card(controller: Any, call_id: str | None = None) -> Any:
+    """The approval card the conversation shows now (for `call_id`, else the oldest), or
+    None."""
+    chat = controller.window.chat
+    chat.executeDelayedItemsLayout()
+    cards = chat.approval_cards
+    found = cards.first() if call_id is None else cards.cards.get(call_id)
+    return found if found is not None and found.isVisible() else None
+
+
+def approval_card(qtbot: QtBot, controller: Any, call_id: str | None = None,
+                  timeout: int = ARMED_WAIT_MS) -> Any:
+    """The approval card shown in the conversation (for `call_id`, else the oldest), once
+    the chat has laid it out under its call's line."""
+    qtbot.waitUntil(lambda: shown_card(controller, call_id) is not None, timeout=timeout)
+    return shown_card(controller, call_id)
+
+
 def click_answer(qtbot: QtBot, dialog: QWidget, button: QPushButton) -> None:
     """Click an approval or form dialog's button as a person does: once the request has
     been on screen long enough to be answered."""

@@ -1,9 +1,11 @@
 """An approval answered from where the keyboard is, through the whole app (real widgets, a
-real kernel worker, the fake model): Esc never stops a run while an approval waits (it
-decides later, as the dialog's hint says); the allow chord the hint names works from the
-prompt, after the half-second guard, and no chord typed by habit while writing (Ctrl+Enter,
-Ctrl+Shift+Enter) answers; a call stopped while it was asked is never offered again after a
-restart, and an answer to it is refused in words instead of dropped."""
+real kernel worker, the fake model): the request is a card in the conversation; Esc never
+stops a run while it waits (it keeps waiting, as the card's hint says), wherever the focus
+is; the allow chord the hint names works from the prompt, after the half-second guard, and
+no chord typed by habit while writing (Ctrl+Enter, Ctrl+Shift+Enter) answers; a chord held
+on answers one card, the next being a new question; a call stopped while it was asked is
+never offered again after a restart, and an answer to it is refused in words instead of
+dropped."""
 
 from __future__ import annotations
 
@@ -24,7 +26,13 @@ from kernel.agent.store import SessionStore
 from kernel.events import ApprovalDecision, ApprovalRequest, ToolResultEvent
 from kernel.fakemodel import Failure, FakeAnthropicServer, ToolUse, reply
 from kernel.paths import AppPaths
-from tests.desktop.conftest import ARMED_WAIT_MS, running_app, wait_armed
+from tests.desktop.conftest import (
+    ARMED_WAIT_MS,
+    approval_card,
+    running_app,
+    shown_card,
+    wait_armed,
+)
 from tests.desktop.test_app_approvals_e2e import new_session, stored
 from tests.desktop.test_app_e2e import running, type_prompt
 
@@ -59,8 +67,9 @@ def asked_to_write(qtbot: QtBot, app: AppController, fake: FakeAnthropicServer,
                                                          "content": "hi"}, id="call_w")),
              reply("Done."))
     type_prompt(qtbot, app, "Please write a notes file")
-    qtbot.waitUntil(app.approvals.dialog.isVisible, timeout=WAIT_MS)
+    approval_card(qtbot, app, timeout=WAIT_MS)
     assert QApplication.focusWidget() is w.prompt.edit
+    assert not app.approvals.dialog.isVisible(), "in front, the card asks, not a dialog"
     return sid
 
 
@@ -82,14 +91,14 @@ def test_esc_while_an_approval_waits_decides_later_and_never_stops_the_run(
         qtbot: QtBot, reins_home: AppPaths, fake: FakeAnthropicServer, workspace: Path) -> None:
     with start(qtbot, reins_home, fake) as app:
         sid = asked_to_write(qtbot, app, fake, workspace)
-        w, dialog = app.window, app.approvals.dialog
-        assert "Esc: decide later" in dialog.keys_hint.text()
+        w, card = app.window, shown_card(app)
+        assert "Esc keeps it waiting" in card.keys_hint.text()
         press(qtbot, Qt.Key.Key_Escape)  # in the prompt, where the focus stayed
-        qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=WAIT_MS)
-        assert QToolTip.text() == ESC_WHILE_ASKED, "the user is told why the run goes on"
-        assert w.approvals_button.isVisible(), "the request is still pending"
-        # Esc again, in the prompt and wherever else the focus may be: still no stop.
-        for widget in (w.prompt.edit, w.chat, w.sessions):
+        qtbot.waitUntil(lambda: QToolTip.text() == ESC_WHILE_ASKED, timeout=WAIT_MS)
+        assert shown_card(app) is card, "the request is still there to answer"
+        assert w.approvals_button.isVisible()
+        # Esc again, in the prompt, the card's message and wherever else the focus may be.
+        for widget in (w.prompt.edit, card.deny_message, w.chat, w.sessions):
             widget.setFocus()
             qtbot.waitUntil(lambda widget=widget: QApplication.focusWidget() is not None,
                             timeout=WAIT_MS)
@@ -97,12 +106,11 @@ def test_esc_while_an_approval_waits_decides_later_and_never_stops_the_run(
         qtbot.wait(1_000)  # what a stop would have done had time to arrive
         assert running(app) and len(app.approvals) == 1
         assert stored(app, ApprovalDecision) == [] and stored(app, ToolResultEvent) == []
-        # Deciding later means the same request is there to decide.
+        # The same request is there to decide.
         qtbot.mouseClick(w.approvals_button, Qt.MouseButton.LeftButton)
-        qtbot.waitUntil(dialog.isVisible, timeout=WAIT_MS)
-        assert dialog.request is not None and dialog.request.call_id == "call_w"
-        wait_armed(qtbot, dialog, dialog.allow_once)
-        qtbot.mouseClick(dialog.allow_once, Qt.MouseButton.LeftButton)
+        assert shown_card(app) is card and card.request.call_id == "call_w"
+        wait_armed(qtbot, card, card.allow_once)
+        qtbot.mouseClick(card.allow_once, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: not running(app), timeout=WAIT_MS)
         assert (workspace / "notes.txt").read_text() == "hi"
         assert app.current == sid
@@ -112,7 +120,7 @@ def test_the_allow_chord_works_from_the_prompt_and_no_chord_typed_by_habit_answe
         qtbot: QtBot, reins_home: AppPaths, fake: FakeAnthropicServer, workspace: Path) -> None:
     with start(qtbot, reins_home, fake) as app:
         asked_to_write(qtbot, app, fake, workspace)
-        w, dialog = app.window, app.approvals.dialog
+        w, dialog = app.window, shown_card(app)
         assert dialog.keys_hint.text().startswith(f"{ALLOW_ONCE_KEYS}: allow once")
         assert ALLOW_ONCE_KEYS in dialog.allow_once.toolTip()
         # The chord at once, before the half-second guard is over: it answers nothing.
@@ -156,23 +164,20 @@ def test_the_chord_pressed_on_answers_one_request_only(
         w = app.window
         w.prompt.edit.setFocus()
         type_prompt(qtbot, app, "write two files")
-        dialog = app.approvals.dialog
-        qtbot.waitUntil(dialog.isVisible, timeout=WAIT_MS)
-        wait_armed(qtbot, dialog, dialog.allow_once)
-        def second_shown() -> bool:
-            return dialog.request is not None and dialog.request.call_id == "c_b"
+        first = approval_card(qtbot, app, "c_a", timeout=WAIT_MS)
+        wait_armed(qtbot, first, first.allow_once)
 
         presses_in_guard = 0
         for _ in range(2_000):  # pressed on until the second request is shown, and on
-            if second_shown() and dialog.armed:
+            second = shown_card(app, "c_b")
+            if second is not None and second.armed:
                 break
-            presses_in_guard += second_shown()
+            presses_in_guard += second is not None
             qtbot.keyClick(w.prompt.edit, Qt.Key.Key_Y, CTRL | SHIFT)
             qtbot.wait(20)
         assert presses_in_guard >= 2, "the second request came after the presses"
         assert [d.call_id for d in stored(app, ApprovalDecision)] == ["c_a"]
-        assert dialog.isVisible() and dialog.request is not None
-        assert dialog.request.call_id == "c_b" and not (workspace / "b.txt").exists()
+        assert shown_card(app) is second and not (workspace / "b.txt").exists()
 
 
 def test_a_call_stopped_while_asked_is_never_offered_again_and_an_answer_to_it_is_refused(
@@ -183,6 +188,7 @@ def test_a_call_stopped_while_asked_is_never_offered_again_and_an_answer_to_it_i
         qtbot.mouseClick(w.prompt.stop_button, Qt.MouseButton.LeftButton)  # a deliberate stop
         qtbot.waitUntil(lambda: not running(app), timeout=WAIT_MS)
         assert not app.approvals.dialog.isVisible() and len(app.approvals) == 0
+        assert shown_card(app) is None
     with SessionStore(reins_home.database) as store:
         events = [e for _, e in store.events(sid)]
     assert [e.call_id for e in events if isinstance(e, ApprovalRequest)] == ["call_w"]
@@ -195,6 +201,7 @@ def test_a_call_stopped_while_asked_is_never_offered_again_and_an_answer_to_it_i
                             and app.views[sid].chat.rowCount() > 0, timeout=WAIT_MS)
             qtbot.wait(1_000)  # the pending requests are queued as the session loads
             assert len(app.approvals) == 0 and not app.approvals.dialog.isVisible()
+            assert shown_card(app) is None
             assert not app.window.approvals_button.isVisible()
             # An answer that arrives anyway (a stale window) is said to be unused, not lost.
             app.client.send(p.ApprovalAnswer(sid, "call_w", "allow_once"))

@@ -24,7 +24,7 @@ from kernel.events import ApprovalDecision, ApprovalRequest, ToolResultEvent
 from kernel.fakemodel import FakeAnthropicServer, ToolUse, reply
 from kernel.paths import AppPaths
 from kernel.policy.approvals import INTERRUPTED_REASON
-from tests.desktop.conftest import click_answer, running_app
+from tests.desktop.conftest import approval_card, click_answer, running_app, shown_card
 from tests.desktop.test_app_e2e import running, type_prompt
 
 WAIT_MS = 90_000
@@ -89,18 +89,17 @@ def test_typing_on_while_a_request_arrives_answers_nothing(
                                                              "content": "hi"})),
                  reply("Done."))
         type_prompt(qtbot, app, "write a note")
-        dialog = app.approvals.dialog
         typed = 0
         # The user goes on typing the next message — spaces, Enter — while the request
         # arrives and for a while after, into whatever has the keyboard focus.
-        while not dialog.isVisible() or typed < 12:
+        while shown_card(app) is None or typed < 12:
             target = QApplication.focusWidget()
             assert target is w.prompt.edit, f"the focus moved to {target!r}"
             qtbot.keyClicks(target, "go on ")
             qtbot.keyClick(target, Qt.Key.Key_Space)
             qtbot.keyClick(target, Qt.Key.Key_Return)
             qtbot.wait(60)
-            typed += 1 if dialog.isVisible() else 0
+            typed += 1 if shown_card(app) is not None else 0
             assert typed or len(fake.requests) < 3, "the request never came"
         assert QApplication.focusWidget() is w.prompt.edit
         assert w.prompt.edit.toPlainText().startswith("go on  ")
@@ -108,7 +107,8 @@ def test_typing_on_while_a_request_arrives_answers_nothing(
         assert not (workspace / "note.txt").exists()
         assert running(app), "the run still waits for the answer"
 
-        click_answer(qtbot, dialog, dialog.allow_once)
+        card = shown_card(app)
+        click_answer(qtbot, card, card.allow_once)
         qtbot.waitUntil(lambda: not running(app), timeout=WAIT_MS)
         assert (workspace / "note.txt").read_text() == "hi"
         [decision] = stored(app, ApprovalDecision)
@@ -125,9 +125,8 @@ def test_a_request_pending_at_quit_runs_that_very_call_once_when_allowed_after_r
     with start(qtbot, reins_home, fake, "ask") as app:
         sid = new_session(qtbot, app, workspace, "ask")
         type_prompt(qtbot, app, "write a.txt twice")
-        dialog = app.approvals.dialog
-        qtbot.waitUntil(dialog.isVisible, timeout=WAIT_MS)
-        assert dialog.request is not None and dialog.request.call_id == "call_a"
+        card = approval_card(qtbot, app, timeout=WAIT_MS)
+        assert card.request.call_id == "call_a"
         process = app.client.process
         app.window.close()
         box = app.window.quit_box
@@ -141,10 +140,10 @@ def test_a_request_pending_at_quit_runs_that_very_call_once_when_allowed_after_r
 
     with start(qtbot, reins_home, fake, "ask") as app:
         # The last session comes back by itself, with its pending request.
-        dialog = app.approvals.dialog
-        qtbot.waitUntil(lambda: app.current == sid and dialog.isVisible(), timeout=WAIT_MS)
-        assert dialog.request is not None and dialog.request.call_id == "call_a"
-        click_answer(qtbot, dialog, dialog.allow_session)
+        qtbot.waitUntil(lambda: app.current == sid, timeout=WAIT_MS)
+        card = approval_card(qtbot, app, timeout=WAIT_MS)
+        assert card.request.call_id == "call_a"
+        click_answer(qtbot, card, card.buttons["allow_session"])
         qtbot.waitUntil(lambda: any(isinstance(i, MessageItem) and i.text == "All done."
                                     for i in app.views[sid].chat.items())
                         and not running(app), timeout=WAIT_MS)
@@ -191,14 +190,13 @@ def test_retry_after_the_kernel_died_in_a_command_asks_again_showing_it(
                         timeout=WAIT_MS)
         assert "Retry" in w.banner.button.text()
         qtbot.mouseClick(w.banner.button, Qt.MouseButton.LeftButton)
-        dialog = app.approvals.dialog
-        qtbot.waitUntil(dialog.isVisible, timeout=WAIT_MS)
-        assert dialog.request is not None and dialog.request.call_id == "call_c"
-        assert INTERRUPTED_REASON in dialog.reason_label.text()
-        assert command in dialog.preview.toPlainText()
-        assert not dialog.allow_always.isVisibleTo(dialog)
+        card = approval_card(qtbot, app, timeout=WAIT_MS)
+        assert card.request.call_id == "call_c"
+        assert INTERRUPTED_REASON in card.reason_label.text()
+        assert command in card.preview.toPlainText()
+        assert card.button("allow_always") is None
         assert not marks.exists(), "what the command the kernel died in wrote was not applied"
-        click_answer(qtbot, dialog, dialog.deny)
+        click_answer(qtbot, card, card.deny)
         qtbot.waitUntil(lambda: not running(app), timeout=WAIT_MS)
         assert not marks.exists()
         block = tool_result_block(fake, "call_c")

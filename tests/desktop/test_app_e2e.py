@@ -19,7 +19,7 @@ from desktop.chat.model import MessageItem, Role, ToolCardItem
 from desktop.controller import AppController
 from kernel.fakemodel import FakeAnthropicServer, ToolUse, reply
 from kernel.paths import AppPaths
-from tests.desktop.conftest import click_answer, running_app
+from tests.desktop.conftest import approval_card, click_answer, running_app, shown_card
 
 WAIT_MS = 90_000
 pytestmark = pytest.mark.timeout(300)
@@ -85,21 +85,21 @@ def test_whole_app_round_trip(qtbot: QtBot, app: AppController, fake: FakeAnthro
         reply("Understood: I left other.txt alone."),
     )
     type_prompt(qtbot, app, "write a note")
-    dialog = app.approvals.dialog
-    qtbot.waitUntil(lambda: dialog.isVisible(), timeout=WAIT_MS)
+    card = approval_card(qtbot, app, timeout=WAIT_MS)
     assert texts(app, Role.USER) == ["write a note"]
     assert texts(app, Role.ASSISTANT)[0] == "I will write the note now."
-    assert dialog.tool_label.text() == "write_file"
-    assert "note.txt" in dialog.preview.toPlainText()
-    first_call = dialog.request.call_id
-    click_answer(qtbot, dialog, dialog.allow_once)
+    assert card.tool_label.text() == "write_file"
+    assert "note.txt" in card.preview.toPlainText()
+    first_call = card.request.call_id
+    click_answer(qtbot, card, card.allow_once)
 
     # The second write asks too: deny it with a message for the model.
-    qtbot.waitUntil(lambda: dialog.isVisible() and dialog.request.call_id != first_call,
+    qtbot.waitUntil(lambda: (shown_card(app) or card).request.call_id != first_call,
                     timeout=WAIT_MS)
-    assert "other.txt" in dialog.preview.toPlainText()
-    qtbot.keyClicks(dialog.deny_message, "not that one")
-    click_answer(qtbot, dialog, dialog.deny)
+    card = shown_card(app)
+    assert "other.txt" in card.preview.toPlainText()
+    qtbot.keyClicks(card.deny_message, "not that one")
+    click_answer(qtbot, card, card.deny)
 
     qtbot.waitUntil(lambda: "Understood: I left other.txt alone." in texts(app, Role.ASSISTANT)
                     and not running(app), timeout=WAIT_MS)

@@ -18,7 +18,7 @@ from pytestqt.qtbot import QtBot
 from desktop.controller import AppController
 from kernel.fakemodel import FakeAnthropicServer, ToolUse, reply
 from kernel.paths import AppPaths
-from tests.desktop.conftest import click_answer, running_app
+from tests.desktop.conftest import approval_card, click_answer, running_app
 from tests.desktop.test_app_e2e import running, type_prompt
 from tests.mcp.conftest import edge
 
@@ -53,10 +53,9 @@ def test_grant_revoked_in_settings_asks_again_and_mcp_server_disabled(
              reply(ToolUse("run_command", {"command": "echo  granted"})), reply("second done"))
 
     type_prompt(qtbot, app, "run it")
-    approval = app.approvals.dialog
-    qtbot.waitUntil(approval.isVisible, timeout=WAIT_MS)
+    approval = approval_card(qtbot, app, timeout=WAIT_MS)
     assert "run_command(echo granted)" in approval.always_rule.text()
-    click_answer(qtbot, approval, approval.allow_session)
+    click_answer(qtbot, approval, approval.buttons["allow_session"])
     qtbot.waitUntil(lambda: not running(app), timeout=WAIT_MS)
     qtbot.waitUntil(lambda: w.grants_button.isVisibleTo(w), timeout=WAIT_MS)
     assert w.grants_button.text() == "1 grant"
@@ -97,8 +96,7 @@ def test_grant_revoked_in_settings_asks_again_and_mcp_server_disabled(
 
     # The revoked grant no longer matches: the equivalent call asks again.
     type_prompt(qtbot, app, "run it again")
-    qtbot.waitUntil(approval.isVisible, timeout=WAIT_MS)
-    assert approval.request is not None
+    approval = approval_card(qtbot, app, timeout=WAIT_MS)
     assert approval.request.input == {"command": "echo  granted"}
     click_answer(qtbot, approval, approval.deny)
     qtbot.waitUntil(lambda: not running(app), timeout=WAIT_MS)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QMimeData, QPoint, Qt, QUrl
+from PySide6.QtCore import QMimeData, QPoint, QRectF, Qt, QUrl
 from PySide6.QtGui import QFont, QTextCursor
 from pytestqt.qtbot import QtBot
 
 from desktop.chat.documents import CodeDocument
+from desktop.chat.geometry import message_pieces
 from desktop.chat.markdown import render_markdown, split_stable
 from desktop.chat.model import RENDER_INTERVAL_MS, ChatModel, MessageItem, Role, ToolCardItem
 from desktop.chat.prompt import PromptBox
@@ -106,12 +107,14 @@ def test_link_click_emits_but_never_navigates(qtbot: QtBot) -> None:
     model = view.chat_model()
     model.add_message(Role.ASSISTANT, "[docs](https://example.org/x)")
     qtbot.wait(10)
-    rect = view.visualRect(model.index(0))
+    item = model.items()[0]
+    assert isinstance(item, MessageItem)
+    [piece] = message_pieces(item, QRectF(view.visualRect(model.index(0))))
     hits = []
     view.link_activated.connect(hits.append)
-    for x in range(rect.left() + 10, rect.left() + 80, 4):
+    for x in range(int(piece.clip.left()) + 2, int(piece.clip.left()) + 60, 4):
         qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton,
-                         pos=QPoint(x, rect.top() + 34))
+                         pos=QPoint(x, int(piece.clip.top()) + 10))
         if hits:
             break
     assert hits and hits[0].toString() == "https://example.org/x"
@@ -127,8 +130,11 @@ def test_five_hundred_messages_build_and_scroll(qtbot: QtBot) -> None:
     qtbot.waitUntil(lambda: view.verticalScrollBar().maximum() > 500 * 40, timeout=10_000)
     view.scrollToBottom()
     qtbot.wait(20)
-    last = view.indexAt(QPoint(20, view.viewport().height() - 20))
-    assert last.row() == 499
+    def last() -> int:
+        return view.indexAt(QPoint(view.viewport().width() // 2,
+                                   view.viewport().height() - 20)).row()
+
+    qtbot.waitUntil(lambda: last() == 499, timeout=5_000)
 
 
 def test_prompt_enter_sends_shift_enter_newlines_esc_stops(qtbot: QtBot) -> None:

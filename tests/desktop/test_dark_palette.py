@@ -1,6 +1,6 @@
 """Dark mode: with a dark system palette whose Disabled group is the Active one (so a
 disabled button looked enabled), a disabled button's text is drawn in another colour, and
-the borders of messages and tool cards stand out from their fill and the chat's background."""
+the user's bubble stands out from the page, in dark mode as in light."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from PySide6.QtWidgets import QApplication, QPushButton, QStyleOptionViewItem
 from pytestqt.qtbot import QtBot
 
 from desktop import theme
-from desktop.chat.delegate import ChatDelegate
+from desktop.chat.delegate import STATUS_COLOURS, ChatDelegate, bubble_colour
+from desktop.chat.geometry import SIDE
 from desktop.chat.model import ChatModel, Role
 from desktop.theme import (
     BORDER_CONTRAST,
@@ -101,9 +102,14 @@ def test_borders_stand_out_from_every_fill(palette: QPalette) -> None:
         assert contrast(border, palette.color(R.Base)) >= BORDER_CONTRAST
 
 
-def test_message_and_card_borders_are_drawn_visible_in_dark_mode(qtbot: QtBot) -> None:
+@pytest.mark.parametrize("palette", [LIGHT, DARK], ids=["light", "dark"])
+def test_the_bubble_stands_out_and_prose_and_calls_are_on_the_page(
+        qtbot: QtBot, palette: QPalette) -> None:
+    """The user's bubble is a fill of its own on the page, light or dark, its text as legible
+    on it as on the page; the answer's prose and a call's line are drawn unboxed (the page
+    up to the text), the call's status icon in its colour."""
     view = shown_view(qtbot, 500, 400)
-    view.setPalette(DARK)
+    view.setPalette(palette)
     model = view.chat_model()
     assert isinstance(model, ChatModel)
     model.add_message(Role.USER, "hello")
@@ -111,25 +117,31 @@ def test_message_and_card_borders_are_drawn_visible_in_dark_mode(qtbot: QtBot) -
     model.add_tool_card("c1", "run_command", "ls", "ok")
     delegate = view.itemDelegate()
     assert isinstance(delegate, ChatDelegate)
-    for row, fill in ((0, DARK.color(R.AlternateBase)), (1, DARK.color(R.Base)),
-                      (2, DARK.color(R.Button))):
+    base = palette.color(R.Base)
+    images = []
+    for row in range(3):
         index = model.index(row, 0)
         option = QStyleOptionViewItem()
         option.initFrom(view.viewport())
-        option.palette = DARK
+        option.palette = palette
         size = delegate.sizeHint(option, index)
         option.rect = QRect(0, 0, size.width(), size.height())
         image = QImage(size, QImage.Format.Format_RGB32)
-        image.fill(DARK.color(R.Base))
+        image.fill(base)
         painter = QPainter(image)
         delegate.paint(painter, option, index)
         painter.end()
-        middle = size.height() // 2
-        edge = next(x for x in range(size.width())
-                    if image.pixelColor(QPoint(x, middle)) != DARK.color(R.Base))
-        border = max((image.pixelColor(QPoint(x, middle)) for x in range(edge, edge + 3)),
-                     key=lambda colour, fill=fill: contrast(colour, fill))
-        inside = image.pixelColor(QPoint(edge + 4, middle))
-        assert inside.rgb() == fill.rgb(), row
-        assert contrast(border, fill) >= BORDER_CONTRAST - 0.05, (row, border.name())
-        assert contrast(border, DARK.color(R.Base)) >= BORDER_CONTRAST - 0.05, row
+        images.append(image)
+    bubble = images[0].pixelColor(QPoint(images[0].width() - SIDE - 4,
+                                         images[0].height() // 2))
+    assert bubble.rgb() == bubble_colour(palette).rgb() != base.rgb()
+    assert contrast(bubble, base) >= 1.08, "a soft bubble, but one that shows"
+    assert contrast(palette.color(R.Text), bubble) >= 7.0
+    for image in images[1:]:
+        middle = image.height() // 2
+        assert all(image.pixelColor(QPoint(x, middle)).rgb() == base.rgb()
+                   for x in range(0, int(SIDE) - 1)), "no box around it"
+    icon = [images[2].pixelColor(QPoint(x, y)) for x in range(int(SIDE), int(SIDE) + 16)
+            for y in range(images[2].height())]
+    green = QColor(STATUS_COLOURS["ok"])
+    assert any(abs(c.hue() - green.hue()) < 12 and c.saturation() > 80 for c in icon)

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QAbstractButton, QComboBox, QLineEdit, QPlainTextEdit
 from pytestqt.qtbot import QtBot
 
@@ -19,7 +19,7 @@ from desktop.main_window import window_title
 from kernel import events as ev
 from kernel import protocol as p
 from kernel.paths import AppPaths
-from tests.desktop.conftest import wait_armed
+from tests.desktop.conftest import approval_card, wait_armed
 
 
 class RecordingClient(QObject):
@@ -125,19 +125,25 @@ def test_prompt_streaming_and_stop(qtbot: QtBot, reins_home: AppPaths) -> None:
     assert not w.prompt.stop_button.isEnabled()
 
 
-def test_approval_request_opens_the_dialog_and_answers_go_to_the_kernel(
+def test_approval_request_shows_a_card_in_the_chat_and_answers_go_to_the_kernel(
         qtbot: QtBot, reins_home: AppPaths) -> None:
+    """In front, a request is a card in the conversation (not a dialog too)."""
     controller, client = make(qtbot, reins_home)
     load(controller, client)
+    controller.window.activateWindow()
+    qtbot.waitUntil(controller.window.isActiveWindow)
     request = ev.ApprovalRequest("s1", "c9", "write_file", {"path": "x"}, "write",
                                  "mode ask asks before writes", "--- a\n+++ b\n")
     client.batch.emit([p.EventMessage(request)])
-    dialog = controller.approvals.dialog
-    assert dialog.isVisible() and controller.window.approvals_button.isVisible()
-    wait_armed(qtbot, dialog, dialog.allow_session)
-    dialog.allow_session.click()
+    card = approval_card(qtbot, controller, "c9")
+    assert card.request is request and not controller.approvals.dialog.isVisible()
+    assert controller.window.approvals_button.isVisible()
+    wait_armed(qtbot, card, card.buttons["allow_session"])
+    qtbot.mouseClick(card.buttons["allow_session"], Qt.MouseButton.LeftButton)
     assert client.of(p.ApprovalAnswer) == [p.ApprovalAnswer("s1", "c9", "allow_session")]
     assert not controller.window.approvals_button.isVisible()
+    controller.window.chat.executeDelayedItemsLayout()
+    assert controller.window.chat.approval_cards.cards == {}, "an answered card goes"
 
 
 def test_unanswered_request_from_before_a_restart_is_asked_again(qtbot: QtBot,
@@ -145,7 +151,7 @@ def test_unanswered_request_from_before_a_restart_is_asked_again(qtbot: QtBot,
     controller, client = make(qtbot, reins_home)
     request = ev.ApprovalRequest("s1", "c1", "write_file", {}, "write", "asks")
     load(controller, client, request, interrupted=True)
-    assert controller.approvals.dialog.isVisible()
+    assert approval_card(qtbot, controller, "c1").request is request
     assert controller.window.banner.isVisible()
     assert "interrupted" in controller.window.banner.label.text()
     controller.window.banner.button.click()

@@ -33,14 +33,15 @@ def test_the_picker_shows_the_sessions_model_and_changes_it(qtbot: QtBot,
                                           model="claude-from-settings", can_run=True)])
     qtbot.waitUntil(lambda: picker.combo.currentText() == "claude-from-settings",
                     timeout=10_000)
-    assert not picker.combo.isEnabled() and picker.label.text() == "Model for new sessions:"
+    assert not picker.combo.isEnabled()
+    assert picker.combo.accessibleDescription() == "The model new sessions get"
     client.batch.emit([p.ModelList(("claude-a", "claude-b"), "claude-from-settings")])
     assert [picker.combo.itemText(i) for i in range(picker.combo.count())] == [
         "claude-a", "claude-b"]
 
     load(controller, client)  # INFO: the session sends to claude-test
     assert picker.combo.isEnabled() and picker.combo.currentText() == "claude-test"
-    assert picker.label.text() == "Model:"
+    assert picker.combo.accessibleDescription() == "The model this session sends to"
     picker.combo.setCurrentIndex(1)
     picker.combo.textActivated.emit(picker.combo.currentText())
     assert client.of(p.SetSessionModel) == [p.SetSessionModel("s1", "claude-b")]

@@ -2,8 +2,9 @@
 (the kernel's side of each is tested with the real worker in test_app_approvals_e2e.py):
 sending with no session asks for a workspace (never the home folder on its own; a broad
 one needs a confirmation that says what it exposes), a new session is selected and shown,
-a dismissed approval comes back from its call's card and timeline row and the pending
-button, the tray and the notification lead to it, and the window's state comes back."""
+a pending approval is a card in the chat that its call's line, its timeline row and the
+pending button bring into view, another session's shows in the dialog, and out of sight the
+tray and the notification lead to it, and the window's state comes back."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from desktop.timeline.model import CALL_ID_ROLE, Column
 from kernel import events as ev
 from kernel import protocol as p
 from kernel.paths import AppPaths
+from tests.desktop.conftest import approval_card, click_answer
 from tests.desktop.test_main_window import INFO, RecordingClient, load, make
 
 HOME_REASON = "is your home folder"
@@ -133,40 +135,51 @@ REQUEST = ev.ApprovalRequest("s1", "c1", "run_command", {"command": "make"}, "ex
                              "commands ask in ask mode", "$ make")
 
 
-def _dismissed(qtbot: QtBot, reins_home: AppPaths) -> tuple[AppController, RecordingClient]:
+def _asked(qtbot: QtBot, reins_home: AppPaths) -> tuple[AppController, RecordingClient]:
+    """A session whose call waits for an approval: a card in the chat, no dialog (the
+    window is in front), the chat scrolled away from it."""
     controller, client = make(qtbot, reins_home)
+    controller.window.activateWindow()
+    qtbot.waitUntil(controller.window.isActiveWindow)
     load(controller, client,
          ev.ToolCallStarted("s1", "c0", "read_file", {"path": "a"}, "a"),
          ev.ToolResultEvent("s1", "c0", "read_file", False),
          ev.ToolCallStarted("s1", "c1", "run_command", {"command": "make"}, "make",
                             "execute"),
-         REQUEST)
-    dialog = controller.approvals.dialog
-    assert dialog.isVisible()
-    qtbot.keyClick(dialog, Qt.Key.Key_Escape)
-    assert not dialog.isVisible() and len(controller.approvals) == 1
+         REQUEST, *[ev.AssistantText("s1", f"line {n}\n" * 8) for n in range(12)])
+    approval_card(qtbot, controller, "c1")
+    assert not controller.approvals.dialog.isVisible() and len(controller.approvals) == 1
+    controller.window.chat.scrollToBottom()
     return controller, client
 
 
-def test_a_dismissed_approval_opens_from_its_card_in_the_chat(qtbot: QtBot,
-                                                              reins_home: AppPaths) -> None:
-    controller, _ = _dismissed(qtbot, reins_home)
+def revealed(qtbot: QtBot, controller: AppController) -> None:
+    """The card of c1 was brought into view, its half-second guard started again, and no
+    dialog shows it twice."""
+    cards = controller.window.chat.approval_cards
+    card = cards.cards["c1"]
+    assert cards.on_screen(card) and not card.armed
+    assert not controller.approvals.dialog.isVisible()
+
+
+def test_a_pending_approval_is_revealed_from_its_call_in_the_chat(qtbot: QtBot,
+                                                                  reins_home: AppPaths) -> None:
+    controller, _ = _asked(qtbot, reins_home)
     w = controller.window
     chat = w.chat
     model = controller.views["s1"].chat
+    assert not chat.approval_cards.on_screen(chat.approval_cards.cards["c1"])
     chat.setCurrentIndex(model.index(model.card_row("c0"), 0))
     qtbot.keyClick(chat, Qt.Key.Key_Return)
     assert not controller.approvals.dialog.isVisible(), "a finished call has no approval"
     chat.setCurrentIndex(model.index(model.card_row("c1"), 0))
     qtbot.keyClick(chat, Qt.Key.Key_Return)
-    dialog = controller.approvals.dialog
-    assert dialog.isVisible() and dialog.request is not None
-    assert dialog.request.call_id == "c1"
+    revealed(qtbot, controller)
 
 
-def test_a_dismissed_approval_opens_from_its_timeline_row(qtbot: QtBot,
-                                                          reins_home: AppPaths) -> None:
-    controller, _ = _dismissed(qtbot, reins_home)
+def test_a_pending_approval_is_revealed_from_its_timeline_row(qtbot: QtBot,
+                                                              reins_home: AppPaths) -> None:
+    controller, _ = _asked(qtbot, reins_home)
     timeline = controller.window.timeline
     view = timeline.view
     qtbot.waitUntil(lambda: timeline.proxy.rowCount() == 2)
@@ -177,27 +190,39 @@ def test_a_dismissed_approval_opens_from_its_timeline_row(qtbot: QtBot,
     rect = view.visualRect(index)
     assert rect.isValid()
     qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
-    dialog = controller.approvals.dialog
-    assert dialog.isVisible() and dialog.request is not None and dialog.request.call_id == "c1"
-    # Esc again, then Enter on the selected row.
-    qtbot.keyClick(dialog, Qt.Key.Key_Escape)
-    assert not dialog.isVisible()
+    revealed(qtbot, controller)
+    controller.window.chat.scrollToBottom()
     view.selectionModel().setCurrentIndex(
         index, QItemSelectionModel.SelectionFlag.ClearAndSelect
         | QItemSelectionModel.SelectionFlag.Rows)
     qtbot.keyClick(view, Qt.Key.Key_Return)
-    assert dialog.isVisible()
+    revealed(qtbot, controller)
 
 
-def test_the_pending_count_is_a_button_that_opens_the_approval(qtbot: QtBot,
-                                                               reins_home: AppPaths) -> None:
-    controller, _ = _dismissed(qtbot, reins_home)
+def test_the_pending_count_is_a_button_that_reveals_the_approval(qtbot: QtBot,
+                                                                 reins_home: AppPaths) -> None:
+    controller, _ = _asked(qtbot, reins_home)
     button = controller.window.approvals_button
     assert button.isVisibleTo(controller.window) and not button.isFlat()
     assert button.text() == "⚠ 1 approval pending — show"
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
-    assert controller.approvals.dialog.isVisible()
-    qtbot.waitUntil(lambda: QApplication.activeWindow() is controller.approvals.dialog)
+    revealed(qtbot, controller)
+
+
+def test_another_sessions_approval_shows_in_the_dialog(qtbot: QtBot,
+                                                       reins_home: AppPaths) -> None:
+    """A request of a session not shown has no card in front of the user: the dialog
+    shows it (with its session), and its answer goes to the kernel."""
+    controller, client = _asked(qtbot, reins_home)
+    other = ev.ApprovalRequest("s2", "c7", "write_file", {"path": "x"}, "write", "asks")
+    client.batch.emit([p.SessionLoaded(p.SessionInfo("s2", "Other", "/tmp/o")),
+                       p.EventMessage(other)])
+    dialog = controller.approvals.dialog
+    assert controller.current == "s1"
+    assert dialog.isVisible() and dialog.request is other
+    click_answer(qtbot, dialog, dialog.deny)
+    assert client.of(p.ApprovalAnswer) == [p.ApprovalAnswer("s2", "c7", "deny")]
+    assert len(controller.approvals) == 1 and not dialog.isVisible()
 
 
 def test_tray_icon_and_notification_when_the_window_is_not_active(qtbot: QtBot,
@@ -216,14 +241,15 @@ def test_tray_icon_and_notification_when_the_window_is_not_active(qtbot: QtBot,
     second = ev.ApprovalRequest("s1", "c2", "write_file", {"path": "x"}, "write", "writes ask")
     client.batch.emit([p.EventMessage(second)])
     assert "2 approvals pending" in notifier.tray.toolTip()
+    assert controller.approvals.dialog.isVisible(), "out of sight, the dialog asks"
     controller.approvals.dialog.hide()
-    # Clicking the notification (or the tray icon) brings the window and the dialog up.
+    # Clicking the notification (or the tray icon) brings the window up, on the card.
     notifier.tray.messageClicked.emit()
-    assert controller.window.isVisible() and controller.approvals.dialog.isVisible()
-    controller.approvals.dialog.hide()
+    assert controller.window.isVisible() and not controller.approvals.dialog.isVisible()
+    assert approval_card(qtbot, controller, "c1").request == REQUEST
     notifier.tray.activated.emit(QSystemTrayIcon.ActivationReason.Trigger)
-    assert controller.approvals.dialog.isVisible()
-    qtbot.waitUntil(lambda: QApplication.activeWindow() is controller.approvals.dialog)
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is controller.window)
+    assert not controller.approvals.dialog.isVisible()
     client.batch.emit([p.EventMessage(ev.ApprovalDecision("s1", "c1", "deny")),
                        p.EventMessage(ev.ApprovalDecision("s1", "c2", "deny"))])
     assert not notifier.tray.isVisible()

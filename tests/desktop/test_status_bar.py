@@ -12,30 +12,36 @@ from pytestqt.qtbot import QtBot
 from desktop.status_bar import LADDER, FitButton, FitLabel, choose_forms
 from desktop.words import approvals_forms, sandbox_forms, usage_forms
 
-WIDTHS = {"approvals": (200, 100), "model": (250, 200, 150), "sandbox": (90, 40, 0),
-          "compact": (80, 0), "usage": (380, 280, 140, 50)}
-"""Forms as wide as the window's, roughly; with 6 px between two shown parts."""
-WHOLE = 200 + 250 + 90 + 80 + 380 + 4 * 6
+WIDTHS = {"approvals": (200, 100), "sandbox": (90, 40, 0), "compact": (80, 0),
+          "usage": (380, 280, 140, 50)}
+"""Forms as wide as the window's, roughly; with 6 px between two shown parts (the model
+picker is the composer's now)."""
+WHOLE = 200 + 90 + 80 + 380 + 3 * 6
+
+
+def forms(approvals: int = 0, sandbox: int = 0, compact: int = 0,
+          usage: int = 0) -> dict[str, int]:
+    return {"approvals": approvals, "sandbox": sandbox, "compact": compact, "usage": usage}
 
 
 @pytest.mark.parametrize(("available", "chosen"), [
-    (WHOLE, {"approvals": 0, "model": 0, "sandbox": 0, "compact": 0, "usage": 0}),
-    (10_000, {"approvals": 0, "model": 0, "sandbox": 0, "compact": 0, "usage": 0}),
-    (WHOLE - 1, {"approvals": 0, "model": 0, "sandbox": 0, "compact": 1, "usage": 0}),
-    (WHOLE - 86, {"approvals": 0, "model": 0, "sandbox": 0, "compact": 1, "usage": 0}),
-    (WHOLE - 87, {"approvals": 0, "model": 0, "sandbox": 1, "compact": 1, "usage": 0}),
-    (WHOLE - 136, {"approvals": 0, "model": 0, "sandbox": 1, "compact": 1, "usage": 0}),
-    (WHOLE - 137, {"approvals": 0, "model": 0, "sandbox": 1, "compact": 1, "usage": 1}),
-    (WHOLE - 300, {"approvals": 0, "model": 1, "sandbox": 1, "compact": 1, "usage": 2}),
-    (598, {"approvals": 0, "model": 1, "sandbox": 1, "compact": 1, "usage": 2}),
-    (597, {"approvals": 0, "model": 1, "sandbox": 2, "compact": 1, "usage": 2}),
-    (551, {"approvals": 1, "model": 1, "sandbox": 2, "compact": 1, "usage": 2}),
-    (451, {"approvals": 1, "model": 2, "sandbox": 2, "compact": 1, "usage": 2}),
-    (401, {"approvals": 1, "model": 2, "sandbox": 2, "compact": 1, "usage": 3}),
-    (312, {"approvals": 1, "model": 2, "sandbox": 2, "compact": 1, "usage": 3}),
-    (300, {"approvals": 1, "model": 2, "sandbox": 2, "compact": 1, "usage": 3}),
-    (0, {"approvals": 1, "model": 2, "sandbox": 2, "compact": 1, "usage": 3}),
-    (-50, {"approvals": 1, "model": 2, "sandbox": 2, "compact": 1, "usage": 3}),
+    (WHOLE, forms()),
+    (10_000, forms()),
+    (WHOLE - 1, forms(compact=1)),  # 682 px once the button goes
+    (682, forms(compact=1)),
+    (681, forms(compact=1, sandbox=1)),  # 632
+    (632, forms(compact=1, sandbox=1)),
+    (631, forms(compact=1, sandbox=1, usage=1)),  # 532
+    (532, forms(compact=1, sandbox=1, usage=1)),
+    (531, forms(compact=1, sandbox=1, usage=2)),  # 392
+    (392, forms(compact=1, sandbox=1, usage=2)),
+    (391, forms(compact=1, sandbox=2, usage=2)),  # 346
+    (346, forms(compact=1, sandbox=2, usage=2)),
+    (345, forms(compact=1, sandbox=2, usage=2, approvals=1)),  # 246
+    (246, forms(compact=1, sandbox=2, usage=2, approvals=1)),
+    (245, forms(compact=1, sandbox=2, usage=3, approvals=1)),  # 156
+    (0, forms(compact=1, sandbox=2, usage=3, approvals=1)),
+    (-50, forms(compact=1, sandbox=2, usage=3, approvals=1)),
 ])
 def test_forms_are_given_up_in_the_ladders_order_until_the_parts_fit(
         available: int, chosen: dict[str, int]) -> None:

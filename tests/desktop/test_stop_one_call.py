@@ -22,7 +22,7 @@ from desktop.timeline.record import Status
 from kernel import protocol as p
 from kernel.fakemodel import FakeAnthropicServer, ToolUse, reply
 from kernel.paths import AppPaths
-from tests.desktop.conftest import running_app
+from tests.desktop.conftest import approval_card, running_app, shown_card
 from tests.sandbox.sandbox_helpers import leftovers
 
 WAIT_MS = 60_000
@@ -112,9 +112,9 @@ def test_stop_on_a_running_row_stops_only_that_call(qtbot: QtBot, app: AppContro
     assert leftovers(MARKER) == []
 
 
-def test_stopping_a_call_that_waits_for_approval_closes_its_dialog(
+def test_stopping_a_call_that_waits_for_approval_takes_its_card_away(
         qtbot: QtBot, app: AppController, fake: FakeAnthropicServer, workspace: Path) -> None:
-    """The dialog closes on the kernel's answer to the request, while the run goes on (its
+    """The card goes on the kernel's answer to the request, while the run goes on (its
     next model turn is held open here, so the run's end cannot be what closes it)."""
     w = app.window
     qtbot.waitUntil(lambda: w.kernel_label.text() == "", timeout=WAIT_MS)
@@ -124,13 +124,13 @@ def test_stopping_a_call_that_waits_for_approval_closes_its_dialog(
              reply("Fine, no file then.", chunk_chars=4, stall_after=1))
     qtbot.keyClicks(w.prompt.edit, "write new.txt")
     qtbot.keyClick(w.prompt.edit, Qt.Key.Key_Return)
-    dialog = app.approvals.dialog
-    qtbot.waitUntil(lambda: dialog.isVisible(), timeout=WAIT_MS)
-    assert dialog.request is not None and dialog.request.call_id == "w1"
+    card = approval_card(qtbot, app, timeout=WAIT_MS)
+    assert card.request.call_id == "w1"
 
     w.timeline.stop_requested.emit("w1")  # what the row, the key and the details' Stop emit
     view = app.views[app.current or ""]
-    qtbot.waitUntil(lambda: fake.stalled.is_set() and not dialog.isVisible()
+    qtbot.waitUntil(lambda: fake.stalled.is_set() and shown_card(app) is None
+                    and not app.approvals.dialog.isVisible()
                     and card_status(app, "w1") == "stopped", timeout=WAIT_MS)
     assert view.running and len(app.approvals) == 0
     assert not (workspace / "new.txt").exists()

@@ -13,7 +13,13 @@ from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QApplication, QLabel, QWidget
 from pytestqt.qtbot import QtBot
 
-from desktop.chat.geometry import READABLE_WIDTH, content_width, message_pieces, row_box
+from desktop.chat.geometry import (
+    READABLE_WIDTH,
+    SIDE,
+    content_width,
+    message_pieces,
+    row_box,
+)
 from desktop.chat.model import MessageItem, Role
 from desktop.main_window import (
     FULL_PANELS_MIN,
@@ -103,7 +109,7 @@ def test_a_wide_window_shows_the_text_as_a_centred_column(qtbot: QtBot,
     assert isinstance(item, MessageItem)
     rect = QRectF(0, 0, viewport, 2000)
     box = row_box(rect)
-    assert box.width() == pytest.approx(READABLE_WIDTH + 16)
+    assert box.width() == pytest.approx(READABLE_WIDTH)
     assert box.left() - rect.left() == pytest.approx(rect.right() - box.right(), abs=1)
     item.layout(content_width(viewport))
     pieces = message_pieces(item, rect)
@@ -112,8 +118,8 @@ def test_a_wide_window_shows_the_text_as_a_centred_column(qtbot: QtBot,
     lines = pieces[0].doc.documentLayout().documentSize().width()
     assert lines <= READABLE_WIDTH + 1
     # Narrow: the rows take the width there is.
-    assert row_box(QRectF(0, 0, 500, 100)).width() == 500 - 16
-    assert content_width(500) == 500 - 32
+    assert row_box(QRectF(0, 0, 500, 100)).width() == 500 - 2 * SIDE
+    assert content_width(500) == 500 - 2 * SIDE
 
 
 def test_the_first_window_fits_the_screen(qtbot: QtBot) -> None:
@@ -165,7 +171,9 @@ def test_every_status_bar_text_is_whole_or_elided_with_a_tooltip(
     bar = window.statusBar()
     shown = sorted((w for w in bar.findChildren(QWidget) if w.isVisible() and w.parent() is bar
                     and w.width() > 0), key=lambda w: w.x())
-    assert window.model_picker in shown and window.mode_combo in shown
+    assert window.model_picker not in shown and window.mode_combo not in shown, "composer's"
+    assert window.prompt.frame.isAncestorOf(window.model_picker)
+    assert window.prompt.frame.isAncestorOf(window.mode_combo)
     for left, right in itertools.pairwise(shown):
         assert left.geometry().right() < right.x(), (left.accessibleName(), right.x())
     assert shown[0].x() >= 0 and shown[-1].geometry().right() < bar.width()

@@ -113,6 +113,23 @@ def test_committed_pngs_match_the_svg(qapp: object) -> None:
         assert mean_diff < 2.0, f"reins-{size}.png differs from reins.svg: run `make icons`"
 
 
+def test_committed_interface_icons_match_their_svgs(qapp: object) -> None:
+    """resources/icons/ui/*.png are renders of their SVGs (the app tints the PNGs)."""
+    render_icons = load_render_icons()
+    size = render_icons.UI_SIZE
+    sources = sorted((ICONS / "ui").glob("*.svg"))
+    assert sources
+    for svg in sources:
+        fresh = render_icons.render_pngs(svg, (size,))[size]
+        now = QImage.fromData(fresh).convertToFormat(QImage.Format.Format_RGBA8888)
+        committed = QImage(str(svg.with_suffix(".png"))).convertToFormat(
+            QImage.Format.Format_RGBA8888)
+        a, b = bytes(now.constBits()), bytes(committed.constBits())
+        assert len(a) == len(b) == size * size * 4, svg.name
+        mean_diff = sum(abs(x - y) for x, y in zip(a, b, strict=True)) / len(a)
+        assert mean_diff < 2.0, f"{svg.with_suffix('.png').name} is stale: run `make icons`"
+
+
 def test_ico_and_icns_hold_every_png() -> None:
     ico = (ICONS / "reins.ico").read_bytes()
     reserved, kind, count = struct.unpack("<HHH", ico[:6])
