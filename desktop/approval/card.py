@@ -39,7 +39,7 @@ from desktop.approval.dialog import (
     shown_preview,
 )
 from desktop.theme import mix
-from kernel.events import CHOICES, HELD_RULE, ApprovalRequest, Choice
+from kernel.events import HELD_RULE, ApprovalRequest, Choice
 from kernel.visible import one_line
 
 AMBER = {False: QColor("#d08a1c"), True: QColor("#e0a040")}
@@ -64,13 +64,11 @@ def choice_label(choice: str, held: bool = False) -> str:
 
 
 def offered_choices(request: ApprovalRequest) -> tuple[Choice, ...]:
-    """The choices this request allows, in the vocabulary's order, deny last: held changes
-    are kept or discarded (no grant), "always" needs a rule to save and is never offered for
-    a destructive call."""
-    held = request.rule == HELD_RULE
+    """The choices this request offers (`ApprovalRequest.offered`: what it carries, or for
+    an older request what was offered then), deny last: "always" needs a rule to save and is
+    never offered for a destructive call."""
     always = request.can_always and request.risk != "destructive" and bool(request.always_text())
-    out = [choice for choice in CHOICES if choice != "deny"
-           and not (held and choice != "allow_once")
+    out = [choice for choice in request.offered() if choice != "deny"
            and not (choice == "allow_always" and not always)]
     return (*out, "deny")
 

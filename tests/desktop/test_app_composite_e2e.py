@@ -15,7 +15,7 @@ from desktop.timeline.model import Column
 from kernel.fakemodel import FakeAnthropicServer, ToolUse, reply
 from kernel.paths import AppPaths
 from tests.cli.test_exec_composite import TOOLS
-from tests.desktop.conftest import click_answer, running_app
+from tests.desktop.conftest import approval_card, click_answer, running_app, shown_card
 from tests.desktop.test_app_approvals_e2e import block_text, new_session, tool_result_block
 from tests.desktop.test_app_e2e import running, type_prompt
 
@@ -40,14 +40,14 @@ def test_a_composite_is_one_approval_and_child_rows(
                      mode="ask", tools=TOOLS) as app:
         new_session(qtbot, app, workspace, "ask")
         type_prompt(qtbot, app, "write n.txt and cat it")
-        dialog = app.approvals.dialog
-        qtbot.waitUntil(dialog.isVisible, timeout=WAIT_MS)
-        assert dialog.request is not None and dialog.request.call_id == "wr1"
-        shown = dialog.preview.toPlainText()
+        card = approval_card(qtbot, app, timeout=WAIT_MS)  # in front: the card in the turn
+        assert card.request.call_id == "wr1"
+        shown = card.preview.toPlainText()
         assert "1. write_file" in shown and "2. run_command" in shown
-        click_answer(qtbot, dialog, dialog.allow_once)
+        assert tuple(card.buttons) == ("allow_once", "deny"), "a composite is allowed once"
+        click_answer(qtbot, card, card.buttons["allow_once"])
         qtbot.waitUntil(lambda: not running(app), timeout=WAIT_MS)
-        assert not dialog.isVisible(), "the steps were not asked about again"
+        assert shown_card(app) is None, "the steps were not asked about again"
         assert (workspace / "n.txt").read_text() == "73\n"
         timeline = app.window.timeline
         model = timeline.model

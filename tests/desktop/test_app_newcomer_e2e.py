@@ -21,7 +21,7 @@ from kernel.demo.script import NOTES_FILE
 from kernel.events import ApprovalRequest, ToolCallStarted
 from kernel.fakemodel import FakeAnthropicServer
 from kernel.paths import AppPaths
-from tests.desktop.conftest import click_answer
+from tests.desktop.conftest import approval_card, click_answer
 from tests.desktop.test_app_e2e import running
 
 WAIT_MS = 90_000
@@ -74,12 +74,11 @@ def test_a_newcomer_tries_the_demo_then_gives_it_a_real_folder(
 
     qtbot.keyClicks(edit, "Show me around")  # typing replaces the suggestion
     qtbot.keyClick(edit, Qt.Key.Key_Return)
-    dialog = app.approvals.dialog
-    qtbot.waitUntil(dialog.isVisible, timeout=WAIT_MS)
+    card = approval_card(qtbot, app, timeout=WAIT_MS)  # in front: the card in the turn
     [asked] = [e for e in app.views[app.current or ""].events
                if isinstance(e, ApprovalRequest)]
     assert asked.input["path"] == NOTES_FILE and not (scratch / NOTES_FILE).exists()
-    click_answer(qtbot, dialog, dialog.allow_once)
+    click_answer(qtbot, card, card.buttons["allow_once"])
     qtbot.waitUntil(lambda: not running(app), timeout=WAIT_MS)
     assert "Show me around" in (scratch / NOTES_FILE).read_text()
     answers = _texts(app, Role.ASSISTANT)
