@@ -23,6 +23,7 @@ file writes (a write puts the whole content or nothing) run again as decided.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -59,6 +60,7 @@ from kernel.policy.facts import SandboxState, call_facts
 from kernel.policy.gate_context import GateContext
 from kernel.policy.grants import describe, encode_rules, grant_rules, session_grants
 from kernel.policy.preview import build_preview
+from kernel.policy.ruleset import Target, relative_paths
 from kernel.policy.settings import (
     Settings,
     SettingsError,
@@ -68,8 +70,18 @@ from kernel.policy.settings import (
 )
 from kernel.tools.dispatch import GateOutcome, PlannedStep
 from kernel.tools.pathpolicy import PathPolicy
-from kernel.tools.spec import ErrorCode, Review, Risk, ToolCall, ToolError, ToolSpec
+from kernel.tools.spec import (
+    ErrorCode,
+    Review,
+    Risk,
+    ToolCall,
+    ToolError,
+    ToolSpec,
+    WriteRule,
+)
 
+WRITING_TOOLS = ("write_file", "edit_file")
+"""The tools whose path rules also judge what a command changed."""
 Emit = Callable[[Event], None]
 
 
@@ -291,6 +303,20 @@ class PolicyGate:
         return False, GateOutcome(False, ErrorCode.APPROVAL_DENIED, (
             f"The user denied the call to {spec.name!r} ({verdict.reason}); none of its "
             f"steps ran.{said} Do not retry the same call; adapt, or ask the user."))
+
+    def write_rule(self, path: Path) -> WriteRule | None:
+        """The user's deny rule, else ask rule, for writing or editing `path` (absolute),
+        as the settings are now: a command's change to it is refused or held as the file
+        tools' write would be."""
+        rels = relative_paths(os.path.normpath(path), str(self.path_policy.workspace),
+                              str(self.home))
+        permissions = self.settings.permissions
+        for verdict, rules in (("deny", permissions.deny), ("ask", permissions.ask)):
+            for tool in WRITING_TOOLS:
+                rule = rules.first_match(Target(tool, paths=(rels,)))
+                if rule is not None:
+                    return WriteRule(verdict, rule.text)
+        return None
 
     async def review(self, spec: ToolSpec, call: ToolCall, args: Mapping[str, Any],
                      held: Review) -> bool:

@@ -82,6 +82,7 @@ from kernel.tools.spec import (
     ToolError,
     ToolResult,
     ToolSpec,
+    WriteRule,
 )
 from kernel.transaction.checkpoints import Checkpoints
 
@@ -120,6 +121,10 @@ class Gate(Protocol):
     ) -> GateOutcome: ...
 
 
+def _no_rule(_path: Path) -> WriteRule | None:
+    return None
+
+
 @runtime_checkable
 class Reviewer(Protocol):
     """A gate that can also ask the user about changes a call made that are held for them
@@ -127,6 +132,14 @@ class Reviewer(Protocol):
 
     async def review(self, spec: ToolSpec, call: ToolCall, args: Mapping[str, Any],
                      held: Review) -> bool: ...
+
+
+@runtime_checkable
+class WriteRules(Protocol):
+    """A gate that knows the user's rules for writing a path (a command's changes are
+    judged by them as the file tools' writes are)."""
+
+    def write_rule(self, path: Path) -> WriteRule | None: ...
 
 
 @dataclass(frozen=True)
@@ -724,6 +737,7 @@ class Dispatcher:
             user_approved=outcome.user_approved,
             review=review,
             review_all=outcome.review_all,
+            write_rule=gate.write_rule if isinstance(gate, WriteRules) else _no_rule,
             checkpoints=self.checkpoints,
         )
 

@@ -105,6 +105,9 @@ class ToolContext:
     review_all: bool = False
     """The user chose Run and review for this call: every change it makes is held and
     shown (through `review`), and nothing is applied unless they keep it."""
+    write_rule: Callable[[Path], WriteRule | None] = field(default=lambda _p: None)
+    """The user's deny or ask rule for writing a path (an absolute path in the workspace),
+    applied to what a command changed as to the file tools' writes (PolicyGate.write_rule)."""
     checkpoints: Checkpoints | None = None
     """Where what a call changes in the workspace is kept, to undo it (kernel.transaction)."""
     stop: threading.Event = field(default_factory=threading.Event)
@@ -116,6 +119,16 @@ class ToolContext:
         """Raise ToolStopped once the call has been stopped (cheap: call it in loops)."""
         if self.stop.is_set():
             raise ToolStopped(f"the call {self.call_id} was stopped")
+
+
+@dataclass(frozen=True)
+class WriteRule:
+    """A rule of the user's that names a path a call wrote."""
+
+    verdict: str
+    """"deny": the change is not applied; "ask": it is held for the user."""
+    rule: str
+    """The rule as written in settings.json."""
 
 
 @dataclass(frozen=True)

@@ -22,12 +22,13 @@ import stat
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from kernel.transaction.apply import Applied, ApplyError, apply, start_stamp
-from kernel.transaction.changeset import ChangeSet, split_held
+from kernel.transaction.changeset import Change, ChangeSet, split_held
 from kernel.transaction.checkpoints import CheckpointError, Checkpoints
 from kernel.transaction.diff import Shown, shown_changes
-from kernel.transaction.judge import Classify, Held, judge
+from kernel.transaction.judge import Classify, Held, Judged, judge
 from kernel.transaction.upper import read_upper
 
 Ask = Callable[[str, Shown], Awaitable[bool]]
@@ -43,6 +44,27 @@ class Dropped:
     path: str
     what: str
     """'a FIFO', 'a socket', 'a device'."""
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A change to a path a deny rule of the user's names, never put in the workspace."""
+
+    path: str
+    rule: str
+
+
+class RuleHit(Protocol):
+    """A rule of the user's naming a path (kernel.tools.spec.WriteRule)."""
+
+    @property
+    def verdict(self) -> str: ...
+    @property
+    def rule(self) -> str: ...
+
+
+Rules = Callable[[str], RuleHit | None]
+"""The user's deny or ask rule for writing a workspace-relative path (None: none)."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +85,8 @@ class Settled:
     """Special files the command left: not applied (the rest was judged as usual)."""
     reviewed: ChangeSet | None = None
     """With Run and review: every change the user was shown (kept: all applied)."""
+    refused: tuple[Refused, ...] = ()
+    """Changes to paths the user's deny rules name: not applied."""
 
     def lines(self) -> list[str]:
         """What the model and the user read in the call's result."""
@@ -86,6 +110,9 @@ class Settled:
                        + ", ".join(self.conflicts))
         if self.failure:
             out.append(f"nothing of what the command changed was applied: {self.failure}")
+        if self.refused:
+            out.append("not applied, refused by the user's deny rules: " + ", ".join(
+                f"{r.path} ({r.rule})" for r in self.refused))
         if self.dropped:
             out.append("not applied, special files (a FIFO, socket or device is never put in "
                        "the workspace; the command's other changes were judged as usual): "
@@ -105,18 +132,21 @@ def _reviewed_line(reviewed: ChangeSet, kept: bool) -> str:
 
 async def settle(folder: Path, workspace: Path, *, since_ns: int, classify: Classify,
                  ask: Ask, checkpoints: Checkpoints, session_id: str, call_id: str,
-                 review_all: bool = False) -> Settled:
+                 review_all: bool = False, rules: Rules = lambda _path: None) -> Settled:
     """Read, judge and apply the changes of the transaction in `folder` (its `upper/`);
     `since_ns`: when the command started (`kernel.transaction.apply.start_stamp`);
-    `review_all`: show every change and apply nothing unless the user keeps them."""
+    `review_all`: show every change and apply nothing unless the user keeps them; `rules`:
+    a change to a path the user's deny rule names is not applied, one their ask rule names
+    is held."""
     upper = folder / "upper"
     read = await asyncio.to_thread(read_upper, upper, workspace)
     found, dropped = without_specials(read, upper)
+    found, refused = without_denied(found, rules)
     reviewed = found if review_all else None
     if not found.changes:
-        return Settled(ChangeSet(()), dropped=dropped, reviewed=reviewed)
-    judged = await asyncio.to_thread(judge, found.changes, classify, upper=upper,
-                                     lower=workspace)
+        return Settled(ChangeSet(()), dropped=dropped, reviewed=reviewed, refused=refused)
+    judged = held_by_rules(await asyncio.to_thread(judge, found.changes, classify,
+                                                   upper=upper, lower=workspace), rules)
     ordinary, held_set = split_held(found, (h.change.path for h in judged.held))
     held = (*judged.held, *(Held(c, "it lies in or replaces a folder whose change is held")
                             for c in held_set if c.path not in {h.change.path
@@ -130,7 +160,8 @@ async def settle(folder: Path, workspace: Path, *, since_ns: int, classify: Clas
             shown_changes, [(c, why.get(c.path, "")) for c in shown], upper, workspace))
     chosen = found.changes if kept else () if review_all else ordinary.changes
     if not chosen:
-        return Settled(ChangeSet(()), held, kept, dropped=dropped, reviewed=reviewed)
+        return Settled(ChangeSet(()), held, kept, dropped=dropped, reviewed=reviewed,
+                       refused=refused)
 
     def applied_now(since: int) -> Applied:
         return apply(upper, workspace, chosen, since_ns=since, last=True,
@@ -147,15 +178,49 @@ async def settle(folder: Path, workspace: Path, *, since_ns: int, classify: Clas
                 return Settled(ChangeSet(()), held, kept, conflicts,
                                "files it changed were changed by someone else meanwhile, "
                                "and the user did not let it overwrite them", dropped,
-                               reviewed)
+                               reviewed, refused)
             applied = await asyncio.to_thread(applied_now, start_stamp())
             if applied.conflicts:
                 return Settled(ChangeSet(()), held, kept, conflicts,
                                "files it changed are still being changed by someone else",
-                               dropped, reviewed)
+                               dropped, reviewed, refused)
     except (ApplyError, CheckpointError) as exc:
-        return Settled(ChangeSet(()), held, kept, (), str(exc), dropped, reviewed)
-    return Settled(applied.changes, held, kept, conflicts, dropped=dropped, reviewed=reviewed)
+        return Settled(ChangeSet(()), held, kept, (), str(exc), dropped, reviewed, refused)
+    return Settled(applied.changes, held, kept, conflicts, dropped=dropped, reviewed=reviewed,
+                   refused=refused)
+
+
+def without_denied(found: ChangeSet, rules: Rules) -> tuple[ChangeSet, tuple[Refused, ...]]:
+    """The change set without the changes to paths (or from paths, for a rename) that a
+    deny rule of the user's names, and those, with the rule."""
+    kept: list[Change] = []
+    refused: list[Refused] = []
+    for change in found.changes:
+        names = (change.path, change.previous) if change.previous else (change.path,)
+        denial = next((rule for rule in map(rules, names)
+                       if rule is not None and rule.verdict == "deny"), None)
+        if denial is None:
+            kept.append(change)
+        else:
+            refused.append(Refused(change.path, denial.rule))
+    if not refused:
+        return found, ()
+    return ChangeSet(tuple(kept)), tuple(refused)
+
+
+def held_by_rules(judged: Judged, rules: Rules) -> Judged:
+    """`judged` with the changes an ask rule of the user's names held too."""
+    apply: list[Change] = []
+    held = list(judged.held)
+    for change in judged.apply:
+        names = (change.path, change.previous) if change.previous else (change.path,)
+        asking = next((rule for rule in map(rules, names)
+                       if rule is not None and rule.verdict == "ask"), None)
+        if asking is None:
+            apply.append(change)
+        else:
+            held.append(Held(change, f"your rule {asking.rule} asks before it is written"))
+    return Judged(tuple(apply), tuple(held))
 
 
 def without_specials(found: ChangeSet, upper: Path) -> tuple[ChangeSet, tuple[Dropped, ...]]:

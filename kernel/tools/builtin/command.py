@@ -177,7 +177,8 @@ async def _settle(ctx: ToolContext, folder: Path, since_ns: int) -> Settled:
     return await settle(folder, policy.workspace, since_ns=since_ns,
                         classify=lambda path: policy.classify(path, write=True), ask=ask,
                         checkpoints=ctx.checkpoints, session_id=ctx.session_id,
-                        call_id=ctx.call_id, review_all=ctx.review_all)
+                        call_id=ctx.call_id, review_all=ctx.review_all,
+                        rules=lambda path: ctx.write_rule(policy.workspace / path))
 
 
 def check_reviewable(executor: CommandExecutor, ctx: ToolContext) -> None:
