@@ -34,7 +34,6 @@ from desktop.undo_link import UndoLink
 from desktop.window_state import WindowState, load_state, save_state
 from desktop.workspace_bar import workspace_note
 from kernel import protocol as p
-from kernel.demo import DEMO_MODEL, DEMO_TITLE, is_demo
 from kernel.events import (
     ApprovalDecision,
     ApprovalRequest,
@@ -52,7 +51,8 @@ from kernel.events import (
 )
 from kernel.modes import Mode
 from kernel.paths import AppPaths
-from kernel.policy.workspace import broad_workspace_reason
+from kernel.shared.demo import DEMO_MODEL, DEMO_TITLE, is_demo
+from kernel.shared.workspace import broad_workspace_reason
 
 if TYPE_CHECKING:
     from desktop.approval.dialog import ApprovalQueue

@@ -2,14 +2,14 @@
 for that session. Its list is the endpoint's (`GET /v1/models`, asked by the kernel); a
 name can always be typed, for an endpoint that lists none. With no session open it shows
 the model new sessions get, not editable (its description says which it is). The demo
-model is shown as what it is (kernel.demo.model_label), never by its id alone."""
+model is shown as what it is (kernel.shared.demo.model_label), never by its id alone."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QWidget
 
-from kernel.demo import is_demo, model_label
+from kernel.shared.demo import is_demo, model_label
 
 CHARS, LEAST = 16, 90
 """Its box's width in characters, and the least it narrows to in a narrow window (px)."""

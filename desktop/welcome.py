@@ -8,7 +8,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
-from kernel.demo import DEMO_LABEL
+from kernel.shared.demo import DEMO_LABEL
 
 TEXT_WIDTH = 560
 

@@ -160,7 +160,7 @@ class UserMessage(Event):
     type: ClassVar[str] = "user_message"
     text: str
     attachments: list[dict[str, Any]] = field(default_factory=list)
-    """What was attached (kernel.agent.attachments.Attachment.summary: name, kind, media type,
+    """What was attached (kernel.shared.attachments.Attachment.summary: name, kind, media type,
     bytes, and the history blocks it became), in order after the text."""
     at_message: int = -1
     """Where the prompt went in the API history: the message's index and the block its text

@@ -117,7 +117,7 @@ class AppPaths:
     @property
     def api_key_file(self) -> Path:
         """The API key, for a system with no keyring whose user chose to keep it in a file
-        (kernel.model.keyfile: mode 0600), as Claude Code does on Linux."""
+        (kernel.shared.keyfile: mode 0600), as Claude Code does on Linux."""
         return self.config / "api-key"
 
     @property

@@ -215,7 +215,7 @@ class NewSession(Message):
     mode: Mode = Mode.ASK
     title: str = ""
     confirm_broad_workspace: bool = False
-    """The user confirmed a workspace that `kernel.policy.workspace.broad_workspace_reason` calls
+    """The user confirmed a workspace that `kernel.shared.workspace.broad_workspace_reason` calls
     too broad (the home folder, `/`, a system folder) after being told what it exposes;
     without it such a session is refused."""
     scratch: bool = False
@@ -311,7 +311,7 @@ class StartRun(Message):
     session_id: str
     prompt: str
     attachments: tuple[AttachmentData, ...] = ()
-    """Files and images after the prompt's text (checked by kernel.agent.attachments)."""
+    """Files and images after the prompt's text (checked by kernel.shared.attachments)."""
 
 
 @dataclass(frozen=True)

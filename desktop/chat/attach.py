@@ -1,6 +1,6 @@
 """The prompt's attachments: removable chips above the prompt, filled by the Attach button,
 by files dropped on the prompt or the chat, and by files or an image pasted from the
-clipboard. Each file is checked when it is added (kernel.agent.attachments decides what it is: an
+clipboard. Each file is checked when it is added (kernel.shared.attachments decides what it is: an
 image, a PDF, text within the size cap); one that cannot be attached is refused with the
 reason under the chips, and nothing else changes.
 
@@ -18,7 +18,7 @@ from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMimeData, Qt, Signal
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
-from kernel.agent.attachments import (
+from kernel.shared.attachments import (
     MAX_ATTACHMENTS,
     Attachment,
     AttachmentError,

@@ -4,7 +4,7 @@ No folder is filled in by the app's own choice (the last workspace used, if any,
 session's tools read and write its workspace, so the user picks it — or ticks *No folder*,
 and the session works in a new scratch folder Reins makes (AppPaths.scratch), which can be
 swapped for a real folder later (the conversation's *Choose folder…*). A folder that
-`kernel.policy.workspace.broad_workspace_reason` calls too broad (the home folder, `/`, a system
+`kernel.shared.workspace.broad_workspace_reason` calls too broad (the home folder, `/`, a system
 folder) can only be chosen by ticking a box that says what it exposes; the kernel refuses
 such a session without that confirmation.
 """
@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from kernel.modes import MODES
-from kernel.policy.workspace import broad_workspace_reason
+from kernel.shared.workspace import broad_workspace_reason
 
 
 class NewSessionDialog(QDialog):

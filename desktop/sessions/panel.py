@@ -136,7 +136,7 @@ class SessionsPanel(QWidget):
     session_activated = Signal(str)
     new_requested = Signal(str, str, bool)
     """workspace ("": a scratch folder the kernel makes), mode, the user confirmed a broad
-    workspace (kernel.policy.workspace)"""
+    workspace (kernel.shared.workspace)"""
     new_cancelled = Signal()
     rename_requested = Signal(str, str)
     delete_requested = Signal(str)

@@ -3,7 +3,7 @@ user chooses it on a system with no keyring — a file only they can read.
 
 If the system has no keyring backend, saving says so (KeyringUnavailable): the app keeps a
 key entered in Settings in memory for that run only, unless the user ticks the box that
-keeps it in `AppPaths.api_key_file` (mode 0600, kernel.model.keyfile), as Claude Code does on
+keeps it in `AppPaths.api_key_file` (mode 0600, kernel.shared.keyfile), as Claude Code does on
 Linux; nothing is written to a file otherwise. The key found here travels to the kernel over
 the protocol (SetApiKey); the kernel reads the key file itself on its next start.
 """
@@ -15,8 +15,8 @@ from collections.abc import MutableMapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kernel.model.keyfile import read_key_file, remove_key_file, write_key_file
-from kernel.model.keys import ENV_VAR, KEYRING_SERVICE, KEYRING_USER, keyring_backend
+from kernel.shared.keyfile import read_key_file, remove_key_file, write_key_file
+from kernel.shared.keys import ENV_VAR, KEYRING_SERVICE, KEYRING_USER, keyring_backend
 
 if TYPE_CHECKING:
     import keyring.backend
@@ -106,7 +106,7 @@ def take_env_key(environ: MutableMapping[str, str] | None = None) -> str | None:
 
 
 def file_key(paths: AppPaths) -> str | None:
-    """The key in the key file (None: no file); OSError (kernel.model.keyfile.KeyFileError) when
+    """The key in the key file (None: no file); OSError (kernel.shared.keyfile.KeyFileError) when
     the file may not be used, saying why."""
     return read_key_file(paths.api_key_file)
 

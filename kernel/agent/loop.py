@@ -67,7 +67,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from kernel.agent.attachments import Attachment
 from kernel.agent.branch import cut, last_prompt, prompt_place
 from kernel.agent.compact import (
     COMPACT_AT,
@@ -135,6 +134,7 @@ from kernel.model.provider import (
 from kernel.paths import AppPaths, UnsafeIdentifier, check_call_id
 from kernel.policy.decide import Mode, offered_tools
 from kernel.policy.gate_context import GateContext
+from kernel.shared.attachments import Attachment
 from kernel.tools.dispatch import Dispatcher, Gate, error_result
 from kernel.tools.externalize import OutputStore
 from kernel.tools.find_tools import DEFAULT_THRESHOLD, tools_on_offer

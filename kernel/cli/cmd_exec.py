@@ -15,7 +15,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from kernel.agent.attachments import MAX_ATTACHMENTS, Attachment, AttachmentError, load_attachment
 from kernel.agent.limits import LIMIT_REASONS, LoopLimits, StopReason
 from kernel.agent.loop import Agent, GateFactory, RunBusy
 from kernel.agent.runlock import SessionLocked
@@ -54,10 +53,11 @@ from kernel.paths import AppPaths
 from kernel.policy.approvals import gate_factory
 from kernel.policy.channels import ApprovalChannel, FixedChannel, TerminalChannel
 from kernel.policy.settings import Settings
-from kernel.policy.workspace import broad_workspace_reason
 from kernel.runtime.assemble import Kernel, open_kernel
 from kernel.runtime.collector import for_the_run
 from kernel.sandbox.detect import SandboxStatus
+from kernel.shared.attachments import MAX_ATTACHMENTS, Attachment, AttachmentError, load_attachment
+from kernel.shared.workspace import broad_workspace_reason
 from kernel.tools.spec import ToolError
 from kernel.visible import one_line, visible
 
@@ -120,7 +120,7 @@ def exec_command(args: argparse.Namespace, settings: Settings,
 
 
 def _attachments(args: argparse.Namespace) -> list[Attachment]:
-    """The --attach files, each checked (kernel.agent.attachments): a bad one stops the command
+    """The --attach files, each checked (kernel.shared.attachments): a bad one stops the command
     before anything runs or is stored."""
     if not args.attach:
         return []

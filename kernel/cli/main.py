@@ -39,9 +39,9 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from kernel.cli.errors import EXIT_USAGE, UsageError
-from kernel.model.keys import picks_as_a_new_process
 from kernel.modes import MODES
 from kernel.runtime.ahead import Ahead, in_child
+from kernel.shared.keys import picks_as_a_new_process
 
 DESCRIPTION = ("Reins: an AI assistant that acts on your computer while you keep hold of "
                "the reins.\n\nPlain `reins`, with no command, opens the desktop app.")
@@ -235,7 +235,7 @@ def _doctor(keyring: Callable[[], str | None]) -> int:
 def _keyring_lookup() -> Callable[[], str | None]:
     """The key stored in the keyring, read from now on: the first time in this process, in
     a child interpreter while keyring is not loaded here and the child would pick the
-    backend this process would (kernel.model.keys.picks_as_a_new_process), so keyring's loading
+    backend this process would (kernel.shared.keys.picks_as_a_new_process), so keyring's loading
     (about 0.13 s of CPU) runs beside this process's instead of adding to it; else in a
     thread. A process that asks again (one calling main() again and again: the eval
     runner's workers, tests) loads keyring once and keeps its backend, which costs less

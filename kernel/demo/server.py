@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import threading
 
-from kernel.demo import DEMO_MODEL
 from kernel.demo.script import demo_turn
 from kernel.fakemodel.server import FakeAnthropicServer
+from kernel.shared.demo import DEMO_MODEL
 
 DEMO_KEY = "reins-demo-key"
 """Not a secret: the demo server takes only requests that carry it, so nothing else on the

@@ -2,7 +2,7 @@
 
 `ProviderConfig` (model, limits, tool choice, timeouts), the API key's resolution (an
 argument, else the OS keyring, else the key file the user chose on a system without a
-keyring (kernel.model.keyfile), else `ANTHROPIC_API_KEY`) and the base URL's. Kept apart from
+keyring (kernel.shared.keyfile), else `ANTHROPIC_API_KEY`) and the base URL's. Kept apart from
 kernel.model.provider so that what only reads them (`reins doctor`, the app's model picker)
 does not import the anthropic SDK.
 """
@@ -22,9 +22,9 @@ from kernel.model.catalog import (
     ModelLimits,
     model_limits,
 )
-from kernel.model.keyfile import KeyFileError, read_key_file
-from kernel.model.keys import ENV_VAR, KEYRING_SERVICE, KEYRING_USER, keyring_backend
 from kernel.paths import AppPaths
+from kernel.shared.keyfile import KeyFileError, read_key_file
+from kernel.shared.keys import ENV_VAR, KEYRING_SERVICE, KEYRING_USER, keyring_backend
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +105,7 @@ def keyring_key() -> str | None:
 
 def file_key(paths: AppPaths | None = None) -> str | None:
     """The key in the key file (`AppPaths.api_key_file`), or None: no file, or one that may
-    not be used (logged with why: kernel.model.keyfile)."""
+    not be used (logged with why: kernel.shared.keyfile)."""
     try:
         return read_key_file((paths or AppPaths.from_env()).api_key_file)
     except KeyFileError as exc:

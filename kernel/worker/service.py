@@ -36,7 +36,6 @@ from typing import TYPE_CHECKING, Any
 
 from kernel import protocol as p
 from kernel.agent.store import RunState, SessionStore, StoredSession, StoreOpenError, UnknownSession
-from kernel.demo import is_demo
 from kernel.demo.server import DEMO_KEY, DemoEndpoint
 from kernel.events import (
     ApprovalDecision,
@@ -51,19 +50,20 @@ from kernel.policy.approvals import PolicyGate, gate_factory
 from kernel.policy.channels import Answer, QueueChannel
 from kernel.policy.decide import Mode
 from kernel.policy.settings import Settings, SettingsError, SettingsFile
-from kernel.policy.workspace import broad_workspace_reason
 from kernel.runtime.collector import for_the_run
 from kernel.sandbox.hardening import make_non_dumpable
+from kernel.shared.demo import is_demo
+from kernel.shared.workspace import broad_workspace_reason
 from kernel.worker.undo import get_step_diff, list_steps, rewind_to, undo_call
 
 if TYPE_CHECKING:
-    from kernel.agent.attachments import Attachment
     from kernel.agent.loop import Agent
     from kernel.mcp.app import ElicitationChannel, SamplingChannel
     from kernel.mcp.asks import ServerAsks
     from kernel.mcp.sampling import SamplingTarget
     from kernel.policy.gate_context import GateContext
     from kernel.runtime.assemble import Kernel as Runtime
+    from kernel.shared.attachments import Attachment
     from kernel.tools.compose import Declarations
 
 # The UI process imports this module for `start_worker`; the agent loop, the provider and
@@ -336,8 +336,8 @@ class KernelService:
                   problems: tuple[p.SettingsProblem, ...] = ()) -> p.SettingsSnapshot:
         """settings.json as this kernel reads it, and whether a run can start."""
         from kernel.mcp.config import find_claude_desktop_config
-        from kernel.model.keys import ENV_VAR
         from kernel.model.provider_config import file_key
+        from kernel.shared.keys import ENV_VAR
 
         if self.settings_error:
             cannot = (f"settings.json cannot be used, so nothing runs until it is fixed: "
@@ -1066,12 +1066,12 @@ def _check_model_name(model: str, typed: str | None = None) -> None:
 
 
 def _attachments(sent: tuple[p.AttachmentData, ...]) -> list[Attachment]:
-    """The attachments the UI sent, each checked (kernel.agent.attachments); ValueError naming
+    """The attachments the UI sent, each checked (kernel.shared.attachments); ValueError naming
     the first that cannot be attached."""
     import base64
     import binascii
 
-    from kernel.agent.attachments import MAX_ATTACHMENTS, read_attachment
+    from kernel.shared.attachments import MAX_ATTACHMENTS, read_attachment
 
     if len(sent) > MAX_ATTACHMENTS:
         raise ValueError(f"at most {MAX_ATTACHMENTS} files can be attached to one prompt")

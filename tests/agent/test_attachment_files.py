@@ -1,4 +1,4 @@
-"""What a file is as an attachment (kernel.agent.attachments), decided by its bytes: table tests
+"""What a file is as an attachment (kernel.shared.attachments), decided by its bytes: table tests
 with many spellings of each kind, and real files on disk."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import socket
 import pytest
 from PIL import Image
 
-from kernel.agent.attachments import (
+from kernel.shared.attachments import (
     MAX_IMAGE_BYTES,
     MAX_TEXT_BYTES,
     AttachmentError,

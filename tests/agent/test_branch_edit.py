@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from kernel.agent.attachments import read_attachment
 from kernel.agent.branch import NothingToChange, Place, cut, last_prompt, prompt_place
 from kernel.agent.loop import RunBusy
 from kernel.events import (
@@ -25,6 +24,7 @@ from kernel.events import (
     UserMessage,
 )
 from kernel.fakemodel import Failure, Silence, ToolUse, reply
+from kernel.shared.attachments import read_attachment
 from tests.agent.conftest import Harness, _closing
 
 

@@ -1,8 +1,9 @@
-"""kernel.model.keys.keyring_backend picks the backend keyring itself picks (PYTHON_KEYRING_BACKEND,
-else keyring's config file, else the viable backend of highest priority or the chainer), with
-real keyring backends, entry points and config files, each row in a new process: the choice
-is compared with what keyring.core's own detection answers in that process, and the macOS
-backend (whose import runs ldconfig and gcc) is not loaded off macOS."""
+"""kernel.shared.keys.keyring_backend picks the backend keyring itself picks
+(PYTHON_KEYRING_BACKEND, else keyring's config file, else the viable backend of highest
+priority or the chainer), with real keyring backends, entry points and config files, each
+row in a new process: the choice is compared with what keyring.core's own detection answers
+in that process, and the macOS backend (whose import runs ldconfig and gcc) is not loaded
+off macOS."""
 
 from __future__ import annotations
 
@@ -38,14 +39,14 @@ BROKEN_PLUGIN = "raise RuntimeError('this plugin cannot load')\n"
 CHECK = '''
 import json, sys
 import keyring, keyring.core
-from kernel.model.keys import keyring_backend, KEYRING_SERVICE, KEYRING_USER
+from kernel.shared.keys import keyring_backend, KEYRING_SERVICE, KEYRING_USER
 
 def name(ring):
     return type(ring).__module__ + "." + type(ring).__name__
 
 if {preset!r}:
     import keyring.backends.null
-    from kernel.model.keys import use_backend
+    from kernel.shared.keys import use_backend
     use_backend(keyring.backends.null.Keyring())
 ours = keyring_backend()
 macos = "keyring.backends.macOS" in sys.modules
@@ -155,7 +156,7 @@ def test_the_backend_is_the_one_keyring_picks(row: Row, tmp_path: Path) -> None:
 
 def test_a_backend_that_cannot_be_loaded_raises_as_keyring_does(tmp_path: Path) -> None:
     env = _environment(Row("", env_backend="no_such_ring.Keyring"), tmp_path)
-    code = "from kernel.model.keys import keyring_backend; keyring_backend()"
+    code = "from kernel.shared.keys import keyring_backend; keyring_backend()"
     for script in (code, "import keyring; keyring.get_keyring()"):
         done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
                               text=True, timeout=60, check=False)
@@ -166,7 +167,7 @@ DOCTOR = """
 import sys
 if {preset!r}:
     import ring_plugin
-    from kernel.model.keys import use_backend
+    from kernel.shared.keys import use_backend
     use_backend(ring_plugin.Keyring())
 if {loaded!r}:
     import keyring
@@ -186,7 +187,7 @@ def test_doctor_reads_the_chosen_backend_without_the_macos_backend(preset: bool,
     from the one keyring would pick (a plugin, found through the entry points of a folder
     on PYTHONPATH, which the child interpreter gets as sys.path), read by a child
     interpreter that loads keyring instead of this process; with a backend chosen in the
-    process (kernel.model.keys.use_backend; only the plugin module on the path: discovery would
+    process (kernel.shared.keys.use_backend; only the plugin module on the path: discovery would
     choose fail), from that one, read here; with keyring already loaded (nothing for a
     child to take off this process), discovered and read here. The macOS module is never
     loaded."""
@@ -203,7 +204,7 @@ def test_doctor_reads_the_chosen_backend_without_the_macos_backend(preset: bool,
 
 LATER = '''
 import keyring, keyring.backends.null
-from kernel.model.keys import keyring_backend, picks_as_a_new_process
+from kernel.shared.keys import keyring_backend, picks_as_a_new_process
 before = picks_as_a_new_process()
 first = keyring_backend()
 later = keyring.backends.null.Keyring()

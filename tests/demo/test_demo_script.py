@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from kernel.demo import DEMO_LABEL, DEMO_MODEL, is_demo, model_label
 from kernel.demo.script import NOTES_FILE, demo_turn, latest_prompt, notes, topic
 from kernel.fakemodel.script import Reply, Text, ToolUse
+from kernel.shared.demo import DEMO_LABEL, DEMO_MODEL, is_demo, model_label
 
 
 @pytest.mark.parametrize(("prompt", "expected"), [

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from kernel import protocol as p
-from kernel.demo import DEMO_MODEL, DEMO_TITLE
 from kernel.demo.script import NOTES_FILE
 from kernel.events import ApprovalRequest, AssistantText, ToolCallStarted, ToolResultEvent
 from kernel.fakemodel import FakeAnthropicServer, ToolUse, reply
 from kernel.modes import Mode
 from kernel.paths import AppPaths
+from kernel.shared.demo import DEMO_MODEL, DEMO_TITLE
 from tests.security.test_workspace_broad import Worker
 
 

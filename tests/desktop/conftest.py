@@ -18,8 +18,8 @@ from PySide6.QtWidgets import QApplication, QLineEdit, QPushButton, QVBoxLayout,
 from pytestqt.qtbot import QtBot
 
 from kernel.fakemodel import FakeAnthropicServer
-from kernel.model.keys import use_backend
 from kernel.paths import AppPaths
+from kernel.shared.keys import use_backend
 
 
 @pytest.fixture

@@ -16,11 +16,11 @@ from pytestqt.qtbot import QtBot
 
 from desktop.chat.model import MessageItem, Role
 from desktop.controller import DEMO_PROMPT, AppController
-from kernel.demo import DEMO_MODEL
 from kernel.demo.script import NOTES_FILE
 from kernel.events import ApprovalRequest, ToolCallStarted
 from kernel.fakemodel import FakeAnthropicServer
 from kernel.paths import AppPaths
+from kernel.shared.demo import DEMO_MODEL
 from tests.desktop.conftest import approval_card, click_answer
 from tests.desktop.test_app_e2e import running
 

@@ -19,7 +19,7 @@ from desktop.chat.feed import apply_event
 from desktop.chat.model import ChatModel, MessageItem, Role, ToolCardItem, timestamp_text
 from desktop.chat.prompt import PromptBox
 from kernel import events as ev
-from kernel.agent.attachments import Attachment
+from kernel.shared.attachments import Attachment
 from tests.desktop.chat_views import shown_view
 
 

@@ -10,21 +10,20 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+SHARED = Path(__file__).resolve().parents[2] / "kernel" / "shared"
 ALLOWED = {
-    "kernel.protocol", "kernel.events", "kernel.visible", "kernel.paths",
-    "kernel.modes", "kernel.model.keys", "kernel.policy.workspace",
-    "kernel.agent.attachments", "kernel.eval.scoring", "kernel.setting_records",
-    "kernel.transaction.changeset", "kernel.demo", "kernel.model.keyfile",
+    "kernel.protocol", "kernel.events", "kernel.visible", "kernel.paths", "kernel.modes",
+    "kernel.setting_records", "kernel.transaction.changeset", "kernel.eval.scoring",
+    *(f"kernel.shared.{p.stem}" for p in SHARED.glob("*.py") if p.stem != "__init__"),
 }
-"""The protocol and the events it carries; pure helpers with no kernel state: how text is
-shown (visible), where files are (paths), the mode names, the key names, which folders are
-broad (workspace), what a file is as an attachment (attachments), the records of a settings
+"""The protocol and the events it carries, and pure helpers with no kernel state: how text
+is shown (visible), where files are (paths), the mode names, the records of a settings
 change the protocol re-exports (setting_records), a call's change set as its result event
-carries it (transaction.changeset), the demo model's names (demo), the key file the user may
-choose with no keyring (keyfile), and the format of the
-results file `reins eval` writes for the Evaluations window with the arithmetic over it
-(eval.scoring: the window's protocol with its child process, as kernel.protocol is the
-kernel worker's)."""
+carries it (transaction.changeset), every module of kernel/shared (the leaves the UI shares
+with the kernel: attachments, broad workspaces, the key's names and file, the demo's
+names), and the format of the results file `reins eval` writes for the Evaluations window
+with the arithmetic over it (eval.scoring: the window's protocol with its child process, as
+kernel.protocol is the kernel worker's)."""
 ENTRY_POINTS = {
     "desktop/entry.py": {"kernel.cli.main"},  # `reins exec …` is the kernel's own command line
     "desktop/kernel_client.py": {"kernel.worker.service"},  # the process it starts

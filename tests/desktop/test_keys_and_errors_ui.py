@@ -18,8 +18,8 @@ from desktop.settings import keystore
 from desktop.welcome import IN_MEMORY
 from kernel import events as ev
 from kernel import protocol as p
-from kernel.model.keys import use_backend
 from kernel.paths import AppPaths
+from kernel.shared.keys import use_backend
 from tests.desktop.test_main_window import RecordingClient, load, make
 
 

@@ -21,8 +21,8 @@ from desktop.settings import keystore
 from desktop.settings.dialog import SavedSettings, SettingsDialog, rule_lines, sort_problems
 from desktop.welcome import WelcomePanel
 from kernel import protocol as p
-from kernel.model.keys import use_backend
 from kernel.paths import AppPaths
+from kernel.shared.keys import use_backend
 
 
 class MemoryKeyring(keyring.backend.KeyringBackend):
@@ -262,10 +262,8 @@ def test_welcome_panel_opens_settings(qtbot: QtBot) -> None:
 
 
 def test_keyring_entry_is_the_one_the_kernel_reads() -> None:
-    from kernel.model import (
-        keys,
-        provider_config,  # where the kernel resolves the key
-    )
+    from kernel.model import provider_config  # where the kernel resolves the key
+    from kernel.shared import keys
 
     assert (keystore.KEYRING_SERVICE, keystore.KEYRING_USER, keystore.ENV_VAR) == (
         provider_config.KEYRING_SERVICE, provider_config.KEYRING_USER,
@@ -274,7 +272,7 @@ def test_keyring_entry_is_the_one_the_kernel_reads() -> None:
 
 
 def test_the_key_names_module_imports_nothing_heavy() -> None:
-    code = ("import sys, kernel.model.keys; "
+    code = ("import sys, kernel.shared.keys; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in "
             "('anthropic', 'keyring', 'PySide6', 'jsonschema')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

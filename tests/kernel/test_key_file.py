@@ -1,4 +1,4 @@
-"""The key file a user with no keyring may choose (kernel.model.keyfile): written 0600 whatever the
+"""The key file a user with no keyring may choose (kernel.shared.keyfile): written 0600 whatever the
 umask, refused when others may read it or it is not the user's own regular file, read by the
 kernel after the keyring and before the environment — and by a real kernel worker that was
 given no key over its pipe."""
@@ -14,9 +14,9 @@ import pytest
 
 from kernel import protocol as p
 from kernel.fakemodel import FakeAnthropicServer, reply
-from kernel.model.keyfile import KeyFileError, read_key_file, write_key_file
 from kernel.model.provider_config import resolve_api_key
 from kernel.paths import AppPaths
+from kernel.shared.keyfile import KeyFileError, read_key_file, write_key_file
 from tests.security.test_workspace_broad import Worker
 
 

@@ -21,7 +21,7 @@ from kernel import protocol as p
 from kernel.fakemodel import FakeAnthropicServer
 from kernel.fakemodel.script import ToolUse, reply
 from kernel.paths import AppPaths
-from kernel.policy.workspace import broad_reason, broad_workspace_reason
+from kernel.shared.workspace import broad_reason, broad_workspace_reason
 
 REINS = Path(sys.executable).with_name("reins")
 HOME = PurePosixPath("/home/alice")
