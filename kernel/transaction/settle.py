@@ -190,15 +190,21 @@ async def settle(folder: Path, workspace: Path, *, since_ns: int, classify: Clas
                    refused=refused)
 
 
+def _rule_for(change: Change, rules: Rules, verdict: str) -> RuleHit | None:
+    """The user's rule of that verdict naming the change's path (or, for a rename, the
+    path it came from)."""
+    names = (change.path, change.previous) if change.previous else (change.path,)
+    return next((rule for rule in map(rules, names)
+                 if rule is not None and rule.verdict == verdict), None)
+
+
 def without_denied(found: ChangeSet, rules: Rules) -> tuple[ChangeSet, tuple[Refused, ...]]:
     """The change set without the changes to paths (or from paths, for a rename) that a
     deny rule of the user's names, and those, with the rule."""
     kept: list[Change] = []
     refused: list[Refused] = []
     for change in found.changes:
-        names = (change.path, change.previous) if change.previous else (change.path,)
-        denial = next((rule for rule in map(rules, names)
-                       if rule is not None and rule.verdict == "deny"), None)
+        denial = _rule_for(change, rules, "deny")
         if denial is None:
             kept.append(change)
         else:
@@ -213,9 +219,7 @@ def held_by_rules(judged: Judged, rules: Rules) -> Judged:
     apply: list[Change] = []
     held = list(judged.held)
     for change in judged.apply:
-        names = (change.path, change.previous) if change.previous else (change.path,)
-        asking = next((rule for rule in map(rules, names)
-                       if rule is not None and rule.verdict == "ask"), None)
+        asking = _rule_for(change, rules, "ask")
         if asking is None:
             apply.append(change)
         else:
