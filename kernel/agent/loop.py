@@ -58,14 +58,12 @@ import contextlib
 import json
 import logging
 import math
-import threading
 import time
-from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from kernel.agent.branch import cut, last_prompt, prompt_place
 from kernel.agent.compact import (
@@ -99,7 +97,9 @@ from kernel.agent.limits import (
     repeat_message,
 )
 from kernel.agent.media import fit_content, fit_messages, replace_at, saver
+from kernel.agent.ports import GateFactory, Provider
 from kernel.agent.prompt import system_prompt
+from kernel.agent.reporter import Reporter, Sink, StoreFailed
 from kernel.agent.runlock import session_lock
 from kernel.agent.store import RunState, SessionStore, StoredSession
 from kernel.agent.textcall import TOOL_INTERFACE_PROMPT, text_tool_call
@@ -122,7 +122,7 @@ from kernel.events import (
     ToolResultEvent,
     UserMessage,
 )
-from kernel.model.catalog import ModelLimits, max_tokens_advice
+from kernel.model.catalog import max_tokens_advice
 from kernel.model.pricing import Price, cost_usd, price_for
 from kernel.model.provider import (
     USAGE_KEYS,
@@ -135,7 +135,7 @@ from kernel.paths import AppPaths, UnsafeIdentifier, check_call_id
 from kernel.policy.decide import Mode, offered_tools
 from kernel.policy.gate_context import GateContext
 from kernel.shared.attachments import Attachment
-from kernel.tools.dispatch import Dispatcher, Gate, error_result
+from kernel.tools.dispatch import Dispatcher, error_result
 from kernel.tools.externalize import OutputStore
 from kernel.tools.find_tools import DEFAULT_THRESHOLD, tools_on_offer
 from kernel.tools.pathpolicy import PathPolicy
@@ -143,7 +143,6 @@ from kernel.tools.registry import ToolRegistry
 from kernel.tools.spec import ErrorCode, Progress, Risk, ToolCall, ToolResult, ToolSpec
 from kernel.transaction.checkpoints import Checkpoints
 
-Sink = Callable[[Event], None]
 log = logging.getLogger(__name__)
 CONTINUE_PROMPT = ("Your previous answer was cut off by the output token limit. Continue "
                    "exactly where it stopped, without repeating what you already wrote.")
@@ -155,165 +154,11 @@ def request_tokens(usage: Mapping[str, Any]) -> int:
                ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"))
 
 
-class Provider(Protocol):
-    """What the loop needs from a model provider (AnthropicProvider implements it)."""
-
-    @property
-    def model(self) -> str: ...
-
-    @property
-    def context_window(self) -> int: ...
-
-    @property
-    def max_tokens(self) -> int: ...
-
-    @property
-    def limits(self) -> ModelLimits: ...
-
-    @property
-    def read_timeout_s(self) -> float: ...
-
-    @property
-    def forced_tool(self) -> str | None: ...
-
-    def request_params(self, *, system: Any, tools: Sequence[Mapping[str, Any]],
-                       messages: Sequence[Mapping[str, Any]],
-                       first_round: bool = True) -> dict[str, Any]: ...
-
-    async def stream_turn(self, params: Mapping[str, Any],
-                          callbacks: TurnCallbacks) -> ModelTurn: ...
-
-    async def close(self) -> None: ...
-
-
-GateFactory = Callable[[GateContext], Gate | None]
 
 
 class RunBusy(RuntimeError):
     """A run is already active for this session in this Agent (SessionLocked: in another
     process)."""
-
-
-class StoreFailed(RuntimeError):
-    """An event could not be committed (or the sink failed): the run cannot go on."""
-
-
-class _Reporter:
-    """Commits events through the store's writer and reports each, in order, once stored.
-
-    What is emitted waits in one queue, in order, each with the store write it waits for.
-    A write that completes (in the store's writer thread) wakes the event loop once for
-    all that are done by then, not once per write, and the loop reports, in order, each
-    entry at the head of the queue whose write is done (the writer completes writes in the
-    order they were submitted, so this is the order they complete in)."""
-
-    def __init__(self, store: SessionStore, sink: Sink) -> None:
-        self._store = store
-        self._sink = sink
-        self._loop = asyncio.get_running_loop()
-        self._loop_thread = threading.get_ident()
-        self._queue: deque[tuple[Event | None, Future[Any]]] = deque()
-        self._lock = threading.Lock()
-        self._woken = False
-        """A drain is scheduled and has not started yet."""
-        self._idle = asyncio.Event()
-        self._idle.set()
-        self._error: BaseException | None = None
-        self.sink_failed = False
-        """The sink raised: nothing more can be reported."""
-        self.last_reported: Event | None = None
-        self._last: Future[Any] | None = None
-        """The store write of the last event emitted: an event not stored (a streamed
-        delta, one already stored) is reported once that write is done, in order."""
-
-    def emit(self, event: Event, *, store: bool = True,
-             write: Future[Any] | None = None) -> None:
-        """Store (unless `store` is false or it is a delta), then report, in order.
-        `write`: the store write that stores this event (with more), already submitted."""
-        if self._error is not None:
-            raise StoreFailed(f"the session store or the sink failed: {self._error}")
-        future: Future[Any]
-        if write is not None:
-            future = write
-        elif store and event.stored:
-            future = self._store.submit_event(event)
-        else:  # reported right after the event before it (no trip through the writer)
-            future = self._last if self._last is not None else self._store.barrier()
-        self._last = future
-        self._enqueue(event, future)
-
-    def track(self, future: Future[Any]) -> None:
-        """Follow a pipelined store write: a failure stops the run at the next emit/flush."""
-        self._enqueue(None, future)
-
-    def _enqueue(self, event: Event | None, future: Future[Any]) -> None:
-        self._queue.append((event, future))
-        self._idle.clear()
-        future.add_done_callback(self._wake)
-
-    def _wake(self, _done: Future[Any]) -> None:
-        """A write is done (in any thread): schedule a drain unless one is pending."""
-        with self._lock:
-            if self._woken:
-                return
-            self._woken = True
-        if threading.get_ident() == self._loop_thread:
-            self._loop.call_soon(self._drain)
-        else:
-            self._loop.call_soon_threadsafe(self._drain)
-
-    def _drain(self) -> None:
-        with self._lock:
-            self._woken = False
-        queue = self._queue
-        while queue and queue[0][1].done():
-            event, future = queue.popleft()
-            self._deliver(event, future)
-        if not queue:
-            self._idle.set()
-
-    def _deliver(self, event: Event | None, future: Future[Any]) -> None:
-        if self._error is not None:
-            return
-        error = future.exception()
-        if error is not None:
-            self._error = error
-            return
-        if event is None:
-            return
-        try:
-            self._sink(event)
-        except Exception as exc:
-            self._error = exc
-            self.sink_failed = True
-            return
-        self.last_reported = event
-
-    @property
-    def healthy(self) -> bool:
-        return self._error is None
-
-    def report_unstored(self, events: Sequence[Event]) -> None:
-        """The store failed: report these events directly, in order, without storing them
-        (those after the last one already reported). A failing sink raises."""
-        if self.last_reported in events:
-            events = events[events.index(self.last_reported) + 1:]
-        for event in events:
-            self._sink(event)
-            self.last_reported = event
-
-    async def committed(self, barrier: Future[None] | None = None) -> None:
-        """Wait until everything submitted so far (before `barrier`, a store barrier taken
-        earlier) is on disk and reported; raise if something of it could not be."""
-        await asyncio.wrap_future(barrier if barrier is not None else self._store.barrier())
-        if self._error is not None:
-            raise StoreFailed(f"the session store or the sink failed: {self._error}")
-
-    async def flush(self) -> None:
-        """Wait until every emitted event is reported; raise if one could not be."""
-        await self._idle.wait()
-        if self._error is not None:
-            raise StoreFailed(f"the session store or the sink failed: {self._error}")
 
 
 @dataclass
@@ -547,7 +392,7 @@ class _Run:
         workspace = self.workspace
         self.path_policy = PathPolicy(self.workspace, app_paths=agent.paths,
                                       links=None if links is None else lambda: links(workspace))
-        self.reporter = _Reporter(self.store, sink)
+        self.reporter = Reporter(self.store, sink)
         self.results = self.store.result_log(session_id, pipeline=self.reporter.track)
         self.history = stored.history
         self.state = _RunState()

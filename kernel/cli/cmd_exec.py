@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from kernel.agent.limits import LIMIT_REASONS, LoopLimits, StopReason
-from kernel.agent.loop import Agent, GateFactory, RunBusy
+from kernel.agent.loop import Agent, RunBusy
+from kernel.agent.ports import GateFactory
 from kernel.agent.runlock import SessionLocked
 from kernel.agent.store import SessionStore, UnknownSession
 from kernel.cli.errors import EXIT_ERROR, EXIT_LIMIT, EXIT_OK, UsageError

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kernel.agent.limits import LoopLimits
-from kernel.agent.loop import Agent, GateFactory, Provider
+from kernel.agent.loop import Agent
+from kernel.agent.ports import GateFactory, Provider
 from kernel.agent.store import SessionStore
 from kernel.paths import AppPaths
 from kernel.sandbox.detect import SandboxStatus

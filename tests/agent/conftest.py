@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from kernel.agent.limits import LoopLimits
-from kernel.agent.loop import Agent, GateFactory
+from kernel.agent.loop import Agent
+from kernel.agent.ports import GateFactory
 from kernel.agent.store import SessionStore
 from kernel.events import AssistantDelta, Event, RunFinished
 from kernel.fakemodel import FakeAnthropicServer

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from kernel.agent.limits import LoopLimits
-from kernel.agent.loop import Agent, StoreFailed
+from kernel.agent.loop import Agent
+from kernel.agent.reporter import StoreFailed
 from kernel.agent.store import RunState
 from kernel.events import AssistantDelta, RunFinished, ToolCallStarted
 from kernel.fakemodel import Failure, Reply, Text, Thinking, ToolUse, reply
