@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from kernel.agent.limits import StopReason
-from kernel.agent.loop import _Run
+from kernel.agent.run import Run
 from kernel.cli.main import main as cli_main
 from kernel.eval.runner import NULL_KEYRING, RunOptions, run_suite, run_task
 from kernel.eval.scoring import TaskResult
@@ -115,13 +115,13 @@ def skip_approvals(mp: pytest.MonkeyPatch) -> None:
 
 def one_round(mp: pytest.MonkeyPatch) -> None:
     """The loop stops after its first round, as if the model had ended its turn."""
-    round_ = _Run._round
+    round_ = Run._round
 
-    async def only_one(self: _Run) -> StopReason | None:
+    async def only_one(self: Run) -> StopReason | None:
         stop = await round_(self)
         return StopReason.END_TURN if stop is None else stop
 
-    mp.setattr(_Run, "_round", only_one)
+    mp.setattr(Run, "_round", only_one)
 
 
 # each broken copy: the built-in tasks it must fail (every one of them), and what each
