@@ -968,6 +968,7 @@ class AppController(QObject):
                                       else None))
         w.chat.empty_state.set_context(view.info.workspace if view else "",
                                        view.info.mode if view else "")
+        w.prompt.set_workspace(view.info.workspace if view else "")
         if view is not None:
             w.set_usage(view.input_tokens, view.output_tokens, view.cost, view.context)
             w.set_model(view.info.model or self.default_model, session=True)
