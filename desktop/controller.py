@@ -29,6 +29,7 @@ from desktop.errors import RETRYABLE_CODES
 from desktop.handlers import Handlers
 from desktop.kernel_client import KernelClient, KernelFailure
 from desktop.main_window import MainWindow, window_title
+from desktop.mcp_notice import McpFailureNotice
 from desktop.settings import keystore
 from desktop.undo_link import UndoLink
 from desktop.window_state import WindowState, load_state, save_state
@@ -166,6 +167,9 @@ class AppController(QObject):
         """Each session's grants as the kernel last reported them (GrantList)."""
         self.mcp_states = p.McpServerStates()
         """The MCP servers' states as the kernel last reported them."""
+        self.mcp_notice = McpFailureNotice(self.window.mcp_button,
+                                           self.window.status_fitter.refit, self)
+        """A server's failure, said once in the status bar."""
         self._connect()
 
     # ---- setup ------------------------------------------------------------------------------
@@ -203,6 +207,7 @@ class AppController(QObject):
         w.workspace_bar.add_key.connect(self.open_settings)
         w.grants_requested.connect(self.open_grants)
         w.compact_requested.connect(self.compact_session)
+        self.mcp_notice.settings_requested.connect(self.open_mcp_settings)
         self.prompt_menu = PromptMenu(w.prompt.edit)
         self.prompt_menu.wanted.connect(lambda: self.client.send(p.ListMcpPrompts()))
         self.prompt_menu.fetch.connect(lambda server, name, arguments: self.client.send(
@@ -421,6 +426,11 @@ class AppController(QObject):
         dialog.open()
         return dialog
 
+    def open_mcp_settings(self) -> SettingsDialog:
+        dialog = self.open_settings()
+        dialog.tabs.setCurrentWidget(dialog.mcp_panel)
+        return dialog
+
     def _settings_command(self, message: p.Message) -> None:
         """The settings dialog's commands; one the kernel cannot get now is said there."""
         if not self.client.send(message) and self.settings_dialog is not None:
@@ -607,6 +617,7 @@ class AppController(QObject):
 
     def _on_mcp_server_states(self, message: p.McpServerStates) -> None:
         self.mcp_states = message
+        self.mcp_notice.update(message.servers)
         if self.settings_dialog is not None:
             self.settings_dialog.mcp_panel.set_states(message.servers, message.error)
 

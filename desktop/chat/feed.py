@@ -105,9 +105,6 @@ def apply_event(model: ChatModel, event: ev.Event, at: float | None = None) -> N
         if event.empty_answer:
             model.add_message(Role.NOTICE, notice_text(event) or "", at)
         model.end_turn()
-    elif isinstance(event, ev.McpServerEvent) and event.state == "failed":
-        model.add_message(Role.NOTICE, f"MCP server {event.server!r} failed: {event.reason}; "
-                                       f"its tools are not available.", at)
     elif isinstance(event, ev.Notice):
         model.add_message(Role.NOTICE, event.message, at)
     elif isinstance(event, ev.ErrorEvent):
