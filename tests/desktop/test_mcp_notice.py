@@ -109,6 +109,7 @@ def test_the_window_says_a_failure_once_outside_the_conversation(
     assert not button.isHidden()
 
 
+@pytest.mark.slow  # real MCP servers
 def test_real_servers_each_failure_said_once(qtbot: QtBot, tmp_path: Path) -> None:
     """A server that cannot start fails three times in a row, then a running one is killed
     and comes back: two notices, one for each."""
