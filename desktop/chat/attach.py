@@ -4,6 +4,8 @@ clipboard. Each file is checked when it is added (kernel.shared.attachments deci
 image, a PDF, text within the size cap); one that cannot be attached is refused with the
 reason under the chips, and nothing else changes.
 
+An image is a small rounded picture (`PictureChip`, decoded once off the UI thread by
+desktop.chat.thumbs) with its remove button on it; other files are a name and a size.
 Editing the last message shows its attachments as chips too (`Kept`): removing one leaves
 it out of the edited message.
 """
@@ -14,10 +16,11 @@ import base64
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMimeData, Qt, Signal
-from PySide6.QtGui import QImage
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMimeData, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QImage, QPainter, QPaintEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
+from desktop.chat.thumbs import CHIP, draw_picture, shared_thumbnails
 from kernel.shared.attachments import (
     MAX_ATTACHMENTS,
     Attachment,
@@ -89,6 +92,42 @@ def local_files(source: QMimeData) -> list[str]:
     return [url.toLocalFile() for url in source.urls() if url.isLocalFile()]
 
 
+class PictureChip(QWidget):
+    """An attached image as a small rounded picture, its remove button in the corner."""
+
+    def __init__(self, chip: Attachment, key: object, tray: AttachmentTray) -> None:
+        super().__init__(tray)
+        self.key = key
+        self.setFixedSize(QSize(CHIP, CHIP))
+        self.setAccessibleName(f"Attachment {chip.name}")
+        self.setToolTip(chip_text(chip))
+        self.remove = QToolButton(self)
+        self.remove.setObjectName("removePicture")
+        self.remove.setText("✕")
+        self.remove.setAccessibleName(f"Remove {chip.name}")
+        self.remove.setToolTip(f"Remove {chip.name}")
+        self.remove.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.remove.setFixedSize(QSize(18, 18))
+        self.remove.move(CHIP - 20, 2)
+        self.remove.setStyleSheet(
+            "#removePicture { background: rgba(0, 0, 0, 150); color: white; border: none;"
+            " border-radius: 9px; font-size: 10px; }"
+            " #removePicture:focus { border: 2px solid palette(highlight); }")
+        self.remove.clicked.connect(lambda: tray.remove(chip))
+        thumbs = shared_thumbnails()
+        thumbs.ready.connect(self._ready)
+        thumbs.request(key, chip.data, CHIP, self.devicePixelRatioF())
+
+    def _ready(self, key: object) -> None:
+        if key is self.key:
+            self.update()
+
+    def paintEvent(self, _event: QPaintEvent) -> None:
+        painter = QPainter(self)
+        draw_picture(painter, QRectF(self.rect()), shared_thumbnails().get(self.key),
+                     self.palette())
+
+
 class AttachmentTray(QWidget):
     """The chips of the prompt's attachments, and why the last file given was refused."""
 
@@ -98,6 +137,8 @@ class AttachmentTray(QWidget):
         super().__init__(parent)
         self.setAccessibleName("Attachments")
         self._chips: list[Chip] = []
+        self._keys: dict[int, object] = {}
+        """Each image chip's picture key while it is in the tray (made once)."""
         self._row = QHBoxLayout()
         self._row.setContentsMargins(0, 0, 0, 0)
         self._row.addStretch(1)
@@ -181,8 +222,13 @@ class AttachmentTray(QWidget):
             if widget is not None:
                 widget.setParent(None)
                 widget.deleteLater()
+        self._keys = {id(c): self._keys.get(id(c)) or object() for c in self._chips
+                      if isinstance(c, Attachment) and c.kind == "image"}
         for position, chip in enumerate(self._chips):
-            self._row.insertWidget(position, self._chip_widget(chip))
+            key = self._keys.get(id(chip))
+            self._row.insertWidget(position, self._chip_widget(chip) if key is None
+                                   or not isinstance(chip, Attachment)
+                                   else PictureChip(chip, key, self))
         self._update_visibility()
         self.changed.emit()
 
