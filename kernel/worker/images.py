@@ -73,7 +73,10 @@ def prompt_images(message: Mapping[str, Any] | None, at_block: int, blocks: Sequ
 
 
 async def get_prompt_images(service: KernelService, message: p.GetPromptImages) -> None:
-    """Read the prompt's history message and make its pictures, in a thread."""
+    """Read the prompt's history message and make its pictures, in a thread. (A prompt just
+    sent: its user_message reached the UI once committed, its message was submitted right
+    after; the barrier waits for that write.)"""
+    await asyncio.wrap_future(service.store.barrier())
     stored = await asyncio.to_thread(service.store.message, message.session_id,
                                      message.at_message)
     images = await asyncio.to_thread(prompt_images, stored, message.at_block,

@@ -93,6 +93,15 @@ def test_the_worker_gives_a_prompts_pictures_after_a_restart(
     files = (("shot.png", halves((600, 200))), ("n.txt", b"notes"))
     worker.send(p.StartRun(session, "what is this?", tuple(
         p.AttachmentData(n, base64.b64encode(d).decode()) for n, d in files)))
+    while not any(isinstance(m, p.EventMessage) and isinstance(m.event, UserMessage)
+                  for m in worker.received):
+        worker.wait_for(p.EventMessage, len(
+            [m for m in worker.received if isinstance(m, p.EventMessage)]) + 1)
+    sent = next(m.event for m in worker.received if isinstance(m, p.EventMessage)
+                and isinstance(m.event, UserMessage))
+    # Asked the moment the prompt shows: its history message is there.
+    worker.send(p.GetPromptImages(session, sent.at_message, sent.at_block, (1, 1), 32))
+    assert picture(worker.wait_for(p.PromptImages).images[0]).size == (32, 32)
     worker.wait_for(p.RunStatus, 2)
     worker.close()
 
