@@ -782,7 +782,7 @@ class AppController(QObject):
             return
         item = view.chat.item(row)
         assert isinstance(item, MessageItem)
-        self.window.prompt.begin_edit(item.text, kept_chips(item.attachments))
+        self.window.prompt.begin_edit(item.text, kept_chips(item.attachments, item.pictures))
 
     def send_edit(self, text: str) -> None:
         view = self._view()

@@ -13,6 +13,7 @@ it out of the edited message.
 from __future__ import annotations
 
 import base64
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +45,8 @@ class Kept:
     name: str
     kind: str
     size: int
+    picture: Hashable | None = None
+    """An image's picture in the history (its key in desktop.chat.thumbs)."""
 
 
 Chip = Attachment | Kept
@@ -60,9 +63,13 @@ def for_kernel(chips: list[Chip]) -> tuple[tuple[AttachmentData, ...], tuple[int
     return files, tuple(c.index for c in chips if isinstance(c, Kept))
 
 
-def kept_chips(summaries: list[dict[str, Any]]) -> list[Kept]:
-    """The chips of a sent message's attachments (its user_message summaries)."""
-    return [Kept(i, str(a.get("name", "?")), str(a.get("kind", "")), int(a.get("bytes", 0)))
+def kept_chips(summaries: list[dict[str, Any]],
+               pictures: Sequence[Hashable] = ()) -> list[Kept]:
+    """The chips of a sent message's attachments (its user_message summaries), its images
+    with their pictures in the history (`pictures`: one per image, in order)."""
+    shown = iter(pictures)
+    return [Kept(i, str(a.get("name", "?")), str(a.get("kind", "")), int(a.get("bytes", 0)),
+                 next(shown, None) if a.get("kind") == "image" else None)
             for i, a in enumerate(summaries)]
 
 
@@ -95,7 +102,7 @@ def local_files(source: QMimeData) -> list[str]:
 class PictureChip(QWidget):
     """An attached image as a small rounded picture, its remove button in the corner."""
 
-    def __init__(self, chip: Attachment, key: object, tray: AttachmentTray) -> None:
+    def __init__(self, chip: Chip, key: Hashable, tray: AttachmentTray) -> None:
         super().__init__(tray)
         self.key = key
         self.setFixedSize(QSize(CHIP, CHIP))
@@ -116,10 +123,11 @@ class PictureChip(QWidget):
         self.remove.clicked.connect(lambda: tray.remove(chip))
         thumbs = shared_thumbnails()
         thumbs.ready.connect(self._ready)
-        thumbs.request(key, chip.data, CHIP, self.devicePixelRatioF())
+        if isinstance(chip, Attachment):  # (a kept one's picture is the history's)
+            thumbs.request(key, chip.data, CHIP, self.devicePixelRatioF())
 
-    def _ready(self, key: object) -> None:
-        if key is self.key:
+    def _ready(self, key: Hashable) -> None:
+        if key == self.key:
             self.update()
 
     def paintEvent(self, _event: QPaintEvent) -> None:
@@ -137,7 +145,7 @@ class AttachmentTray(QWidget):
         super().__init__(parent)
         self.setAccessibleName("Attachments")
         self._chips: list[Chip] = []
-        self._keys: dict[int, object] = {}
+        self._keys: dict[int, Hashable] = {}
         """Each image chip's picture key while it is in the tray (made once)."""
         self._row = QHBoxLayout()
         self._row.setContentsMargins(0, 0, 0, 0)
@@ -224,10 +232,11 @@ class AttachmentTray(QWidget):
                 widget.deleteLater()
         self._keys = {id(c): self._keys.get(id(c)) or object() for c in self._chips
                       if isinstance(c, Attachment) and c.kind == "image"}
+        self._keys.update((id(c), c.picture) for c in self._chips
+                          if isinstance(c, Kept) and c.picture is not None)
         for position, chip in enumerate(self._chips):
             key = self._keys.get(id(chip))
             self._row.insertWidget(position, self._chip_widget(chip) if key is None
-                                   or not isinstance(chip, Attachment)
                                    else PictureChip(chip, key, self))
         self._update_visibility()
         self.changed.emit()

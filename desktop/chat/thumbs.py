@@ -158,8 +158,11 @@ def draw_picture(painter: QPainter, rect: QRectF, picture: QPixmap | State | Non
     painter.setClipPath(path)
     base = palette.color(QPalette.ColorRole.Base)
     text = palette.color(QPalette.ColorRole.Text)
-    if isinstance(picture, QPixmap):
+    if isinstance(picture, QPixmap) and picture.deviceIndependentSize() == rect.size():
         painter.drawPixmap(rect.topLeft(), picture)
+    elif isinstance(picture, QPixmap):  # a history picture in a chip (editing): rare
+        painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
+        painter.drawPixmap(rect, picture, QRectF(picture.rect()))
     else:
         painter.fillRect(rect, mix(base, text, 0.1))
         if picture == BROKEN:

@@ -165,6 +165,16 @@ def test_a_sent_prompts_pictures_come_from_the_kernel_into_its_bubble(
     assert near(at(picture.right() - 10, picture.center().y()), BLUE)
     assert not near(at(placeholder.left() + 10, placeholder.center().y()), RED)
 
+    # Editing the message: its images are their pictures in the composer too.
+    controller.begin_edit()
+    chips = w.prompt.tray.findChildren(PictureChip)
+    assert [c.key for c in chips] == [first, third]
+    assert [c.accessibleName() for c in chips] == ["Attachment wide.png", "Attachment gone.png"]
+    edit_shot = chips[0].grab().toImage()  # the whole picture, made smaller
+    assert near(edit_shot.pixelColor(8, CHIP // 2), RED)
+    assert near(edit_shot.pixelColor(CHIP // 2 + 6, CHIP // 2), BLUE)
+    w.prompt.cancel_edit()
+
     # Shown again (a reload, a new kernel): nothing is asked twice.
     load(controller, client, ev.UserMessage("s1", "what is this?", attachments, at_message=3,
                                             at_block=1))
