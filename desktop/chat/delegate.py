@@ -226,9 +226,10 @@ class ChatDelegate(QStyledItemDelegate):
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(bubble_colour(palette))
             painter.drawRoundedRect(frame, BUBBLE_RADIUS, BUBBLE_RADIUS)
-            thumbs = shared_thumbnails()
-            for key, box in zip(item.pictures, picture_boxes(item, rect), strict=True):
-                draw_picture(painter, box, thumbs.get(key), palette)
+            if item.pictures:
+                thumbs = shared_thumbnails()
+                for key, box in zip(item.pictures, picture_boxes(item, rect), strict=True):
+                    draw_picture(painter, box, thumbs.get(key), palette)
         elif item.role is Role.ERROR:
             fill = QColor(207, 34, 46, 34)
             painter.setPen(border_colour(palette, fill))
