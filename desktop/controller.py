@@ -25,10 +25,13 @@ from desktop.chat.attach import Chip, for_kernel, kept_chips
 from desktop.chat.feed import apply_event
 from desktop.chat.model import ChatModel, MessageItem, Role
 from desktop.chat.prompt_menu import PromptMenu
+from desktop.chat.thumbs import shared_thumbnails
 from desktop.errors import RETRYABLE_CODES
 from desktop.handlers import Handlers
 from desktop.kernel_client import KernelClient, KernelFailure
 from desktop.main_window import MainWindow, window_title
+from desktop.mcp_notice import McpFailureNotice
+from desktop.prompt_images import PromptImages
 from desktop.settings import keystore
 from desktop.undo_link import UndoLink
 from desktop.window_state import WindowState, load_state, save_state
@@ -166,6 +169,11 @@ class AppController(QObject):
         """Each session's grants as the kernel last reported them (GrantList)."""
         self.mcp_states = p.McpServerStates()
         """The MCP servers' states as the kernel last reported them."""
+        self.mcp_notice = McpFailureNotice(self.window.mcp_button,
+                                           self.window.status_fitter.refit, self)
+        """A server's failure, said once in the status bar."""
+        self.prompt_images = PromptImages(shared_thumbnails())
+        """The pictures of sent prompts' images, asked of the kernel."""
         self._connect()
 
     # ---- setup ------------------------------------------------------------------------------
@@ -203,6 +211,8 @@ class AppController(QObject):
         w.workspace_bar.add_key.connect(self.open_settings)
         w.grants_requested.connect(self.open_grants)
         w.compact_requested.connect(self.compact_session)
+        self.mcp_notice.settings_requested.connect(self.open_mcp_settings)
+        self.prompt_images.thumbs.changed.connect(w.chat.viewport().update)
         self.prompt_menu = PromptMenu(w.prompt.edit)
         self.prompt_menu.wanted.connect(lambda: self.client.send(p.ListMcpPrompts()))
         self.prompt_menu.fetch.connect(lambda server, name, arguments: self.client.send(
@@ -421,6 +431,11 @@ class AppController(QObject):
         dialog.open()
         return dialog
 
+    def open_mcp_settings(self) -> SettingsDialog:
+        dialog = self.open_settings()
+        dialog.tabs.setCurrentWidget(dialog.mcp_panel)
+        return dialog
+
     def _settings_command(self, message: p.Message) -> None:
         """The settings dialog's commands; one the kernel cannot get now is said there."""
         if not self.client.send(message) and self.settings_dialog is not None:
@@ -488,6 +503,7 @@ class AppController(QObject):
             self.client.send(p.OpenSession(self.current))
 
     def on_died(self, reason: str, restarting: bool = True) -> None:
+        self.prompt_images.forget()
         self.window.set_kernel_state("Kernel restarting…" if restarting else "Kernel stopped")
         self.window.welcome.set_kernel_ready(False)
         for session_id, view in self.views.items():
@@ -532,6 +548,7 @@ class AppController(QObject):
                 .on(p.GrantList, self._on_grant_list)
                 .on(p.Diagnostics, self._on_diagnostics)
                 .on(p.ConnectionChecked, self._on_connection_checked)
+                .on(p.PromptImages, self._on_prompt_images)
                 .on(p.McpImportPlan, self._on_mcp_import_plan)
                 .on(p.McpServerStates, self._on_mcp_server_states)
                 .on(p.McpFormRequest, self._on_mcp_form_request)
@@ -553,6 +570,7 @@ class AppController(QObject):
         apply_event(view.chat, event, at=time.time())
         if isinstance(event, AssistantDelta):
             return
+        self._ask_pictures(event)
         view.keep(event)
         view.note_error(event)
         if event.session_id == self.current and self.window.timeline_created:
@@ -607,6 +625,7 @@ class AppController(QObject):
 
     def _on_mcp_server_states(self, message: p.McpServerStates) -> None:
         self.mcp_states = message
+        self.mcp_notice.update(message.servers)
         if self.settings_dialog is not None:
             self.settings_dialog.mcp_panel.set_states(message.servers, message.error)
 
@@ -640,6 +659,7 @@ class AppController(QObject):
         view = SessionView(info, chat, interrupted=message.interrupted)
         for event in message.events:
             apply_event(chat, event, at=event.at)
+            self._ask_pictures(event)
             view.keep(event)
             view.note_error(event)
             if isinstance(event, RunFinished):
@@ -665,6 +685,14 @@ class AppController(QObject):
             edit.setPlainText(DEMO_PROMPT)
             edit.selectAll()
             edit.setFocus()
+
+    def _ask_pictures(self, event: Event) -> None:
+        request = self.prompt_images.request_for(event)
+        if request is not None and not self.client.send(request):
+            self.prompt_images.forget()
+
+    def _on_prompt_images(self, message: p.PromptImages) -> None:
+        self.prompt_images.received(message, self.window.devicePixelRatioF())
 
     def _on_session_deleted(self, message: p.SessionDeleted) -> None:
         self.window.sessions.model.remove(message.session_id)
@@ -754,7 +782,7 @@ class AppController(QObject):
             return
         item = view.chat.item(row)
         assert isinstance(item, MessageItem)
-        self.window.prompt.begin_edit(item.text, kept_chips(item.attachments))
+        self.window.prompt.begin_edit(item.text, kept_chips(item.attachments, item.pictures))
 
     def send_edit(self, text: str) -> None:
         view = self._view()
@@ -968,6 +996,7 @@ class AppController(QObject):
                                       else None))
         w.chat.empty_state.set_context(view.info.workspace if view else "",
                                        view.info.mode if view else "")
+        w.prompt.set_workspace(view.info.workspace if view else "")
         if view is not None:
             w.set_usage(view.input_tokens, view.output_tokens, view.cost, view.context)
             w.set_model(view.info.model or self.default_model, session=True)

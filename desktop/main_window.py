@@ -214,8 +214,11 @@ class MainWindow(QMainWindow):
         self.grants_button = FitButton("Show and revoke this session's grants", self)
         self.grants_button.setFlat(True)
         self.grants_button.clicked.connect(self.grants_requested)
+        self.mcp_button = FitButton("MCP server failed: show the details", self)
+        self.mcp_button.setFlat(True)
+        self.mcp_button.setObjectName("mcpFailure")
         for widget in (self.kernel_label, self.approvals_button, self.grants_button,
-                       self.sandbox_label):
+                       self.mcp_button, self.sandbox_label):
             bar.addWidget(widget)
         self.mode_combo.setMinimumContentsLength(MODE_CHARS)
         self.mode_combo.setSizeAdjustPolicy(
@@ -228,7 +231,7 @@ class MainWindow(QMainWindow):
         bar.addPermanentWidget(self.usage_label)
         self.status_fitter = StatusFitter(bar, {
             "kernel": self.kernel_label, "approvals": self.approvals_button,
-            "grants": self.grants_button, "sandbox": self.sandbox_label,
+            "grants": self.grants_button, "mcp": self.mcp_button, "sandbox": self.sandbox_label,
             "compact": self.compact_button, "usage": self.usage_label}, fixed=[])
         self.status_fitter.refit()
 

@@ -24,10 +24,12 @@ Ladder = Sequence[tuple[str, int]]
 
 LADDER: Ladder = (
     ("compact", 1),  # the button goes (File → Compact conversation stays)
+    ("mcp", 1),  # "⚠ MCP “docs” failed"
     ("sandbox", 1),  # "bwrap", "Sandbox: none"
     ("usage", 1),  # "1,200 in / 30 out · $0.0123 · context 21%"
     ("usage", 2),  # "$0.0123 · context 21%"
     ("sandbox", 2),  # a working sandbox unsaid; a missing one "No sandbox"
+    ("mcp", 2),  # "⚠ MCP failed"
     ("approvals", 1),  # "⚠ 2 pending"
     ("usage", 3),  # "$0.0123"
 )

@@ -555,6 +555,22 @@ class GetStepDiff(Message):
 
 @_message
 @dataclass(frozen=True)
+class GetPromptImages(Message):
+    """Ask for small pictures of a sent prompt's images (PromptImages), for the chat: the
+    prompt's `at_message`/`at_block` (its user_message event's), each attachment's number
+    of history blocks in order (its summary's `blocks`), and the longest side wanted in
+    pixels (the kernel keeps it within 16…512)."""
+
+    kind: ClassVar[str] = "get_prompt_images"
+    session_id: str
+    at_message: int
+    at_block: int
+    blocks: tuple[int, ...] = ()
+    side: int = 192
+
+
+@_message
+@dataclass(frozen=True)
 class KernelReady(Message):
     kind: ClassVar[str] = "kernel_ready"
     protocol_version: int
@@ -870,6 +886,19 @@ class StepDiff(Message):
     error: str = ""
 
 
+@_message
+@dataclass(frozen=True)
+class PromptImages(Message):
+    """The answer to GetPromptImages: per attachment, in order, a PNG (base64) no larger
+    than asked, or "" for one that is no image or could not be read."""
+
+    kind: ClassVar[str] = "prompt_images"
+    session_id: str
+    at_message: int
+    at_block: int
+    images: tuple[str, ...] = field(default=(), repr=False)
+
+
 MESSAGE_KINDS: Mapping[str, type[Message]] = _KINDS
 
 Command = (
@@ -879,14 +908,14 @@ Command = (
     | CancelRun | CancelCall | ApprovalAnswer | Shutdown | ListGrants | ListAllGrants
     | RevokeGrant | ListMcpServers | McpServerAction | McpFormAnswer | ListMcpPrompts
     | GetMcpPrompt | McpSamplingAnswer | ExportSession | ListSteps | UndoCall | RewindTo
-    | GetStepDiff | SetWorkspace | CheckConnection)
+    | GetStepDiff | SetWorkspace | CheckConnection | GetPromptImages)
 """Every message the UI sends the kernel: a closed union (a test checks that each registered
 kind is a Command or a Reply, and that the worker handles every Command)."""
 Reply = (
     KernelReady | EventMessage | SessionList | SessionLoaded | ModelList | SessionDeleted
     | SettingsSnapshot | Diagnostics | McpImportPlan | RunStatus | CommandFailed | GrantList
     | McpServerStates | McpFormRequest | McpPromptList | McpPromptText | McpSamplingRequest
-    | SessionExport | StepList | UndoOutcome | StepDiff | ConnectionChecked)
+    | SessionExport | StepList | UndoOutcome | StepDiff | ConnectionChecked | PromptImages)
 """Every message the kernel sends the UI (a test checks the UI handles each)."""
 COMMANDS: frozenset[type[Message]] = frozenset(typing.get_args(Command))
 REPLIES: frozenset[type[Message]] = frozenset(typing.get_args(Reply))

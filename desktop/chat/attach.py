@@ -4,6 +4,8 @@ clipboard. Each file is checked when it is added (kernel.shared.attachments deci
 image, a PDF, text within the size cap); one that cannot be attached is refused with the
 reason under the chips, and nothing else changes.
 
+An image is a small rounded picture (`PictureChip`, decoded once off the UI thread by
+desktop.chat.thumbs) with its remove button on it; other files are a name and a size.
 Editing the last message shows its attachments as chips too (`Kept`): removing one leaves
 it out of the edited message.
 """
@@ -11,13 +13,15 @@ it out of the edited message.
 from __future__ import annotations
 
 import base64
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMimeData, Qt, Signal
-from PySide6.QtGui import QImage
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMimeData, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QImage, QPainter, QPaintEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
+from desktop.chat.thumbs import CHIP, draw_picture, shared_thumbnails
 from kernel.shared.attachments import (
     MAX_ATTACHMENTS,
     Attachment,
@@ -41,6 +45,8 @@ class Kept:
     name: str
     kind: str
     size: int
+    picture: Hashable | None = None
+    """An image's picture in the history (its key in desktop.chat.thumbs)."""
 
 
 Chip = Attachment | Kept
@@ -57,9 +63,13 @@ def for_kernel(chips: list[Chip]) -> tuple[tuple[AttachmentData, ...], tuple[int
     return files, tuple(c.index for c in chips if isinstance(c, Kept))
 
 
-def kept_chips(summaries: list[dict[str, Any]]) -> list[Kept]:
-    """The chips of a sent message's attachments (its user_message summaries)."""
-    return [Kept(i, str(a.get("name", "?")), str(a.get("kind", "")), int(a.get("bytes", 0)))
+def kept_chips(summaries: list[dict[str, Any]],
+               pictures: Sequence[Hashable] = ()) -> list[Kept]:
+    """The chips of a sent message's attachments (its user_message summaries), its images
+    with their pictures in the history (`pictures`: one per image, in order)."""
+    shown = iter(pictures)
+    return [Kept(i, str(a.get("name", "?")), str(a.get("kind", "")), int(a.get("bytes", 0)),
+                 next(shown, None) if a.get("kind") == "image" else None)
             for i, a in enumerate(summaries)]
 
 
@@ -89,6 +99,43 @@ def local_files(source: QMimeData) -> list[str]:
     return [url.toLocalFile() for url in source.urls() if url.isLocalFile()]
 
 
+class PictureChip(QWidget):
+    """An attached image as a small rounded picture, its remove button in the corner."""
+
+    def __init__(self, chip: Chip, key: Hashable, tray: AttachmentTray) -> None:
+        super().__init__(tray)
+        self.key = key
+        self.setFixedSize(QSize(CHIP, CHIP))
+        self.setAccessibleName(f"Attachment {chip.name}")
+        self.setToolTip(chip_text(chip))
+        self.remove = QToolButton(self)
+        self.remove.setObjectName("removePicture")
+        self.remove.setText("✕")
+        self.remove.setAccessibleName(f"Remove {chip.name}")
+        self.remove.setToolTip(f"Remove {chip.name}")
+        self.remove.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.remove.setFixedSize(QSize(18, 18))
+        self.remove.move(CHIP - 20, 2)
+        self.remove.setStyleSheet(
+            "#removePicture { background: rgba(0, 0, 0, 150); color: white; border: none;"
+            " border-radius: 9px; font-size: 10px; }"
+            " #removePicture:focus { border: 2px solid palette(highlight); }")
+        self.remove.clicked.connect(lambda: tray.remove(chip))
+        thumbs = shared_thumbnails()
+        thumbs.ready.connect(self._ready)
+        if isinstance(chip, Attachment):  # (a kept one's picture is the history's)
+            thumbs.request(key, chip.data, CHIP, self.devicePixelRatioF())
+
+    def _ready(self, key: Hashable) -> None:
+        if key == self.key:
+            self.update()
+
+    def paintEvent(self, _event: QPaintEvent) -> None:
+        painter = QPainter(self)
+        draw_picture(painter, QRectF(self.rect()), shared_thumbnails().get(self.key),
+                     self.palette())
+
+
 class AttachmentTray(QWidget):
     """The chips of the prompt's attachments, and why the last file given was refused."""
 
@@ -98,6 +145,8 @@ class AttachmentTray(QWidget):
         super().__init__(parent)
         self.setAccessibleName("Attachments")
         self._chips: list[Chip] = []
+        self._keys: dict[int, Hashable] = {}
+        """Each image chip's picture key while it is in the tray (made once)."""
         self._row = QHBoxLayout()
         self._row.setContentsMargins(0, 0, 0, 0)
         self._row.addStretch(1)
@@ -181,8 +230,14 @@ class AttachmentTray(QWidget):
             if widget is not None:
                 widget.setParent(None)
                 widget.deleteLater()
+        self._keys = {id(c): self._keys.get(id(c)) or object() for c in self._chips
+                      if isinstance(c, Attachment) and c.kind == "image"}
+        self._keys.update((id(c), c.picture) for c in self._chips
+                          if isinstance(c, Kept) and c.picture is not None)
         for position, chip in enumerate(self._chips):
-            self._row.insertWidget(position, self._chip_widget(chip))
+            key = self._keys.get(id(chip))
+            self._row.insertWidget(position, self._chip_widget(chip) if key is None
+                                   else PictureChip(chip, key, self))
         self._update_visibility()
         self.changed.emit()
 

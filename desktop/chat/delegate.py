@@ -34,11 +34,13 @@ from desktop.chat.geometry import (
     message_frame,
     message_height,
     message_pieces,
+    picture_boxes,
     scroll_thumb,
     turn_end,
 )
 from desktop.chat.model import ITEM_ROLE, ChatItem, ChatModel, MessageItem, Role, ToolCardItem
 from desktop.chat.selection import TextSelection, selection_cursor
+from desktop.chat.thumbs import draw_picture, shared_thumbnails
 from desktop.icons import icon_pixmap
 from desktop.theme import border_colour
 from desktop.words import STATUS_WORDS
@@ -224,6 +226,10 @@ class ChatDelegate(QStyledItemDelegate):
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(bubble_colour(palette))
             painter.drawRoundedRect(frame, BUBBLE_RADIUS, BUBBLE_RADIUS)
+            if item.pictures:
+                thumbs = shared_thumbnails()
+                for key, box in zip(item.pictures, picture_boxes(item, rect), strict=True):
+                    draw_picture(painter, box, thumbs.get(key), palette)
         elif item.role is Role.ERROR:
             fill = QColor(207, 34, 46, 34)
             painter.setPen(border_colour(palette, fill))

@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 from desktop.chat.model import ChatModel, Role
+from desktop.chat.thumbs import prompt_pictures
 from desktop.errors import in_app_words
 from desktop.run_notices import notice_text
 from desktop.words import execution_seconds, format_bytes, format_duration, outcome
@@ -53,7 +54,8 @@ def apply_event(model: ChatModel, event: ev.Event, at: float | None = None) -> N
     the store), shown on hover."""
     now = at if at is not None else time.time()
     if isinstance(event, ev.UserMessage):
-        model.add_message(Role.USER, event.text, at, event.attachments)
+        model.add_message(Role.USER, event.text, at, event.attachments, prompt_pictures(
+            event.session_id, event.at_message, event.at_block, event.attachments))
         model.set_activity("Thinking", now)
     elif isinstance(event, ev.AssistantDelta):
         model.append_delta(event.text, at)
@@ -105,9 +107,6 @@ def apply_event(model: ChatModel, event: ev.Event, at: float | None = None) -> N
         if event.empty_answer:
             model.add_message(Role.NOTICE, notice_text(event) or "", at)
         model.end_turn()
-    elif isinstance(event, ev.McpServerEvent) and event.state == "failed":
-        model.add_message(Role.NOTICE, f"MCP server {event.server!r} failed: {event.reason}; "
-                                       f"its tools are not available.", at)
     elif isinstance(event, ev.Notice):
         model.add_message(Role.NOTICE, event.message, at)
     elif isinstance(event, ev.ErrorEvent):

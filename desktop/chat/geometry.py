@@ -1,11 +1,13 @@
 """Where everything of a chat row is, in the view's coordinates: a message's pieces (and a code
-block's header, Copy button and scroll bar), a tool card's header, body and Open button.
+block's header, Copy button and scroll bar), a user message's pictures, a tool card's header,
+body and Open button.
 
 Painting, clicks, selection, scrolling and find all ask here, so they always agree.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from PySide6.QtCore import QPointF, QRectF
@@ -19,6 +21,7 @@ from desktop.chat.model import (
     Role,
     ToolCardItem,
 )
+from desktop.chat.thumbs import GAP, THUMB
 
 MARGIN = 6.0
 """A row's own space above and below it: between the rows of one turn."""
@@ -63,19 +66,40 @@ def turn_end(item: ChatItem) -> float:
     return ACTIONS + TURN_GAP if item.ends_turn else 0.0
 
 
+def picture_columns(item: MessageItem) -> int:
+    """How many of a user message's pictures fit side by side in its bubble."""
+    return max(1, int((item.text_width(item.width) + GAP) // (THUMB + GAP)))
+
+
+def pictures_height(item: MessageItem) -> float:
+    """The rows of pictures above a message's text (each with the gap under it)."""
+    rows = math.ceil(len(item.pictures) / picture_columns(item))
+    return rows * (THUMB + GAP)
+
+
+def picture_boxes(item: MessageItem, rect: QRectF) -> list[QRectF]:
+    """Where each picture of a user message is: rows from the bubble's top left."""
+    frame = message_frame(item, rect)
+    left, top, columns = frame.left() + BUBBLE_PAD, frame.top() + PAD, picture_columns(item)
+    return [QRectF(left + (i % columns) * (THUMB + GAP), top + (i // columns) * (THUMB + GAP),
+                   THUMB, THUMB) for i in range(len(item.pictures))]
+
+
 def message_height(item: MessageItem) -> float:
     """A laid-out message's row height."""
     boxed = 2 * PAD if item.boxed else 0.0
-    return item.height() + boxed + MARGIN + turn_end(item)
+    return item.height() + pictures_height(item) + boxed + MARGIN + turn_end(item)
 
 
 def message_frame(item: MessageItem, rect: QRectF) -> QRectF:
     """The box a message is drawn in: the user's bubble on the right (as wide as its text
     needs, at most BUBBLE_SHARE of the column), an error's box, or the page's column."""
     box = row_box(rect)
-    height = item.height() + (2 * PAD if item.boxed else 0.0)
+    height = item.height() + pictures_height(item) + (2 * PAD if item.boxed else 0.0)
     if item.role is Role.USER:
-        ideal = max((doc.idealWidth() for doc in item.documents()), default=0.0)
+        shown = min(len(item.pictures), picture_columns(item))
+        ideal = max([doc.idealWidth() for doc in item.documents()]
+                    + [shown * (THUMB + GAP) - GAP, 0.0])
         width = min(box.width() * BUBBLE_SHARE, ideal + 2 * BUBBLE_PAD + 2)
         return QRectF(box.right() - width, box.top(), width, height)
     return QRectF(box.left(), box.top(), box.width(), height)
@@ -112,7 +136,7 @@ def message_pieces(item: MessageItem, rect: QRectF) -> list[PieceBox]:
     inset = BUBBLE_PAD if item.boxed else 0.0
     x = frame.left() + inset
     width = item.text_width(row_box(rect).width())
-    y = frame.top() + (PAD if item.boxed else 0.0)
+    y = frame.top() + (PAD if item.boxed else 0.0) + pictures_height(item)
     out: list[PieceBox] = []
     for index, doc in enumerate(item.documents()):
         extent = doc.extent(width)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 import time
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -65,6 +66,9 @@ class MessageItem:
     """A user message's attachments (their user_message summaries), named under its text."""
     edited: bool = False
     """A user message that replaced the one sent before it (Edit message)."""
+    pictures: tuple[Hashable, ...] = ()
+    """A user message's attached images, by their pictures' keys (desktop.chat.thumbs),
+    shown above its text."""
     segments: list[SafeDocument] = field(default_factory=list)
     rendered_upto: int = 0
     tail: list[SafeDocument] = field(default_factory=list)
@@ -109,7 +113,8 @@ class MessageItem:
         width = max(self.text_width(self.width), 50.0)
         self.segments = ([plain_document(self.text, width)] if self.role is Role.USER
                          else render_markdown(self.text, width))
-        below = [attached_line(self.attachments)] if self.attachments else []
+        named = [a for a in self.attachments if not self.pictures or a.get("kind") != "image"]
+        below = [attached_line(named)] if named else []  # (pictures show the images)
         if self.edited:
             below.append("edited")
         if below:
@@ -308,14 +313,15 @@ class ChatModel(QAbstractListModel):
             self._changed(len(self._items) - 1, grew=True)
 
     def add_message(self, role: Role, text: str, at: float | None = None,
-                    attachments: list[dict[str, Any]] | None = None) -> None:
+                    attachments: list[dict[str, Any]] | None = None,
+                    pictures: tuple[Hashable, ...] = ()) -> None:
         self.close_stream()
         edited = role is Role.USER and self._edited_next
         if role is Role.USER:
             self._edited_next = False
             self.end_turn()
         self._append(MessageItem(role, text, at=at, attachments=list(attachments or []),
-                                 edited=edited))
+                                 edited=edited, pictures=pictures))
 
     def last_user_row(self) -> int | None:
         """The row of the last message the user sent (the one that can be edited)."""

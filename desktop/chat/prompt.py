@@ -1,9 +1,12 @@
 """The prompt box: Enter sends, Shift+Enter adds a line, Esc stops the run (or leaves the
 editing of the last message; while an approval waits, the controller makes it "decide
 later" instead); files dropped or pasted (and a pasted image) are attached as
-chips above it (desktop.chat.attach), a dropped folder is mentioned by path."""
+chips above it (desktop.chat.attach), a dropped folder is mentioned by path. Attach…
+opens in the session's workspace (`set_workspace`), not in the process's folder."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from PySide6.QtCore import QEvent, QMimeData, Qt, Signal
 from PySide6.QtGui import (
@@ -155,6 +158,8 @@ class PromptBox(QWidget):
         self.editing_label.hide()
         self.editing = False
         self._saved: tuple[str, list[Chip]] = ("", [])
+        self.workspace = ""
+        """The shown session's folder, where Attach… opens ("" before a session)."""
         self.controls = QHBoxLayout()
         self.controls.setSpacing(6)
         self.controls.addWidget(self.attach_button)
@@ -274,12 +279,22 @@ class PromptBox(QWidget):
             self.cancel_edit()
 
     # -- attachments and editing ------------------------------------------------------------
+    def set_workspace(self, folder: str) -> None:
+        self.workspace = folder
+
     def choose_files(self) -> None:
+        """Ask for files to attach, starting in the workspace (the home folder when there is
+        none or it is gone); the dialog is window-modal and answers through a signal."""
         from PySide6.QtWidgets import QFileDialog  # its Python type only when asked
 
-        paths, _ = QFileDialog.getOpenFileNames(self, "Attach files or images")
-        if paths:
-            self.attach_files(paths)
+        start = self.workspace if self.workspace and Path(self.workspace).is_dir() \
+            else str(Path.home())
+        dialog = QFileDialog(self, "Attach files or images", start)
+        dialog.setObjectName("attachDialog")
+        dialog.setFileMode(QFileDialog.FileMode.ExistingFiles)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.filesSelected.connect(self.attach_files)
+        dialog.open()
 
     def attach_files(self, paths: list[str]) -> None:
         """Attach these files (folders are mentioned by path in the prompt instead)."""

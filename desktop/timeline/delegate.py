@@ -29,17 +29,18 @@ from PySide6.QtGui import QColor, QFont, QFontMetrics, QMouseEvent, QPainter, QP
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from desktop.timeline.model import RECORD_ROLE, Column
-from desktop.timeline.record import CallRecord, Status
+from desktop.timeline.record import CallRecord
+from kernel.events import CallStatus
 
-STATUS_COLOURS = {
-    Status.QUEUED: QColor("#8a8f98"),
-    Status.AWAITING_APPROVAL: QColor("#d69e00"),
-    Status.RUNNING: QColor("#2f7fd8"),
-    Status.DONE: QColor("#2e9d58"),
-    Status.ERROR: QColor("#d23c3c"),
-    Status.DENIED: QColor("#a04fc7"),
-    Status.CANCELLED: QColor("#6b6f76"),
-    Status.TIMED_OUT: QColor("#e0702a"),
+STATUS_COLOURS: dict[CallStatus, QColor] = {
+    "queued": QColor("#8a8f98"),
+    "awaiting_approval": QColor("#d69e00"),
+    "running": QColor("#2f7fd8"),
+    "ok": QColor("#2e9d58"),
+    "error": QColor("#d23c3c"),
+    "denied": QColor("#a04fc7"),
+    "stopped": QColor("#6b6f76"),
+    "timeout": QColor("#e0702a"),
 }
 
 Index = QModelIndex | QPersistentModelIndex
@@ -170,7 +171,7 @@ class TimelineDelegate(QStyledItemDelegate):
             event.position().toPoint()
         ):
             return False
-        if record.status.stoppable:
+        if record.stoppable:
             self.stop_clicked.emit(record.call_id)
             return True
         if record.externalized_path:

@@ -52,7 +52,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.timeline.model import changes_words
-from desktop.timeline.record import CallRecord, Status, status_words
+from desktop.timeline.record import CallRecord, status_words
 from desktop.timeline.tail import TAIL_LINES, tail_lines
 from desktop.timeline.undo import changes_text
 from desktop.words import (
@@ -323,7 +323,7 @@ class DetailsPane(QWidget):
             return
         self.title.setText(one_line(f"{record.name} — {status_words(record)}  "
                                     f"({record.call_id})"))
-        self.stop_button.setEnabled(record.status.stoppable)
+        self.stop_button.setEnabled(record.stoppable)
         self.open_button.setEnabled(self._output_path(record) is not None)
         arguments = visible(record.arguments_json)
         if self.arguments.toPlainText() != arguments:
@@ -364,7 +364,7 @@ class DetailsPane(QWidget):
         else:
             self.error.setText("")
         self.error.setVisible(bool(record.error_code))
-        if record.status is Status.RUNNING:
+        if record.status == "running":
             info = f"Running: {format_bytes(record.bytes_so_far)} so far"
             path = self._output_path(record)
             tail = tail_lines(path) if path is not None else None
@@ -381,7 +381,7 @@ class DetailsPane(QWidget):
         self.result_info.setText(info)
         if self.result_preview.toPlainText() != preview:
             self.result_preview.setPlainText(preview)
-        if record.status is Status.RUNNING:  # a live tail: its newest line in view
+        if record.status == "running":  # a live tail: its newest line in view
             bar = self.result_preview.verticalScrollBar()
             bar.setValue(bar.maximum())
         model_text = visible(record.preview)
@@ -395,14 +395,14 @@ class DetailsPane(QWidget):
         QGuiApplication.clipboard().setText(self.arguments.toPlainText())
 
     def _stop(self) -> None:
-        if self._record is not None and self._record.status.stoppable:
+        if self._record is not None and self._record.stoppable:
             self.stop_requested.emit(self._record.call_id)
 
     def _output_path(self, record: CallRecord) -> Path | None:
         """The full output: kept on disk once finished, or being written while it runs."""
         if record.externalized_path:
             return Path(record.externalized_path)
-        if record.status is not Status.RUNNING or not record.running_output:
+        if record.status != "running" or not record.running_output:
             return None
         path = Path(record.running_output)
         return path if path.is_file() else None
@@ -411,5 +411,5 @@ class DetailsPane(QWidget):
         record = self._record
         path = self._output_path(record) if record is not None else None
         if record is not None and path is not None:
-            running = record.status is Status.RUNNING
+            running = record.status == "running"
             (self.follow_output if running else self.open_output).emit(str(path))

@@ -2,9 +2,9 @@
 
     proxy = TimelineFilter()
     proxy.setSourceModel(model)
-    proxy.set_statuses({Status.RUNNING, Status.ERROR})   # empty set = every status
-    proxy.set_tool("bash")                               # None = every tool
-    proxy.set_text("src/main")                           # case-insensitive, "" = no search
+    proxy.set_statuses({"running", "error"})   # the kernel's CallStatus; empty set = every status
+    proxy.set_tool("bash")                     # None = every tool
+    proxy.set_text("src/main")                 # case-insensitive, "" = no search
 
 The text search matches the lower-cased tool name, the one-line summary and the compact JSON
 of the arguments (cached per record, so filtering 10,000 rows is one pass of `in` checks).
@@ -14,6 +14,7 @@ Rows keep their source order; the proxy re-checks a row when its data changes.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import (
     QAbstractItemModel,
@@ -24,13 +25,16 @@ from PySide6.QtCore import (
 )
 
 from desktop.timeline.model import RECORD_ROLE, TimelineModel
-from desktop.timeline.record import CallRecord, Status
+from desktop.timeline.record import CallRecord
+
+if TYPE_CHECKING:
+    from kernel.events import CallStatus
 
 
 class TimelineFilter(QSortFilterProxyModel):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._statuses: frozenset[Status] = frozenset()
+        self._statuses: frozenset[CallStatus] = frozenset()
         self._tool: str | None = None
         self._text = ""
         self._timeline: TimelineModel | None = None
@@ -40,7 +44,7 @@ class TimelineFilter(QSortFilterProxyModel):
     def active(self) -> bool:
         return bool(self._statuses or self._tool or self._text)
 
-    def set_statuses(self, statuses: Iterable[Status]) -> None:
+    def set_statuses(self, statuses: Iterable[CallStatus]) -> None:
         self.beginFilterChange()
         self._statuses = frozenset(statuses)
         self.endFilterChange(QSortFilterProxyModel.Direction.Rows)

@@ -36,7 +36,7 @@ from PySide6.QtCore import (
     Signal,
 )
 
-from desktop.timeline.record import TOOL_EVENTS, CallRecord, Status, advance, status_words
+from desktop.timeline.record import TOOL_EVENTS, CallRecord, advance, status_words
 from desktop.words import format_bytes, format_duration
 from kernel.events import Event
 from kernel.visible import one_line
@@ -99,7 +99,7 @@ def duration_tip(record: CallRecord, now: float) -> str | None:
 
 
 def action_label(record: CallRecord) -> str:
-    if record.status.stoppable:
+    if record.stoppable:
         return "■ Stop"
     if record.externalized_path:
         return "Open output"
@@ -162,7 +162,7 @@ class TimelineModel(QAbstractTableModel):
         if new is None or new == old:
             return
         self._records[call_id] = new
-        if new.status is Status.RUNNING:
+        if new.status == "running":
             self._running.add(call_id)
             if not self._tick.isActive():
                 self._tick.start()
@@ -343,14 +343,14 @@ class TimelineModel(QAbstractTableModel):
         if column is Column.ARGUMENTS:
             return record.shown_summary
         if column is Column.DURATION:
-            if record.status is Status.RUNNING or record.duration_ms is not None:
+            if record.status == "running" or record.duration_ms is not None:
                 return format_duration(record.elapsed(self._clock()))
             return ""
         if column is Column.OUTPUT:
             if record.output_bytes is not None:
                 size = format_bytes(record.output_bytes)
                 return f"{size} {EXTERNALIZED_MARKER}" if record.externalized_path else size
-            if record.status is Status.RUNNING:
+            if record.status == "running":
                 return format_bytes(record.bytes_so_far)
             return ""
         if column is Column.APPROVAL:

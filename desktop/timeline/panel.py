@@ -66,10 +66,10 @@ from desktop.timeline.details import DetailsPane
 from desktop.timeline.filter import TimelineFilter
 from desktop.timeline.model import CALL_ID_ROLE, RECORD_ROLE, Column, TimelineModel
 from desktop.timeline.notices import RunNotes
-from desktop.timeline.record import CallRecord, Status
+from desktop.timeline.record import CallRecord
 from desktop.timeline.undo import outcome_words
-from desktop.words import count
-from kernel.events import Event
+from desktop.words import STATUS_WORDS, count
+from kernel.events import CALL_STATUSES, CallStatus, Event
 from kernel.visible import one_line
 
 if TYPE_CHECKING:
@@ -79,13 +79,13 @@ SEARCH_DELAY_MS = 150
 """Typing pauses this long before the rows are filtered (a pass over every row)."""
 ALL = "all"
 FAILED = "failed"
-STATUS_CHOICES: list[tuple[str, str, frozenset[Status]]] = [
+STATUS_CHOICES: list[tuple[str, str, frozenset[CallStatus]]] = [
     ("All statuses", ALL, frozenset()),
     ("Active (queued, awaiting, running)", "active",
-     frozenset({Status.QUEUED, Status.AWAITING_APPROVAL, Status.RUNNING})),
+     frozenset({"queued", "awaiting_approval", "running"})),
     ("Failed (error, denied, stopped, timed out)", FAILED,
-     frozenset({Status.ERROR, Status.DENIED, Status.CANCELLED, Status.TIMED_OUT})),
-    *((str(s).capitalize(), str(s), frozenset({s})) for s in Status),
+     frozenset({"error", "denied", "stopped", "timeout"})),
+    *((STATUS_WORDS[s].capitalize(), s, frozenset({s})) for s in CALL_STATUSES),
 ]
 
 
@@ -330,7 +330,7 @@ class TimelinePanel(QWidget):
 
     def _stop_current(self) -> None:
         record = self._current_record()
-        if record is not None and record.status.stoppable:
+        if record is not None and record.stoppable:
             self.stop_requested.emit(record.call_id)
 
     def _show_diff_of(self, call_id: str) -> None:
@@ -359,7 +359,7 @@ class TimelinePanel(QWidget):
         menu = QMenu(self)
         menu.setAccessibleName("Tool call actions")
         stop = menu.addAction("Stop")
-        stop.setEnabled(record.status.stoppable)
+        stop.setEnabled(record.stoppable)
         stop.triggered.connect(lambda: self.stop_requested.emit(call_id))
         path = record.externalized_path
         open_action = menu.addAction("Open full output")

@@ -7,7 +7,8 @@ statuses are tested without a widget. Times are wall-clock seconds (`time.time()
 event happened (`Event.at`, stored with it), so a reloaded session shows the same times.
 
 A call's status is the kernel's (`kernel.events.next_status`: the status each event carries,
-and a finished call changes only with its result); `Status` says it in words.
+and a finished call changes only with its result): a record carries that `CallStatus` itself,
+and `desktop.words.STATUS_WORDS` says it in words.
 
 A result's change set (what the call changed in the workspace, applied as one undoable step)
 is decoded here; one that cannot be decoded is kept as its error, never raised. Whether the
@@ -16,7 +17,6 @@ step is undone or can still be undone comes from the kernel's step list (`with_s
 
 from __future__ import annotations
 
-import enum
 import json
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -24,7 +24,6 @@ from typing import Any, Literal
 
 from desktop.words import STATUS_WORDS, arguments_json, execution_seconds, outcome
 from kernel.events import (
-    CALL_STATUSES,
     FINISHED_STATUSES,
     ApprovalDecision,
     ApprovalRequest,
@@ -42,41 +41,6 @@ from kernel.visible import one_line
 
 TOOL_EVENTS = (ToolCallStarted, ApprovalRequest, ApprovalDecision, ToolProgress, ToolResultEvent)
 """The event types the timeline reads; every other event is ignored."""
-
-
-class Status(enum.StrEnum):
-    """The kernel's call status (`kernel.events.CallStatus`) in words."""
-
-    QUEUED = STATUS_WORDS["queued"]
-    AWAITING_APPROVAL = STATUS_WORDS["awaiting_approval"]
-    RUNNING = STATUS_WORDS["running"]
-    DONE = STATUS_WORDS["ok"]
-    ERROR = STATUS_WORDS["error"]
-    DENIED = STATUS_WORDS["denied"]
-    CANCELLED = STATUS_WORDS["stopped"]
-    TIMED_OUT = STATUS_WORDS["timeout"]
-
-    @classmethod
-    def of(cls, status: CallStatus) -> Status:
-        return cls(STATUS_WORDS[status])
-
-    @property
-    def call_status(self) -> CallStatus:
-        return _CALL_STATUS[self]
-
-    @property
-    def finished(self) -> bool:
-        return self in _FINISHED
-
-    @property
-    def stoppable(self) -> bool:
-        """The user can stop the call now: it runs, or waits for an approval (which the
-        stop withdraws). A queued call has not started and cannot be stopped alone."""
-        return self is Status.RUNNING or self is Status.AWAITING_APPROVAL
-
-
-_CALL_STATUS: dict[Status, CallStatus] = {Status.of(s): s for s in CALL_STATUSES}
-_FINISHED = frozenset(Status.of(s) for s in FINISHED_STATUSES)
 
 
 @dataclass(frozen=True)
@@ -115,17 +79,17 @@ class Approval:
 def status_words(record: CallRecord) -> str:
     """The call's status as a person says it: "done", "exit code 3", "denied by you",
     "stopped", "timed out", "awaiting approval" — never an error code."""
-    if record.status is Status.DENIED and record.approval.decision == "deny":
+    if record.status == "denied" and record.approval.decision == "deny":
         by_policy = record.approval.decided_by == "policy"
         return "denied by the rules" if by_policy else "denied by you"
-    if record.status.finished:
+    if record.status in FINISHED_STATUSES:
         code = record.error_code
-        if code is None and record.status is Status.DENIED:
+        if code is None and record.status == "denied":
             code = "approval_denied"
         elif code is None and record.approval.decision == "unavailable":
             code = "approval_unavailable"
-        return outcome(record.status is not Status.DONE, code, record.preview)
-    return str(record.status)
+        return outcome(record.status != "ok", code, record.preview)
+    return STATUS_WORDS[record.status]
 
 
 def _basis(rule: str) -> str:
@@ -150,7 +114,7 @@ class CallRecord:
     input: Any
     summary: str
     risk: str
-    status: Status
+    status: CallStatus
     queued_at: float
     approval: Approval = Approval()
     approval_requested_at: float | None = None
@@ -180,6 +144,12 @@ class CallRecord:
     @property
     def undoable(self) -> bool:
         return self.undo == "undoable"
+
+    @property
+    def stoppable(self) -> bool:
+        """The user can stop the call now: it runs, or waits for an approval (which the
+        stop withdraws). A queued call has not started and cannot be stopped alone."""
+        return self.status in ("running", "awaiting_approval")
 
     def with_step(self, undone: bool, undoable: bool) -> CallRecord:
         """The record as the kernel's step list says its step is."""
@@ -251,8 +221,8 @@ def one_line_summary(value: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _next(record: CallRecord, event: CallEvent) -> Status:
-    return Status.of(next_status(record.status.call_status, event))
+def _next(record: CallRecord, event: CallEvent) -> CallStatus:
+    return next_status(record.status, event)
 
 
 def advance(record: CallRecord | None, event: Event, now: float) -> CallRecord | None:
@@ -269,7 +239,7 @@ def advance(record: CallRecord | None, event: Event, now: float) -> CallRecord |
             input=event.input,
             summary=event.summary or one_line_summary(event.input),
             risk=event.risk,
-            status=Status.of(event.status),
+            status=event.status,
             queued_at=now,
             parent_call_id=event.parent_call_id,
         )
@@ -277,7 +247,7 @@ def advance(record: CallRecord | None, event: Event, now: float) -> CallRecord |
         base = record or CallRecord(
             call_id=event.call_id, name=event.name, input=event.input,
             summary=one_line_summary(event.input), risk=event.risk,
-            status=Status.QUEUED, queued_at=now,
+            status="queued", queued_at=now,
         )
         approval = replace(base.approval, risk=event.risk, reason=event.reason,
                            preview=event.preview, requested_rule=event.rule)
@@ -294,7 +264,7 @@ def advance(record: CallRecord | None, event: Event, now: float) -> CallRecord |
         return replace(record, approval=approval, decided_at=now, status=_next(record, event),
                        started_at=started)
     if isinstance(event, ToolProgress):
-        if record.status.finished:
+        if record.status in FINISHED_STATUSES:
             return record
         return replace(record, status=_next(record, event), bytes_so_far=event.bytes_so_far,
                        last_line=event.last_line, elapsed_s=event.elapsed_s,

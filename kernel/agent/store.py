@@ -771,6 +771,12 @@ class SessionStore:
 
         return self._submit(branch)
 
+    def message(self, session_id: str, index: int) -> dict[str, Any] | None:
+        """The history message at `index` (None when there is none)."""
+        rows = self._read("SELECT role, content FROM messages WHERE session_id = ? AND idx = ?",
+                          (session_id, index))
+        return {"role": rows[0][0], "content": json.loads(rows[0][1])} if rows else None
+
     def messages(self, session_id: str) -> list[dict[str, Any]]:
         rows = self._read(
             "SELECT role, content FROM messages WHERE session_id = ? ORDER BY idx",

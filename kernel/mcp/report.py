@@ -4,7 +4,8 @@
 ready, failed or disabled), so `--json` readers and the stored session see which tools the
 run had and why a server's are missing; in human mode a failed server is one line on
 stderr with its reason and the tail of its stderr. In the app, a run records the outcomes
-its session has not seen yet (`unseen_outcomes`), so the chat shows a failed server.
+its session has not seen yet (`unseen_outcomes`), so its record says which tools each run
+had; the app says a failure once, in its status bar, from the servers' live states.
 """
 
 from __future__ import annotations

@@ -54,6 +54,7 @@ from kernel.runtime.collector import for_the_run
 from kernel.sandbox.hardening import make_non_dumpable
 from kernel.shared.demo import is_demo
 from kernel.shared.workspace import broad_workspace_reason
+from kernel.worker.images import get_prompt_images
 from kernel.worker.undo import get_step_diff, list_steps, rewind_to, undo_call
 
 if TYPE_CHECKING:
@@ -1044,6 +1045,7 @@ _HANDLERS: dict[type[p.Message], Callable[[KernelService, Any], Awaitable[None] 
     p.UndoCall: undo_call,
     p.RewindTo: rewind_to,
     p.GetStepDiff: get_step_diff,
+    p.GetPromptImages: get_prompt_images,
 }
 
 

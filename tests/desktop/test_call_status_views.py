@@ -83,7 +83,7 @@ def shown(events: list[Event], qtbot: QtBot) -> tuple[dict[str, str], dict[str, 
     for call_id in EXPECTED:
         record = timeline.record(call_id)
         assert record is not None, call_id
-        rows[call_id] = record.status.call_status
+        rows[call_id] = record.status
     return cards, rows, timeline
 
 

@@ -260,6 +260,43 @@ def test_a_prompt_sent_while_the_kernel_restarts_is_kept(qtbot: QtBot,
     assert "restarting" in view.chat.items()[-1].text
 
 
+def test_attach_opens_in_the_shown_sessions_workspace(qtbot: QtBot, reins_home: AppPaths,
+                                                     tmp_path: Path) -> None:
+    from PySide6.QtWidgets import QFileDialog
+
+    workspace = tmp_path / "project"
+    workspace.mkdir()
+    (workspace / "notes.txt").write_text("a note")
+    controller, client = make(qtbot, reins_home)
+    controller.open_session("s1")
+    client.batch.emit([p.SessionLoaded(
+        p.SessionInfo("s1", "Notes", str(workspace), "ask", "claude-test", 1.0), (), False)])
+    prompt = controller.window.prompt
+
+    def dialog_shown() -> QFileDialog:
+        prompt.attach_button.click()
+        dialog = prompt.findChild(QFileDialog, "attachDialog")
+        assert isinstance(dialog, QFileDialog)
+        return dialog
+
+    dialog = dialog_shown()
+    assert Path(dialog.directory().absolutePath()) == workspace
+    assert Path(os.getcwd()) != workspace
+    dialog.selectFile(str(workspace / "notes.txt"))
+    dialog.accept()
+    assert [c.name for c in prompt.tray.chips()] == ["notes.txt"]
+    qtbot.waitUntil(lambda: prompt.findChild(QFileDialog, "attachDialog") is None)
+
+    # A workspace that is gone: the home folder, not the process's folder.
+    controller.open_session("s2")
+    client.batch.emit([p.SessionLoaded(
+        p.SessionInfo("s2", "Gone", str(tmp_path / "gone"), "ask", "claude-test", 1.0), (),
+        False)])
+    dialog = dialog_shown()
+    assert Path(dialog.directory().absolutePath()) == Path.home()
+    dialog.reject()
+
+
 def test_the_first_window_is_painted_before_the_rest_loads_then_wired(
         qtbot: QtBot, reins_home: AppPaths) -> None:
     """`reins` paints the main window first (the stored key still being read), then hands

@@ -1,5 +1,6 @@
 """In the app, a run records the MCP servers' outcomes its session has not seen (through the
-real kernel worker process), and the chat shows a failed server as a notice."""
+real kernel worker process); the conversation does not repeat them (a failure is said once,
+in the status bar: tests/desktop/test_mcp_notice.py)."""
 
 from __future__ import annotations
 
@@ -39,16 +40,14 @@ def test_what_a_run_records(states: list[ServerState], seen: list[McpServerEvent
     assert [e.server for e in unseen_outcomes("s", states, seen)] == reported
 
 
-def test_the_chat_shows_a_failed_server_as_a_notice(qtbot: object) -> None:
+def test_the_chat_says_nothing_of_a_servers_outcome(qtbot: object) -> None:
     from desktop.chat.feed import apply_event
-    from desktop.chat.model import ChatModel, MessageItem, Role
+    from desktop.chat.model import ChatModel
 
     model = ChatModel()
     apply_event(model, McpServerEvent("s", "ok", "ready", "ready with 2 tools", 2))
     apply_event(model, McpServerEvent("s", "git", "failed", "no answer within 60 s"))
-    messages = [(m.role, m.text) for m in model.items() if isinstance(m, MessageItem)]
-    assert messages == [(Role.NOTICE, "MCP server 'git' failed: no answer within 60 s; "
-                                      "its tools are not available.")]
+    assert model.items() == []
 
 
 @pytest.fixture

@@ -130,7 +130,6 @@ def _types(seen: list[Event]) -> list[str]:
 def test_fake_model_run_calls_an_mcp_tool_through_approval(
         fake: FakeAnthropicServer, reins_home: AppPaths, workspace: Path, qtbot: Any) -> None:
     from desktop.timeline.model import TimelineModel
-    from desktop.timeline.record import Status
 
     fake.add(reply("Asking the server.", ToolUse("mcp__edge__echo", {"text": "hello"}, id="c1")),
              reply("The server said hello."))
@@ -154,7 +153,7 @@ def test_fake_model_run_calls_an_mcp_tool_through_approval(
     timeline.flush()
     record = timeline.record("c1")
     assert record is not None and timeline.rowCount() == 1
-    assert record.name == "mcp__edge__echo" and record.status is Status.DONE
+    assert record.name == "mcp__edge__echo" and record.status == "ok"
     assert record.approval.decision == "allow_once" and record.preview == "hello"
 
 

@@ -9,7 +9,6 @@ from pytestqt.qtbot import QtBot
 
 from desktop.timeline import TimelinePanel
 from desktop.timeline.model import Column
-from desktop.timeline.record import Status
 from kernel.events import ApprovalDecision, ToolCallStarted, ToolResultEvent
 
 S = "s1"
@@ -64,7 +63,7 @@ def test_child_rows_sit_indented_under_their_parent(qtbot: QtBot) -> None:
     ]
     step = panel.model.record("c1-step2")
     assert step is not None and step.parent_call_id == "c1"
-    assert step.status is Status.TIMED_OUT and step.approval.decided_by == "composite"
+    assert step.status == "timeout" and step.approval.decided_by == "composite"
     image = panel.view.grab().toImage()
     assert not image.isNull() and image.width() > 0
     rect = panel.view.visualRect(panel.proxy.mapFromSource(

@@ -11,8 +11,9 @@ from pytestqt.qtbot import QtBot
 from desktop.timeline import TimelinePanel
 from desktop.timeline.model import Column, TimelineModel, duration_tip
 from desktop.timeline.record import CallRecord, advance, status_words
-from desktop.words import count, decider_words, decision_words, scope_words
+from desktop.words import STATUS_WORDS, count, decider_words, decision_words, scope_words
 from kernel.events import (
+    CALL_STATUSES,
     ApprovalDecision,
     ApprovalRequest,
     Event,
@@ -67,6 +68,17 @@ def test_statuses_are_words_not_codes(events: list[Event], words: str) -> None:
     record = play([(float(i), e) for i, e in enumerate(events)])
     assert status_words(record) == words
     assert "_" not in status_words(record) and "·" not in status_words(record)
+
+
+def test_the_status_filter_offers_each_kernel_status_in_the_one_set_of_words(
+        qtbot: QtBot) -> None:
+    panel = TimelinePanel()
+    qtbot.addWidget(panel)
+    combo = panel.status_filter
+    offered = {combo.itemData(i): combo.itemText(i) for i in range(combo.count())}
+    assert {status: offered.get(status) for status in CALL_STATUSES} == {
+        status: STATUS_WORDS[status].capitalize() for status in CALL_STATUSES}
+    assert offered["awaiting_approval"] == "Awaiting approval" and offered["ok"] == "Done"
 
 
 def test_the_duration_is_the_run_and_the_wait_is_shown_apart(qtbot: QtBot) -> None:
