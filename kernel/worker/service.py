@@ -672,6 +672,17 @@ class KernelService:
         self._launch(message.session_id, lambda agent, sink: agent.regenerate(
             message.session_id, sink))
 
+    async def _restore_version(self, message: p.RestoreVersion) -> None:
+        """An earlier answer to the last prompt made current again (kernel.agent.restore),
+        then shown."""
+        from kernel.agent.restore import restore_version
+
+        if message.session_id in self.runs:
+            raise ValueError("a run is in progress in this session: stop it before another "
+                             "version of the answer can be continued from")
+        self.send(p.EventMessage(await asyncio.to_thread(
+            restore_version, self.store, message.session_id, message.version)))
+
     async def _check_branch(self, session_id: str, what: str) -> None:
         """ValueError (said to the UI) when the last prompt cannot be changed now: a run is
         in progress, or there is no prompt (kernel.agent.branch.NothingToChange)."""
@@ -1025,6 +1036,7 @@ _HANDLERS: dict[type[p.Message], Callable[[KernelService, Any], Awaitable[None] 
     p.StartRun: KernelService._start_run,
     p.EditLastMessage: KernelService._edit_last_message,
     p.RegenerateAnswer: KernelService._regenerate_answer,
+    p.RestoreVersion: KernelService._restore_version,
     p.ResumeRun: KernelService._resume_run,
     p.CompactSession: KernelService._compact_session,
     p.ExportSession: KernelService._export_session,
