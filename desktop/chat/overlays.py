@@ -166,10 +166,75 @@ class ActionStrip(QWidget):
             self.setStyleSheet(sheet)
 
 
-def turn_actions(parent: QWidget) -> ActionStrip:
-    """Under a turn's last row: Copy (the turn's answer) and Retry (the last answer)."""
-    return ActionStrip(parent, "Answer actions", (
-        ("Copy", "copy", "Copy this answer"), ("Retry", "retry", "Ask for this answer again")))
+class TurnActions(ActionStrip):
+    """Under a turn's last row: the answer's versions (‹ 1/2 ›, when it has earlier ones),
+    Copy (the turn's answer), Retry (the last answer), and, quietly, the model that wrote
+    it."""
+
+    version_step = Signal(int)
+    """‹ (-1) or › (+1): the previous or next version of the turn's answer."""
+
+    def __init__(self, parent: QWidget) -> None:
+        super().__init__(parent, "Answer actions", (
+            ("Copy", "copy", "Copy this answer"),
+            ("Retry", "retry", "Ask for this answer again")))
+        self.earlier = self._step("‹", "Previous version (Alt+Left)", -1)
+        self.count = QLabel(self)
+        self.count.setAccessibleName("Version")
+        self.later = self._step("›", "Next version (Alt+Right)", 1)
+        self.model = QLabel(self)
+        self.model.setAccessibleName("Model")
+        self.model.setTextFormat(Qt.TextFormat.PlainText)
+        layout = self.layout()
+        assert isinstance(layout, QHBoxLayout)
+        for position, widget in enumerate((self.earlier, self.count, self.later)):
+            layout.insertWidget(position, widget)
+        layout.insertSpacing(3, 6)
+        layout.addWidget(self.model)
+        self.set_versions(None)
+        self.restyle()
+
+    def _step(self, text: str, tip: str, step: int) -> QToolButton:
+        button = QToolButton(self)
+        button.setText(text)
+        button.setAccessibleName(tip.split(" (")[0])
+        button.setToolTip(tip)
+        button.setAutoRaise(True)
+        button.setCursor(Qt.CursorShape.PointingHandCursor)
+        button.clicked.connect(lambda: self.version_step.emit(step))
+        return button
+
+    def set_versions(self, shown: tuple[int, int] | None, note: str = "") -> None:
+        """Version `shown[0]` of `shown[1]` (1-based; None: the answer has no others), and
+        what the model sees when it is not the one shown."""
+        for widget in (self.earlier, self.count, self.later):
+            widget.setVisible(shown is not None)
+        if shown is not None:
+            self.count.setText(f"{shown[0]}/{shown[1]}")
+            self.earlier.setEnabled(shown[0] > 1)
+            self.later.setEnabled(shown[0] < shown[1])
+        self.count.setToolTip(note)
+        self.note = note
+
+    def set_model(self, name: str) -> None:
+        """The model that wrote the answer (its friendly name); the note of an older version
+        shown for reading takes its place."""
+        self.model.setText(self.note or name)
+        self.model.setToolTip(self.note or (f"Written by {name}" if name else ""))
+        self.model.setVisible(bool(self.note or name))
+
+    def restyle(self) -> None:
+        super().restyle()
+        if not hasattr(self, "model"):
+            return
+        quiet = _quiet()
+        for label in (self.count, self.model):
+            label.setStyleSheet(f"color: {quiet}; background: transparent; padding: 0 4px;")
+
+
+def turn_actions(parent: QWidget) -> TurnActions:
+    """Under a turn's last row: its versions, Copy, Retry (the last answer), its model."""
+    return TurnActions(parent)
 
 
 def message_actions(parent: QWidget) -> ActionStrip:
