@@ -27,7 +27,7 @@ from PySide6.QtGui import QTextCursor
 
 from desktop.chat.attach import attached_line
 from desktop.chat.documents import CodeDocument, SafeDocument, is_dark, plain_document
-from desktop.chat.versions import Branch, VersionGroup, nested
+from desktop.chat.versions import Branch, VersionGroup, hidden_items, nested
 from desktop.words import STATUS_WORDS
 from kernel.visible import one_line, visible
 
@@ -657,6 +657,9 @@ class ChatModel(QAbstractListModel):
         for item in self._items:
             if isinstance(item, MessageItem) and not item.streaming and item.width > 0:
                 item.render_all()
+        for item in hidden_items(self._groups):
+            if isinstance(item, MessageItem):
+                item.segments, item.tail, item.width = [], [], -1.0  # (rendered when shown)
         if self._items:
             self.layoutChanged.emit()
 

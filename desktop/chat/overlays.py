@@ -5,10 +5,10 @@ answer; retry the last one). Real widgets on the view's viewport, placed by the 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QGuiApplication, QPalette
+from PySide6.QtGui import QGuiApplication, QIcon, QPalette
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QToolButton, QVBoxLayout, QWidget
 
-from desktop.icons import icon
+from desktop.icons import icon, icon_pixmap
 from desktop.theme import mix
 from desktop.words import MODE_ALLOWS
 from kernel.modes import MODE_NAMES, Mode
@@ -178,10 +178,10 @@ class TurnActions(ActionStrip):
         super().__init__(parent, "Answer actions", (
             ("Copy", "copy", "Copy this answer"),
             ("Retry", "retry", "Ask for this answer again")))
-        self.earlier = self._step("‹", "Previous version (Alt+Left)", -1)
+        self.earlier = self._step("chevron-left", "Previous version (Alt+Left)", -1)
         self.count = QLabel(self)
         self.count.setAccessibleName("Version")
-        self.later = self._step("›", "Next version (Alt+Right)", 1)
+        self.later = self._step("chevron-right", "Next version (Alt+Right)", 1)
         self.model = QLabel(self)
         self.model.setAccessibleName("Model")
         self.model.setTextFormat(Qt.TextFormat.PlainText)
@@ -194,9 +194,9 @@ class TurnActions(ActionStrip):
         self.set_versions(None)
         self.restyle()
 
-    def _step(self, text: str, tip: str, step: int) -> QToolButton:
+    def _step(self, name: str, tip: str, step: int) -> QToolButton:
         button = QToolButton(self)
-        button.setText(text)
+        button.setProperty("icon-name", name)
         button.setAccessibleName(tip.split(" (")[0])
         button.setToolTip(tip)
         button.setAutoRaise(True)
@@ -228,6 +228,15 @@ class TurnActions(ActionStrip):
         if not hasattr(self, "model"):
             return
         quiet = _quiet()
+        palette = QGuiApplication.palette()
+        text, base = palette.color(QPalette.ColorRole.Text), palette.color(QPalette.ColorRole.Base)
+        for button in (self.earlier, self.later):
+            name = str(button.property("icon-name"))
+            step = icon(name, mix(text, base, 0.2), 16)
+            for ratio in (1.0, 2.0):  # (no further version that way: fainter than Qt's grey)
+                step.addPixmap(icon_pixmap(name, mix(text, base, 0.8), 16, ratio),
+                               QIcon.Mode.Disabled)
+            button.setIcon(step)
         for label in (self.count, self.model):
             label.setStyleSheet(f"color: {quiet}; background: transparent; padding: 0 4px;")
 

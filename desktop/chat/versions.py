@@ -13,6 +13,7 @@ event's place among the session's (the kernel's `RestoreVersion` names a version
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -53,6 +54,10 @@ def nested(groups: dict[int, VersionGroup], anchor: int) -> dict[int, VersionGro
     return inner
 
 
-def version_words(group: VersionGroup) -> str:
-    """The control's count ("2/3"): the version shown of how many."""
-    return f"{group.shown + 1}/{len(group.branches)}"
+def hidden_items(groups: dict[int, VersionGroup]) -> Iterator[ChatItem]:
+    """Every row of the versions not shown, at any depth."""
+    for group in groups.values():
+        for index, branch in enumerate(group.branches):
+            if index != group.shown:
+                yield from branch.items
+                yield from hidden_items(branch.groups)

@@ -192,3 +192,20 @@ def test_choosing_an_earlier_answer_asks_the_kernel_to_continue_from_it(
     _strip_over_last_turn(qtbot, chat)
     qtbot.mouseClick(chat.turn_actions.earlier, Qt.MouseButton.LeftButton)
     assert client.of(p.RestoreVersion) == [p.RestoreVersion("s1", 0)]
+
+
+def test_a_version_not_shown_is_rendered_again_for_a_new_palette(qtbot: QtBot) -> None:
+    view = shown_view(qtbot, 600, 400)
+    model = view.chat_model()
+    for event in retried():
+        apply_event(model, event, at=event.at)
+    model.show_version(1, 0)
+    view.executeDelayedItemsLayout()
+    old = model.items()[-1]
+    assert isinstance(old, MessageItem) and old.width > 0 and old.segments
+    model.show_live()
+    model.restyle()  # (the palette turned while the old answer was not shown)
+    assert old.width == -1 and not old.segments, "its code chips were for the old palette"
+    model.show_version(1, 0)
+    view.executeDelayedItemsLayout()
+    qtbot.waitUntil(lambda: old.width > 0 and bool(old.segments))
