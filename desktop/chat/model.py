@@ -218,6 +218,17 @@ class ToolCardItem:
         return self.body
 
 
+def answered(items: list[ChatItem]) -> bool:
+    """Whether rows are an answer the model can go on from: some prose or a call, and
+    every call finished (an attempt that only failed, or a call a dead kernel left without
+    a result, is only shown)."""
+    from kernel.events import FINISHED_STATUSES  # (not before the first paint)
+
+    calls = [item.status for item in items if isinstance(item, ToolCardItem)]
+    return all(status in FINISHED_STATUSES for status in calls) and (bool(calls) or any(
+        isinstance(item, MessageItem) and item.role is Role.ASSISTANT for item in items))
+
+
 def _is_prompt(item: ChatItem) -> bool:
     return isinstance(item, MessageItem) and item.role is Role.USER
 
@@ -441,7 +452,8 @@ class ChatModel(QAbstractListModel):
         group = self._groups.get(anchor)
         if group is None or not 0 <= index < len(group.branches):
             return -1
-        ordinal = group.branches[index].ordinal if self.continuable(anchor) else -1
+        chosen = group.branches[index]
+        ordinal = chosen.ordinal if self.continuable(anchor) and answered(chosen.items) else -1
         self.show_version(anchor, index)
         self.restoring = ordinal
         return ordinal

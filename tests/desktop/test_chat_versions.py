@@ -209,3 +209,22 @@ def test_a_version_not_shown_is_rendered_again_for_a_new_palette(qtbot: QtBot) -
     model.show_version(1, 0)
     view.executeDelayedItemsLayout()
     qtbot.waitUntil(lambda: old.width > 0 and bool(old.segments))
+
+
+@pytest.mark.parametrize(("attempt", "asks"), [
+    ([ev.ErrorEvent(S, code="overloaded", message="Overloaded")], False),
+    ([ev.ToolCallStarted(S, call_id="c7", name="read_file", input={}, summary="a"),
+      ev.RunFinished(S, "cancelled")], False),  # (a call a dead kernel left unfinished)
+    ([ev.ToolCallStarted(S, call_id="c7", name="read_file", input={}, summary="a"),
+      ev.ToolResultEvent(S, call_id="c7", name="read_file", is_error=True,
+                         error_code="cancelled"), ev.RunFinished(S, "cancelled")], True),
+    (answer("an answer"), True),
+])
+def test_only_an_answer_the_model_can_go_on_from_is_asked_for(
+        qtbot: QtBot, attempt: list[ev.Event], asks: bool) -> None:
+    model = fed(started("claude-sonnet-4-6"), ev.UserMessage(S, "q"), *attempt,
+                ev.MessagesSuperseded(S, "regenerate", 0, 1), *answer("again"))
+    assert model.continuable(1)
+    assert model.choose_version(1, 0) == (0 if asks else -1)
+    found = model.version_group(1)
+    assert found is not None and model.reading(found[1]) is not asks
