@@ -450,13 +450,18 @@ class ChatModel(QAbstractListModel):
         in place; an earlier answer to the last message is also to become the live one: the
         ordinal to ask the kernel for (`RestoreVersion`), else -1."""
         group = self._groups.get(anchor)
-        if group is None or not 0 <= index < len(group.branches):
+        if group is None or not 0 <= index < len(group.branches) or self._asking:
             return -1
         chosen = group.branches[index]
         ordinal = chosen.ordinal if self.continuable(anchor) and answered(chosen.items) else -1
         self.show_version(anchor, index)
         self.restoring = ordinal
         return ordinal
+
+    def can_browse(self) -> bool:
+        """Whether other versions may be shown: not while an approval waits (its card is in
+        the live version, and stays in sight until it is answered)."""
+        return not self._asking
 
     def reading(self, group: VersionGroup) -> bool:
         """An older version of `group` is shown only to be read (the conversation goes on

@@ -204,15 +204,17 @@ class TurnActions(ActionStrip):
         button.clicked.connect(lambda: self.version_step.emit(step))
         return button
 
-    def set_versions(self, shown: tuple[int, int] | None, note: str = "") -> None:
+    def set_versions(self, shown: tuple[int, int] | None, note: str = "", *,
+                     locked: bool = False) -> None:
         """Version `shown[0]` of `shown[1]` (1-based; None: the answer has no others), and
-        what the model sees when it is not the one shown."""
+        what the model sees when it is not the one shown; `locked`: none can be chosen now
+        (an approval waits)."""
         for widget in (self.earlier, self.count, self.later):
             widget.setVisible(shown is not None)
         if shown is not None:
             self.count.setText(f"{shown[0]}/{shown[1]}")
-            self.earlier.setEnabled(shown[0] > 1)
-            self.later.setEnabled(shown[0] < shown[1])
+            self.earlier.setEnabled(shown[0] > 1 and not locked)
+            self.later.setEnabled(shown[0] < shown[1] and not locked)
         self.count.setToolTip(note)
         self.note = note
 

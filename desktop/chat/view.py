@@ -271,7 +271,8 @@ class ChatView(QListView):
             group = found[1]
             note = (f"An earlier version, for reading: the conversation goes on from "
                     f"{group.live + 1}/{len(group.branches)}" if model.reading(group) else "")
-            actions.set_versions((group.shown + 1, len(group.branches)), note)
+            actions.set_versions((group.shown + 1, len(group.branches)), note,
+                                 locked=not model.can_browse())
         actions.set_model(friendly_name(turn_model(model.items(), row)))
         actions.setGeometry(box.toRect())
         actions.setVisible(rect.isValid() and self.viewport().rect().intersects(box.toRect()))

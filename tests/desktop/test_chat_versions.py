@@ -228,3 +228,17 @@ def test_only_an_answer_the_model_can_go_on_from_is_asked_for(
     assert model.choose_version(1, 0) == (0 if asks else -1)
     found = model.version_group(1)
     assert found is not None and model.reading(found[1]) is not asks
+
+
+def test_no_other_version_is_shown_while_an_approval_waits(qtbot: QtBot) -> None:
+    asked = ev.ApprovalRequest(S, "c2", "write_file", {"path": "x"}, "write", "asks")
+    model = fed(*retried(), ev.UserMessage(S, "write x"),
+                ev.ToolCallStarted(S, call_id="c2", name="write_file", input={}, summary="x"),
+                asked)
+    model.set_approval("c2", asked)
+    assert not model.can_browse()
+    assert model.choose_version(1, 0) == -1
+    assert shown(model)[-1] == "card c2" and not model.browsing()
+    model.set_approval("c2", None)
+    assert model.can_browse() and model.choose_version(1, 0) == -1  # (an older turn's)
+    assert model.browsing()
