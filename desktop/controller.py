@@ -781,8 +781,14 @@ class AppController(QObject):
         """An earlier answer to the last message chosen in the chat: the conversation goes
         on from it (the kernel records it; a refusal comes back in words)."""
         view = self._view()
-        if view is not None and not view.running:
-            self.client.send(p.RestoreVersion(view.info.session_id, version))
+        if view is None:
+            return
+        if view.running:
+            view.chat.show_live()
+            self.window.statusBar().showMessage(
+                "Stop the run before going back to an earlier answer.", 10_000)
+            return
+        self.client.send(p.RestoreVersion(view.info.session_id, version))
 
     def _new_session(self, workspace: str, mode: str, confirm_broad: bool) -> None:
         """A new session in `workspace`; "" for a scratch folder the kernel makes."""

@@ -181,7 +181,7 @@ def test_the_answer_strip_steps_through_versions_by_mouse_and_keys(qtbot: QtBot)
     assert not strip.buttons[1].isVisible(), "no Retry while an older version is shown"
 
 
-def test_choosing_an_earlier_answer_asks_the_kernel_to_continue_from_it(
+def test_choosing_an_earlier_answer_asks_the_kernel_to_continue_from_it_when_idle(
         qtbot: QtBot, reins_home: AppPaths) -> None:
     controller, client = make(qtbot, reins_home)
     load(controller, client, *[
@@ -190,6 +190,12 @@ def test_choosing_an_earlier_answer_asks_the_kernel_to_continue_from_it(
         ev.MessagesSuperseded("s1", "regenerate", 0, 1), *answer("two")])
     chat = controller.window.chat
     _strip_over_last_turn(qtbot, chat)
+    view = controller.views["s1"]
+    view.running = True  # (a run's answer is not swapped under it)
+    qtbot.mouseClick(chat.turn_actions.earlier, Qt.MouseButton.LeftButton)
+    assert client.of(p.RestoreVersion) == [] and not view.chat.browsing()
+    assert "Stop the run" in controller.window.statusBar().currentMessage()
+    view.running = False
     qtbot.mouseClick(chat.turn_actions.earlier, Qt.MouseButton.LeftButton)
     assert client.of(p.RestoreVersion) == [p.RestoreVersion("s1", 0)]
 
