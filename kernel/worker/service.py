@@ -141,6 +141,8 @@ class KernelService:
         self.api_key: str | None = None
         self.channel = QueueChannel()
         self.runs: dict[str, _ActiveRun] = {}
+        self._restoring: set[str] = set()
+        """Sessions whose history a RestoreVersion is rewriting (no run starts meanwhile)."""
         self._commands: asyncio.Queue[p.Message] = asyncio.Queue()
         self.gates: dict[str, PolicyGate] = {}
         self.early_answers: dict[str, Answer] = {}
@@ -677,11 +679,17 @@ class KernelService:
         then shown."""
         from kernel.agent.restore import restore_version
 
-        if message.session_id in self.runs:
+        session_id = message.session_id
+        if session_id in self.runs or session_id in self._restoring:
             raise ValueError("a run is in progress in this session: stop it before another "
                              "version of the answer can be continued from")
-        self.send(p.EventMessage(await asyncio.to_thread(
-            restore_version, self.store, message.session_id, message.version)))
+        self._restoring.add(session_id)
+        try:
+            event = await asyncio.to_thread(restore_version, self.store, session_id,
+                                            message.version)
+        finally:
+            self._restoring.discard(session_id)
+        self.send(p.EventMessage(event))
 
     async def _check_branch(self, session_id: str, what: str) -> None:
         """ValueError (said to the UI) when the last prompt cannot be changed now: a run is
@@ -952,7 +960,7 @@ class KernelService:
     def _launch(self, session_id: str,
                 start: Callable[[Agent, Callable[[Event], None]], Coroutine[Any, Any, Any]],
                 ) -> None:
-        if session_id in self.runs:
+        if session_id in self.runs or session_id in self._restoring:
             raise ValueError("this session already has a run in progress; stop it first")
         self._refresh_settings()
         agent = self.agent(self.store.get_session(session_id).model or self.model)
