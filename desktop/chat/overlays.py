@@ -222,7 +222,9 @@ class TurnActions(ActionStrip):
         """The model that wrote the answer (its friendly name); the note of an older version
         shown for reading takes its place."""
         self.model.setText(self.note or name)
-        self.model.setToolTip(self.note or (f"Written by {name}" if name else ""))
+        self.model.setToolTip(
+            "An earlier version, shown for reading: the model is sent the one the chat goes "
+            "on from" if self.note else (f"Written by {name}" if name else ""))
         self.model.setVisible(bool(self.note or name))
 
     def restyle(self) -> None:

@@ -269,8 +269,8 @@ class ChatView(QListView):
             actions.set_versions(None)
         else:
             group = found[1]
-            note = (f"An earlier version, for reading: the conversation goes on from "
-                    f"{group.live + 1}/{len(group.branches)}" if model.reading(group) else "")
+            note = (f"For reading: the chat goes on from {group.live + 1}/"
+                    f"{len(group.branches)}" if model.reading(group) else "")
             actions.set_versions((group.shown + 1, len(group.branches)), note,
                                  locked=not model.can_browse())
         actions.set_model(friendly_name(turn_model(model.items(), row)))
