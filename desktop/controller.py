@@ -198,6 +198,7 @@ class AppController(QObject):
         w.prompt.edit_last_requested.connect(self.begin_edit)
         w.chat.edit_requested.connect(self.begin_edit)
         w.chat.regenerate_requested.connect(self.regenerate)
+        w.chat.restore_requested.connect(self.restore_version)
         w.chat.files_dropped.connect(w.prompt.attach_files)
         w.chat.image_dropped.connect(w.prompt.tray.add_image)
         w.prompt.stop.connect(self.cancel_run)
@@ -803,6 +804,19 @@ class AppController(QObject):
                 "Stop the run before asking for the answer again.", 10_000)
             return
         self._start(view, p.RegenerateAnswer(view.info.session_id))
+
+    def restore_version(self, version: int) -> None:
+        """An earlier answer to the last message chosen in the chat: the conversation goes
+        on from it (the kernel records it; a refusal comes back in words)."""
+        view = self._view()
+        if view is None:
+            return
+        if view.running:
+            view.chat.show_live()
+            self.window.statusBar().showMessage(
+                "Stop the run before going back to an earlier answer.", 10_000)
+            return
+        self.client.send(p.RestoreVersion(view.info.session_id, version))
 
     def _new_session(self, workspace: str, mode: str, confirm_broad: bool) -> None:
         """A new session in `workspace`; "" for a scratch folder the kernel makes."""

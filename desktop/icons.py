@@ -16,9 +16,9 @@ from PySide6.QtGui import QColor, QIcon, QImage, QPainter, QPixmap
 from desktop.resources import ResourceMissing, resource_path
 
 NAMES = frozenset({
-    "arrow-down", "attach", "check", "chevron-down", "chevron-right", "copy", "edit", "folder",
-    "retry", "send", "shield", "sparkle", "status-denied", "status-error", "status-ok",
-    "status-queued", "status-running", "status-stopped", "status-waiting", "stop",
+    "arrow-down", "attach", "check", "chevron-down", "chevron-left", "chevron-right", "copy",
+    "edit", "folder", "retry", "send", "shield", "sparkle", "status-denied", "status-error",
+    "status-ok", "status-queued", "status-running", "status-stopped", "status-waiting", "stop",
     "timeline"})
 """Every icon shipped (tests check each has its SVG source and its PNG)."""
 

@@ -172,19 +172,24 @@ class UserMessage(Event):
 @dataclass(frozen=True)
 class MessagesSuperseded(Event):
     """The last prompt was edited (`edit`: it and what followed) or its answer is asked for
-    again (`regenerate`: what followed it): those messages leave the history the model is
+    again (`regenerate`: what followed it), or an earlier answer was made current again
+    (`restore`: what followed the prompt): those messages leave the history the model is
     sent, and are kept here exactly as they were. The events that showed them stay (the
-    timeline, the trace); the chat shows the current branch."""
+    timeline, the trace); the chat shows the current branch and offers the others as
+    versions (‹ 1/2 ›)."""
 
     type: ClassVar[str] = "messages_superseded"
     reason: str
-    """edit | regenerate"""
+    """edit | regenerate | restore"""
     first_index: int
     """The first history message changed: it keeps its blocks before `first_block` (none:
     it is removed), and every later one is removed."""
     first_block: int = 0
     messages: list[dict[str, Any]] = field(default_factory=list)
     """The superseded part: the first message's blocks from `first_block` on, then the rest."""
+    restores: int = -1
+    """For `restore`: the event whose messages are the history's again, by its place among
+    the session's messages_superseded events (0: the first)."""
 
 
 @_event

@@ -350,6 +350,20 @@ class RegenerateAnswer(Message):
 
 @_message
 @dataclass(frozen=True)
+class RestoreVersion(Message):
+    """Make an earlier answer to the last prompt the one the conversation goes on from (the
+    chat's ‹ 1/2 ›): `version` is the `messages_superseded` event keeping it, by its place
+    among the session's (0: the first). The answer now current is kept in a new one
+    (reason `restore`). Refused while a run is in progress or approvals wait, and for a
+    version that is not an earlier answer to the last prompt."""
+
+    kind: ClassVar[str] = "restore_version"
+    session_id: str
+    version: int
+
+
+@_message
+@dataclass(frozen=True)
 class ResumeRun(Message):
     """Continue a session whose last run was interrupted (pending approval, crash)."""
 
@@ -904,7 +918,8 @@ MESSAGE_KINDS: Mapping[str, type[Message]] = _KINDS
 Command = (
     SetApiKey | GetSettings | UpdateSettings | GetDiagnostics | ImportMcpServers | ListSessions
     | NewSession | OpenSession | RenameSession | DeleteSession | SetMode | SetSessionModel
-    | ListModels | StartRun | EditLastMessage | RegenerateAnswer | ResumeRun | CompactSession
+    | ListModels | StartRun | EditLastMessage | RegenerateAnswer | RestoreVersion
+    | ResumeRun | CompactSession
     | CancelRun | CancelCall | ApprovalAnswer | Shutdown | ListGrants | ListAllGrants
     | RevokeGrant | ListMcpServers | McpServerAction | McpFormAnswer | ListMcpPrompts
     | GetMcpPrompt | McpSamplingAnswer | ExportSession | ListSteps | UndoCall | RewindTo

@@ -60,8 +60,12 @@ def apply_event(model: ChatModel, event: ev.Event, at: float | None = None) -> N
     elif isinstance(event, ev.AssistantDelta):
         model.append_delta(event.text, at)
         model.set_activity(None)
+    elif isinstance(event, ev.MessagesSuperseded) and event.reason == "restore":
+        model.restore(event.restores)
     elif isinstance(event, ev.MessagesSuperseded):
         model.supersede(event.reason)
+    elif isinstance(event, ev.SessionStarted):
+        model.run_model = event.model
     elif isinstance(event, ev.AssistantText):
         model.finish_text(event.text, at)
         model.set_activity("Thinking", now)

@@ -28,6 +28,7 @@ from PySide6.QtGui import QTextCursor
 
 from desktop.chat.attach import attached_line
 from desktop.chat.documents import CodeDocument, SafeDocument, is_dark, plain_document
+from desktop.chat.versions import Branch, VersionGroup, hidden_items, nested
 from desktop.words import STATUS_WORDS
 from kernel.visible import one_line, visible
 
@@ -80,6 +81,8 @@ class MessageItem:
     cached_height: float | None = None
     ends_turn: bool = False
     """The last row of an agent turn: the room for its actions and the gap to the next."""
+    model: str = ""
+    """The model of the run that wrote it (its `session_started`; "" for the user's)."""
 
     @property
     def boxed(self) -> bool:
@@ -208,6 +211,8 @@ class ToolCardItem:
     """Arguments and result preview, built when the card is first expanded."""
     approval: ApprovalRequest | None = None
     """The call's pending approval, shown as a card under its line (the view's widget)."""
+    model: str = ""
+    """The model of the run that made the call."""
 
     def body_document(self, width: float) -> SafeDocument:
         if self.body is None:
@@ -216,6 +221,21 @@ class ToolCardItem:
             self.body = card_document(self.arguments, self.preview, self.output_path)
         self.body.fit(width)
         return self.body
+
+
+def answered(items: list[ChatItem]) -> bool:
+    """Whether rows are an answer the model can go on from: some prose or a call, and
+    every call finished (an attempt that only failed, or a call a dead kernel left without
+    a result, is only shown)."""
+    from kernel.events import FINISHED_STATUSES  # (not before the first paint)
+
+    calls = [item.status for item in items if isinstance(item, ToolCardItem)]
+    return all(status in FINISHED_STATUSES for status in calls) and (bool(calls) or any(
+        isinstance(item, MessageItem) and item.role is Role.ASSISTANT for item in items))
+
+
+def _is_prompt(item: ChatItem) -> bool:
+    return isinstance(item, MessageItem) and item.role is Role.USER
 
 
 def _line_cut(text: str, cut: int) -> bool:
@@ -254,6 +274,14 @@ class ChatModel(QAbstractListModel):
         self._dirty = False
         self._edited_next = False
         """The next user message replaces an edited one."""
+        self.run_model = ""
+        """The model of the run whose events arrive now (its `session_started`)."""
+        self._groups: dict[int, VersionGroup] = {}
+        """The version groups of the rows shown, by the row they start at."""
+        self._ordinals = 0
+        """How many messages_superseded events came so far (the next one's ordinal)."""
+        self.restoring = -1
+        """The version the kernel was asked to continue from (shown meanwhile), or -1."""
         self.activity: Activity | None = None
         self.dark = is_dark()
         """Whether its messages were rendered for a dark palette (code colours differ)."""
@@ -291,12 +319,16 @@ class ChatModel(QAbstractListModel):
         self._items.clear()
         self._cards.clear()
         self._asking.clear()
+        self._groups.clear()
+        self._ordinals = 0
         self._streaming = None
         self._timer.stop()
         self.endResetModel()
         self.set_activity(None)
 
     def _append(self, item: ChatItem) -> None:
+        if not isinstance(item, MessageItem) or item.role is not Role.USER:
+            item.model = self.run_model
         row = len(self._items)
         self.beginInsertRows(QModelIndex(), row, row)
         self._items.append(item)
@@ -315,6 +347,7 @@ class ChatModel(QAbstractListModel):
     def add_message(self, role: Role, text: str, at: float | None = None,
                     attachments: list[dict[str, Any]] | None = None,
                     pictures: tuple[Hashable, ...] = ()) -> None:
+        self.show_live()
         self.close_stream()
         edited = role is Role.USER and self._edited_next
         if role is Role.USER:
@@ -334,7 +367,10 @@ class ChatModel(QAbstractListModel):
     def supersede(self, reason: str) -> None:
         """The last prompt was edited (`edit`: it and what followed go) or its answer is
         asked for again (`regenerate`: what followed it goes): the chat shows the current
-        branch (the timeline and the store keep the rest)."""
+        branch, and what went is kept as an older version of the rows from the cut on."""
+        self.show_live()
+        ordinal = self._ordinals
+        self._ordinals += 1
         row = self.last_user_row()
         if row is None:
             return
@@ -343,14 +379,138 @@ class ChatModel(QAbstractListModel):
         self.close_stream()
         if first >= len(self._items):
             return
-        self.beginRemoveRows(QModelIndex(), first, len(self._items) - 1)
-        del self._items[first:]
-        self._cards = {call: r for call, r in self._cards.items() if r < first}
-        self._asking &= set(self._cards)
-        self.endRemoveRows()
+        kept = Branch(self._items[first:], nested(self._groups, first), ordinal)
+        group = self._groups.get(first)
+        if group is None:
+            self._groups[first] = VersionGroup([kept, Branch()], shown=1, live=1)
+        else:
+            group.branches[group.live] = kept
+            group.branches.append(Branch())
+            group.shown = group.live = len(group.branches) - 1
+        self._show_rows(first, [])
+
+    def restore(self, restores: int) -> None:
+        """The version kept by the `restores`-th messages_superseded event is the live one
+        again (`RestoreVersion`): the live one is kept in its place, with this event's
+        ordinal. Already shown (chosen with ‹ ›), it only becomes the live one."""
+        self.restoring = -1
+        ordinal = self._ordinals
+        self._ordinals += 1
+        shown = next(((a, g) for a, g in self._groups.items()
+                      if g.browsing and g.branches[g.shown].ordinal == restores), None)
+        if shown is None:
+            self.show_live()
+            found = self._branch_of(restores)
+            if found is None:
+                return
+            anchor, group, index = found
+            self.close_stream()
+            self._show(anchor, group, index)
+        else:
+            group = shown[1]
+        group.branches[group.live].ordinal = ordinal
+        group.branches[group.shown].ordinal = -1
+        group.live = group.shown
+        self.show_live()
+
+    def _branch_of(self, ordinal: int) -> tuple[int, VersionGroup, int] | None:
+        """Where the version kept by the `ordinal`-th event is, among the rows shown."""
+        for anchor, group in self._groups.items():
+            for index, branch in enumerate(group.branches):
+                if branch.ordinal == ordinal and index != group.shown:
+                    return anchor, group, index
+        return None
+
+    def version_group(self, row: int) -> tuple[int, VersionGroup] | None:
+        """The version group a turn's row belongs to: the last group starting at or before
+        it and after the turn's prompt (an answer's), else the prompt's own (an edit's)."""
+        start = row
+        while start >= 0 and not _is_prompt(self._items[start]):
+            start -= 1
+        for anchor in (max((a for a in self._groups if start < a <= row), default=None),
+                       start if start >= 0 else None):
+            if anchor is not None and anchor in self._groups:
+                return anchor, self._groups[anchor]
+        return None
+
+    def continuable(self, anchor: int) -> bool:
+        """Whether a version of the group at `anchor` can become the live one (the kernel's
+        `RestoreVersion`): the versions of the last prompt's answer."""
+        row = self.last_user_row()
+        return row is not None and anchor == row + 1 and not self.browsing()
+
+    def browsing(self) -> bool:
+        """An older version of some turn is shown (the model sees the live ones)."""
+        return any(group.browsing for group in self._groups.values())
+
+    def show_version(self, anchor: int, index: int) -> None:
+        """Show the `index`-th version of the group at `anchor` in place (only shown: the
+        conversation goes on from the live one)."""
+        group = self._groups.get(anchor)
+        if group is not None and 0 <= index < len(group.branches) and index != group.shown:
+            self.close_stream()
+            self._show(anchor, group, index)
+
+    def choose_version(self, anchor: int, index: int) -> int:
+        """A person chose the `index`-th version of the group at `anchor` (‹ ›): it is shown
+        in place; an earlier answer to the last message is also to become the live one: the
+        ordinal to ask the kernel for (`RestoreVersion`), else -1."""
+        group = self._groups.get(anchor)
+        if group is None or not 0 <= index < len(group.branches) or self._asking:
+            return -1
+        chosen = group.branches[index]
+        ordinal = chosen.ordinal if self.continuable(anchor) and answered(chosen.items) else -1
+        self.show_version(anchor, index)
+        self.restoring = ordinal
+        return ordinal
+
+    def can_browse(self) -> bool:
+        """Whether other versions may be shown: not while an approval waits (its card is in
+        the live version, and stays in sight until it is answered)."""
+        return not self._asking
+
+    def reading(self, group: VersionGroup) -> bool:
+        """An older version of `group` is shown only to be read (the conversation goes on
+        from another; none asked for)."""
+        return group.browsing and group.branches[group.shown].ordinal != self.restoring
+
+    def show_live(self) -> None:
+        """Show the live version of every turn again (new rows belong after them)."""
+        self.restoring = -1
+        while True:
+            behind = sorted(a for a, g in self._groups.items() if g.browsing)
+            if not behind:
+                return
+            group = self._groups[behind[0]]
+            self._show(behind[0], group, group.live)
+
+    def _show(self, anchor: int, group: VersionGroup, index: int) -> None:
+        shown = group.branches[group.shown]
+        shown.items, shown.groups = self._items[anchor:], nested(self._groups, anchor)
+        chosen = group.branches[index]
+        self._groups.update(chosen.groups)
+        items, chosen.items, chosen.groups = chosen.items, [], {}
+        group.shown = index
+        self._show_rows(anchor, items)
+
+    def _show_rows(self, first: int, items: list[ChatItem]) -> None:
+        """Replace the rows from `first` on with `items` (their cards found again)."""
+        if first < len(self._items):
+            self.beginRemoveRows(QModelIndex(), first, len(self._items) - 1)
+            del self._items[first:]
+            self.endRemoveRows()
+        if items:
+            self.beginInsertRows(QModelIndex(), first, first + len(items) - 1)
+            self._items.extend(items)
+            self.endInsertRows()
+        self._cards = {item.call_id: row for row, item in enumerate(self._items)
+                       if isinstance(item, ToolCardItem)}
+        self._asking = {item.call_id for item in self._items
+                        if isinstance(item, ToolCardItem) and item.approval is not None}
 
     def append_delta(self, text: str, at: float | None = None) -> None:
         """Streamed assistant text; rendering is throttled to the render interval."""
+        self.show_live()
         if self._streaming is None:
             self._streaming = MessageItem(Role.ASSISTANT, "", streaming=True, at=at)
             self._streaming_row = len(self._items)
@@ -362,6 +522,7 @@ class ChatModel(QAbstractListModel):
 
     def finish_text(self, text: str, at: float | None = None) -> None:
         """A finished assistant text block: replaces the streamed one, or is added."""
+        self.show_live()
         item, row = self._streaming, self._streaming_row
         self._streaming = None
         self._dirty = False
@@ -403,6 +564,7 @@ class ChatModel(QAbstractListModel):
 
     def add_tool_card(self, call_id: str, name: str, summary: str, status: CallStatus, *,
                       arguments: object = None, at: float | None = None) -> None:
+        self.show_live()
         self.close_stream()
         row = self._cards.get(call_id)
         if row is not None:
@@ -418,11 +580,10 @@ class ChatModel(QAbstractListModel):
 
     def update_tool_card(self, call_id: str, status: CallStatus, detail: str = "", *,
                          preview: str | None = None, output_path: str | None = None) -> None:
-        row = self._cards.get(call_id)
-        if row is None:
+        card = self._card(call_id)
+        if card is None:
             return
-        card = self._items[row]
-        assert isinstance(card, ToolCardItem)
+        row = self._cards[call_id]
         card.status, card.detail = status, detail or card.detail
         if preview is not None:
             card.preview, card.output_path, card.body = preview, output_path, None
@@ -469,9 +630,12 @@ class ChatModel(QAbstractListModel):
             self._changed(self._cards[call_id], grew=False)
 
     def card_row(self, call_id: str) -> int | None:
+        self.show_live()
         return self._cards.get(call_id)
 
     def _card(self, call_id: str) -> ToolCardItem | None:
+        """A call's card (the live versions shown again: the kernel's news is theirs)."""
+        self.show_live()
         row = self._cards.get(call_id)
         card = self._items[row] if row is not None else None
         return card if isinstance(card, ToolCardItem) else None
@@ -516,6 +680,9 @@ class ChatModel(QAbstractListModel):
         for item in self._items:
             if isinstance(item, MessageItem) and not item.streaming and item.width > 0:
                 item.render_all()
+        for item in hidden_items(self._groups):
+            if isinstance(item, MessageItem):
+                item.segments, item.tail, item.width = [], [], -1.0  # (rendered when shown)
         if self._items:
             self.layoutChanged.emit()
 
@@ -556,6 +723,17 @@ def turn_text(items: list[ChatItem], row: int) -> str:
         if isinstance(item, MessageItem) and item.role is Role.ASSISTANT:
             texts.append(visible(item.text))
     return "\n\n".join(reversed(texts))
+
+
+def turn_model(items: list[ChatItem], row: int) -> str:
+    """The model that wrote the turn ending at `row` (its answer's last piece; "" when none
+    says)."""
+    for item in reversed(items[:row + 1]):
+        if isinstance(item, MessageItem) and item.role is Role.USER:
+            break
+        if item.model:
+            return item.model
+    return ""
 
 
 def item_text(item: ChatItem) -> str:

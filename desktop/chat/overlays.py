@@ -5,10 +5,10 @@ answer; retry the last one). Real widgets on the view's viewport, placed by the 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QGuiApplication, QPalette
+from PySide6.QtGui import QGuiApplication, QIcon, QPalette
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QToolButton, QVBoxLayout, QWidget
 
-from desktop.icons import icon
+from desktop.icons import icon, icon_pixmap
 from desktop.theme import mix
 from desktop.words import MODE_ALLOWS
 from kernel.modes import MODE_NAMES, Mode
@@ -166,10 +166,88 @@ class ActionStrip(QWidget):
             self.setStyleSheet(sheet)
 
 
-def turn_actions(parent: QWidget) -> ActionStrip:
-    """Under a turn's last row: Copy (the turn's answer) and Retry (the last answer)."""
-    return ActionStrip(parent, "Answer actions", (
-        ("Copy", "copy", "Copy this answer"), ("Retry", "retry", "Ask for this answer again")))
+class TurnActions(ActionStrip):
+    """Under a turn's last row: the answer's versions (‹ 1/2 ›, when it has earlier ones),
+    Copy (the turn's answer), Retry (the last answer), and, quietly, the model that wrote
+    it."""
+
+    version_step = Signal(int)
+    """‹ (-1) or › (+1): the previous or next version of the turn's answer."""
+
+    def __init__(self, parent: QWidget) -> None:
+        super().__init__(parent, "Answer actions", (
+            ("Copy", "copy", "Copy this answer"),
+            ("Retry", "retry", "Ask for this answer again")))
+        self.earlier = self._step("chevron-left", "Previous version (Alt+Left)", -1)
+        self.count = QLabel(self)
+        self.count.setAccessibleName("Version")
+        self.later = self._step("chevron-right", "Next version (Alt+Right)", 1)
+        self.model = QLabel(self)
+        self.model.setAccessibleName("Model")
+        self.model.setTextFormat(Qt.TextFormat.PlainText)
+        layout = self.layout()
+        assert isinstance(layout, QHBoxLayout)
+        for position, widget in enumerate((self.earlier, self.count, self.later)):
+            layout.insertWidget(position, widget)
+        layout.insertSpacing(3, 6)
+        layout.addWidget(self.model)
+        self.set_versions(None)
+        self.restyle()
+
+    def _step(self, name: str, tip: str, step: int) -> QToolButton:
+        button = QToolButton(self)
+        button.setProperty("icon-name", name)
+        button.setAccessibleName(tip.split(" (")[0])
+        button.setToolTip(tip)
+        button.setAutoRaise(True)
+        button.setCursor(Qt.CursorShape.PointingHandCursor)
+        button.clicked.connect(lambda: self.version_step.emit(step))
+        return button
+
+    def set_versions(self, shown: tuple[int, int] | None, note: str = "", *,
+                     locked: bool = False) -> None:
+        """Version `shown[0]` of `shown[1]` (1-based; None: the answer has no others), and
+        what the model sees when it is not the one shown; `locked`: none can be chosen now
+        (an approval waits)."""
+        for widget in (self.earlier, self.count, self.later):
+            widget.setVisible(shown is not None)
+        if shown is not None:
+            self.count.setText(f"{shown[0]}/{shown[1]}")
+            self.earlier.setEnabled(shown[0] > 1 and not locked)
+            self.later.setEnabled(shown[0] < shown[1] and not locked)
+        self.count.setToolTip(note)
+        self.note = note
+
+    def set_model(self, name: str) -> None:
+        """The model that wrote the answer (its friendly name); the note of an older version
+        shown for reading takes its place."""
+        self.model.setText(self.note or name)
+        self.model.setToolTip(
+            "An earlier version, shown for reading: the model is sent the one the chat goes "
+            "on from" if self.note else (f"Written by {name}" if name else ""))
+        self.model.setVisible(bool(self.note or name))
+
+    def restyle(self) -> None:
+        super().restyle()
+        if not hasattr(self, "model"):
+            return
+        quiet = _quiet()
+        palette = QGuiApplication.palette()
+        text, base = palette.color(QPalette.ColorRole.Text), palette.color(QPalette.ColorRole.Base)
+        for button in (self.earlier, self.later):
+            name = str(button.property("icon-name"))
+            step = icon(name, mix(text, base, 0.2), 16)
+            for ratio in (1.0, 2.0):  # (no further version that way: fainter than Qt's grey)
+                step.addPixmap(icon_pixmap(name, mix(text, base, 0.8), 16, ratio),
+                               QIcon.Mode.Disabled)
+            button.setIcon(step)
+        for label in (self.count, self.model):
+            label.setStyleSheet(f"color: {quiet}; background: transparent; padding: 0 4px;")
+
+
+def turn_actions(parent: QWidget) -> TurnActions:
+    """Under a turn's last row: its versions, Copy, Retry (the last answer), its model."""
+    return TurnActions(parent)
 
 
 def message_actions(parent: QWidget) -> ActionStrip:

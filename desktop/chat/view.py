@@ -51,10 +51,12 @@ from desktop.chat.model import (
     Role,
     ToolCardItem,
     message_text,
+    turn_model,
     turn_text,
 )
 from desktop.chat.overlays import EmptyState, JumpButton, message_actions, turn_actions
 from desktop.chat.selection import TextSelection, point_at, selected_text, word_at
+from kernel.shared.model_names import friendly_name
 
 RELAYOUT_INTERVAL_MS = 100
 LAYOUT_BATCH = 50
@@ -82,6 +84,9 @@ class ChatView(QListView):
     image_dropped = Signal(bytes)
     undo_requested = Signal(str)
     """A call's Undo on its line: undo the changes it made (its step)."""
+    restore_requested = Signal(int)
+    """An earlier answer to the last message chosen (‹ ›): continue from it (the number of
+    the messages_superseded event keeping it, `RestoreVersion`)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -95,6 +100,7 @@ class ChatView(QListView):
         copy, retry = self.turn_actions.buttons
         copy.clicked.connect(self._copy_turn)
         retry.clicked.connect(self.regenerate_requested)
+        self.turn_actions.version_step.connect(self._step_version)
         self.message_actions = message_actions(self)
         copy, edit = self.message_actions.buttons
         copy.clicked.connect(self._copy_message)
@@ -256,8 +262,18 @@ class ChatView(QListView):
         model = self.chat_model()
         rect = QRectF(self.visualRect(model.index(row, 0)))
         box = actions_box(model.item(row), rect)
-        actions.buttons[1].setVisible(row == model.rowCount() - 1
+        actions.buttons[1].setVisible(row == model.rowCount() - 1 and not model.browsing()
                                       and model.last_user_row() is not None)
+        found = model.version_group(row)
+        if found is None:
+            actions.set_versions(None)
+        else:
+            group = found[1]
+            note = (f"For reading: the chat goes on from {group.live + 1}/"
+                    f"{len(group.branches)}" if model.reading(group) else "")
+            actions.set_versions((group.shown + 1, len(group.branches)), note,
+                                 locked=not model.can_browse())
+        actions.set_model(friendly_name(turn_model(model.items(), row)))
         actions.setGeometry(box.toRect())
         actions.setVisible(rect.isValid() and self.viewport().rect().intersects(box.toRect()))
 
@@ -267,7 +283,8 @@ class ChatView(QListView):
         actions = self.message_actions
         model = self.model()
         row = self._hover_row
-        item = model.item(row) if isinstance(model, ChatModel) and row >= 0 else None
+        item = (model.item(row) if isinstance(model, ChatModel) and 0 <= row < model.rowCount()
+                else None)
         if not isinstance(model, ChatModel) or not isinstance(item, MessageItem) \
                 or item.role is not Role.USER:
             actions.row = -1
@@ -280,6 +297,24 @@ class ChatView(QListView):
         actions.setGeometry(int(frame.left()) - size.width() - 6,
                             int(frame.bottom()) - size.height(), size.width(), size.height())
         actions.show()
+
+    def _step_version(self, step: int) -> None:
+        """‹ or › on a turn's versions: show the other version in place; an earlier answer
+        to the last message becomes the one the conversation goes on from (the kernel is
+        asked; its event makes it so, also after a restart)."""
+        model = self.chat_model()
+        row = self.turn_actions.row
+        found = model.version_group(row) if row >= 0 else None
+        if found is None:
+            return
+        anchor, group = found
+        index = group.shown + step
+        if not 0 <= index < len(group.branches):
+            return
+        ordinal = model.choose_version(anchor, index)
+        if ordinal >= 0:
+            self.restore_requested.emit(ordinal)
+        self._place_actions()
 
     def _copy_turn(self) -> None:
         text = turn_text(self.chat_model().items(), self.turn_actions.row)
@@ -504,6 +539,10 @@ class ChatView(QListView):
             return
         if event.matches(QKeySequence.StandardKey.Find):
             self.open_find()
+            return
+        if event.modifiers() == Qt.KeyboardModifier.AltModifier and \
+                event.key() in (Qt.Key.Key_Left, Qt.Key.Key_Right):
+            self._step_version(-1 if event.key() == Qt.Key.Key_Left else 1)
             return
         index = self.currentIndex()
         if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space) and \

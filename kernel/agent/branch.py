@@ -8,6 +8,9 @@ on from the cut. Pure functions over the history and the last `user_message` eve
   sessions are searched for its text);
 - `cut` says what stays and what is superseded: for `edit`, the prompt (its text and
   attachments) and everything after it; for `regenerate`, everything after the prompt.
+- `restore` makes an earlier answer to the last prompt current again (the app's ‹ 1/2 ›):
+  the answer now current is superseded at the same cut, and the one the chosen
+  `messages_superseded` event keeps goes back in its place.
 
 A prompt can share its history message with what came before it (the results of a stopped
 turn's calls, an earlier prompt the model never answered): those blocks always stay.
@@ -19,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kernel.events import UserMessage
+from kernel.events import Event, MessagesSuperseded, UserMessage
 
 REASONS = ("edit", "regenerate")
 
@@ -104,3 +107,53 @@ def cut(history: Sequence[Mapping[str, Any]], place: Place, reason: str) -> Cut:
     return Cut(first_index=place.index, first_block=block, kept=kept,
                superseded=[*superseded, *rest],
                history=[*before, *([dict(kept)] if kept is not None else [])])
+
+
+@dataclass(frozen=True)
+class Restore:
+    cut: Cut
+    """The answer now current, taken out (`regenerate`'s cut of the last prompt)."""
+    tail: list[dict[str, Any]]
+    """The history from `cut.first_index` on once the chosen answer is back."""
+
+
+def _unanswered_uses(messages: Sequence[Mapping[str, Any]]) -> set[str]:
+    """The tool calls of `messages` with no result among them."""
+    used: set[str] = set()
+    answered: set[str] = set()
+    for message in messages:
+        for block in _blocks(message):
+            if isinstance(block, Mapping) and block.get("type") == "tool_use":
+                used.add(str(block.get("id")))
+            elif isinstance(block, Mapping) and block.get("type") == "tool_result":
+                answered.add(str(block.get("tool_use_id")))
+    return used - answered
+
+
+def restore(history: Sequence[Mapping[str, Any]], events: Sequence[Event],
+            ordinal: int) -> Restore:
+    """The history with the answer kept by the session's `ordinal`-th messages_superseded
+    event made the last prompt's answer again. NothingToChange (said to the person) when
+    that is not an earlier answer to the last prompt, or cannot be sent as it stands."""
+    supersedes = [(at, e) for at, e in enumerate(events) if isinstance(e, MessagesSuperseded)]
+    if not 0 <= ordinal < len(supersedes):
+        raise NothingToChange(f"this session has no version {ordinal}")
+    at, version = supersedes[ordinal]
+    prompts = [(n, e) for n, e in enumerate(events) if isinstance(e, UserMessage)]
+    asked_at, prompt = prompts[-1] if prompts else (-1, last_prompt([]))
+    place = prompt_place(history, prompt)
+    answer = (place.index, place.block + place.blocks)
+    if at < asked_at or (version.first_index, version.first_block) != answer:
+        raise NothingToChange("only an earlier answer to the last message can be made "
+                              "current again")
+    if any(e.reason == "restore" and e.restores == ordinal for _, e in supersedes[ordinal + 1:]):
+        raise NothingToChange("that version is already the current one")
+    if not version.messages or _unanswered_uses(version.messages):
+        raise NothingToChange("that version cannot be continued from (it is empty, or a "
+                              "call of it has no result)")
+    change = cut(history, place, "regenerate")
+    kept = [dict(m) for m in change.history[place.index:]]
+    back = [dict(m) for m in version.messages]
+    if kept and back[0].get("role") == kept[-1].get("role"):
+        kept[-1] = {**kept[-1], "content": [*_blocks(kept[-1]), *_blocks(back.pop(0))]}
+    return Restore(change, [*kept, *back])

@@ -100,6 +100,9 @@ def conversation_markdown(info: StoredSession, events: Iterable[Event]) -> str:
             if event.externalized_path:
                 line += f" · full output: `{one_line(event.externalized_path)}`"
             parts.append(line + ("\n\n" + _output(event.preview) if event.preview else ""))
+        elif isinstance(event, MessagesSuperseded) and event.reason == "restore":
+            parts.append("*— An earlier answer to the last prompt above was chosen again: "
+                         "the conversation goes on from it. —*")
         elif isinstance(event, MessagesSuperseded):
             what = "edited" if event.reason == "edit" else "answered again"
             parts.append(f"*— The last prompt above was {what}; what follows replaces what "

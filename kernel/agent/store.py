@@ -42,7 +42,7 @@ import sqlite3
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -776,6 +776,26 @@ class SessionStore:
         rows = self._read("SELECT role, content FROM messages WHERE session_id = ? AND idx = ?",
                           (session_id, index))
         return {"role": rows[0][0], "content": json.loads(rows[0][1])} if rows else None
+
+    def submit_restore(self, event: Event, first_index: int,
+                       tail: Sequence[Mapping[str, Any]]) -> Future[int]:
+        """Replace the history from `first_index` on with `tail`, in one transaction with
+        `event` (which keeps what was there: an earlier answer made current again). The
+        event's sequence number."""
+        session_id = event.session_id
+        insert = self._insert_events([event])
+        rows = [(session_id, first_index + n, m["role"], _dumps(m["content"]))
+                for n, m in enumerate(tail)]
+
+        def restore(conn: sqlite3.Connection) -> int:
+            (seq,) = insert(conn)
+            conn.execute("DELETE FROM messages WHERE session_id = ? AND idx >= ?",
+                         (session_id, first_index))
+            conn.executemany("INSERT INTO messages(session_id, idx, role, content)"
+                             " VALUES (?, ?, ?, ?)", rows)
+            return seq
+
+        return self._submit(restore)
 
     def messages(self, session_id: str) -> list[dict[str, Any]]:
         rows = self._read(

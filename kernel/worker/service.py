@@ -142,6 +142,8 @@ class KernelService:
         self.api_key: str | None = None
         self.channel = QueueChannel()
         self.runs: dict[str, _ActiveRun] = {}
+        self._restoring: set[str] = set()
+        """Sessions whose history a RestoreVersion is rewriting (no run starts meanwhile)."""
         self._commands: asyncio.Queue[p.Message] = asyncio.Queue()
         self.gates: dict[str, PolicyGate] = {}
         self.early_answers: dict[str, Answer] = {}
@@ -673,6 +675,23 @@ class KernelService:
         self._launch(message.session_id, lambda agent, sink: agent.regenerate(
             message.session_id, sink))
 
+    async def _restore_version(self, message: p.RestoreVersion) -> None:
+        """An earlier answer to the last prompt made current again (kernel.agent.restore),
+        then shown."""
+        from kernel.agent.restore import restore_version
+
+        session_id = message.session_id
+        if session_id in self.runs or session_id in self._restoring:
+            raise ValueError("a run is in progress in this session: stop it before another "
+                             "version of the answer can be continued from")
+        self._restoring.add(session_id)
+        try:
+            event = await asyncio.to_thread(restore_version, self.store, session_id,
+                                            message.version)
+        finally:
+            self._restoring.discard(session_id)
+        self.send(p.EventMessage(event))
+
     async def _check_branch(self, session_id: str, what: str) -> None:
         """ValueError (said to the UI) when the last prompt cannot be changed now: a run is
         in progress, or there is no prompt (kernel.agent.branch.NothingToChange)."""
@@ -942,7 +961,7 @@ class KernelService:
     def _launch(self, session_id: str,
                 start: Callable[[Agent, Callable[[Event], None]], Coroutine[Any, Any, Any]],
                 ) -> None:
-        if session_id in self.runs:
+        if session_id in self.runs or session_id in self._restoring:
             raise ValueError("this session already has a run in progress; stop it first")
         self._refresh_settings()
         agent = self.agent(self.store.get_session(session_id).model or self.model)
@@ -1026,6 +1045,7 @@ _HANDLERS: dict[type[p.Message], Callable[[KernelService, Any], Awaitable[None] 
     p.StartRun: KernelService._start_run,
     p.EditLastMessage: KernelService._edit_last_message,
     p.RegenerateAnswer: KernelService._regenerate_answer,
+    p.RestoreVersion: KernelService._restore_version,
     p.ResumeRun: KernelService._resume_run,
     p.CompactSession: KernelService._compact_session,
     p.ExportSession: KernelService._export_session,

@@ -17,6 +17,11 @@ def attached(name: str, data: bytes) -> p.AttachmentData:
     return p.AttachmentData(name, base64.b64encode(data).decode("ascii"))
 
 
+def restores(received: list[p.Message]) -> int:
+    """How many events came before the restore's (the restore is the next one)."""
+    return len([m for m in received if isinstance(m, p.EventMessage)])
+
+
 def texts(body: dict) -> list[str]:
     return [b["text"] for m in body["messages"] for b in m["content"] if b["type"] == "text"]
 
@@ -43,10 +48,15 @@ def test_edit_regenerate_and_attachments_through_the_worker(
     worker.send(p.RegenerateAnswer(session))
     worker.wait_for(p.RunStatus, 6)
     assert texts(server.requests[2].body) == texts(server.requests[1].body)
+    worker.send(p.RestoreVersion(session, 1))  # the answer before the regenerate
+    restored = worker.wait_for(p.EventMessage, restores(worker.received) + 1).event
+    assert restored.reason == "restore" and restored.restores == 1
     worker.send(p.StartRun(session, "and now?"))
     worker.wait_for(p.RunStatus, 7)
     while not server.stalled.is_set():
         worker.conn.poll(0.02)
+    assert "a better note" in texts(server.requests[3].body)
+    assert "the same note" not in texts(server.requests[3].body)
     worker.send(p.EditLastMessage(session, "changed"))
     worker.send(p.RegenerateAnswer(session))
     refusals = [worker.wait_for(p.CommandFailed, n).message for n in (3, 4)]
@@ -56,7 +66,10 @@ def test_edit_regenerate_and_attachments_through_the_worker(
     worker.send(p.OpenSession(session))
     loaded = worker.wait_for(p.SessionLoaded, 2)
     kinds = [e.reason for e in loaded.events if isinstance(e, MessagesSuperseded)]
-    assert kinds == ["edit", "regenerate"]
+    assert kinds == ["edit", "regenerate", "restore"]
+    worker.send(p.RestoreVersion(session, 2))
+    assert "only an earlier answer to the last message" in worker.wait_for(
+        p.CommandFailed, 5).message
     prompts = [e for e in loaded.events if isinstance(e, UserMessage)]
     assert [e.text for e in prompts] == ["read this", "read this, carefully", "and now?"]
     assert [a["name"] for a in prompts[1].attachments] == ["n.txt"]

@@ -1,7 +1,8 @@
 """The whole app (real widgets, a real kernel worker, the real client against the fake model):
 attach a file and send, edit the last message (its attachment kept), regenerate the answer,
-then reload the session from the store: the model was sent only the current branch, the chat
-shows it with the attachment named, and each message has its time on hover."""
+go back to the earlier answer with ‹ and go on from it, then reload the session from the
+store: the model was sent only the current branch, the chat shows it with the attachment
+named and the answer's versions, and each message has its time on hover."""
 
 from __future__ import annotations
 
@@ -55,7 +56,7 @@ def _conversation(qtbot: QtBot, app: AppController, fake: FakeAnthropicServer,
     (workspace / "todo.txt").write_text("call the plumber\n")
     fake.add(reply(ToolUse("read_file", {"path": "todo.txt"}, id="c_read")),
              reply("You should call the plumber."), reply("Call the plumber today."),
-             reply("Today: the plumber."))
+             reply("Today: the plumber."), reply("Then pay the plumber."))
 
     w.prompt.attach_files([str(workspace / "todo.txt")])
     qtbot.waitUntil(lambda: not w.prompt.edit.isReadOnly(), timeout=WAIT_MS)
@@ -86,12 +87,30 @@ def _conversation(qtbot: QtBot, app: AppController, fake: FakeAnthropicServer,
     assert [m.text for m in messages(app)] == ["what is urgent on my list?",
                                                "Today: the plumber."]
 
+    w.chat.executeDelayedItemsLayout()
+    strip = w.chat.turn_actions
+    qtbot.waitUntil(lambda: strip.count.isVisible() and strip.count.text() == "2/2",
+                    timeout=WAIT_MS)
+    assert strip.model.text() == "claude-e2e"
+    qtbot.mouseClick(strip.earlier, Qt.MouseButton.LeftButton)  # the kernel continues from it
+    qtbot.waitUntil(lambda: not w.chat.chat_model().browsing() and strip.count.text() == "1/2"
+                    and strip.buttons[1].isVisible(), timeout=WAIT_MS)
+    qtbot.keyClicks(w.prompt.edit, "and then?")
+    qtbot.keyClick(w.prompt.edit, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: len(fake.requests) == 5 and idle(app), timeout=WAIT_MS)
+    assert sent_texts(fake, 4)[-2:] == ["Call the plumber today.", "and then?"]
+    assert "Today: the plumber." not in str(fake.requests[4].body)
+
     session = app.current or ""
     app.views.pop(session)
     app.open_session(session)
     qtbot.waitUntil(lambda: session in app.views and app.current == session, timeout=WAIT_MS)
     shown = messages(app)
-    assert [m.text for m in shown] == ["what is urgent on my list?", "Today: the plumber."]
+    assert [m.text for m in shown] == ["what is urgent on my list?", "Call the plumber today.",
+                                       "and then?", "Then pay the plumber."]
+    chat = app.views[session].chat
+    found = chat.version_group(1)
+    assert found is not None and (found[1].shown, len(found[1].branches)) == (0, 2)
     assert [a["name"] for a in shown[0].attachments] == ["todo.txt"]
     assert all(timestamp_text(m) for m in shown), "stored messages show their time too"
     assert w.timeline.model.row_of("c_read") is not None, "the timeline keeps the call"

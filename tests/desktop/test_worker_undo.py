@@ -57,10 +57,17 @@ def run_command(k: Kernel, fake: FakeAnthropicServer, sid: str, command: str) ->
     return result.call_id
 
 
+ANSWERS: dict[type[p.Message], type[p.Message]] = {
+    p.ListSteps: p.StepList, p.GetStepDiff: p.StepDiff, p.UndoCall: p.UndoOutcome,
+    p.RewindTo: p.UndoOutcome}
+"""The reply each request gets (or CommandFailed); the worker also pushes a StepList of its
+own after an undo, which is no answer to an UndoCall."""
+
+
 def ask(k: Kernel, message: p.Message) -> p.Message:
     mark = len(k.messages)
     assert k.client.send(message)
-    kinds = (p.UndoOutcome, p.StepDiff, p.StepList, p.CommandFailed)
+    kinds = (ANSWERS[type(message)], p.CommandFailed)
     return k.wait(p.Message, lambda m: isinstance(m, kinds), mark)  # type: ignore[type-abstract]
 
 
