@@ -211,6 +211,21 @@ PROTECTED_PATTERNS: tuple[str, ...] = (
     ".cargo/config.toml",
     "rust-toolchain",
     "rust-toolchain.toml",
+    "site-packages/*.pth",
+    "site-packages/sitecustomize.py",
+    "site-packages/usercustomize.py",
+    "dist-packages/*.pth",
+    "dist-packages/sitecustomize.py",
+    "dist-packages/usercustomize.py",
+    "pyvenv.cfg",
+    ".pdbrc",
+    ".Rprofile",
+    "gradle/wrapper/**",
+    "gradle.properties",
+    ".mvn/**",
+    ".jvmopts",
+    ".sbtopts",
+    ".bazelrc",
 )
 """What no tool may write without the user's approval of that very path, at any depth.
 
@@ -235,14 +250,22 @@ or toolchain runs in the folder, on the user's next plain `npm`, `yarn`, `pnpm`,
 `node-options` and `script-shell`; yarn's `.yarnrc`/`.yarnrc.yml` `yarnPath` and
 `plugins` and the files they name in `.yarn/releases/` and `.yarn/plugins/`; pnpm's
 `.pnpmfile.cjs` hooks; `bunfig.toml`'s `preload`; `.cargo/config.toml`'s
-`rustc-wrapper`, runners and aliases; `rust-toolchain.toml`'s toolchain `path`).
+`rustc-wrapper`, runners and aliases; `rust-toolchain.toml`'s toolchain `path`), or when
+any Python of a virtual environment starts, whatever it runs (an editor's Python extension
+starts the workspace's interpreter as the folder opens): a site folder's `.pth` files and
+`sitecustomize`/`usercustomize`, and `pyvenv.cfg` (its `home` picks the standard library
+loaded), or when pdb or R starts in the folder (`.pdbrc`, `.Rprofile`), or when a JVM build
+runs, an IDE's project sync among them: the Gradle and Maven wrappers (which distribution is
+fetched and run), `gradle.properties` and `.mvn/` (`jvmargs`, `jvm.config`, build
+extensions), sbt's `.jvmopts`/`.sbtopts`, and `.bazelrc` (`--run_under`, startup options).
 
 Not protected, decided: files that only pick a version among released ones (`.nvmrc`,
 `.node-version`, `.python-version`, `.ruby-version`: no code, nothing run that the user
 did not install or the version manager does not fetch from its own source), and what a
 package manager generates for the project's own code to load (`node_modules/`, yarn's
-`.pnp.cjs`, a `.venv/`): running the project runs what the command wrote anyway, as with
-any source file."""
+`.pnp.cjs`, a `.venv/`'s packages): running the project runs what the command wrote anyway,
+as with any source file; a build's own scripts (`build.gradle`, `pom.xml`, `Makefile`) are
+the project's source too."""
 
 GIT_DANGEROUS: tuple[str, ...] = (
     "config",

@@ -46,8 +46,9 @@ class ApprovalChannel(Protocol):
 class FixedChannel:
     """`--approve allow|deny`: every request gets this answer.
 
-    A flag given before the run is not a confirmation of one destructive call, so with
-    `allow` destructive calls are denied, with a message that says why."""
+    A flag given before the run is not a confirmation of one destructive call, nor a look
+    at changes a command made to protected paths, so with `allow` destructive calls are
+    denied and held changes discarded, with a message that says why."""
 
     name = "cli"
 
@@ -62,6 +63,11 @@ class FixedChannel:
                 "destructive calls need a second explicit confirmation, which "
                 "`--approve allow` cannot give; run without --approve on a terminal, or use "
                 "the app"))
+        if request.rule == HELD_RULE and self.choice == "allow_once":
+            return Answer("deny", message=(
+                "changes to protected paths are kept only by someone who has seen them, "
+                "which `--approve allow` (given before the command ran) is not; run without "
+                "--approve on a terminal, or use the app"))
         return Answer(self.choice)
 
 

@@ -270,6 +270,27 @@ PROTECTED: list[tuple[str, str]] = [
     ("crates/x/.cargo/config", ".cargo/config"),
     ("rust-toolchain.toml", "rust-toolchain.toml"),
     ("rust-toolchain", "rust-toolchain"),
+    # what every start of a virtual environment's Python runs, whatever the program
+    (".venv/lib/python3.12/site-packages/evil.pth", "site-packages/*.pth"),
+    ("venv/Lib/site-packages/__editable__.x.pth", "site-packages/*.pth"),
+    ("env/lib/python3/dist-packages/a.pth", "dist-packages/*.pth"),
+    (".venv/lib/python3.11/site-packages/sitecustomize.py", "site-packages/sitecustomize.py"),
+    (".tox/py311/lib/python3.11/site-packages/usercustomize.py",
+     "site-packages/usercustomize.py"),
+    (".venv/pyvenv.cfg", "pyvenv.cfg"),
+    (".pdbrc", ".pdbrc"),
+    ("analysis/.Rprofile", ".Rprofile"),
+    # what a JVM build (an IDE's project sync among them) runs or passes to the JVM
+    ("gradle/wrapper/gradle-wrapper.properties", "gradle/wrapper/**"),
+    ("app/gradle/wrapper/gradle-wrapper.jar", "gradle/wrapper/**"),
+    ("gradle.properties", "gradle.properties"),
+    ("sub/gradle.properties", "gradle.properties"),
+    (".mvn/jvm.config", ".mvn/**"),
+    ("svc/.mvn/wrapper/maven-wrapper.properties", ".mvn/**"),
+    (".mvn/extensions.xml", ".mvn/**"),
+    (".jvmopts", ".jvmopts"),
+    (".sbtopts", ".sbtopts"),
+    (".bazelrc", ".bazelrc"),
 ]
 
 NOT_PROTECTED = [
@@ -285,6 +306,10 @@ NOT_PROTECTED = [
     ".yarn/cache/x.zip", ".yarn/install-state.gz", "package-lock.json", "pnpm-lock.yaml",
     "bun.lockb", "Cargo.toml", "Cargo.lock", "cargo/config.toml", "npmrc", ".npmrc.md",
     "yarnrc.yml", "pnpmfile.cjs", "bunfig.toml.md", "docs/mise.md",
+    ".venv/lib/python3.12/site-packages/requests/__init__.py", ".venv/bin/activate",
+    "site-packages.pth", "docs/site-packages/x.pth.md", "src/paths.pth.txt", "pyvenv.cfg.bak",
+    "build.gradle", "settings.gradle.kts", "pom.xml", "gradlew", "mvnw", "gradle/libs.toml",
+    "mvn/jvm.config", "gradle.properties.md", "bazelrc", "BUILD.bazel", "Rprofile.R",
 ]
 
 

@@ -67,9 +67,10 @@ def test_a_plain_write_in_the_workspace_still_runs_in_auto_mode(world: PolicyWor
 
 def test_reins_exec_in_auto_mode_holds_what_a_program_writes_to_a_protected_path(
         workspace: Path, reins_home: AppPaths) -> None:
-    """End to end through the real `reins exec` (auto mode, `--approve deny`, bubblewrap,
+    """End to end through the real `reins exec` (auto mode, `--approve allow`, bubblewrap,
     transactions): each command runs, what it wrote to a protected path is held and asked
-    about (the request's rule is `held changes`) and, denied, changes nothing; an existing
+    about (the request's rule is `held changes`) and, since a flag given before the run has
+    seen none of it, discarded, saying why: it changes nothing; an existing
     protected file is read-only in the sandbox (`sed -i` fails); a plain copy inside the
     workspace is applied without a question."""
     subprocess.run(["git", "init", "-q", str(workspace)], check=True)
@@ -93,7 +94,7 @@ def test_reins_exec_in_auto_mode_holds_what_a_program_writes_to_a_protected_path
                    PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring")
         done = subprocess.run(
             [str(Path(sys.executable).with_name("reins")), "exec", "--json", "--workspace",
-             str(workspace), "--mode", "auto", "--approve", "deny", "go"], env=env,
+             str(workspace), "--mode", "auto", "--approve", "allow", "go"], env=env,
             capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL,
             check=False)
     assert done.returncode == 0, done.stderr
@@ -103,6 +104,9 @@ def test_reins_exec_in_auto_mode_holds_what_a_program_writes_to_a_protected_path
     assert set(asked) == set(commands) - {"plain", "sed"}, asked
     assert results["sed"]["error_code"] == "execution_error"  # the existing .envrc is a mark
     assert all(asked[k]["rule"] == HELD_RULE for k in asked), asked
+    decided = {e["call_id"]: e for e in events if e["type"] == "approval_decision"}
+    assert {k: decided[k]["decision"] for k in asked} == dict.fromkeys(asked, "deny"), decided
+    assert all("which `--approve allow`" in decided[k]["message"] for k in asked), decided
     assert all(results[k]["error_code"] != "approval_denied" for k in asked), results
     assert results["plain"]["error_code"] is None, results["plain"]
     assert (workspace / "copy.sh").exists()

@@ -36,7 +36,7 @@ PROTECTED: list[tuple[str, str]] = [
     ("in", "ln -s .git/hooks in"),
     (".git/config", "ln .git/config cfg.txt && printf '[core]\\n\\tpager = id\\n' >> cfg.txt"),
 ]
-PACKAGE_MANAGERS: list[tuple[str, str]] = [
+TOOLCHAINS: list[tuple[str, str]] = [
     ("web/.yarnrc.yml", "mkdir -p web && echo 'yarnPath: x.cjs' > web/.yarnrc.yml"),
     (".yarn/plugins/p.cjs", "mkdir -p .yarn/plugins && echo 'module.exports={}' > "
                             ".yarn/plugins/p.cjs"),
@@ -46,6 +46,14 @@ PACKAGE_MANAGERS: list[tuple[str, str]] = [
     ("m/.mise.toml", "mkdir -p m && echo '[env]' > m/.mise.toml"),
     ("c/.cargo/config.toml", "mkdir -p c/.cargo && echo '[build]' > c/.cargo/config.toml"),
     ("rust-toolchain.toml", "echo '[toolchain]' > rust-toolchain.toml"),
+    (".venv/lib/python3.11/site-packages/zz.pth",
+     "mkdir -p .venv/lib/python3.11/site-packages && "
+     "echo 'import os; os.system(\"id\")' > .venv/lib/python3.11/site-packages/zz.pth"),
+    ("py/.venv/pyvenv.cfg", "mkdir -p py/.venv && echo 'home = /tmp/evil' > py/.venv/pyvenv.cfg"),
+    ("gradle/wrapper/gradle-wrapper.properties",
+     "mkdir -p gradle/wrapper && echo 'distributionUrl=file\\:evil.zip' > "
+     "gradle/wrapper/gradle-wrapper.properties"),
+    ("svc/.mvn/jvm.config", "mkdir -p svc/.mvn && echo '-javaagent:x.jar' > svc/.mvn/jvm.config"),
 ]
 
 
@@ -68,10 +76,10 @@ def test_protected_changes_are_held_at_any_depth_in_every_spelling(
             ["git", "-c", "safe.directory=*", "-C", str(ws), "status", "--short"],
             capture_output=True, text=True, check=False).stdout
 
-        for path, _command in PACKAGE_MANAGERS:
+        for path, _command in TOOLCHAINS:
             assert not os.path.lexists(ws / path), path
 
-    table = PROTECTED + PACKAGE_MANAGERS
+    table = PROTECTED + TOOLCHAINS
     outcomes, _ = run_txn(confined, [{"command": f"{command} && echo DID"}
                                      for _path, command in table], inspect=inspect)
     for (path, _command), outcome in zip(table, outcomes, strict=True):
