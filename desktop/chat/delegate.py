@@ -27,6 +27,7 @@ from desktop.chat.geometry import (
     BUBBLE_RADIUS,
     COPY_WIDTH,
     MARGIN,
+    STEP_INDENT,
     PieceBox,
     card_box,
     card_height,
@@ -302,6 +303,12 @@ class ChatDelegate(QStyledItemDelegate):
         on the right. Unfolded, its arguments and result under it, behind a thin rule."""
         geometry = card_box(item, rect)
         header = geometry.header
+        if item.depth:
+            painter.setPen(shade(palette, 0.18))
+            x = header.left() - STEP_INDENT + ICON / 2
+            painter.drawLine(QPointF(x, rect.top()), QPointF(x, header.center().y()))
+            painter.drawLine(QPointF(x, header.center().y()),
+                             QPointF(header.left() - 4, header.center().y()))
         if hovered or item.expanded:
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(shade(palette, 0.04))

@@ -73,7 +73,9 @@ def apply_event(model: ChatModel, event: ev.Event, at: float | None = None) -> N
         status = ev.next_status(model.card_status(event.call_id), event)
         summary = event.summary if isinstance(event, ev.ToolCallStarted) else ""
         model.add_tool_card(event.call_id, event.name, summary, status,
-                            arguments=event.input, at=at)
+                            arguments=event.input, at=at,
+                            parent=event.parent_call_id
+                            if isinstance(event, ev.ToolCallStarted) else "")
         if isinstance(event, ev.ApprovalRequest):
             model.mark_asked(event.call_id, now)
         model.refresh_activity(now)

@@ -40,6 +40,8 @@ BUTTON_HEIGHT = 24.0
 COPY_WIDTH = 64.0
 UNDO_WIDTH = 64.0
 BODY_INDENT = 26.0
+STEP_INDENT = 22.0
+"""A step's line (of a composite call, a fallback) is indented this much under the call."""
 """An unfolded call's arguments and result start under its name (after its icon)."""
 READABLE_WIDTH = 760.0
 """The widest a message's text gets (about 100 characters): in a wide window the rows are
@@ -189,7 +191,8 @@ def card_height(card: ToolCardItem, width: float) -> float:
     """A call's line, and its arguments and result when unfolded (not its approval)."""
     height = CARD_HEIGHT
     if card.expanded:
-        height += card.body_document(width - BODY_INDENT).extent(width) + PAD
+        inner = width - card.depth * STEP_INDENT
+        height += card.body_document(inner - BODY_INDENT).extent(inner) + PAD
         if card.output_path:
             height += BUTTON_HEIGHT + PAD / 2
     return height
@@ -205,7 +208,7 @@ class CardBox:
 
 
 def card_box(card: ToolCardItem, rect: QRectF) -> CardBox:
-    box = row_box(rect)
+    box = row_box(rect).adjusted(card.depth * STEP_INDENT, 0, 0, 0)
     header = QRectF(box.left(), box.top(), box.width(), CARD_HEIGHT)
     undo = (QRectF(header.right() - UNDO_WIDTH, header.top() + 4, UNDO_WIDTH,
                    CARD_HEIGHT - 8) if card.undo == "undoable" else None)

@@ -213,6 +213,9 @@ class ToolCardItem:
     """The call's pending approval, shown as a card under its line (the view's widget)."""
     model: str = ""
     """The model of the run that made the call."""
+    depth: int = 0
+    """How deep a step it is: 0 for the model's own call, 1 for a step Reins took for it (a
+    composite's step, a fallback), and so on; drawn indented under the call it serves."""
 
     def body_document(self, width: float) -> SafeDocument:
         if self.body is None:
@@ -245,6 +248,10 @@ def _line_cut(text: str, cut: int) -> bool:
 
 
 ChatItem = MessageItem | ToolCardItem
+
+
+MAX_DEPTH = 4
+"""Steps of steps deeper than this are drawn at this depth (the column stays readable)."""
 
 
 @dataclass(frozen=True)
@@ -563,7 +570,9 @@ class ChatModel(QAbstractListModel):
             self.activity_changed.emit(activity)
 
     def add_tool_card(self, call_id: str, name: str, summary: str, status: CallStatus, *,
-                      arguments: object = None, at: float | None = None) -> None:
+                      arguments: object = None, at: float | None = None,
+                      parent: str = "") -> None:
+        """A call's line, new or brought up to date; `parent`: the call it is a step of."""
         self.show_live()
         self.close_stream()
         row = self._cards.get(call_id)
@@ -575,8 +584,11 @@ class ChatModel(QAbstractListModel):
                 card.arguments, card.body = arguments, None
             self._changed(row, grew=card.expanded)
             return
+        above = self._card(parent) if parent else None
+        depth = min(above.depth + 1, MAX_DEPTH) if above is not None else 0
         self._cards[call_id] = len(self._items)
-        self._append(ToolCardItem(call_id, name, summary, status, at=at, arguments=arguments))
+        self._append(ToolCardItem(call_id, name, summary, status, at=at, arguments=arguments,
+                                  depth=depth))
 
     def update_tool_card(self, call_id: str, status: CallStatus, detail: str = "", *,
                          preview: str | None = None, output_path: str | None = None) -> None:

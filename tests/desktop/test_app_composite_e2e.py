@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from pytestqt.qtbot import QtBot
 
+from desktop.chat.model import ToolCardItem
 from desktop.timeline.model import Column
 from kernel.fakemodel import FakeAnthropicServer, ToolUse, reply
 from kernel.paths import AppPaths
@@ -57,5 +58,9 @@ def test_a_composite_is_one_approval_and_child_rows(
         assert rows == [("write_and_run", "done"), ("  ↳ write_file", "done"),
                         ("  ↳ run_command", "done")]
         assert not timeline.view.grab().toImage().isNull()
+        chat = app.window.chat.chat_model()
+        steps = [(item.name, item.depth) for item in chat.items()
+                 if isinstance(item, ToolCardItem)]
+        assert steps == [("write_and_run", 0), ("write_file", 1), ("run_command", 1)]
         text = block_text(tool_result_block(fake, "wr1"))
         assert "step 2 run_command (ok)" in text and "73" in text

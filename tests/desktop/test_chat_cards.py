@@ -126,3 +126,30 @@ def test_the_cards_duration_leaves_out_the_approval_wait(qtbot: QtBot) -> None:
 ])
 def test_one_duration_format(seconds: float, shown: str) -> None:
     assert format_duration(seconds) == shown
+
+
+def test_a_composites_steps_sit_indented_under_it_and_unfold_in_their_column(
+        qtbot: QtBot) -> None:
+    # A composite's steps (and a step's own fallback) are calls Reins made for the model's
+    # one call: each line sits one step further in, under the call it serves, and its
+    # unfolded details keep to that narrower column; an unknown parent is a call of its own.
+    view = make_view(qtbot)
+    model = view.chat_model()
+    for call, parent in (("wr", ""), ("s1", "wr"), ("s2", "wr"), ("f1", "s2"), ("x", "gone")):
+        apply_event(model, ev.ToolCallStarted(S, call, "run_command", {"command": "ls"},
+                                              "ls", "execute", parent_call_id=parent))
+    cards = [model.item(row) for row in range(model.rowCount())]
+    assert [(c.call_id, c.depth) for c in cards if isinstance(c, ToolCardItem)] == [
+        ("wr", 0), ("s1", 1), ("s2", 1), ("f1", 2), ("x", 0)]
+    lefts = [card_box(c, QRectF(view.visualRect(model.index(row))))  # type: ignore[arg-type]
+             .header.left() for row, c in enumerate(cards)]
+    assert lefts[1] == lefts[2] > lefts[0] == lefts[4] and lefts[3] > lefts[2]
+    step = model.item(3)
+    assert isinstance(step, ToolCardItem)
+    model.toggle_card(3)
+    view.executeDelayedItemsLayout()
+    rect = QRectF(view.visualRect(model.index(3)))
+    box = card_box(step, rect)
+    assert box.body is not None and box.body.left() > lefts[3]
+    assert box.body.right() <= rect.right()
+    assert not view.grab().toImage().isNull()
