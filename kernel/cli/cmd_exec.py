@@ -21,6 +21,7 @@ from kernel.agent.ports import GateFactory
 from kernel.agent.runlock import SessionLocked
 from kernel.agent.store import SessionStore, UnknownSession
 from kernel.cli.errors import EXIT_ERROR, EXIT_LIMIT, EXIT_OK, UsageError
+from kernel.demo.server import DEMO_KEY, DemoEndpoint
 from kernel.events import (
     ApprovalDecision,
     ApprovalRequest,
@@ -58,6 +59,7 @@ from kernel.runtime.assemble import Kernel, open_kernel
 from kernel.runtime.collector import for_the_run
 from kernel.sandbox.detect import SandboxStatus
 from kernel.shared.attachments import MAX_ATTACHMENTS, Attachment, AttachmentError, load_attachment
+from kernel.shared.demo import is_demo
 from kernel.shared.workspace import broad_workspace_reason
 from kernel.tools.spec import ToolError
 from kernel.visible import one_line, visible
@@ -164,18 +166,35 @@ def _prepare_session(store: SessionStore, args: argparse.Namespace, settings: Se
 async def _exec(kernel: Kernel, args: argparse.Namespace, settings: Settings, session_id: str,
                 printer: Callable[[Event], None], attachments: list[Attachment],
                 keyring_lookup: Callable[[], str | None]) -> int:
+    """Run the prompt against the session's model: the configured endpoint, or for the demo
+    model (`--model reins-demo`) its loopback server, started for the run (no key needed)."""
+    if not is_demo(kernel.store.get_session(session_id).model):
+        return await _exec_at(kernel, args, settings, session_id, printer, attachments,
+                              keyring_lookup, settings.base_url)
+    demo = DemoEndpoint()
+    try:
+        return await _exec_at(kernel, args, settings, session_id, printer, attachments,
+                              keyring_lookup, demo.base_url, DEMO_KEY)
+    finally:
+        demo.stop()
+
+
+async def _exec_at(kernel: Kernel, args: argparse.Namespace, settings: Settings,
+                   session_id: str, printer: Callable[[Event], None],
+                   attachments: list[Attachment], keyring_lookup: Callable[[], str | None],
+                   base_url: str | None, api_key: str | None = None) -> int:
     info = kernel.store.get_session(session_id)
-    served = await asyncio.to_thread(
-        probe_context, resolve_base_url(ProviderConfig(base_url=settings.base_url)))
+    served = None if api_key else await asyncio.to_thread(
+        probe_context, resolve_base_url(ProviderConfig(base_url=base_url)))
     config = ProviderConfig.for_model(info.model, settings.models, max_tokens=args.max_tokens,
-                                      tool_choice=args.tool_choice, base_url=settings.base_url,
+                                      tool_choice=args.tool_choice, base_url=base_url,
                                       thinking_budget=args.thinking_budget,
                                       served_context=served)
     limits = LoopLimits(max_rounds=args.max_rounds, max_tokens=args.max_tokens_budget,
                         max_cost_usd=args.cost_budget, max_seconds=args.time_budget,
                         rate_limits=dict(args.rate_limit))
     try:
-        provider = AnthropicProvider(config, keyring_lookup=keyring_lookup)
+        provider = AnthropicProvider(config, api_key=api_key, keyring_lookup=keyring_lookup)
     except ConfigError as exc:
         error = ErrorEvent(session_id, "config_error", str(exc))
         kernel.store.append_event(error)
