@@ -1,15 +1,17 @@
 """The composer's model picker: the model the current session really sends, changeable
 for that session. Its list is the endpoint's (`GET /v1/models`, asked by the kernel); a
 name can always be typed, for an endpoint that lists none. With no session open it shows
-the model new sessions get, not editable (its description says which it is). The demo
-model is shown as what it is (kernel.shared.demo.model_label), never by its id alone."""
+the model new sessions get, not editable (its description says which it is). Models are
+shown by their names as a person reads them ("Claude Sonnet 4.6": kernel.shared.model_names;
+the id in each item's tooltip), the demo as what it is, never by its id alone."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QWidget
 
-from kernel.shared.demo import is_demo, model_label
+from kernel.shared.demo import is_demo
+from kernel.shared.model_names import friendly_name
 
 CHARS, LEAST = 16, 90
 """Its box's width in characters, and the least it narrows to in a narrow window (px)."""
@@ -50,7 +52,9 @@ class ModelPicker(QWidget):
         self._listed_error = error
         self.combo.blockSignals(True)
         self.combo.clear()
-        self.combo.addItems(list(models))
+        for model, shown in _names(models):
+            self.combo.addItem(shown, model)
+            self.combo.setItemData(self.combo.count() - 1, model, Qt.ItemDataRole.ToolTipRole)
         self.combo.setEditText(self._shown())
         self.combo.blockSignals(False)
         self._tooltip()
@@ -68,7 +72,7 @@ class ModelPicker(QWidget):
         self._tooltip()
 
     def _shown(self) -> str:
-        return model_label(self._model, short=True)
+        return friendly_name(self._model)
 
     def _tooltip(self) -> None:
         if is_demo(self._model):
@@ -84,9 +88,28 @@ class ModelPicker(QWidget):
         self.combo.setToolTip(tip)
 
     def _activated(self, text: str) -> None:
-        model = text.strip()
-        if not model or model in (self._model, self._shown()):
+        model = self._model_named(text.strip())
+        if not model or model == self._model:
             self.combo.setEditText(self._shown())
             return
         self._model = model
+        self.combo.setEditText(self._shown())
         self.chosen.emit(model)
+
+    def _model_named(self, text: str) -> str:
+        """The model an item shows as `text`, the current one if it is shown so, or `text`
+        itself: a name typed for an endpoint that lists none."""
+        found = self.combo.findText(text)
+        if found >= 0:
+            return str(self.combo.itemData(found) or text)
+        return self._model if text == self._shown() else text
+
+
+def _names(models: tuple[str, ...]) -> list[tuple[str, str]]:
+    """Each model with the name it is listed by: its friendly name, or its id where two
+    models would read the same (a dated id beside its alias)."""
+    named = [(model, friendly_name(model)) for model in models]
+    counts: dict[str, int] = {}
+    for _model, shown in named:
+        counts[shown] = counts.get(shown, 0) + 1
+    return [(model, shown if counts[shown] == 1 else model) for model, shown in named]

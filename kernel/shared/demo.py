@@ -18,10 +18,3 @@ DEMO_TITLE = "Demo — scripted model, no key"
 
 def is_demo(model: str) -> bool:
     return model == DEMO_MODEL
-
-
-def model_label(model: str, *, short: bool = False) -> str:
-    """How a model is named to a person: the demo plainly as a demo, any other by its name."""
-    if is_demo(model):
-        return DEMO_SHORT if short else DEMO_LABEL
-    return model

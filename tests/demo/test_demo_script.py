@@ -9,7 +9,8 @@ import pytest
 
 from kernel.demo.script import NOTES_FILE, demo_turn, latest_prompt, notes, topic
 from kernel.fakemodel.script import Reply, Text, ToolUse
-from kernel.shared.demo import DEMO_LABEL, DEMO_MODEL, is_demo, model_label
+from kernel.shared.demo import DEMO_LABEL, DEMO_MODEL, is_demo
+from kernel.shared.model_names import friendly_name
 
 
 @pytest.mark.parametrize(("prompt", "expected"), [
@@ -97,6 +98,5 @@ def test_the_notes_quote_the_prompt_on_one_line_and_cut_a_long_one() -> None:
 
 def test_the_demo_is_named_as_a_demo() -> None:
     assert is_demo(DEMO_MODEL) and not is_demo("claude-sonnet-4-6")
-    assert model_label(DEMO_MODEL) == DEMO_LABEL and "Demo" in DEMO_LABEL
-    assert "scripted" in model_label(DEMO_MODEL, short=True)
-    assert model_label("claude-sonnet-4-6") == "claude-sonnet-4-6"
+    assert "Demo" in DEMO_LABEL and "scripted" in friendly_name(DEMO_MODEL)
+    assert friendly_name("claude-sonnet-4-6") == "Claude Sonnet 4.6"

@@ -12,6 +12,7 @@ from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from desktop.kernel_client import KernelClient
+from desktop.model_picker import ModelPicker
 from kernel import protocol as p
 from kernel.fakemodel import FakeAnthropicServer, reply
 from kernel.paths import AppPaths
@@ -89,20 +90,20 @@ def test_the_next_run_sends_to_the_model_picked(qtbot: QtBot, reins_home: AppPat
         qtbot.waitUntil(lambda: picker.combo.count() == 2, timeout=WAIT_MS)
         w.sessions.new_requested.emit(str(workspace), "ask", False)
         qtbot.waitUntil(lambda: app.current is not None, timeout=WAIT_MS)
-        assert picker.combo.currentText() == "claude-sonnet-4-6"
+        assert picker.combo.currentText() == "Claude Sonnet 4.6"
         fake.add(reply("first"), reply("second"))
         type_prompt(qtbot, app, "one")
         qtbot.waitUntil(lambda: not running(app) and len(fake.requests) == 1, timeout=WAIT_MS)
         assert fake.requests[0].body["model"] == "claude-sonnet-4-6"
 
-        picker.combo.setCurrentIndex(picker.combo.findText("claude-haiku-4-5"))
-        picker.combo.textActivated.emit("claude-haiku-4-5")
+        picker.combo.setCurrentIndex(picker.combo.findText("Claude Haiku 4.5"))
+        picker.combo.textActivated.emit("Claude Haiku 4.5")
         qtbot.waitUntil(lambda: app.views[app.current or ""].info.model == "claude-haiku-4-5",
                         timeout=WAIT_MS)
         type_prompt(qtbot, app, "two")
         qtbot.waitUntil(lambda: not running(app) and len(fake.requests) == 2, timeout=WAIT_MS)
         assert fake.requests[1].body["model"] == "claude-haiku-4-5"
-        assert picker.combo.currentText() == "claude-haiku-4-5", "shown: what it sends"
+        assert picker.combo.currentText() == "Claude Haiku 4.5", "shown: what it sends"
 
 
 @pytest.mark.timeout(120)
@@ -132,3 +133,31 @@ def test_the_worker_says_why_an_endpoint_lists_no_models(qtbot: QtBot,
                         timeout=WAIT_MS)
     finally:
         client.stop()
+
+
+def test_models_are_listed_by_name_and_picked_or_typed_by_id(qtbot: QtBot) -> None:
+    picker = ModelPicker()
+    qtbot.addWidget(picker)
+    chosen: list[str] = []
+    picker.chosen.connect(chosen.append)
+    picker.show_model("claude-sonnet-4-6", session=True)
+    picker.set_models(("claude-sonnet-4-6", "claude-opus-4-5", "claude-opus-4-5-20251101",
+                       "qwen2.5:7b"))
+    shown = [picker.combo.itemText(i) for i in range(picker.combo.count())]
+    assert shown == ["Claude Sonnet 4.6", "claude-opus-4-5", "claude-opus-4-5-20251101",
+                     "qwen2.5:7b"], "two models reading the same are listed by id"
+    assert picker.combo.currentText() == "Claude Sonnet 4.6"
+    assert picker.combo.itemData(0, Qt.ItemDataRole.ToolTipRole) == "claude-sonnet-4-6"
+    picker.combo.textActivated.emit("Claude Sonnet 4.6")
+    assert chosen == [], "the current model, by its name, is no change"
+    picker.combo.textActivated.emit("qwen2.5:7b")
+    picker.combo.textActivated.emit("claude-opus-4-5-20251101")
+    line = picker.combo.lineEdit()
+    assert line is not None
+    line.setText("claude-haiku-4-5")  # typed by id, not in the list
+    line.returnPressed.emit()
+    assert chosen == ["qwen2.5:7b", "claude-opus-4-5-20251101", "claude-haiku-4-5"]
+    assert picker.model == "claude-haiku-4-5"
+    assert picker.combo.currentText() == "Claude Haiku 4.5"
+    picker.show_model("reins-demo", session=True)
+    assert picker.combo.currentText() == "Demo model (scripted)"
