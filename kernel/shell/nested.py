@@ -10,7 +10,11 @@ is found by one rule, not by each one's options: words starting with `-` and `VA
 words are skipped, and a word right after an option may be that option's value, so both
 readings count (`sudo -u root rm x` runs `root rm x` or `rm x`), as do both readings of a
 word the wrapper may take itself (`flock FILE cmd`); a number is never the program
-(`nice -n 5`, `timeout 5`). A wrapped program is a command of the line like any other: a deny
+(`nice -n 5`, `timeout 5`). A runner may take words of its own after its subcommand (a
+tool, a package, an environment), so for a runner more readings count, whatever its
+grammar: the words after a later `--`, `-c` or `--command` (`mise x node@20 -- rm`, `nix
+shell PKG -c rm`), and the name after `:` in a program word (`hatch run test:rm`). A wrapped
+program is a command of the line like any other: a deny
 or ask rule for it applies through any wrapper, and an allow rule must cover it too
 (`run_command(sudo *)` alone does not allow `sudo rm x`). What a command writes is not read
 here: it is judged after it ran (kernel.transaction).
@@ -203,6 +207,8 @@ def _wrapped(name: str, spec: Wrapper, words: Sequence[Word],
     starts, notes = _starts(words, at, spec.operands, spec.script)
     if any(isinstance(note, Script) for note in notes):
         return notes
+    if spec.runs is not None:
+        starts = _runner_starts(words, starts)
     marker = _xargs_replace(words[1:starts[-1] if starts else len(words)]) \
         if name == "xargs" else None
     out: list[Inner] = list(notes)
@@ -219,7 +225,32 @@ def _wrapped(name: str, spec: Wrapper, words: Sequence[Word],
             out.append(Script(" ".join(w.text for w in rest), name, _literal(rest)))
         else:
             out.append(Exec(rest, name))
+            after_colon = _named_after_colon(rest) if spec.runs is not None else None
+            if after_colon is not None:
+                out.append(Exec(after_colon, name))
     return out
+
+
+_HANDS_ON = _names("-- -c --command")
+"""Words after which a runner's remaining words may be the program it runs."""
+
+
+def _runner_starts(words: Sequence[Word], starts: list[int]) -> list[int]:
+    """A runner's readings (`starts`) and the further ones its own words allow (module
+    docstring): after a later `--`, `-c` or `--command` (not an option), and the name after
+    `:` in a program word (then read as a word of its own)."""
+    later = [i + 1 for i in range(starts[0] + 1 if starts else len(words), len(words) - 1)
+             if words[i].text in _HANDS_ON and not _option(words[i + 1].text)]
+    return sorted({*starts, *later})[:_MAX_READINGS]
+
+
+def _named_after_colon(words: tuple[Word, ...]) -> tuple[Word, ...] | None:
+    """`test:rm -rf x` read as `rm -rf x` (hatch's `ENV:COMMAND`), or None."""
+    first = words[0] if words else None
+    named = first.text.rsplit(":", 1)[1] if first is not None and ":" in first.text else ""
+    if first is None or first.kind != LITERAL or not named:
+        return None
+    return (Word(named), *words[1:])
 
 
 def _subcommand(words: Sequence[Word], runs: frozenset[str]) -> int | None:

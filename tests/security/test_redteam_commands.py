@@ -37,12 +37,21 @@ HIDDEN = [
     "git -c core.pager='rm -rf ~' log", "git --config-env=core.pager=X log",
     "rm -rf ../..", "rm -rf /tmp/../", "rm -rf ~/../..", "rm -rf ./../", "rm -rf sub/../..",
     "rm -rf $HOME/..",
+    # runners with words of their own before the program, read by no runner's grammar
+    "hatch run test:rm -rf ~", "hatch -e dev run lint:rm -rf ~",
+    "nix shell nixpkgs#hello -c rm -rf ~", "nix shell nixpkgs#a nixpkgs#b --command rm -rf ~",
+    "nix develop .#ci -c rm -rf ~", "mise x node@20 -- rm -rf ~",
+    "mise exec python@3.12 go@1.22 -- rm -rf ~", "pixi run -e dev rm -rf ~",
+    "uv run --with rich -- rm -rf ~", "asdf exec rm -rf ~", "direnv exec . rm -rf ~",
+    "rustup run stable -- rm -rf ~", "volta run --node 20 -- rm -rf ~",
 ]
 HARMLESS = [
     "script out.log", "script -q /dev/null", "sg users", "echo coproc rm -rf ~",
     "tar -xf a.tar", "tar -czf a.tgz src", "rsync -a src/ dst/", "git -c color.ui=never log",
     "git -c user.name=x commit -m 'rm -rf ~'", "rm -rf ../sibling/build", "fakeroot make",
     "valgrind ./a.out",
+    "hatch run test:pytest", "mise x node@20 -- npm test", "nix shell nixpkgs#jq -c jq .",
+    "uv run pytest -- -k rm", "uv run python -m pytest", "pixi run -e dev make",
 ]
 
 
