@@ -31,7 +31,7 @@ from desktop.handlers import Handlers
 from desktop.kernel_client import KernelClient, KernelFailure
 from desktop.main_window import MainWindow, window_title
 from desktop.mcp_notice import McpFailureNotice
-from desktop.prompt_images import PromptImages
+from desktop.prompt_images import PictureRequests
 from desktop.settings import keystore
 from desktop.undo_link import UndoLink
 from desktop.window_state import WindowState, load_state, save_state
@@ -172,7 +172,7 @@ class AppController(QObject):
         self.mcp_notice = McpFailureNotice(self.window.mcp_button,
                                            self.window.status_fitter.refit, self)
         """A server's failure, said once in the status bar."""
-        self.prompt_images = PromptImages(shared_thumbnails())
+        self.prompt_images = PictureRequests(shared_thumbnails())
         """The pictures of sent prompts' images, asked of the kernel."""
         self._connect()
 

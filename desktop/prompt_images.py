@@ -22,7 +22,7 @@ KERNEL_SIDE = 2 * THUMB
 Place = tuple[str, int, int]
 
 
-class PromptImages:
+class PictureRequests:
     """Which prompts' pictures were asked for, and where each answer goes."""
 
     def __init__(self, thumbs: Thumbnails) -> None:
