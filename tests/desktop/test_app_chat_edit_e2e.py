@@ -93,8 +93,16 @@ def _conversation(qtbot: QtBot, app: AppController, fake: FakeAnthropicServer,
                     timeout=WAIT_MS)
     assert strip.model.text() == "claude-e2e"
     qtbot.mouseClick(strip.earlier, Qt.MouseButton.LeftButton)  # the kernel continues from it
-    qtbot.waitUntil(lambda: not w.chat.chat_model().browsing() and strip.count.text() == "1/2"
-                    and strip.buttons[1].isVisible(), timeout=WAIT_MS)
+    try:
+        qtbot.waitUntil(lambda: not w.chat.chat_model().browsing()
+                        and strip.count.text() == "1/2" and strip.buttons[1].isVisible(),
+                        timeout=WAIT_MS)
+    except qtbot.TimeoutError as exc:  # (seen once in a loaded full run: say what stood instead)
+        chat = w.chat.chat_model()
+        raise AssertionError(
+            f"browsing={chat.browsing()} count={strip.count.text()!r} row={strip.row} "
+            f"rows={chat.rowCount()} retry={strip.buttons[1].isVisible()} "
+            f"status={w.statusBar().currentMessage()!r} idle={idle(app)}") from exc
     qtbot.keyClicks(w.prompt.edit, "and then?")
     qtbot.keyClick(w.prompt.edit, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: len(fake.requests) == 5 and idle(app), timeout=WAIT_MS)
