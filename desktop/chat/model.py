@@ -269,6 +269,9 @@ class ChatModel(QAbstractListModel):
     """A row's content changed size (streaming); the view relayouts and may follow the end."""
     activity_changed = Signal(object)
     """The run's `Activity` changed, or None: it is idle, or text is arriving."""
+    versions_changed = Signal()
+    """Which version is live changed with no row added or removed (the one shown became
+    the live one): what the turn's actions offer may have changed."""
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -419,6 +422,7 @@ class ChatModel(QAbstractListModel):
         group.branches[group.shown].ordinal = -1
         group.live = group.shown
         self.show_live()
+        self.versions_changed.emit()
 
     def _branch_of(self, ordinal: int) -> tuple[int, VersionGroup, int] | None:
         """Where the version kept by the `ordinal`-th event is, among the rows shown."""

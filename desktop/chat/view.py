@@ -159,6 +159,7 @@ class ChatView(QListView):
             previous.rowsInserted.disconnect(self._on_rows_inserted)
             previous.rowsRemoved.disconnect(self._refresh_overlays)
             previous.modelReset.disconnect(self._refresh_overlays)
+            previous.versions_changed.disconnect(self._refresh_overlays)
             previous.activity_changed.disconnect(self.activity.show_activity)
         self.approval_cards.clear()
         super().setModel(model)
@@ -168,6 +169,7 @@ class ChatView(QListView):
         model.rowsInserted.connect(self._on_rows_inserted)
         model.rowsRemoved.connect(self._refresh_overlays)
         model.modelReset.connect(self._refresh_overlays)
+        model.versions_changed.connect(self._refresh_overlays)
         model.activity_changed.connect(self.activity.show_activity)
         self.activity.show_activity(model.activity)
         self._grown_row = -1

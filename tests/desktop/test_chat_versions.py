@@ -147,6 +147,24 @@ def _strip_over_last_turn(qtbot: QtBot, view: ChatView) -> None:
                     and view.turn_actions.row == view.chat_model().rowCount() - 1)
 
 
+def test_the_strip_offers_retry_again_once_the_kernel_made_the_chosen_answer_live(
+        qtbot: QtBot) -> None:
+    # Chosen with ‹, the earlier answer is shown for reading (no Retry) until the kernel's
+    # event makes it live; then the strip offers Retry at once, with no pointer moved.
+    view = shown_view(qtbot, 720, 520)
+    model = view.chat_model()
+    for event in retried():
+        apply_event(model, event, at=event.at)
+    _strip_over_last_turn(qtbot, view)
+    strip = view.turn_actions
+    retry = strip.buttons[1]
+    qtbot.mouseClick(strip.earlier, Qt.MouseButton.LeftButton)
+    assert model.browsing() and not retry.isVisible()
+    apply_event(model, ev.MessagesSuperseded(S, "restore", 1, 1, restores=0))
+    assert not model.browsing() and strip.count.text() == "1/2"
+    assert retry.isVisible(), "Retry is offered for the answer now live"
+
+
 def test_the_answer_strip_steps_through_versions_by_mouse_and_keys(qtbot: QtBot) -> None:
     view = shown_view(qtbot, 720, 520)
     model = view.chat_model()
