@@ -79,6 +79,7 @@ def fake() -> Iterator[FakeAnthropicServer]:
         server.release()
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_the_next_run_sends_to_the_model_picked(qtbot: QtBot, reins_home: AppPaths,
                                                 fake: FakeAnthropicServer,

@@ -21,7 +21,7 @@ from kernel.fakemodel import FakeAnthropicServer, Silence, ToolUse, reply
 from kernel.paths import AppPaths
 from tests.desktop.test_worker_grants import Kernel, new_session
 
-pytestmark = pytest.mark.timeout(240)
+pytestmark = [pytest.mark.timeout(240), pytest.mark.slow]  # (real kernel workers)
 
 
 @pytest.fixture

@@ -198,6 +198,7 @@ def _checks_answer(task: Task) -> bool:
                 or e.answer_equals is not None)
 
 
+@pytest.mark.slow  # (every built-in task, each against a broken harness)
 def test_every_builtin_task_can_fail() -> None:
     """A model that ends at once with an empty answer fails every built-in task; one that
     makes the task's calls and then only echoes the prompt fails every task that checks
