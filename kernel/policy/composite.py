@@ -82,12 +82,18 @@ def decide_plan(name: str, steps: Sequence[StepVerdict]) -> PlanDecision:
     if not asked:
         return PlanDecision(Verdict.ALLOW, "composite: every step allowed",
                             f"every step of {name} is allowed{then}", risk, level)
-    reasons = "; ".join(f"step {s.index + 1} ({s.tool}): {s.decision.reason}"
-                        for s in steps if s.index in asked and s.decision is not None)
+    reasons = " ".join(_sentence(f"Step {s.index + 1} ({s.tool}): {s.decision.reason}")
+                       for s in steps if s.index in asked and s.decision is not None)
     return PlanDecision(Verdict.ASK, "composite", (
         f"{name} runs {len(steps)} steps in one call, and {_numbers(asked)} "
-        f"{'needs' if len(asked) == 1 else 'need'} your OK ({reasons}){then}"),
+        f"{'needs' if len(asked) == 1 else 'need'} your OK{then}. {reasons}"),
         risk, level, asked)
+
+
+def _sentence(text: str) -> str:
+    """`text` ending as a sentence does (a step's reason may or may not end with a stop)."""
+    text = text.rstrip()
+    return text if text.endswith((".", "!", "?")) else text + "."
 
 
 def _numbers(steps: Sequence[StepVerdict] | Sequence[int]) -> str:

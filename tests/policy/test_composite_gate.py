@@ -227,6 +227,11 @@ def test_a_composite_step_of_a_composite_is_asked_about_when_it_runs(
     assert not result.is_error, result.text
     assert [r.call_id for r in channel.asked] == ["toolu_6-step1"]
     assert [s["tool"] for s in channel.asked[0].steps] == ["write_file", "run_command"]
+    reason = channel.asked[0].reason  # sentences a person reads: each step's reason its own
+    assert reason.startswith("write_and_run runs 2 steps in one call, and steps 1, 2 need "
+                             "your OK. Step 1 (write_file): "), reason
+    assert " Step 2 (run_command): " in reason and reason.endswith(".")
+    assert ".;" not in reason and ".)" not in reason and ".." not in reason, reason
     assert [c for c, _ in observer.started] == [
         "toolu_6", "toolu_6-step1", "toolu_6-step1-step1", "toolu_6-step1-step2",
         "toolu_6-step2"]
