@@ -60,7 +60,6 @@ from kernel.policy.facts import SandboxState, call_facts
 from kernel.policy.gate_context import GateContext
 from kernel.policy.grants import describe, encode_rules, grant_rules, session_grants
 from kernel.policy.preview import build_preview
-from kernel.policy.ruleset import Target, relative_paths
 from kernel.policy.settings import (
     Settings,
     SettingsError,
@@ -68,6 +67,7 @@ from kernel.policy.settings import (
     add_rule,
     remove_rule,
 )
+from kernel.policy.write_rules import write_rule
 from kernel.tools.dispatch import GateOutcome, PlannedStep
 from kernel.tools.pathpolicy import PathPolicy
 from kernel.tools.spec import (
@@ -80,8 +80,6 @@ from kernel.tools.spec import (
     WriteRule,
 )
 
-WRITING_TOOLS = ("write_file", "edit_file")
-"""The tools whose path rules also judge what a command changed."""
 Emit = Callable[[Event], None]
 
 
@@ -306,17 +304,9 @@ class PolicyGate:
 
     def write_rule(self, path: Path) -> WriteRule | None:
         """The user's deny rule, else ask rule, for writing or editing `path` (absolute),
-        as the settings are now: a command's change to it is refused or held as the file
-        tools' write would be."""
-        rels = relative_paths(os.path.normpath(path), str(self.path_policy.workspace),
-                              str(self.home))
-        permissions = self.settings.permissions
-        for verdict, rules in (("deny", permissions.deny), ("ask", permissions.ask)):
-            for tool in WRITING_TOOLS:
-                rule = rules.first_match(Target(tool, paths=(rels,)))
-                if rule is not None:
-                    return WriteRule(verdict, rule.text)
-        return None
+        as the settings are now (kernel.policy.write_rules)."""
+        return write_rule(self.settings.permissions, os.path.normpath(path),
+                          str(self.path_policy.workspace), str(self.home))
 
     async def review(self, spec: ToolSpec, call: ToolCall, args: Mapping[str, Any],
                      held: Review) -> bool:

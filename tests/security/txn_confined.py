@@ -9,7 +9,8 @@ the real tool (real bubblewrap, the real overlay, the real settle) with a real P
 and a real checkpoint store; the review callback records what it was shown and answers
 `keep`. `probe` ({"at": INDEX, "after_s": S, "command": SHELL}) runs SHELL outside the
 sandbox, as the same user, S seconds into command INDEX, in the workspace: what the user's
-IDE or prompt would see while the command runs.
+IDE or prompt would see while the command runs. `settings` (a settings.json object): its
+write_file/edit_file permission rules judge the change sets (kernel.policy.write_rules).
 Prints one JSON line: {"as": …, "status": {…}, "outcomes": [{"content", "is_error",
 "error_code", "applied": [[kind, path], …], "reviews": [[reason, preview], …],
 "full_previews": [path of a review's full diff, …], "undone": bool,
@@ -30,6 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from kernel.paths import AppPaths
+from kernel.policy.settings import parse_settings
+from kernel.policy.write_rules import write_rule
 from kernel.sandbox.executor import CommandExecutor
 from kernel.sandbox.limits import ResourceLimits
 from kernel.sandbox.settings import ExecSettings
@@ -56,6 +59,7 @@ async def _run_all(executor: CommandExecutor, paths: AppPaths, workspace: Path,
     checkpoints = Checkpoints(paths.data / "checkpoints")
     outcomes: list[dict[str, Any]] = []
     probe = spec.get("probe")
+    permissions = parse_settings(json.dumps(spec.get("settings", {}))).permissions
     for index, item in enumerate(spec["commands"]):
         reviews: list[list[str]] = []
         full: list[str] = []
@@ -70,7 +74,10 @@ async def _run_all(executor: CommandExecutor, paths: AppPaths, workspace: Path,
         ctx = ToolContext(session_id="s", call_id=f"c{index}", workspace=workspace,
                           path_policy=PathPolicy(workspace, app_paths=paths),
                           outputs=OutputStore.for_session(paths, "s"), review=review,
-                          checkpoints=checkpoints, review_all=bool(item.get("review_all")))
+                          checkpoints=checkpoints, review_all=bool(item.get("review_all")),
+                          write_rule=lambda path: write_rule(
+                              permissions, os.path.normpath(path), str(workspace),
+                              str(Path.home())))
         watcher = (asyncio.create_task(_probe(workspace, probe, report))
                    if probe is not None and probe["at"] == index else None)
         call = asyncio.create_task(run_command.handler(

@@ -62,7 +62,8 @@ class Outcome:
 def run_txn(confined: Confined, commands: list[dict[str, Any]], *,
             prepare: Callable[[Path], None] = git_workspace,
             inspect: Callable[[Path, list[Outcome]], None] | None = None,
-            probe: dict[str, Any] | None = None) -> tuple[list[Outcome], dict[str, Any]]:
+            probe: dict[str, Any] | None = None, settings: dict[str, Any] | None = None
+            ) -> tuple[list[Outcome], dict[str, Any]]:
     """Run `commands` ({"command", "keep", "timeout_s", "cancel_after_s", "review_all",
     "undo"}: tests/security/txn_confined.py) as
     `confined.who`; `inspect(folder, outcomes)` looks at the real workspace after."""
@@ -80,5 +81,6 @@ def run_txn(confined: Confined, commands: list[dict[str, Any]], *,
             inspect(folder, outcomes)
 
     report = confined([], prepare=prepare, inspect=look, script=TXN_CONFINED,
-                      spec={"commands": commands, **({"probe": probe} if probe else {})})
+                      spec={"commands": commands, **({"probe": probe} if probe else {}),
+                            **({"settings": settings} if settings else {})})
     return outcomes or parse(report), report
