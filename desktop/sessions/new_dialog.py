@@ -16,7 +16,6 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
-    QComboBox,
     QDialog,
     QDialogButtonBox,
     QFileDialog,
@@ -29,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from kernel.modes import MODES
+from desktop.mode_picker import mode_picker
 from kernel.shared.workspace import broad_workspace_reason
 
 
@@ -47,9 +46,8 @@ class NewSessionDialog(QDialog):
         browse = QPushButton("&Browse…", self)
         browse.setAccessibleName("Choose workspace folder")
         browse.clicked.connect(self._browse)
-        self.mode_combo = QComboBox(self)
+        self.mode_combo = mode_picker(self)  # (each mode with what it allows)
         self.mode_combo.setAccessibleName("Mode")
-        self.mode_combo.addItems(list(MODES))
         self.mode_combo.setCurrentText(mode)
         self.problem = QLabel(self)
         self.problem.setAccessibleName("Why this folder cannot be used")
@@ -94,6 +92,8 @@ class NewSessionDialog(QDialog):
         self._broad: str | None = None
         self._validate()
         self._picker: QFileDialog | None = None
+        self.workspace_edit.selectAll()  # typing a path replaces the one offered
+        self.workspace_edit.setFocus()
 
     def workspace(self) -> str:
         text = self.workspace_edit.text().strip()

@@ -10,7 +10,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QLineEdit, QMessageBox
 from pytestqt.qtbot import QtBot
 
+from desktop.sessions.new_dialog import NewSessionDialog
 from desktop.sessions.panel import SessionsPanel, when
+from desktop.words import MODE_ALLOWS
 from kernel.protocol import SessionInfo
 
 NOW = time.time()
@@ -122,3 +124,21 @@ def test_the_delete_question_shows_a_title_as_written(qtbot: QtBot) -> None:
     box = panel.confirm
     assert box is not None and box.textFormat() is Qt.TextFormat.PlainText
     assert "<b>bold</b> <img src='x'>" in box.text()
+
+
+def test_the_new_session_dialog_offers_a_path_typing_replaces_and_says_what_modes_allow(
+        qtbot: QtBot, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    dialog = NewSessionDialog(None, str(tmp_path), "ask")
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    edit = dialog.workspace_edit
+    assert dialog.focusWidget() is edit and edit.selectedText() == str(tmp_path)
+    qtbot.keyClicks(edit, str(other))
+    assert dialog.workspace() == str(other), "typing replaced the offered path"
+    combo = dialog.mode_combo
+    assert combo.currentText() == "ask"
+    assert [combo.itemData(i, Qt.ItemDataRole.ToolTipRole) for i in range(combo.count())] == [
+        MODE_ALLOWS[combo.itemText(i)] for i in range(combo.count())]
