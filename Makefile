@@ -26,9 +26,11 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 
-# The suite runs in one pytest-xdist worker per core (WORKERS=0: all in this process);
+# The suite runs in pytest-xdist workers, one more than the cores (WORKERS=0: all in this
+# process): many tests wait on the processes they start (kernels, sandboxes, servers), and the
+# extra worker keeps the cores busy meanwhile (2 cores: 11.0 min with 2 workers, 8.9 with 3).
 # --dist loadfile keeps each file's tests, and its module fixtures, in one worker.
-WORKERS ?= auto
+WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 PYTEST  := QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -p no:cacheprovider -n $(WORKERS) --dist loadfile
 
 test: $(STAMP) system-deps lint
