@@ -66,13 +66,18 @@ def doctor_report(paths: AppPaths, resolve_key: Callable[[], KeySource],
     base_url = resolve_base_url(ProviderConfig(base_url=settings.base_url))
     sandbox = sandbox_text() if sandbox_text is not None else sandbox_report(settings.exec)
     status = detect_sandbox(settings.exec.bwrap)  # the report's own probe, cached
+    served = None
+    if base_url:  # a local server says the window it serves (urllib loaded only to ask it)
+        from kernel.model.server_limits import probe_context
+
+        served = probe_context(base_url)
     key = resolve_key()
     lines = [
         sandbox,
         f"API key: {'found in the ' + _key_place(key.source, paths) if key.key else 'missing'}"
         + ("" if key.key else " — store it in Settings (keyring) or set ANTHROPIC_API_KEY"),
         f"base URL: {base_url or 'https://api.anthropic.com (default)'}",
-        f"model: {model_line(settings.model or DEFAULT_MODEL, settings)}",
+        f"model: {model_line(settings.model or DEFAULT_MODEL, settings, served)}",
         f"data: {paths.data}",
         f"database: {paths.database}",
         f"settings: {paths.settings_file}"
@@ -81,8 +86,10 @@ def doctor_report(paths: AppPaths, resolve_key: Callable[[], KeySource],
     return "\n".join(lines) + "\n", bool(status.available and key.key and not settings_problem)
 
 
-def model_line(model: str, settings: Settings) -> str:
-    limits = model_limits(model, settings.models)
+def model_line(model: str, settings: Settings, served: int | None = None) -> str:
+    """The model with the limits its requests get: under the window its server says it
+    serves (`served`, kernel.model.server_limits), as `reins exec` and the app send them."""
+    limits = model_limits(model, settings.models, served_context=served)
     return (f"{model} (context window {limits.context_window}, max_tokens {limits.max_tokens}"
             f": {limits.source})")
 

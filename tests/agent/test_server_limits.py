@@ -8,11 +8,15 @@ import json
 import threading
 from collections.abc import Iterator, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from kernel.cli.cmd_doctor import doctor_report
+from kernel.model.provider_config import KeySource
 from kernel.model.server_limits import probe_context, served_context
+from kernel.paths import AppPaths
 
 # (/props answer, /v1/models answer, window)
 ANSWERS = [
@@ -80,3 +84,14 @@ def test_a_server_is_asked_for_its_window(routes: Mapping[str, bytes],
 def test_no_base_url_or_no_server_is_no_window() -> None:
     assert probe_context(None) is None
     assert probe_context("http://127.0.0.1:9", timeout_s=0.5) is None
+
+
+def test_doctor_names_the_window_a_local_server_serves(tmp_path: Path) -> None:
+    paths = AppPaths(data=tmp_path / "data", config=tmp_path / "config")
+    paths.config.mkdir(parents=True)
+    routes = {"/props": json.dumps({"default_generation_settings": {"n_ctx": 6144}}).encode()}
+    with _server(routes) as url:
+        paths.settings_file.write_text(json.dumps({"base_url": url, "model": "smollm2"}))
+        text, _ = doctor_report(paths, lambda: KeySource(None, "none"),
+                                sandbox_text=lambda: "sandbox: (not asked)")
+    assert "model: smollm2 (context window 6144, max_tokens 1536: server)" in text, text
