@@ -28,7 +28,7 @@ from kernel.events import (
     ToolProgress,
     ToolResultEvent,
 )
-from kernel.tools.dispatch import Dispatcher, DispatchObserver, ResultLog, error_result
+from kernel.tools.dispatch import Admit, Dispatcher, DispatchObserver, ResultLog, error_result
 from kernel.tools.registry import ToolRegistry
 from kernel.tools.spec import ErrorCode, Progress, Risk, ToolCall, ToolResult, ToolSpec
 
@@ -39,9 +39,10 @@ class CallBatch:
 
     def __init__(self, core: RunCore, past: Sequence[Event], results: ResultLog,
                  keep_media: Keep, before_dispatch: Callable[[], Awaitable[None]],
-                 dispatcher: Callable[[DispatchObserver], Dispatcher]) -> None:
+                 dispatcher: Callable[[DispatchObserver, Admit], Dispatcher]) -> None:
         """`before_dispatch` is awaited before any tool runs (the full outputs a request
-        pointed to are written); `dispatcher` makes the run's dispatcher for this observer."""
+        pointed to are written); `dispatcher` makes the run's dispatcher for this observer,
+        which asks `admit_step` before each call it makes for another."""
         self._core = core
         self._results = results
         self._keep_media = keep_media
@@ -50,8 +51,18 @@ class CallBatch:
         self._rates = RateLimiter(core.setup.limits.rate_limits)
         self._reported_results = {e.call_id for e in past if isinstance(e, ToolResultEvent)}
         self._reported_calls = {e.call_id for e in past if isinstance(e, ToolCallStarted)}
-        self.dispatcher = dispatcher(self)
+        self.dispatcher = dispatcher(self, self.admit_step)
         self.replay_repeats()
+
+    def admit_step(self, call: ToolCall) -> ToolResult | None:
+        """A call Reins makes for the model's (a composite's step, a fallback) counts toward
+        its tool's rate limit as the model's own would: over it, it is refused (its result)."""
+        wait = self._rates.check(str(call.name), self._core.setup.clock())
+        if wait is None:
+            return None
+        limit = self._rates.limit_for(str(call.name)) or 0
+        return error_result(call.call_id, ErrorCode.RATE_LIMITED,
+                            rate_message(str(call.name), limit, wait))
 
     def replay_repeats(self, *, anew: bool = False) -> None:
         """Count the history's calls for loop detection (`anew`: forgetting those counted,

@@ -36,7 +36,7 @@ from kernel.events import (
 from kernel.policy.decide import Mode
 from kernel.policy.gate_context import GateContext
 from kernel.shared.attachments import Attachment
-from kernel.tools.dispatch import Dispatcher, DispatchObserver
+from kernel.tools.dispatch import Admit, Dispatcher, DispatchObserver
 from kernel.tools.externalize import OutputStore
 from kernel.tools.pathpolicy import PathPolicy
 
@@ -78,12 +78,12 @@ class Run:
                 core.session.session_id, core.session.mode, path_policy, core.emit,
                 core.report, past))
 
-        def dispatcher(observer: DispatchObserver) -> Dispatcher:
+        def dispatcher(observer: DispatchObserver, admit: Admit) -> Dispatcher:
             return Dispatcher(
                 setup.registry, session_id=session_id, workspace=workspace,
                 outputs=outputs, path_policy=path_policy, gate=gate, observer=observer,
                 results=results, max_parallel=setup.max_parallel,
-                checkpoints=setup.checkpoints)
+                checkpoints=setup.checkpoints, admit=admit)
 
         self.calls = CallBatch(core, past, results, self._keep_media,
                                self.requests.outputs_written, dispatcher)

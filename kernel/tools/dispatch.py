@@ -55,7 +55,7 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -287,6 +287,10 @@ def _normalize(value: Any) -> Content:
     return json.dumps(value, ensure_ascii=False, indent=2, default=str)
 
 
+Admit = Callable[[ToolCall], "ToolResult | None"]
+"""Whether a call Reins makes for another may run: None, or the result that refuses it."""
+
+
 class Dispatcher:
     """Runs tool calls for one session; nothing raised by a tool reaches the caller."""
 
@@ -304,7 +308,11 @@ class Dispatcher:
         max_parallel: int = 4,
         retry_base_s: float = RETRY_BASE_S,
         checkpoints: Checkpoints | None = None,
+        admit: Admit = lambda _call: None,
     ) -> None:
+        """`admit`: asked before each call Reins makes for another (a composite's step, a
+        fallback) whether it may run, as the caller asks of the model's own calls (its rate
+        limits): a result refuses it, and is that call's result."""
         if max_parallel < 1:
             raise ValueError(f"max_parallel must be ≥ 1, got {max_parallel}")
         self.registry = registry
@@ -318,6 +326,7 @@ class Dispatcher:
         self.max_parallel = max_parallel
         self.checkpoints = checkpoints
         self.retry_base_s = retry_base_s
+        self.admit = admit
         self._inflight: dict[str, asyncio.Future[ToolResult]] = {}
         self._owners: dict[str, asyncio.Task[Any]] = {}
         self._executing: set[str] = set()
@@ -606,10 +615,24 @@ class Dispatcher:
         if fallback is None or result.error_code not in fallback.on:
             return result
         child = ToolCall(child_id(call.call_id, "fallback"), fallback.to, args, call.call_id)
-        taken = await self.dispatch(child)
+        taken = await self._dispatch_child(child)
         text = fallback_summary(spec.name, str(result.error_code), result.text, fallback.to,
                                 taken.text)
         return self._limited(call, spec, text, taken.is_error, taken.error_code, started)
+
+    async def _dispatch_child(self, child: ToolCall) -> ToolResult:
+        """A call Reins makes for another, run as any call once `admit` lets it (a refused
+        one is started and finished with the refusal as its result, so it is on record)."""
+        stored = self.stored(child.call_id)
+        if stored is not None:  # (a run resumed: the step ran, or was refused, before)
+            return stored
+        refused = self.admit(child)
+        if refused is None:
+            return await self.dispatch(child)
+        self._notify("call_started", child, None)
+        self._store(refused)
+        self._notify("call_finished", child, refused)
+        return refused
 
     def _plan(self, call: ToolCall, composite: Composite, args: Mapping[str, Any]
               ) -> list[PlannedStep]:
@@ -647,7 +670,8 @@ class Dispatcher:
                 runs.append(StepRun(i, step.tool, step_id, failed.text,
                                     ErrorCode.INVALID_ARGUMENTS.value, ran=False))
                 break
-            result = await self.dispatch(ToolCall(step_id, step.tool, step_args, call.call_id))
+            result = await self._dispatch_child(
+                ToolCall(step_id, step.tool, step_args, call.call_id))
             code = result.error_code.value if result.error_code else None
             runs.append(StepRun(i, step.tool, step_id, result.text, code))
             if result.is_error:

@@ -77,3 +77,25 @@ def test_a_declaration_not_in_force_is_said_before_the_run(cli: Cli) -> None:
     assert error["code"] == "tools_declaration"
     assert error["message"] == ("settings.json tools/fallbacks/mcp__gone__find is not in force "
                                 "in this run: waits for ['mcp__gone__find'] to be registered")
+
+
+def test_a_composites_steps_count_toward_their_tools_rate_limits(cli: Cli) -> None:
+    # `--rate-limit run_command=1`: the model's own command uses the minute's one call, so
+    # the composite's run_command step is refused as a direct call would be (not run, said
+    # as rate_limited), and the composite fails at that step; nothing bypasses the limit.
+    _settings(cli, TOOLS)
+    cli.server.add(reply(ToolUse("run_command", {"command": "echo one"}, id="d1")),
+                   reply(ToolUse("write_and_run", {"path": "r.txt", "content": "2\n",
+                                                   "command": "touch ran"}, id="c3")),
+                   reply("Limited."))
+    code, out, err = cli.call("exec", "--json", "--mode", "auto", "--rate-limit",
+                              "run_command=1", "go")
+    assert code == 0, err
+    results = {e["call_id"]: e for e in events(out) if e["type"] == "tool_result"}
+    assert results["d1"]["error_code"] is None
+    assert results["c3-step1"]["error_code"] is None
+    assert results["c3-step2"]["error_code"] == "rate_limited"
+    assert results["c3-step2"]["parent_call_id"] == "c3"
+    assert results["c3"]["is_error"] and "limited to 1 calls per minute" in json.dumps(
+        cli.server.requests[2].body["messages"][-1]["content"])
+    assert not (cli.workspace / "ran").exists()
