@@ -63,6 +63,7 @@ from kernel.transaction.fsat import (
     open_file,
     parent_of,
     rename2,
+    split,
     state_at,
 )
 from kernel.transaction.restore import Fetch, restore
@@ -469,10 +470,13 @@ class Checkpoints:
             try:
                 recorder.keep_all(entries)
                 recorder.pending({p: before for p, (before, _after) in entries.items()})
-                restore(ws_fd, {p: before for p, (before, _after) in entries.items()},
-                        self._fetch(b.digest for b, _a in entries.values() if b.kind == "file"),
-                        self.trash.take,
-                        functools.partial(_reuse, stash) if stash >= 0 else None)
+                with Folders(stash) as stash_folders:
+                    restore(ws_fd, {p: before for p, (before, _after) in entries.items()},
+                            self._fetch(b.digest for b, _a in entries.values()
+                                        if b.kind == "file"),
+                            self.trash.take,
+                            functools.partial(_reuse, stash_folders) if stash >= 0 else None,
+                            current=recorder.kept)
             except OSError as exc:
                 recorder.rollback()
                 return UndoResult(refused=f"call {row.call_id} could not be undone ({exc}); "
@@ -732,28 +736,29 @@ def _inverse(change: Change, entries: dict[str, tuple[State, State]]) -> Change:
                   executable=before.kind == "file" and bool(before.mode & 0o100))
 
 
-def _reuse(stash_fd: int, dir_fd: int, name: str, path: str, want: State) -> bool:
+def _reuse(stash: Folders, dir_fd: int, name: str, path: str, want: State) -> bool:
     """Move the stash's file at `path` back to `name` in `dir_fd` when it holds exactly
     `want` (its digest and mode; never through a link); what was there goes into the stash
     in its place. False when it cannot (then the caller writes the kept bytes)."""
     try:
-        with parent_of(stash_fd, path) as (folder, kept):
-            fd = open_file(folder, kept)
-            try:
-                same = (stat.S_IMODE(os.fstat(fd).st_mode) == want.mode
-                        and hash_fd(fd) == want.digest)
-            finally:
-                os.close(fd)
-            if not same:
-                return False
-            try:
-                there = stat.S_ISDIR(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
-            except FileNotFoundError:
-                rename2(folder, kept, dir_fd, name, RENAME_NOREPLACE)
-                return True
-            if there:
-                return False
-            rename2(folder, kept, dir_fd, name, RENAME_EXCHANGE)
+        head, kept = split(path)
+        folder = stash.open(head)
+        fd = open_file(folder, kept)
+        try:
+            same = (stat.S_IMODE(os.fstat(fd).st_mode) == want.mode
+                    and hash_fd(fd) == want.digest)
+        finally:
+            os.close(fd)
+        if not same:
+            return False
+        try:
+            there = stat.S_ISDIR(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+        except FileNotFoundError:
+            rename2(folder, kept, dir_fd, name, RENAME_NOREPLACE)
+            return True
+        if there:
+            return False
+        rename2(folder, kept, dir_fd, name, RENAME_EXCHANGE)
     except OSError:
         return False
     return True

@@ -121,8 +121,9 @@ def open_file(dir_fd: int, name: str) -> int:
 
 class Folders:
     """Folder descriptors below a root, each opened once (never through a link) for a run
-    of reads, closed together. For reads only: a folder replaced meanwhile would be the
-    old one."""
+    of steps, closed together. A folder replaced meanwhile would be the old one, so a run
+    that writes opens them only after its removals, each after it is made (as apply and
+    restore do)."""
 
     def __init__(self, root_fd: int) -> None:
         self.root_fd = root_fd

@@ -21,6 +21,7 @@ from kernel.transaction.fsat import (
     chmod_at,
     parent_of,
     remove_at,
+    split,
     write_bytes_at,
     write_file_at,
     write_link_at,
@@ -39,12 +40,15 @@ class RestoreError(OSError):
 
 
 def restore(root_fd: int, targets: Mapping[str, State], fetch: Fetch,
-            displaced: Displaced | None = None, reuse: Reuse | None = None) -> None:
+            displaced: Displaced | None = None, reuse: Reuse | None = None,
+            current: Mapping[str, State] | None = None) -> None:
     """Make every path of `targets` (relative to the folder `root_fd`) what its State says;
     what is replaced or removed goes to `displaced` (kernel.transaction.trash); a file is
-    moved back by `reuse` where it can, else written from `fetch`."""
-    with Folders(root_fd) as folders:
-        current = {path: folders.state(path) for path in targets}
+    moved back by `reuse` where it can, else written from `fetch`. `current`: what each
+    path is now, when the caller has just read it (an undo's kept states), else read here."""
+    if current is None or not current.keys() >= targets.keys():
+        with Folders(root_fd) as folders:
+            current = {path: folders.state(path) for path in targets}
     todo = {path: state for path, state in targets.items() if current[path] != state}
     for path in sorted(todo, reverse=True):
         now, want = current[path], todo[path]
@@ -52,19 +56,21 @@ def restore(root_fd: int, targets: Mapping[str, State], fetch: Fetch,
             continue
         if now.kind == "dir" or want.kind in ("absent", "dir"):
             _at(root_fd, path, "remove", functools.partial(remove_at, displaced=displaced))
-    for path in sorted(todo):
-        now, want = current[path], todo[path]
-        if want.kind == "dir" and now.kind != "dir":
-            _at(root_fd, path, "make the folder", lambda fd, name: os.mkdir(name, 0o700,
-                                                                            dir_fd=fd))
-        elif want.kind == "file":
-            _at(root_fd, path, "write", functools.partial(
-                _put_file, path=path, want=want, fetch=fetch, displaced=displaced, reuse=reuse))
-        elif want.kind == "link":
-            _at(root_fd, path, "make the link",
-                functools.partial(write_link_at, target=want.digest))
-        elif want.kind == "other":
-            raise RestoreError(0, f"{path}: a socket, FIFO or device cannot be put back")
+    with Folders(root_fd) as folders:  # opened after the removals, each after it is made
+        for path in sorted(todo):
+            now, want = current[path], todo[path]
+            if want.kind == "dir" and now.kind != "dir":
+                _at(folders, path, "make the folder",
+                    lambda fd, name: os.mkdir(name, 0o700, dir_fd=fd))
+            elif want.kind == "file":
+                _at(folders, path, "write", functools.partial(
+                    _put_file, path=path, want=want, fetch=fetch, displaced=displaced,
+                    reuse=reuse))
+            elif want.kind == "link":
+                _at(folders, path, "make the link",
+                    functools.partial(write_link_at, target=want.digest))
+            elif want.kind == "other":
+                raise RestoreError(0, f"{path}: a socket, FIFO or device cannot be put back")
     for path in sorted(todo, reverse=True):
         want = todo[path]
         if want.kind == "dir" and (current[path].kind != "dir"
@@ -88,10 +94,15 @@ def _put_file(dir_fd: int, name: str, path: str, want: State, fetch: Fetch,
         os.close(kept)
 
 
-def _at(root_fd: int, path: str, doing: str, step: Callable[[int, str], None]) -> None:
-    """Run `step(folder fd, name)` for `path`, an OSError said as a RestoreError."""
+def _at(root: int | Folders, path: str, doing: str, step: Callable[[int, str], None]) -> None:
+    """Run `step(folder fd, name)` for `path` (its folder opened from the root's descriptor,
+    or taken from `root`'s open folders), an OSError said as a RestoreError."""
     try:
-        with parent_of(root_fd, path) as (fd, name):
+        if isinstance(root, Folders):
+            head, name = split(path)
+            step(root.open(head), name)
+            return
+        with parent_of(root, path) as (fd, name):
             step(fd, name)
     except OSError as exc:
         raise RestoreError(exc.errno, f"cannot {doing} {path}: {exc.strerror or exc}") from exc
