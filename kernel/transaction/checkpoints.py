@@ -26,6 +26,7 @@ put back; a path someone changed since is left and named); or a done step.
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import hashlib
 import json
@@ -463,12 +464,17 @@ class Checkpoints:
                               f"{exc.strerror}", stopped_at=row.call_id)
         stash = self._open_stash(row.id)
         try:
-            blocked = self._blocked(row, entries, ws_fd)
-            if blocked:
-                return UndoResult(blocked=tuple(blocked), stopped_at=row.call_id)
             recorder = Recorder(self, row.session_id, row.call_id, Path(row.workspace), row.id)
             try:
-                recorder.keep_all(entries)
+                blocked = self._blocked(row, entries, ws_fd, recorder)
+            except OSError as exc:
+                recorder.discard()
+                return UndoResult(refused=f"call {row.call_id} could not be undone ({exc}); "
+                                  f"nothing was changed", stopped_at=row.call_id)
+            if blocked:
+                recorder.discard()
+                return UndoResult(blocked=tuple(blocked), stopped_at=row.call_id)
+            try:
                 recorder.pending({p: before for p, (before, _after) in entries.items()})
                 with Folders(stash) as stash_folders:
                     restore(ws_fd, {p: before for p, (before, _after) in entries.items()},
@@ -503,15 +509,20 @@ class Checkpoints:
                         f"{path} are gone")
         return ""
 
-    def _blocked(self, row: _Row, entries: dict[str, tuple[State, State]],
-                 ws_fd: int) -> list[Blocked]:
+    def _blocked(self, row: _Row, entries: dict[str, tuple[State, State]], ws_fd: int,
+                 recorder: Recorder) -> list[Blocked]:
+        """The paths that stop undoing `row`; what each path is now is kept by `recorder`
+        on the way (one read of the workspace serves both)."""
         blocked = []
         with Folders(ws_fd) as folders:
             now_states = {}
             for path in entries:
                 try:
-                    now_states[path] = folders.state(path)
-                except OSError:
+                    recorder.keep(path, folders)
+                    now_states[path] = recorder.kept[path]
+                except OSError as exc:
+                    if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+                        raise
                     blocked.append(Blocked(path, "a folder on the way is now a link or a file"))
         for path, (before, after) in sorted(entries.items()):
             if path not in now_states:
@@ -892,9 +903,15 @@ class Recorder:
             self.owner.trash.empty_later()
             if self.step_id is not None:
                 self.owner._forget(self.step_id)
+            self.discard()
+
+    def discard(self) -> None:
+        """Forget what was kept, with no step: the kept bytes no step holds are dropped."""
+        try:
             for digest in self.sizes:
                 if digest not in self.small and not self.owner._known_blob(digest):
                     self.owner.blobs.drop(digest)
+        finally:
             self.close()
 
     def _fetch(self, digest: str) -> bytes | int:

@@ -119,6 +119,24 @@ def test_undo_is_refused_when_the_user_changed_a_path(ws: Path, checkpoints: Che
     assert not (ws / "made").exists()
 
 
+def test_a_refused_undo_keeps_no_bytes_of_its_own(tmp_path: Path, ws: Path,
+                                                 checkpoints: Checkpoints):
+    """The undo reads what each path is now once, keeping it on the way; when it is refused,
+    what it kept (a large file's bytes are a file of the store) is dropped again."""
+    big = "x" * (200 << 10)
+    step(checkpoints, ws, "c1", {"a.txt": big + "1", "b.txt": big + "2"})
+    (ws / "a.txt").write_text(big + "mine")
+    kept = kept_blobs(tmp_path / "data" / "checkpoints")
+    before = manifest(ws)
+    result = checkpoints.undo("s1", "c1")
+    assert [(b.path, b.reason) for b in result.blocked] == [("a.txt", OUTSIDE)]
+    assert manifest(ws) == before
+    assert kept_blobs(tmp_path / "data" / "checkpoints") == kept
+    (ws / "a.txt").write_text(big + "1")
+    assert checkpoints.undo("s1", "c1").ok
+    assert (ws / "a.txt").read_text() == "a0\n" and (ws / "b.txt").read_text() == "b0\n"
+
+
 def test_an_undo_blocked_by_an_earlier_undo_says_so(ws: Path, checkpoints: Checkpoints):
     step(checkpoints, ws, "c1", {"a.txt": "a1\n"})
     step(checkpoints, ws, "c2", {"a.txt": "a2\n"})
