@@ -133,22 +133,24 @@ def muted_text(palette: QPalette) -> QColor:
     return mix(palette.color(_R.Text), palette.color(_R.Base), 0.38)
 
 
-_ARROWS: dict[int, str] = {}
-_ARROW_DIR: list[str] = []
+_ICON_FILES: dict[tuple[str, int], str] = {}
+_ICON_DIR: list[str] = []
 
 
-def arrow_file(colour: QColor) -> str:
-    """A combo box's down arrow (the chevron icon in `colour`) as a PNG file a style sheet
-    can name: written once per colour, in a folder only this process made (mkdtemp)."""
-    path = _ARROWS.get(colour.rgba())
+def icon_file(name: str, colour: QColor) -> str:
+    """A UI icon (resources/icons/ui) in `colour` as a PNG file a style sheet can name (a
+    combo box's arrow, a check box's tick): written once per icon and colour, in a folder
+    only this process made (mkdtemp)."""
+    key = (name, colour.rgba())
+    path = _ICON_FILES.get(key)
     if path is None:
         from desktop.icons import icon_pixmap
 
-        if not _ARROW_DIR:
-            _ARROW_DIR.append(tempfile.mkdtemp(prefix="reins-arrows-"))
-        path = str(Path(_ARROW_DIR[0]) / f"chevron-{colour.rgba():08x}.png")
-        icon_pixmap("chevron-down", colour, 12, 2.0).save(path)
-        _ARROWS[colour.rgba()] = path
+        if not _ICON_DIR:
+            _ICON_DIR.append(tempfile.mkdtemp(prefix="reins-icons-"))
+        path = str(Path(_ICON_DIR[0]) / f"{name}-{colour.rgba():08x}.png")
+        icon_pixmap(name, colour, 12, 2.0).save(path)
+        _ICON_FILES[key] = path
     return path
 
 
@@ -163,6 +165,8 @@ def panel_sheet(palette: QPalette) -> str:
     border = mix(base, text, 0.22).name()
     hover = mix(base, text, 0.06).name()
     pressed = mix(base, text, 0.12).name()
+    arrow = icon_file("chevron-down", muted_text(palette))
+    tick = icon_file("check", palette.color(_R.HighlightedText))
     accent = palette.color(_R.Highlight).name()
     quiet = muted_text(palette).name()
     return (
@@ -172,7 +176,7 @@ def panel_sheet(palette: QPalette) -> str:
         f" QLineEdit:focus, QComboBox:focus, QPlainTextEdit:focus {{ border-color: {accent}; }}"
         f" QComboBox:hover {{ background: {hover}; }}"
         " QComboBox::drop-down { border: none; width: 18px; }"
-        f" QComboBox::down-arrow {{ image: url({arrow_file(muted_text(palette))});"
+        f" QComboBox::down-arrow {{ image: url({arrow});"
         " width: 12px; height: 12px; }"
         f" QPushButton {{ border: 1px solid {border}; border-radius: 8px;"
         f" padding: 5px 10px; background: {base.name()}; color: {text.name()}; }}"
@@ -191,6 +195,10 @@ def panel_sheet(palette: QPalette) -> str:
         f" QTabBar::tab:hover {{ color: {text.name()}; }}"
         f" QLabel[muted=\"true\"] {{ color: {quiet}; }}"
         " QSplitter::handle { background: transparent; }"
+        f" QCheckBox::indicator {{ width: 14px; height: 14px; border: 1px solid {border};"
+        f" border-radius: 4px; background: {base.name()}; }}"
+        f" QCheckBox::indicator:checked {{ background: {accent}; border-color: {accent};"
+        f" image: url({tick}); }}"
         f" QGroupBox {{ border: 1px solid {border}; border-radius: 10px; margin-top: 22px;"
         " padding-top: 4px; }"
         " QGroupBox::title { subcontrol-origin: margin; subcontrol-position: top left;"
