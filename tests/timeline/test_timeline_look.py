@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QEvent
-from PySide6.QtGui import QColor, QGuiApplication, QPalette
+from PySide6.QtGui import QColor, QGuiApplication, QImage, QPalette
 from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
@@ -94,3 +94,21 @@ def test_the_hovered_row_is_shaded_whole_until_the_mouse_leaves(qtbot: QtBot) ->
     assert panel.delegate.hovered_row == 1
     QGuiApplication.sendEvent(panel.view.viewport(), QEvent(QEvent.Type.Leave))
     assert panel.delegate.hovered_row == -1
+
+
+def _opaque_colours(path: str) -> set[int]:
+    image = QImage(path)
+    return {image.pixelColor(x, y).rgb() for x in range(image.width())
+            for y in range(image.height()) if image.pixelColor(x, y).alpha() == 255}
+
+
+@pytest.mark.parametrize("palette", [LIGHT, DARK], ids=["light", "dark"])
+def test_the_sheet_names_tinted_icons_that_exist(palette: QPalette) -> None:
+    """The combo arrow and the check box's tick are files of the icon in the palette's
+    colour (a missing file would leave the control without its mark)."""
+    sheet = theme.panel_sheet(palette)
+    for name, colour in (("check", palette.color(QPalette.ColorRole.HighlightedText)),
+                         ("chevron-down", theme.muted_text(palette))):
+        path = theme.icon_file(name, colour)
+        assert f"url({path})" in sheet
+        assert colour.rgb() in _opaque_colours(path), name
