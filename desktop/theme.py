@@ -7,6 +7,9 @@
     border_colour(palette, *fills)       # a box border visible against every fill
     flat_palette(*DARK)                  # a palette as some systems give it
     install(app)                         # the app's palette fixed now and on each change
+    muted_text(palette) -> QColor        # secondary text: help, counts, column titles
+    panel_sheet(palette) -> str          # quiet rounded fields, buttons and tabs (a style sheet)
+    keep_panel_sheet(widget)             # widget gets panel_sheet now and on each palette change
 
 Some system palettes (a dark theme from the desktop, qt6ct, kdeglobals without disabled
 colours) give the Disabled group the same colours as the Active one: a disabled button
@@ -16,8 +19,12 @@ is its enabled colour halfway to its background.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject
+import tempfile
+from pathlib import Path
+
+from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
+from PySide6.QtWidgets import QWidget
 
 DISABLED_MIX = 0.55
 """How far a disabled text moves from its enabled colour towards its background."""
@@ -118,6 +125,118 @@ def flat_palette(window: str, base: str, alternate: str, button: str,
             towards = QColor("#ffffff") if amount > 0 else QColor("#000000")
             palette.setColor(group, role, mix(QColor(button), towards, abs(amount)))
     return palette
+
+
+def muted_text(palette: QPalette) -> QColor:
+    """Secondary text (help under a field, a count, a column title): the text colour a good
+    way towards its page, still readable on it."""
+    return mix(palette.color(_R.Text), palette.color(_R.Base), 0.38)
+
+
+_ICON_FILES: dict[tuple[str, int], str] = {}
+_ICON_DIR: list[str] = []
+
+
+def icon_file(name: str, colour: QColor) -> str:
+    """A UI icon (resources/icons/ui) in `colour` as a PNG file a style sheet can name (a
+    combo box's arrow, a check box's tick): written once per icon and colour, in a folder
+    only this process made (mkdtemp)."""
+    key = (name, colour.rgba())
+    path = _ICON_FILES.get(key)
+    if path is None:
+        from desktop.icons import icon_pixmap
+
+        if not _ICON_DIR:
+            _ICON_DIR.append(tempfile.mkdtemp(prefix="reins-icons-"))
+        path = str(Path(_ICON_DIR[0]) / f"{name}-{colour.rgba():08x}.png")
+        icon_pixmap(name, colour, 12, 2.0).save(path)
+        _ICON_FILES[key] = path
+    return path
+
+
+def panel_sheet(palette: QPalette) -> str:
+    """A style sheet in the palette's colours for the timeline's and the settings' controls,
+    as the composer draws its own: fields, lists, combo boxes and buttons with a thin soft
+    border and round corners, flat tabs and flat column titles; `.muted` labels (the
+    `muted` property) in `muted_text`. Set it again on a palette change."""
+    base = palette.color(_R.Base)
+    text = palette.color(_R.Text)
+    window = palette.color(_R.Window)
+    border = mix(base, text, 0.22).name()
+    hover = mix(base, text, 0.06).name()
+    pressed = mix(base, text, 0.12).name()
+    arrow = icon_file("chevron-down", muted_text(palette))
+    tick = icon_file("check", palette.color(_R.HighlightedText))
+    accent = palette.color(_R.Highlight).name()
+    quiet = muted_text(palette).name()
+    return (
+        f"QLineEdit, QComboBox, QPlainTextEdit, QTextEdit, QListWidget, QTableView {{"
+        f" border: 1px solid {border}; border-radius: 8px; background: {base.name()}; }}"
+        " QLineEdit, QComboBox { padding: 4px 6px; min-height: 18px; }"
+        f" QLineEdit:focus, QComboBox:focus, QPlainTextEdit:focus {{ border-color: {accent}; }}"
+        f" QComboBox:hover {{ background: {hover}; }}"
+        " QComboBox::drop-down { border: none; width: 18px; }"
+        f" QComboBox::down-arrow {{ image: url({arrow});"
+        " width: 12px; height: 12px; }"
+        f" QPushButton {{ border: 1px solid {border}; border-radius: 8px;"
+        f" padding: 5px 10px; background: {base.name()}; color: {text.name()}; }}"
+        f" QPushButton:hover {{ background: {hover}; }}"
+        f" QPushButton:pressed, QPushButton:checked {{ background: {pressed}; }}"
+        f" QPushButton:disabled {{ color: {quiet}; }}"
+        f" QPushButton:default {{ background: {accent}; border-color: {accent};"
+        f" color: {palette.color(_R.HighlightedText).name()}; }}"
+        f" QHeaderView::section {{ background: {base.name()}; color: {quiet}; border: none;"
+        f" border-bottom: 1px solid {border}; padding: 6px 8px; font-weight: 600; }}"
+        f" QTabWidget::pane {{ border: 1px solid {border}; border-radius: 10px;"
+        f" background: {window.name()}; top: -1px; }}"
+        f" QTabBar::tab {{ background: transparent; color: {quiet}; border: none;"
+        " border-bottom: 2px solid transparent; padding: 6px 12px; margin-right: 2px; }"
+        f" QTabBar::tab:selected {{ color: {text.name()}; border-bottom-color: {accent}; }}"
+        f" QTabBar::tab:hover {{ color: {text.name()}; }}"
+        f" QLabel[muted=\"true\"] {{ color: {quiet}; }}"
+        " QSplitter::handle { background: transparent; }"
+        f" QCheckBox::indicator {{ width: 14px; height: 14px; border: 1px solid {border};"
+        f" border-radius: 4px; background: {base.name()}; }}"
+        f" QCheckBox::indicator:checked {{ background: {accent}; border-color: {accent};"
+        f" image: url({tick}); }}"
+        f" QGroupBox {{ border: 1px solid {border}; border-radius: 10px; margin-top: 22px;"
+        " padding-top: 4px; }"
+        " QGroupBox::title { subcontrol-origin: margin; subcontrol-position: top left;"
+        " left: 2px; top: 2px; padding: 0 2px;"
+        f" color: {quiet}; font-weight: 600; }}"
+        " QScrollBar { background: transparent; border: none; }"
+        " QScrollBar:vertical { width: 10px; } QScrollBar:horizontal { height: 10px; }"
+        f" QScrollBar::handle {{ background: {border}; border-radius: 4px; margin: 2px; }}"
+        " QScrollBar::handle:vertical { min-height: 24px; }"
+        " QScrollBar::handle:horizontal { min-width: 24px; }"
+        " QScrollBar::add-line, QScrollBar::sub-line { width: 0; height: 0; border: none; }"
+        " QScrollBar::add-page, QScrollBar::sub-page { background: none; }")
+
+
+class _SheetKeeper(QObject):
+    """Gives its widget `panel_sheet` of the application's palette now and again on each
+    palette change (an event filter on that widget only, not on the application)."""
+
+    def __init__(self, widget: QWidget) -> None:
+        super().__init__(widget)
+        self._widget = widget
+        widget.installEventFilter(self)
+        self.apply()
+
+    def apply(self) -> None:
+        sheet = panel_sheet(QGuiApplication.palette())
+        if sheet != self._widget.styleSheet():  # a new sheet is itself a palette change
+            self._widget.setStyleSheet(sheet)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self._widget and event.type() == QEvent.Type.PaletteChange:
+            self.apply()
+        return False
+
+
+def keep_panel_sheet(widget: QWidget) -> None:
+    """Style `widget` and its children with `panel_sheet`, following the palette."""
+    _SheetKeeper(widget)
 
 
 DARK = ("#2b2b2b", "#1e1e1e", "#262626", "#353535", "#e6e6e6")

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import QDesktopServices, QFontDatabase
+from PySide6.QtGui import QDesktopServices, QFontDatabase, QIcon
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
 from desktop.settings import keystore
 from desktop.settings.grants import GrantsPanel
 from desktop.settings.mcp import McpPanel
+from desktop.theme import keep_panel_sheet
 from kernel.modes import MODES
 from kernel.paths import AppPaths
 from kernel.protocol import (
@@ -52,6 +53,8 @@ from kernel.protocol import (
     UpdateSettings,
 )
 
+HELP = "settingsHelp"
+"""The object name of a page's help text (shown muted)."""
 CHECK_DELAY_MS = 250
 """How long typing pauses before the kernel checks the changes."""
 _REQUESTS = itertools.count(1)
@@ -78,6 +81,17 @@ def _column(*items: QWidget | QHBoxLayout) -> QVBoxLayout:
         else:
             column.addLayout(item)
     return column
+
+
+def _form(tab: QWidget) -> QFormLayout:
+    """A page's form: labels right-aligned against their fields, room between the rows."""
+    form = QFormLayout(tab)
+    form.setContentsMargins(18, 18, 18, 18)
+    form.setHorizontalSpacing(14)
+    form.setVerticalSpacing(14)
+    form.setLabelAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop)
+    form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+    return form
 
 
 def rule_lines(text: str) -> tuple[list[str], list[int]]:
@@ -161,10 +175,18 @@ class SettingsDialog(QDialog):
         self.buttons.button(QDialogButtonBox.StandardButton.Cancel).setAccessibleName("Cancel")
         self.buttons.accepted.connect(self.save)
         self.buttons.rejected.connect(self.reject)
+        for button in self.buttons.buttons():
+            button.setIcon(QIcon())  # words only, as the composer's buttons
         layout = QVBoxLayout(self)
+        layout.setContentsMargins(16, 14, 16, 14)
+        layout.setSpacing(10)
         layout.addWidget(self.tabs, 1)
         layout.addWidget(self.error_label)
         layout.addWidget(self.buttons)
+        for label in (self.key_status, self.key_file_note, self.grants_panel.intro,
+                      self.mcp_panel.intro, *self.findChildren(QLabel, HELP)):
+            label.setProperty("muted", True)
+        keep_panel_sheet(self)  # grouped, quiet fields and buttons, light or dark
         self._load_key()
         self._settings_widgets: list[QWidget] = [
             self.base_url_edit, self.model_edit, self.mode_combo, *self.rule_edits.values()]
@@ -225,7 +247,7 @@ class SettingsDialog(QDialog):
         test_row.addWidget(self.test_button)
         test_row.addStretch(1)
         url_column = _column(self.base_url_edit, test_row, self.connection_label)
-        form = QFormLayout(tab)
+        form = _form(tab)
         key_label = QLabel("API &key:", tab)
         key_label.setBuddy(self.key_edit)
         form.addRow(key_label, key_column)
@@ -245,6 +267,9 @@ class SettingsDialog(QDialog):
         intro = QLabel("One rule per line, e.g. run_command(git status), write_file(docs/**), "
                        "mcp__git__*. Deny beats ask beats allow beats the mode.", tab)
         intro.setWordWrap(True)
+        intro.setObjectName(HELP)
+        layout.setContentsMargins(18, 18, 18, 18)
+        layout.setSpacing(6)
         layout.addWidget(intro)
         self.rule_edits: dict[str, QPlainTextEdit] = {}
         self.rule_errors: dict[str, QLabel] = {}
@@ -262,6 +287,7 @@ class SettingsDialog(QDialog):
             error.setTextFormat(Qt.TextFormat.PlainText)
             error.setStyleSheet("color: #cf222e;")
             edit.textChanged.connect(self._edited)
+            layout.addSpacing(8)
             layout.addWidget(label)
             layout.addWidget(edit, 1)
             layout.addWidget(error)
@@ -280,13 +306,14 @@ class SettingsDialog(QDialog):
         refresh.clicked.connect(self.refresh_diagnostics)
         self.sandbox_text.setPlainText("Checking the sandbox…")
         layout = QVBoxLayout(tab)
+        layout.setContentsMargins(18, 18, 18, 18)
         layout.addWidget(self.sandbox_text, 1)
         layout.addWidget(refresh, 0, Qt.AlignmentFlag.AlignRight)
         return tab
 
     def _data_tab(self) -> QWidget:
         tab = QWidget(self)
-        form = QFormLayout(tab)
+        form = _form(tab)
         self.data_label = QLabel(str(self.paths.data), tab)
         self.data_label.setAccessibleName("Data folder")
         self.data_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -303,6 +330,7 @@ class SettingsDialog(QDialog):
         note = QLabel("Set REINS_HOME to keep data and settings in one folder of your choice.",
                       tab)
         note.setWordWrap(True)
+        note.setObjectName(HELP)
         form.addRow("", note)
         return tab
 

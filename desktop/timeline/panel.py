@@ -61,6 +61,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.theme import keep_panel_sheet
 from desktop.timeline.delegate import TimelineDelegate
 from desktop.timeline.details import DetailsPane
 from desktop.timeline.filter import TimelineFilter
@@ -136,14 +137,24 @@ class TimelinePanel(QWidget):
         self.model.tools_changed.connect(self._refresh_tools)
         self.count = QLabel()
         self.count.setAccessibleName("Number of calls shown")
-        top = QHBoxLayout()  # two rows, so the search keeps its room in a narrow dock
-        top.addWidget(self.search, 1)
-        top.addWidget(self.count)
+        self.count.setProperty("muted", True)
+        self.title = QLabel("Tool calls")
+        self.title.setObjectName("timelineTitle")
+        font = self.title.font()
+        font.setBold(True)
+        font.setPointSizeF(font.pointSizeF() * 1.1)
+        self.title.setFont(font)
+        title = QHBoxLayout()  # a title strip, then the search and the filters in two rows,
+        title.addWidget(self.title, 1)  # so the search keeps its room in a narrow dock
+        title.addWidget(self.count)
         filters = QHBoxLayout()
+        filters.setSpacing(4)
         filters.addWidget(self.status_filter, 1)
         filters.addWidget(self.tool_filter, 1)
         bar = QVBoxLayout()
-        bar.addLayout(top)
+        bar.setSpacing(6)
+        bar.addLayout(title)
+        bar.addWidget(self.search)
         bar.addLayout(filters)
 
         self.delegate = TimelineDelegate(self)
@@ -158,7 +169,9 @@ class TimelinePanel(QWidget):
         self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.view.setShowGrid(False)
         self.view.setWordWrap(False)
-        self.view.setAlternatingRowColors(True)
+        self.view.setMouseTracking(True)  # the hovered row's soft shade
+        self.view.entered.connect(lambda index: self._hover(index.row()))
+        self.view.viewport().installEventFilter(self)  # Leave: no row hovered
         self.view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.view.customContextMenuRequested.connect(self._context_menu)
@@ -172,12 +185,14 @@ class TimelinePanel(QWidget):
         header = self.view.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(False)
+        header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        header.setHighlightSections(False)
         header.setSectionResizeMode(Column.ARGUMENTS, QHeaderView.ResizeMode.Stretch)
         metrics = self.view.fontMetrics()
         widths = {
-            Column.STATUS: metrics.horizontalAdvance("error: execution_error") + 30,
+            Column.STATUS: metrics.horizontalAdvance("error: execution_error") + 36,
             Column.TOOL: metrics.horizontalAdvance("read_tool_output") + 12,
-            Column.DURATION: metrics.horizontalAdvance("00m 00s") + 16,
+            Column.DURATION: metrics.horizontalAdvance("Duration") + 24,
             Column.OUTPUT: metrics.horizontalAdvance("999.9 MB ⇱") + 16,
             Column.APPROVAL: metrics.horizontalAdvance("allowed by rule Edit(src/**)") + 12,
             Column.ACTION: metrics.horizontalAdvance("Open output") + 26,
@@ -199,13 +214,15 @@ class TimelinePanel(QWidget):
         self.details.diff_requested.connect(self.diff_requested)
 
         splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.setHandleWidth(8)
         splitter.addWidget(self.view)
         splitter.addWidget(self.details)
         splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 2)
         self.splitter = splitter
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
+        layout.setContentsMargins(6, 8, 6, 8)
+        layout.setSpacing(8)
         layout.addLayout(bar)
         layout.addWidget(splitter, 1)
         self.notes = RunNotes(self)
@@ -217,6 +234,7 @@ class TimelinePanel(QWidget):
             signal.connect(self._update_count)
         self.model.dataChanged.connect(self._refresh_details)
         self._update_count()
+        keep_panel_sheet(self)  # grouped, quiet fields and buttons, light or dark
 
     # --- public API ----------------------------------------------------------------------
 
@@ -337,7 +355,14 @@ class TimelinePanel(QWidget):
         self.select_call(call_id)
         self.diff_requested.emit(call_id)
 
+    def _hover(self, row: int) -> None:
+        if row != self.delegate.hovered_row:
+            self.delegate.hovered_row = row
+            self.view.viewport().update()
+
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.view.viewport() and event.type() == QEvent.Type.Leave:
+            self._hover(-1)
         if (watched is self.view and event.type() == QEvent.Type.KeyPress
                 and isinstance(event, QKeyEvent)
                 and event.matches(QKeySequence.StandardKey.Undo)):

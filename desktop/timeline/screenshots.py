@@ -21,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from PySide6.QtGui import QCursor
 from PySide6.QtWidgets import QApplication, QSplitter, QWidget
 
 from desktop.timeline.panel import TimelinePanel
@@ -214,7 +215,7 @@ def shoot_undo(app: QApplication, panel: TimelinePanel, path: Path) -> None:
         stopped_at="t5"))
     splitter = panel.findChild(QSplitter)
     if splitter is not None:
-        splitter.setSizes([352, 648])
+        splitter.setSizes([500, 500])
     settle(app, 0.3)
     shoot(panel, path)
 
@@ -231,6 +232,7 @@ def main(argv: list[str]) -> int:
 
         spool = Path(tmp) / "sessions" / "a1b2c3" / "tool-results" / "t11.txt"
         spool.write_text(build_output())
+        QCursor.setPos(0, 0)  # off the table: no row shaded as hovered in the picture
         panel = TimelinePanel()
         panel.resize(1180, 1000)
         panel.show()
@@ -239,7 +241,7 @@ def main(argv: list[str]) -> int:
         panel.select_call("t11")
         splitter = panel.findChild(QSplitter)
         if splitter is not None:  # every row in view, and the details down to the approval
-            splitter.setSizes([352, 648])
+            splitter.setSizes([500, 500])
         settle(app, 0.3)
         panel.details.more.ensureWidgetVisible(panel.details.approval_fields["Rule"], 0, 8)
         settle(app, 0.3)
