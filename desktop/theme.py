@@ -22,7 +22,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QObject
+from PySide6.QtCore import QObject
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QWidget
 
@@ -215,23 +215,21 @@ def panel_sheet(palette: QPalette) -> str:
 
 class _SheetKeeper(QObject):
     """Gives its widget `panel_sheet` of the application's palette now and again on each
-    palette change (an event filter on that widget only, not on the application)."""
+    change of it (the application's `paletteChanged` signal: a widget inside a window does
+    not always get a PaletteChange event once a style sheet has set its palette)."""
 
     def __init__(self, widget: QWidget) -> None:
         super().__init__(widget)
         self._widget = widget
-        widget.installEventFilter(self)
+        app = QGuiApplication.instance()
+        assert isinstance(app, QGuiApplication)  # (widgets need one)
+        app.paletteChanged.connect(self.apply)
         self.apply()
 
     def apply(self) -> None:
         sheet = panel_sheet(QGuiApplication.palette())
-        if sheet != self._widget.styleSheet():  # a new sheet is itself a palette change
+        if sheet != self._widget.styleSheet():
             self._widget.setStyleSheet(sheet)
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if watched is self._widget and event.type() == QEvent.Type.PaletteChange:
-            self.apply()
-        return False
 
 
 def keep_panel_sheet(widget: QWidget) -> None:

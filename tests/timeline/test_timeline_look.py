@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
 from desktop import theme
+from desktop.main_window import MainWindow
 from desktop.settings.dialog import HELP, SettingsDialog
 from desktop.timeline import TimelinePanel
 from desktop.timeline.delegate import STATUS_COLOURS, TimelineDelegate
@@ -112,3 +113,25 @@ def test_the_sheet_names_tinted_icons_that_exist(palette: QPalette) -> None:
         path = theme.icon_file(name, colour)
         assert f"url({path})" in sheet
         assert colour.rgb() in _opaque_colours(path), name
+
+
+def test_the_docked_timeline_turns_dark_with_the_window(qtbot: QtBot,
+                                                        restore_palette: None) -> None:
+    # Inside the main window's dock a styled panel got no PaletteChange of its own: its
+    # result box stayed white in dark mode (seen in the README's dark screenshot).
+    QGuiApplication.setPalette(LIGHT)
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.resize(1200, 800)
+    window.show()
+    window.timeline_dock.show()
+    box = window.timeline.details.result_preview
+
+    def shade() -> str:
+        image = window.grab().toImage()
+        return image.pixelColor(box.mapTo(window, box.rect().center())).name()
+
+    qtbot.waitUntil(lambda: shade() == "#ffffff", timeout=2000)
+    QGuiApplication.setPalette(DARK)
+    dark = QColor(DARK.color(QPalette.ColorRole.Base)).name()
+    qtbot.waitUntil(lambda: shade() == dark, timeout=2000)
