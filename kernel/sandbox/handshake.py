@@ -346,7 +346,6 @@ class Handshake:
                 continue
             if task.get_loop().is_closed():  # its loop ended first: nothing watches any more
                 watched = False
-                task.get_coro().close()  # (it never runs now: ended, not warned of at exit)
             else:
                 task.cancel()
         self._attaching = self._staging = None
