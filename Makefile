@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test]'
-	$(COMPILE) $(VENV)/lib
+	$(COMPILE) $(VENV)/lib || echo "(some installed files do not compile: they are not imported)"
 	touch $(STAMP)
 
 # As root with apt-get, `make run` first installs the system libraries Qt needs to show a
