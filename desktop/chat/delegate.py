@@ -5,7 +5,6 @@ about, a chevron; its details unfolded under it)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPointF, QRectF, QSize, Qt
@@ -21,6 +20,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QAbstractItemView, QStyledItemDelegate
 
+from desktop.call_status import STATUS_COLOURS, STATUS_ICONS
 from desktop.chat.documents import CodeDocument, SafeDocument
 from desktop.chat.geometry import (
     BODY_INDENT,
@@ -50,18 +50,7 @@ from kernel.visible import one_line
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QStyleOptionViewItem
 
-    from kernel.events import CallStatus
 
-STATUS_COLOURS: Mapping[CallStatus, str] = {
-    "ok": "#2da44e",
-    "error": "#cf222e",
-    "denied": "#bf8700",
-    "stopped": "#6e7781",
-    "timeout": "#cf222e",
-    "awaiting_approval": "#bf8700",
-    "running": "#0969da",
-    "queued": "#6e7781",
-}
 CARET_WIDTH = 7.0
 COPY_ROOM = COPY_WIDTH + 8
 
@@ -150,16 +139,6 @@ def _document_pixmap(doc: SafeDocument, palette: QPalette, ratio: float) -> QPix
     return pixmap
 
 
-STATUS_ICONS: Mapping[CallStatus, str] = {
-    "ok": "status-ok",
-    "error": "status-error",
-    "denied": "status-denied",
-    "stopped": "status-stopped",
-    "timeout": "status-error",
-    "awaiting_approval": "status-waiting",
-    "running": "status-running",
-    "queued": "status-queued",
-}
 ICON = 16
 
 

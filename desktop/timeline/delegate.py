@@ -31,7 +31,8 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QMouseEvent, QPainter, QPalette
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
-from desktop.chat.delegate import STATUS_ICONS
+from desktop.call_status import STATUS_COLOURS as CALL_COLOURS
+from desktop.call_status import STATUS_ICONS
 from desktop.icons import icon_pixmap
 from desktop.theme import mix, muted_text
 from desktop.timeline.model import RECORD_ROLE, Column
@@ -39,15 +40,8 @@ from desktop.timeline.record import CallRecord
 from kernel.events import CallStatus
 
 STATUS_COLOURS: dict[CallStatus, QColor] = {
-    "queued": QColor("#8a8f98"),
-    "awaiting_approval": QColor("#d69e00"),
-    "running": QColor("#2f7fd8"),
-    "ok": QColor("#2e9d58"),
-    "error": QColor("#d23c3c"),
-    "denied": QColor("#a04fc7"),
-    "stopped": QColor("#6b6f76"),
-    "timeout": QColor("#e0702a"),
-}
+    status: QColor(colour) for status, colour in CALL_COLOURS.items()}
+"""desktop.call_status's colours, as the painter takes them."""
 
 Index = QModelIndex | QPersistentModelIndex
 ELIDE_CACHE_SIZE = 4096

@@ -14,7 +14,7 @@ from PySide6.QtGui import QColor, QGuiApplication, QImage
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from desktop.chat.delegate import STATUS_COLOURS
+from desktop.call_status import STATUS_COLOURS
 from desktop.chat.geometry import CARD_HEIGHT, MARGIN, card_box, row_box
 from desktop.chat.model import ChatModel, Role, ToolCardItem
 from desktop.chat.prompt import PromptBox

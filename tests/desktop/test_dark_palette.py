@@ -13,7 +13,8 @@ from PySide6.QtWidgets import QApplication, QPushButton, QStyleOptionViewItem
 from pytestqt.qtbot import QtBot
 
 from desktop import theme
-from desktop.chat.delegate import STATUS_COLOURS, ChatDelegate, bubble_colour
+from desktop.call_status import STATUS_COLOURS
+from desktop.chat.delegate import ChatDelegate, bubble_colour
 from desktop.chat.geometry import SIDE
 from desktop.chat.model import ChatModel, Role
 from desktop.theme import (
