@@ -12,6 +12,7 @@ from pytestqt.qtbot import QtBot
 
 from desktop.chat.feed import apply_event
 from desktop.chat.model import ChatModel, MessageItem, ToolCardItem
+from desktop.chat.overlays import TurnActions
 from desktop.chat.view import ChatView
 from kernel import events as ev
 from kernel import protocol as p
@@ -147,16 +148,21 @@ def _strip_over_last_turn(qtbot: QtBot, view: ChatView) -> None:
                     and view.turn_actions.row == view.chat_model().rowCount() - 1)
 
 
-def test_the_strip_offers_retry_again_once_the_kernel_made_the_chosen_answer_live(
-        qtbot: QtBot) -> None:
-    # Chosen with ‹, the earlier answer is shown for reading (no Retry) until the kernel's
-    # event makes it live; then the strip offers Retry at once, with no pointer moved.
+def _retried_view(qtbot: QtBot) -> tuple[ChatView, ChatModel, TurnActions]:
+    """A shown chat of `retried()`, the pointer's strip over its last turn."""
     view = shown_view(qtbot, 720, 520)
     model = view.chat_model()
     for event in retried():
         apply_event(model, event, at=event.at)
     _strip_over_last_turn(qtbot, view)
-    strip = view.turn_actions
+    return view, model, view.turn_actions
+
+
+def test_the_strip_offers_retry_again_once_the_kernel_made_the_chosen_answer_live(
+        qtbot: QtBot) -> None:
+    # Chosen with ‹, the earlier answer is shown for reading (no Retry) until the kernel's
+    # event makes it live; then the strip offers Retry at once, with no pointer moved.
+    _view, model, strip = _retried_view(qtbot)
     retry = strip.buttons[1]
     qtbot.mouseClick(strip.earlier, Qt.MouseButton.LeftButton)
     assert model.browsing() and not retry.isVisible()
@@ -166,12 +172,7 @@ def test_the_strip_offers_retry_again_once_the_kernel_made_the_chosen_answer_liv
 
 
 def test_the_answer_strip_steps_through_versions_by_mouse_and_keys(qtbot: QtBot) -> None:
-    view = shown_view(qtbot, 720, 520)
-    model = view.chat_model()
-    for event in retried():
-        apply_event(model, event, at=event.at)
-    _strip_over_last_turn(qtbot, view)
-    strip = view.turn_actions
+    view, model, strip = _retried_view(qtbot)
     assert strip.count.text() == "2/2" and strip.earlier.isEnabled()
     assert not strip.later.isEnabled()
     assert strip.model.isVisible() and strip.model.text() == "Claude Opus 4.5"
