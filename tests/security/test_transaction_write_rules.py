@@ -1,7 +1,8 @@
 """The user's write rules judge what a command changed, whatever program wrote it, as root
 and as nobody (real bubblewrap, a real overlay, the real settle): a change a
 `write_file`/`edit_file` deny rule names is never applied, whether the command created,
-changed, extracted, linked or moved a file into or out of that path; one an ask rule names
+changed, extracted, linked, installed or moved a file into or out of that path (a rename
+refused whole: its source stays); one an ask rule names
 is held and shown; the rest is applied."""
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ DENIED = {
     "mv out": "mv locked/old.txt moved.txt",
     "ln": "ln -s ../a.txt locked/link",
     "mkdir": "mkdir -p locked/deep/er",
+    "install": "install -D a.txt locked/sub/i",
+    "dd": "dd if=a.txt of=locked/d status=none",
+    "perl rename in": "perl -e 'rename(\"a.txt\", \"locked/r\") or die'",
 }
 HELD = "mkdir -p docs && python3 -c \"open('docs/b', 'w').write('x')\""
 PLAIN = "echo plain > c.txt"
@@ -40,6 +44,7 @@ def test_a_deny_rule_refuses_every_programs_write_and_an_ask_rule_holds(
         assert sorted(p.name for p in (ws / "locked").iterdir()) == ["old.txt"]
         assert (ws / "locked" / "old.txt").read_text() == "old\n"
         assert not (ws / "moved.txt").exists()
+        assert (ws / "a.txt").read_text() == "hello\n", "a rename into it is refused whole"
         assert not (ws / "docs").exists()
         assert (ws / "c.txt").read_text() == "plain\n"
 
