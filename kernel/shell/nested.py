@@ -6,8 +6,8 @@ tsc`), the shell text a shell or `eval` reads (`sh -c BODY`, `bash <<EOF`, `echo
 be seen (`cat x | sh`, a program word only known when it runs): such a command is opaque.
 
 Wrappers and runners are known by name only (`WRAPPERS`); the program after a wrapper's name
-is found by one rule, not by each one's options: words starting with `-` and `VAR=value`
-words are skipped, and a word right after an option may be that option's value, so both
+is found by one rule, not by each one's options: words starting with `-` or `+` and
+`VAR=value` words are skipped, and a word right after an option may be that option's value, so both
 readings count (`sudo -u root rm x` runs `root rm x` or `rm x`), as do both readings of a
 word the wrapper may take itself (`flock FILE cmd`); a number is never the program
 (`nice -n 5`, `timeout 5`). A runner may take words of its own after its subcommand (a
@@ -131,7 +131,9 @@ _MAX_READINGS = 8
 
 
 def _option(text: str) -> bool:
-    return text.startswith("-") and len(text) > 1
+    """An option word: `-x`, `--x`, or `+x` (a toolchain or matrix pick: `hatch run
+    +py=3.12`, `cargo +nightly`), never a program."""
+    return text.startswith(("-", "+")) and len(text) > 1
 
 
 def _script_value(words: Sequence[Word], i: int,

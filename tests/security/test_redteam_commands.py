@@ -44,6 +44,7 @@ HIDDEN = [
     "mise exec python@3.12 go@1.22 -- rm -rf ~", "pixi run -e dev rm -rf ~",
     "uv run --with rich -- rm -rf ~", "asdf exec rm -rf ~", "direnv exec . rm -rf ~",
     "rustup run stable -- rm -rf ~", "volta run --node 20 -- rm -rf ~",
+    "hatch run +py=3.11 test:rm -rf ~", "hatch run +py=3.12 rm -rf ~",
 ]
 HARMLESS = [
     "script out.log", "script -q /dev/null", "sg users", "echo coproc rm -rf ~",
