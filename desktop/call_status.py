@@ -6,8 +6,10 @@ user, blue runs, grey queued or stopped, violet denied."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from kernel.events import CallStatus
+if TYPE_CHECKING:  # (the first window loads no kernel vocabulary: a name only)
+    from kernel.events import CallStatus
 
 STATUS_COLOURS: Mapping[CallStatus, str] = {
     "ok": "#2da44e",
