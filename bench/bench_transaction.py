@@ -23,8 +23,9 @@ from pathlib import Path
 
 from bench.common import fmt_seconds, report
 from kernel.transaction.apply import apply, start_stamp
-from kernel.transaction.checkpoints import Checkpoints
+from kernel.transaction.checkpoints import SMALL_BYTES, SMALL_HELD, Checkpoints
 from kernel.transaction.fsat import AT_FDCWD, RENAME_EXCHANGE, rename2
+from kernel.transaction.seen import Seen
 from kernel.transaction.upper import read_upper
 
 FILES = 1_000
@@ -95,13 +96,14 @@ def run() -> None:
                 time.sleep(0.01)
                 since = start_stamp()
                 started = time.perf_counter()
-                changes = read_upper(root / "upper", root / "lower")
+                seen = Seen(data_up_to=SMALL_BYTES, max_data=SMALL_HELD)  # as settle reads
+                changes = read_upper(root / "upper", root / "lower", seen)
                 applying = time.perf_counter()
                 reads.append(applying - started)
                 durable = n % 2 == 1
                 recorder = checkpoints.begin("bench", f"c{n}", root / "lower")
                 applied = apply(root / "upper", root / "lower", changes.changes, since_ns=since,
-                                recorder=recorder, durable=durable, last=True)
+                                recorder=recorder, durable=durable, last=True, seen=seen)
                 undoing = time.perf_counter()
                 (durables if durable else applies).append(undoing - applying)
                 assert applied.ok and len(applied.changes) == FILES

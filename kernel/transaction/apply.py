@@ -54,6 +54,7 @@ from kernel.transaction.fsat import (
     write_file_at,
     write_link_at,
 )
+from kernel.transaction.seen import Seen
 
 if TYPE_CHECKING:
     from kernel.transaction.checkpoints import Recorder, Step
@@ -101,12 +102,14 @@ def start_stamp() -> int:
 
 
 def apply(upper: Path, workspace: Path, changes: Sequence[Change], *, since_ns: int,
-          recorder: Recorder, durable: bool = True, last: bool = False) -> Applied:
+          recorder: Recorder, durable: bool = True, last: bool = False,
+          seen: Seen | None = None) -> Applied:
     """Apply exactly `changes` (a subset of `read_upper(upper, workspace)`: see
     kernel.transaction.changeset.split_held) from `upper` to `workspace`, and commit them
     to `recorder` as one step (no changes: no step). `durable`: the kept bytes are on disk
     before the workspace is touched, and the applied bytes before the step is recorded.
-    `last`: nothing more is applied from `upper`, which becomes the step's stash."""
+    `last`: nothing more is applied from `upper`, which becomes the step's stash. `seen`:
+    what read_upper read of the files (kernel.transaction.seen), not read again."""
     chosen = ChangeSet(tuple(changes))
     if not chosen:
         return Applied(chosen)
@@ -119,8 +122,8 @@ def apply(upper: Path, workspace: Path, changes: Sequence[Change], *, since_ns: 
             raise ApplyError(0, f"a socket, FIFO or device cannot be applied: {unusable}")
         touched = sorted({c.path for c in chosen} | {c.previous for c in chosen if c.previous})
         try:
-            recorder.keep_all(touched, durable=durable)
-            recorder.pending(_intended(upper_fd, chosen, recorder.kept))
+            recorder.keep_all(touched, durable=durable, seen=seen)
+            recorder.pending(_intended(upper_fd, chosen, recorder.kept, seen))
             _make(upper_fd, ws_fd, chosen, recorder.owner.trash.take)
             if durable:
                 syncfs(ws_fd)
@@ -286,13 +289,24 @@ def _judge(st: os.stat_result | OSError | None, expected: tuple[EntryType | None
     return ""
 
 
-def _intended(upper_fd: int, chosen: ChangeSet, kept: dict[str, State]) -> dict[str, State]:
+def _intended(upper_fd: int, chosen: ChangeSet, kept: dict[str, State], seen: Seen | None
+              ) -> dict[str, State]:
     """What each kept path is to become: absent where removed, else what the upper layer
-    holds there (the bytes of a file moved in are those bytes)."""
+    holds there (the bytes of a file moved in are those bytes; a file `seen` read and
+    still the same is not read again)."""
     gone = {c.path for c in chosen if c.kind == "deleted"} | {
         c.previous for c in chosen if c.previous}
+
+    def state(folders: Folders, path: str) -> State:
+        if seen is not None and path in seen.upper:
+            st = folders.lstat(path)
+            read = seen.known("upper", path, st) if st is not None else None
+            if read is not None:
+                return read.state
+        return folders.state(path)
+
     with Folders(upper_fd) as folders:
-        return {path: ABSENT if path in gone else folders.state(path) for path in kept}
+        return {path: ABSENT if path in gone else state(folders, path) for path in kept}
 
 
 def _make(upper_fd: int, ws_fd: int, chosen: ChangeSet, displaced: Displaced) -> None:

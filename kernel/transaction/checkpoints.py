@@ -68,6 +68,7 @@ from kernel.transaction.fsat import (
     state_at,
 )
 from kernel.transaction.restore import Fetch, restore
+from kernel.transaction.seen import Read, Seen
 from kernel.transaction.trash import Trash
 
 DEFAULT_MAX_BYTES = DEFAULT_CHECKPOINT_BYTES
@@ -370,24 +371,32 @@ class Checkpoints:
         finally:
             os.close(fd)
 
-    def _small(self, digests: Iterable[str]) -> dict[str, bytes]:
-        """The bytes of those of `digests` kept in the index."""
+    def _small(self, digests: Iterable[str], columns: str = "digest, data"
+               ) -> list[tuple[Any, ...]]:
+        """`columns` of the rows of those of `digests` whose bytes the index keeps."""
         wanted = sorted(set(digests))
-        small: dict[str, bytes] = {}
+        found: list[tuple[Any, ...]] = []
         with self._lock:
             for start in range(0, len(wanted), 500):
                 batch = wanted[start:start + 500]
-                small.update(self._db.execute(
-                    f"SELECT digest, data FROM blobs WHERE data IS NOT NULL AND digest IN "
-                    f"({','.join('?' * len(batch))})", batch).fetchall())
-        return small
+                found += self._db.execute(
+                    f"SELECT {columns} FROM blobs WHERE data IS NOT NULL AND digest IN "
+                    f"({','.join('?' * len(batch))})", batch).fetchall()
+        return found
 
     def _fetch(self, digests: Iterable[str]) -> Fetch:
-        """The kept bytes of `digests`, those in the index read at once: the bytes, or a
-        read descriptor of the blob file (-1 when neither is kept any more)."""
-        small = self._small(digests)
+        """The kept bytes of `digests`: the bytes, or a read descriptor of the blob file
+        (-1 when neither is kept any more). Those in the index are read together, when the
+        first is asked for (an undo that moves every file back from its stash asks none)."""
+        wanted = list(digests)
+        small: dict[str, bytes] = {}
+        loaded = False
 
         def fetch(digest: str) -> bytes | int:
+            nonlocal loaded
+            if not loaded:
+                small.update(self._small(wanted))
+                loaded = True
             if digest in small:
                 return small[digest]
             try:
@@ -498,8 +507,8 @@ class Checkpoints:
         return UndoResult(undone=(row.call_id,), restored=tuple(sorted(entries)))
 
     def _cannot_restore(self, row: _Row, entries: dict[str, tuple[State, State]]) -> str:
-        in_index = set(self._small(b.digest for b, _a in entries.values()
-                                   if b.kind == "file"))
+        in_index = {digest for (digest,) in self._small(
+            (b.digest for b, _a in entries.values() if b.kind == "file"), "digest")}
         for path, (before, _after) in sorted(entries.items()):
             if before.kind == "other":
                 return f"{path} was a socket, FIFO or device, which cannot be put back"
@@ -572,11 +581,10 @@ class Checkpoints:
         db.executemany("INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                        [(step_id, os.fsencode(path), *_columns(b), *_columns(a))
                         for path, (b, a) in entries.items()])
-        db.executemany("INSERT OR IGNORE INTO blobs(digest, size, data) VALUES (?, ?, ?)",
+        db.executemany("INSERT INTO blobs(digest, size, data) VALUES (?, ?, ?) ON CONFLICT"
+                       "(digest) DO UPDATE SET data = excluded.data WHERE data IS NULL",
                        [(digest, size, recorder.small.get(digest))
                         for digest, size in recorder.sizes.items()])
-        db.executemany("UPDATE blobs SET data = ? WHERE digest = ? AND data IS NULL",
-                       [(data, digest) for digest, data in recorder.small.items()])
         return step_id
 
     def _pending(self, recorder: Recorder, entries: dict[str, tuple[State, State]]) -> int:
@@ -823,26 +831,46 @@ class Recorder:
             self._fd = os.open(self.workspace, DIR_FLAGS)
         return self._fd
 
-    def keep(self, rel_path: str, folders: Folders | None = None) -> None:
+    def keep(self, rel_path: str, folders: Folders | None = None, seen: Seen | None = None
+             ) -> None:
         """Keep what `rel_path` is now (bytes, mode, link text or absence); call before
         changing it. Keeping a path twice keeps the first. The missing folders above an
-        absent path are kept as absent too (a write that makes them is undone whole)."""
+        absent path are kept as absent too (a write that makes them is undone whole).
+        `seen`: what was read of the workspace's files, taken where a file is still that."""
         if rel_path in self.kept:
             return
-        self.kept[rel_path] = self._snapshot(rel_path, folders)
+        self.kept[rel_path] = (self._known(rel_path, folders, seen)
+                               or self._snapshot(rel_path, folders))
         if self.kept[rel_path].kind == "absent":
             for parent in parent_paths(rel_path):
                 if parent in self.kept or self._snapshot(parent, folders).kind != "absent":
                     break
                 self.kept[parent] = ABSENT
 
-    def keep_all(self, paths: Iterable[str], *, durable: bool = False) -> None:
+    def keep_all(self, paths: Iterable[str], *, durable: bool = False,
+                 seen: Seen | None = None) -> None:
         """`keep` each path; `durable`: the kept bytes are on disk when this returns."""
         with Folders(self._root()) as folders:
             for path in paths:
-                self.keep(path, folders)
+                self.keep(path, folders, seen)
         if durable and len(self.sizes) > len(self.small):
             self.owner.blobs.sync()
+
+    def _known(self, rel: str, folders: Folders | None, seen: Seen | None) -> State | None:
+        """The state of `rel` from `seen`, its small bytes kept, when the file is still
+        what was read (kernel.transaction.seen); None: read it."""
+        if seen is None or folders is None or rel not in seen.lower:
+            return None
+        st = folders.lstat(rel)
+        read: Read | None = seen.known("lower", rel, st) if st is not None else None
+        if read is None or read.data is None or self._held + len(read.data) > SMALL_HELD:
+            return None
+        digest = read.state.digest
+        if digest not in self.small:
+            self._held += len(read.data)
+        self.small[digest] = read.data
+        self.sizes[digest] = len(read.data)
+        return read.state
 
     def _snapshot(self, rel: str, folders: Folders | None) -> State:
         if folders is None:

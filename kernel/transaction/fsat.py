@@ -148,6 +148,15 @@ class Folders:
             self._fds[rel] = fd
         return fd
 
+    def lstat(self, rel: str) -> os.stat_result | None:
+        """What `rel` is now, not following a link (None when it or a folder on the way is
+        missing)."""
+        head, name = split(rel)
+        try:
+            return os.stat(name, dir_fd=self.open(head), follow_symlinks=False)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+
     def state(self, rel: str, digest: Callable[[int], str] = hash_fd) -> State:
         """The `State` of `rel` now (absent when a folder on the way is missing); a file's
         digest is `digest(its read descriptor)` (by default its sha256)."""

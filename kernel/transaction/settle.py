@@ -26,9 +26,10 @@ from typing import Protocol
 
 from kernel.transaction.apply import Applied, ApplyError, apply, start_stamp
 from kernel.transaction.changeset import Change, ChangeSet, split_held
-from kernel.transaction.checkpoints import CheckpointError, Checkpoints
+from kernel.transaction.checkpoints import SMALL_BYTES, SMALL_HELD, CheckpointError, Checkpoints
 from kernel.transaction.diff import Shown, shown_changes
 from kernel.transaction.judge import Classify, Held, Judged, judge
+from kernel.transaction.seen import Seen
 from kernel.transaction.upper import read_upper
 
 Ask = Callable[[str, Shown], Awaitable[bool]]
@@ -139,7 +140,8 @@ async def settle(folder: Path, workspace: Path, *, since_ns: int, classify: Clas
     a change to a path the user's deny rule names is not applied, one their ask rule names
     is held."""
     upper = folder / "upper"
-    read = await asyncio.to_thread(read_upper, upper, workspace)
+    seen = Seen(data_up_to=SMALL_BYTES, max_data=SMALL_HELD)
+    read = await asyncio.to_thread(read_upper, upper, workspace, seen)
     found, dropped = without_specials(read, upper)
     found, refused = without_denied(found, rules)
     reviewed = found if review_all else None
@@ -164,7 +166,7 @@ async def settle(folder: Path, workspace: Path, *, since_ns: int, classify: Clas
                        refused=refused)
 
     def applied_now(since: int) -> Applied:
-        return apply(upper, workspace, chosen, since_ns=since, last=True,
+        return apply(upper, workspace, chosen, since_ns=since, last=True, seen=seen,
                      recorder=checkpoints.begin(session_id, call_id, workspace))
 
     try:

@@ -13,7 +13,8 @@ deletion paired with a creation of identical (non-empty) bytes is `renamed`. Bot
 walked through folder descriptors, never following a link (kernel.transaction.fsat), and
 files are compared and hashed a chunk at a time. Added/removed line counts are for display:
 the lines of one side not matched by an equal line of the other (as a multiset), for text
-files up to `COUNT_LINES_UP_TO` bytes.
+files up to `COUNT_LINES_UP_TO` bytes. What was read of each such file is noted
+(kernel.transaction.seen), so applying the change set need not read it again.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from kernel.transaction.fsat import (
     read_link,
     same_bytes,
 )
+from kernel.transaction.seen import Seen
 
 OPAQUE_XATTRS = ("user.overlay.opaque", "trusted.overlay.opaque")
 WHITEOUT_XATTRS = ("user.overlay.whiteout", "trusted.overlay.whiteout")
@@ -51,8 +53,9 @@ class UpperError(OSError):
 
 @dataclass
 class _Found:
-    """The walk's findings: the changes, and rename candidates by size."""
+    """The walk's findings: the changes, rename candidates by size, and what was read."""
 
+    seen: Seen
     changes: dict[str, Change] = field(default_factory=dict)
     deleted_files: dict[int, list[str]] = field(
         default_factory=lambda: collections.defaultdict(list))
@@ -60,8 +63,9 @@ class _Found:
         default_factory=lambda: collections.defaultdict(list))
 
 
-def read_upper(upper: Path, lower: Path) -> ChangeSet:
-    """Every change the upper layer `upper` makes to `lower` (see the module's text)."""
+def read_upper(upper: Path, lower: Path, seen: Seen | None = None) -> ChangeSet:
+    """Every change the upper layer `upper` makes to `lower` (see the module's text);
+    what was read of each changed file is noted in `seen`."""
     try:
         upper_fd = os.open(upper, DIR_FLAGS)
     except OSError as exc:
@@ -72,7 +76,7 @@ def read_upper(upper: Path, lower: Path) -> ChangeSet:
         os.close(upper_fd)
         raise UpperError(exc.errno, f"the workspace {lower} cannot be read: {exc}") from exc
     try:
-        found = _Found()
+        found = _Found(seen if seen is not None else Seen())
         _walk(found, upper_fd, lower_fd, "", opaque=False)
         _pair_renames(found, upper_fd, lower_fd)
         return ChangeSet(tuple(found.changes.values()))
@@ -148,7 +152,8 @@ def _compare(found: _Found, upper_fd: int, lower_fd: int | None, name: str, path
         if low_kind == "dir":
             _deleted_below(found, lower_fd, name, path)
         if kind != "dir":
-            _add(found, _described(upper_fd, None, name, path, "replaced", kind, mode))
+            _add(found, _described(found, upper_fd, None, name, path, "replaced", kind, mode,
+                                   st, None))
     if kind == "dir":
         _compare_dir(found, upper_fd, lower_fd, name, path, mode, low, low_kind)
     elif kind == "file":
@@ -200,7 +205,8 @@ def _compare_file(found: _Found, upper_fd: int, lower_fd: int | None, name: str,
     if low is None:
         if st.st_size:
             found.created_files[st.st_size].append(path)
-        _add(found, _described(upper_fd, None, name, path, "created", "file", mode))
+        _add(found, _described(found, upper_fd, None, name, path, "created", "file", mode,
+                               st, None))
         return
     if low_kind != "file":
         return  # replaced: reported by _compare
@@ -221,7 +227,8 @@ def _compare_file(found: _Found, upper_fd: int, lower_fd: int | None, name: str,
     if kind == "mode":
         _add(found, Change(path, "mode", "file", executable=bool(mode & 0o100)))
     else:
-        _add(found, _described(upper_fd, lower_fd, name, path, "modified", "file", mode))
+        _add(found, _described(found, upper_fd, lower_fd, name, path, "modified", "file",
+                               mode, st, low))
 
 
 def _deleted(found: _Found, lower_fd: int | None, name: str, path: str,
@@ -234,7 +241,8 @@ def _deleted(found: _Found, lower_fd: int | None, name: str, path: str,
     elif kind == "file":
         if low.st_size:
             found.deleted_files[low.st_size].append(path)
-        _add(found, _described(None, lower_fd, name, path, "deleted", "file", 0))
+        _add(found, _described(found, None, lower_fd, name, path, "deleted", "file", 0, None,
+                               low))
     else:
         _add(found, Change(path, "deleted", kind))
 
@@ -255,13 +263,19 @@ def _add(found: _Found, change: Change) -> None:
     found.changes[change.path] = change
 
 
-def _described(upper_fd: int | None, lower_fd: int | None, name: str, path: str,
-               kind: ChangeKind, entry: EntryType, mode: int) -> Change:
-    """A file's change with its line counts (new side in `upper_fd`, old in `lower_fd`)."""
+def _described(found: _Found, upper_fd: int | None, lower_fd: int | None, name: str,
+               path: str, kind: ChangeKind, entry: EntryType, mode: int,
+               up: os.stat_result | None, low: os.stat_result | None) -> Change:
+    """A file's change with its line counts (new side in `upper_fd`, old in `lower_fd`;
+    `up` and `low` their stats, taken before they are read, for `found.seen`)."""
     if entry != "file":
         return Change(path, kind, entry)
-    new = _sample(upper_fd, name)
-    old = _sample(lower_fd, name) if kind != "replaced" else None
+    new = _sample(upper_fd, name, up)
+    old = _sample(lower_fd, name, low) if kind != "replaced" else None
+    if new is not None and up is not None:
+        found.seen.note("upper", path, up, new)
+    if old is not None and low is not None:
+        found.seen.note("lower", path, low, old)
     binary = any(s is not None and b"\0" in s[:BINARY_SNIFF] for s in (new, old))
     added = removed = 0
     if not binary and (new is None or len(new) <= COUNT_LINES_UP_TO) and (
@@ -284,13 +298,21 @@ def line_counts(new: list[bytes], old: list[bytes]) -> tuple[int, int]:
     return sum((new_lines - old_lines).values()), sum((old_lines - new_lines).values())
 
 
-def _sample(dir_fd: int | None, name: str) -> bytes | None:
-    """Up to COUNT_LINES_UP_TO + 1 bytes of the file `name` (None: no such side)."""
+def _sample(dir_fd: int | None, name: str, st: os.stat_result | None) -> bytes | None:
+    """Up to COUNT_LINES_UP_TO + 1 bytes of the file `name` (None: no such side). `st`, its
+    stat when known: a file that gives no more than its size in one read is read whole
+    (one read, sized to it, instead of a chunk and a read that finds its end)."""
     if dir_fd is None:
         return None
     fd = os.open(name, READ_FLAGS, dir_fd=dir_fd)
     try:
-        out = bytearray()
+        if st is not None and st.st_size <= COUNT_LINES_UP_TO:
+            first = os.read(fd, st.st_size + 1)
+            if len(first) <= st.st_size:
+                return first
+            out = bytearray(first)
+        else:
+            out = bytearray()
         while len(out) <= COUNT_LINES_UP_TO:
             chunk = os.read(fd, min(CHUNK, COUNT_LINES_UP_TO + 1 - len(out)))
             if not chunk:
