@@ -26,7 +26,7 @@ import errno
 import os
 import stat
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -114,7 +114,8 @@ def apply(upper: Path, workspace: Path, changes: Sequence[Change], *, since_ns: 
     if not chosen:
         return Applied(chosen)
     with _opened(upper) as upper_fd, _opened(workspace) as ws_fd:
-        found = conflicts(ws_fd, chosen, since_ns, upper_fd)
+        looked: dict[str, os.stat_result | OSError | None] = {}
+        found = conflicts(ws_fd, chosen, since_ns, upper_fd, looked)
         if found:
             return Applied(ChangeSet(), found)
         unusable = [c.path for c in chosen if c.entry == "other" and c.kind != "deleted"]
@@ -122,9 +123,10 @@ def apply(upper: Path, workspace: Path, changes: Sequence[Change], *, since_ns: 
             raise ApplyError(0, f"a socket, FIFO or device cannot be applied: {unusable}")
         touched = sorted({c.path for c in chosen} | {c.previous for c in chosen if c.previous})
         try:
-            recorder.keep_all(touched, durable=durable, seen=seen)
-            recorder.pending(_intended(upper_fd, chosen, recorder.kept, seen))
-            _make(upper_fd, ws_fd, chosen, recorder.owner.trash.take)
+            recorder.keep_all(touched, durable=durable, seen=seen, looked=looked)
+            sources: dict[str, os.stat_result] = {}
+            recorder.pending(_intended(upper_fd, chosen, recorder.kept, seen, sources))
+            _make(upper_fd, ws_fd, chosen, recorder.owner.trash.take, sources)
             if durable:
                 syncfs(ws_fd)
         except BaseException as exc:
@@ -155,23 +157,25 @@ def _describe(st: os.stat_result | None) -> str:
             "other": "a special file"}[entry_type(st.st_mode)]
 
 
-def conflicts(ws_fd: int, chosen: ChangeSet, since_ns: int,
-              upper_fd: int) -> tuple[Conflict, ...]:
+def conflicts(ws_fd: int, chosen: ChangeSet, since_ns: int, upper_fd: int,
+              looked: dict[str, os.stat_result | OSError | None] | None = None
+              ) -> tuple[Conflict, ...]:
     """Every target of `chosen` that is not as the command saw it (see the module's text).
     A new path whose upper entry the overlay copied up (it carries an `origin` mark: it was
     in the workspace, here or under another name) in a folder changed meanwhile is taken
     for a file removed meanwhile (a hard link or a moved file in a folder the user
-    changed is asked about too: asking once too often is safe)."""
+    changed is asked about too: asking once too often is safe). `looked` gets what each
+    path it looked at was (its lstat; None: nothing; an OSError: unreachable)."""
     with Folders(ws_fd) as folders:
-        return _conflicts(folders, chosen, since_ns, upper_fd)
+        return _conflicts(folders, chosen, since_ns, upper_fd,
+                          looked if looked is not None else {})
 
 
-def _conflicts(folders: Folders, chosen: ChangeSet, since_ns: int,
-               upper_fd: int) -> tuple[Conflict, ...]:
+def _conflicts(folders: Folders, chosen: ChangeSet, since_ns: int, upper_fd: int,
+               seen: dict[str, os.stat_result | OSError | None]) -> tuple[Conflict, ...]:
     ws_fd = folders.root_fd
     by_path = {c.path: c for c in chosen}
     found: list[Conflict] = []
-    seen: dict[str, os.stat_result | OSError | None] = {}
 
     def look(path: str) -> os.stat_result | OSError | None:
         if path not in seen:
@@ -289,11 +293,11 @@ def _judge(st: os.stat_result | OSError | None, expected: tuple[EntryType | None
     return ""
 
 
-def _intended(upper_fd: int, chosen: ChangeSet, kept: dict[str, State], seen: Seen | None
-              ) -> dict[str, State]:
+def _intended(upper_fd: int, chosen: ChangeSet, kept: dict[str, State], seen: Seen | None,
+              sources: dict[str, os.stat_result]) -> dict[str, State]:
     """What each kept path is to become: absent where removed, else what the upper layer
     holds there (the bytes of a file moved in are those bytes; a file `seen` read and
-    still the same is not read again)."""
+    still the same is not read again, and its lstat goes to `sources` for `_make`)."""
     gone = {c.path for c in chosen if c.kind == "deleted"} | {
         c.previous for c in chosen if c.previous}
 
@@ -301,7 +305,8 @@ def _intended(upper_fd: int, chosen: ChangeSet, kept: dict[str, State], seen: Se
         if seen is not None and path in seen.upper:
             st = folders.lstat(path)
             read = seen.known("upper", path, st) if st is not None else None
-            if read is not None:
+            if st is not None and read is not None:
+                sources[path] = st
                 return read.state
         return folders.state(path)
 
@@ -309,9 +314,11 @@ def _intended(upper_fd: int, chosen: ChangeSet, kept: dict[str, State], seen: Se
         return {path: ABSENT if path in gone else state(folders, path) for path in kept}
 
 
-def _make(upper_fd: int, ws_fd: int, chosen: ChangeSet, displaced: Displaced) -> None:
+def _make(upper_fd: int, ws_fd: int, chosen: ChangeSet, displaced: Displaced,
+          sources: Mapping[str, os.stat_result]) -> None:
     """The changes, in the order that keeps every step possible (see the module's text);
-    removed files go to `displaced`."""
+    removed files go to `displaced`. `sources`: the upper entries' lstats `_intended`
+    took (the upper layer is Reins' own folder, which nothing else writes meanwhile)."""
     removals = [c.previous for c in chosen if c.previous]
     removals += [c.path for c in chosen if c.kind in ("deleted", "replaced")]
     for path in sorted(set(removals), reverse=True):
@@ -324,7 +331,8 @@ def _make(upper_fd: int, ws_fd: int, chosen: ChangeSet, displaced: Displaced) ->
                 continue
             head, name = split(change.path)
             up = uppers.open(head)
-            source = os.stat(name, dir_fd=up, follow_symlinks=False)
+            source = sources.get(change.path) or os.stat(name, dir_fd=up,
+                                                         follow_symlinks=False)
             if entry_type(source.st_mode) != change.entry:
                 raise ApplyError(0, f"{change.path} is not a {change.entry} in the upper layer")
             _put(up, folders.open(head), name, change, source, modes)

@@ -35,7 +35,7 @@ import sqlite3
 import stat
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -74,7 +74,7 @@ from kernel.transaction.trash import Trash
 DEFAULT_MAX_BYTES = DEFAULT_CHECKPOINT_BYTES
 """The `checkpoints.max_bytes` setting when it is not set (kernel.setting_records)."""
 OUTSIDE = "changed outside Reins"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 SMALL_BYTES = 64 << 10
 """Kept bytes up to this size are rows of the index, larger ones files."""
 SMALL_HELD = 32 << 20
@@ -87,9 +87,11 @@ _MIGRATIONS = {
     2: ("ALTER TABLE steps ADD COLUMN state TEXT NOT NULL DEFAULT 'done'",
         "ALTER TABLE steps ADD COLUMN owner TEXT NOT NULL DEFAULT ''",
         "ALTER TABLE blobs ADD COLUMN data BLOB"),
+    3: ("DROP INDEX IF EXISTS entries_path",),
 }
 """Each schema version's steps from the one before (v2: steps written before they are
-applied, small kept bytes in the index)."""
+applied, small kept bytes in the index; v3: no index of entries by path, which every step's
+write paid for and only an undo that is refused read)."""
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS steps (
     id INTEGER PRIMARY KEY,
@@ -114,7 +116,6 @@ CREATE TABLE IF NOT EXISTS entries (
     after_digest BLOB NOT NULL,
     PRIMARY KEY (step_id, path)
 );
-CREATE INDEX IF NOT EXISTS entries_path ON entries(path, step_id);
 CREATE INDEX IF NOT EXISTS entries_blob ON entries(before_digest) WHERE before_kind = 'file';
 CREATE TABLE IF NOT EXISTS blobs (digest TEXT PRIMARY KEY, size INTEGER NOT NULL);
 """
@@ -533,28 +534,40 @@ class Checkpoints:
                     if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
                         raise
                     blocked.append(Blocked(path, "a folder on the way is now a link or a file"))
+        stopped: list[tuple[str, State | None]] = []
         for path, (before, after) in sorted(entries.items()):
             if path not in now_states:
                 continue
             now = now_states[path]
             if now != after:
-                blocked.append(self._who(row, path, now))
+                stopped.append((path, now))
             elif after.kind == "dir" and before.kind != "dir":
-                blocked.extend(self._who(row, f"{path}/{name}", None)
-                               for name in sorted(_listdir(ws_fd, path))
+                stopped.extend((f"{path}/{name}", None) for name in sorted(_listdir(ws_fd, path))
                                if f"{path}/{name}" not in entries)
+        if stopped:
+            later = self._later(row)
+            blocked.extend(self._who(later.get(path, []), path, now) for path, now in stopped)
         return blocked
 
-    def _who(self, row: _Row, path: str, now: State | None) -> Blocked:
-        """Who changed `path` after the step `row`: the newest later call whose step left
-        it as it is now (`now` None: that touched it at all); failing a call, the newest
-        undo that did; else someone outside Reins."""
+    def _later(self, row: _Row) -> dict[str, list[tuple[Any, ...]]]:
+        """What the done steps after `row` in its workspace left at each path they touched,
+        newest first: (call_id, undoes, after kind, mode, digest). One read for all the
+        paths an undo stops at (no index by path: it would cost every step's write)."""
         with self._lock:
-            later = self._db.execute(
-                "SELECT s.call_id, s.undoes, e.after_kind, e.after_mode, e.after_digest "
-                "FROM entries e JOIN steps s ON s.id = e.step_id WHERE e.path = ? AND s.id > ?"
-                " AND s.workspace = ? AND s.state = 'done' ORDER BY s.id DESC",
-                (os.fsencode(path), row.id, os.fsencode(row.workspace))).fetchall()
+            rows = self._db.execute(
+                "SELECT e.path, s.call_id, s.undoes, e.after_kind, e.after_mode, "
+                "e.after_digest FROM steps s JOIN entries e ON e.step_id = s.id WHERE "
+                "s.id > ? AND s.workspace = ? AND s.state = 'done' ORDER BY s.id DESC",
+                (row.id, os.fsencode(row.workspace))).fetchall()
+        later: dict[str, list[tuple[Any, ...]]] = {}
+        for path, *rest in rows:
+            later.setdefault(os.fsdecode(path), []).append(tuple(rest))
+        return later
+
+    def _who(self, later: list[tuple[Any, ...]], path: str, now: State | None) -> Blocked:
+        """Who changed `path` after the step whose `later` steps' entries of it are given:
+        the newest later call whose step left it as it is now (`now` None: that touched it
+        at all); failing a call, the newest undo that did; else someone outside Reins."""
         matching = [r for r in later if now is None or _state(*r[2:]) == now]
         for call_id, undoes, *_after in matching:
             if undoes is None:
@@ -831,15 +844,15 @@ class Recorder:
             self._fd = os.open(self.workspace, DIR_FLAGS)
         return self._fd
 
-    def keep(self, rel_path: str, folders: Folders | None = None, seen: Seen | None = None
-             ) -> None:
+    def keep(self, rel_path: str, folders: Folders | None = None, seen: Seen | None = None,
+             looked: Mapping[str, os.stat_result | OSError | None] | None = None) -> None:
         """Keep what `rel_path` is now (bytes, mode, link text or absence); call before
         changing it. Keeping a path twice keeps the first. The missing folders above an
         absent path are kept as absent too (a write that makes them is undone whole).
         `seen`: what was read of the workspace's files, taken where a file is still that."""
         if rel_path in self.kept:
             return
-        self.kept[rel_path] = (self._known(rel_path, folders, seen)
+        self.kept[rel_path] = (self._known(rel_path, folders, seen, looked)
                                or self._snapshot(rel_path, folders))
         if self.kept[rel_path].kind == "absent":
             for parent in parent_paths(rel_path):
@@ -848,21 +861,26 @@ class Recorder:
                 self.kept[parent] = ABSENT
 
     def keep_all(self, paths: Iterable[str], *, durable: bool = False,
-                 seen: Seen | None = None) -> None:
-        """`keep` each path; `durable`: the kept bytes are on disk when this returns."""
+                 seen: Seen | None = None,
+                 looked: Mapping[str, os.stat_result | OSError | None] | None = None) -> None:
+        """`keep` each path; `durable`: the kept bytes are on disk when this returns.
+        `looked`: each path's lstat, when the caller has just taken it (apply's check)."""
         with Folders(self._root()) as folders:
             for path in paths:
-                self.keep(path, folders, seen)
+                self.keep(path, folders, seen, looked)
         if durable and len(self.sizes) > len(self.small):
             self.owner.blobs.sync()
 
-    def _known(self, rel: str, folders: Folders | None, seen: Seen | None) -> State | None:
+    def _known(self, rel: str, folders: Folders | None, seen: Seen | None,
+               looked: Mapping[str, os.stat_result | OSError | None] | None) -> State | None:
         """The state of `rel` from `seen`, its small bytes kept, when the file is still
         what was read (kernel.transaction.seen); None: read it."""
         if seen is None or folders is None or rel not in seen.lower:
             return None
-        st = folders.lstat(rel)
-        read: Read | None = seen.known("lower", rel, st) if st is not None else None
+        st = looked.get(rel) if looked is not None and rel in looked else folders.lstat(rel)
+        if not isinstance(st, os.stat_result):
+            return None
+        read: Read | None = seen.known("lower", rel, st)
         if read is None or read.data is None or self._held + len(read.data) > SMALL_HELD:
             return None
         digest = read.state.digest

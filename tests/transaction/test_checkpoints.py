@@ -261,8 +261,9 @@ def test_a_steps_diff_is_bounded(ws: Path, checkpoints: Checkpoints):
 
 
 def test_an_index_of_schema_1_is_migrated_and_its_steps_still_undo(ws: Path, tmp_path: Path):
-    """Schema 1 (steps only written when done, every kept file a blob file): opened by
-    this Reins, its steps are listed and undone from their blob files."""
+    """Schema 1 (steps only written when done, every kept file a blob file, entries indexed
+    by path): opened by this Reins, its steps are listed and undone from their blob files,
+    and the index by path is gone (schema 3)."""
     from kernel.transaction.blobs import Blobs
     from kernel.transaction.checkpoints import _SCHEMA
 
@@ -275,7 +276,7 @@ def test_an_index_of_schema_1_is_migrated_and_its_steps_still_undo(ws: Path, tmp
     finally:
         os.close(fd)
     db = sqlite3.connect(root / "index.sqlite3")
-    db.executescript(_SCHEMA)
+    db.executescript(_SCHEMA + "CREATE INDEX entries_path ON entries(path, step_id);")
     db.execute("PRAGMA user_version = 1")
     db.execute("INSERT INTO steps(id, session_id, call_id, at, workspace, changes) VALUES "
                "(1, 's1', 'c1', 0, ?, ?)", (os.fsencode(str(ws)), json.dumps(
@@ -292,5 +293,7 @@ def test_an_index_of_schema_1_is_migrated_and_its_steps_still_undo(ws: Path, tmp
         assert migrated.undo("s1", "c1").ok
     assert (ws / "a.txt").read_text() == "a0\n"
     db = sqlite3.connect(root / "index.sqlite3")
-    assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 3
+    assert db.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND name = "
+                      "'entries_path'").fetchall() == []
     db.close()
