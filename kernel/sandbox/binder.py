@@ -121,9 +121,11 @@ def overlay_options(overlay: Overlay) -> bytes:
     removing a folder of the workspace (`rm -rf build`, `mv dir x`) fails with EIO.
 
     `volatile`, where the kernel takes it: the overlay never syncs its upper layer, neither
-    each file it copies up (a command appending to a 1,000 MiB file took 0.63 s with the
-    copy-up's fsync, 0.28 s without, `cp` 0.31 s) nor when a command calls fsync or syncfs.
-    Nothing durable rests on the upper layer. What a command changes reaches the workspace
+    each file it copies up (a command appending to a 1,000 MiB file: 0.72-0.82 s with the
+    copy-up's fsync, 0.31-0.35 s without, `cp` 0.30-0.37 s) nor when a command calls fsync
+    or syncfs. The bytes of a change that is applied are written once, by the apply's
+    syncfs; those of one discarded or refused never need be. Nothing durable rests on the
+    upper layer. What a command changes reaches the workspace
     only through kernel.transaction.apply: each file is renamed in (same file system) or
     copied in, and a durable apply then calls syncfs on the workspace's file system, which
     writes every dirty page of it, the renamed files' included. A call folder whose kernel
