@@ -196,8 +196,9 @@ def _linked_workspace(root: Path) -> Path:
 def _copy_up_figures(folder: Path, made_ahead_in: Callable[..., Callable[[], float]]) -> None:
     """Issue 28: a command appending to a 1,000 MiB workspace file (just under the 1 GiB file
     size limit a command has), as a transaction: the overlay copies the file up before the
-    append (what it costs against `cp` of the same file by hand), and its change set is
-    read; the kernel's memory stays flat."""
+    append (what it costs against `cp` of the same file by hand; mounted `volatile` where
+    the kernel takes it, the copy is not synced: kernel.sandbox.binder.overlay_options),
+    and its change set is read; nothing is applied; the kernel's memory stays flat."""
     folder.mkdir()
     big = folder / "big.bin"
     subprocess.run(["/bin/sh", "-c", f"dd if=/dev/zero bs=1M count=1000 status=none > {big}"],

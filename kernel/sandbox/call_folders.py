@@ -64,18 +64,32 @@ def _hold(folder: Path) -> None:
 
 
 def remove_tree(folder: Path) -> None:
-    """Remove a folder tree. The overlay leaves folders of mode 0 in `work/`, and a command
-    may leave some in `upper/`: they are made enterable first."""
+    """Remove a folder tree. The overlay leaves folders of mode 0 in `work/`, three deep
+    with `volatile` (`work/work/incompat/volatile/`), and a command may leave some in
+    `upper/`: a folder that cannot be entered is made enterable first, with every folder
+    below it (a user without CAP_DAC_OVERRIDE could not enter the deeper ones)."""
     def enterable(_function: object, path: str, _exc: object) -> None:
         with contextlib.suppress(OSError):
             os.chmod(os.path.dirname(path), 0o700)
             if os.path.isdir(path) and not os.path.islink(path):
-                os.chmod(path, 0o700)
+                _enterable_below(path)
                 shutil.rmtree(path, ignore_errors=True)
             else:
                 os.unlink(path)
 
     shutil.rmtree(folder, onerror=enterable)
+
+
+def _enterable_below(top: str) -> None:
+    """Mode 0700 on `top` and every folder below it, each before it is walked into; a link
+    is never followed (os.walk does not enter one, and none is changed)."""
+    os.chmod(top, 0o700)
+    for parent, folders, _files in os.walk(top):
+        for name in folders:
+            path = os.path.join(parent, name)
+            if not os.path.islink(path):
+                with contextlib.suppress(OSError):
+                    os.chmod(path, 0o700)
 
 
 def held_here(folder: Path) -> bool:

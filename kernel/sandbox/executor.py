@@ -60,6 +60,7 @@ from kernel.sandbox.launcher import (
 from kernel.sandbox.limits import ResourceLimits, describe_stop, size_words
 from kernel.sandbox.marks import Mark
 from kernel.sandbox.network import FIX_PASTA, NetworkScope, Pasta, find_pasta, resolv_conf, scope
+from kernel.sandbox.overlay_probe import overlay_status
 from kernel.sandbox.pids import CgroupError, CommandCgroup, remove_when_empty
 from kernel.sandbox.pin import PinStage, links_to_pin
 from kernel.sandbox.proctree import ProcId, alive, descendants, signal_all
@@ -448,7 +449,8 @@ class CommandExecutor:
                                                                        request.workspace))
                 ws = str(request.workspace)
                 stage = PinStage((), Overlay(ws, TRANSACTION_FOLDER,
-                                             hidden_secrets(ws, request.marks)))
+                                             hidden_secrets(ws, request.marks),
+                                             overlay_status().volatile))
             elif pins := links_to_pin(str(request.workspace), request.marks):
                 stage = PinStage(pins)
             try:

@@ -63,6 +63,9 @@ def test_a_killed_kernels_command_is_kept_aside_and_told_never_applied(cli: Cli)
     if proc.stderr is not None:
         proc.stderr.close()
     assert orphan.is_dir() and not (cli.workspace / "p.txt").exists()
+    if os.geteuid() == 0:  # the mark of a volatile overlay (mode 0): only root sees it here
+        marked = (orphan / "work/work/incompat/volatile").is_dir()
+        assert marked == overlay_status().volatile
 
     living = new_transaction(cli.paths, cli.workspace)  # another kernel's, in use
     (living / "upper/mine.txt").write_text("in use\n")
