@@ -72,27 +72,34 @@ def mcp_state_dir(paths: AppPaths, server: str) -> Path:
 
 
 def sandboxed_env(env: Mapping[str, str], state: Path) -> dict[str, str]:
-    """The server's environment with its caches, state and data in its state folder (XDG,
-    npm and uv look there) and TMPDIR the sandbox's private /tmp."""
-    return {**env, "XDG_CACHE_HOME": f"{state}/cache", "XDG_STATE_HOME": f"{state}/state",
+    """The server's environment with its HOME, caches, state and data in its state folder
+    (the home itself is not shown: kernel.sandbox.server) and TMPDIR the sandbox's private
+    /tmp."""
+    return {**env, "HOME": str(state), "XDG_CACHE_HOME": f"{state}/cache",
+            "XDG_STATE_HOME": f"{state}/state",
             "XDG_DATA_HOME": f"{state}/data", "npm_config_cache": f"{state}/npm",
             "UV_CACHE_DIR": f"{state}/uv", "TMPDIR": "/tmp"}
 
 
 def sandboxed_launch(config: McpServerConfig, env: Mapping[str, str], *, paths: AppPaths,
-                     bwrap: str, disable_userns: bool, pasta: str | None) -> ServerLaunch:
+                     bwrap: str, disable_userns: bool, pasta: str | None,
+                     settings: ExecSettings | None = None) -> ServerLaunch:
     """A server under bubblewrap: the internet through `pasta` (None: the host's network,
     the user's own `exec.local_network`), its `cwd` as its workspace, its state folder
-    writable, the home read-only with its secret locations hidden."""
+    writable as its HOME, and of the rest what a command sees (its PATH's tool folders and
+    `exec.read_only_paths` of `settings`) with what its entry names
+    (kernel.sandbox.server)."""
+    settings = settings or ExecSettings()
     state = mcp_state_dir(paths, config.name)
     state.mkdir(parents=True, exist_ok=True)
+    state = state.resolve()  # where the sandbox shows it
     inner = sandboxed_env(env, state)
     program = (resolve_command(config.command, env.get("PATH", "")), *config.args)
     home = Path(env["HOME"])
     workspace = safe_workspace(config.cwd, home, paths) if config.cwd else None
     marks = server_marks(workspace, home, paths) if workspace is not None else {}
     stage = PinStage(links_to_pin(workspace, marks.values())) if workspace is not None else None
-    start = ServerStart(pasta, stage, (workspace, os.path.realpath(state)) if workspace else None)
+    start = ServerStart(pasta, stage, (workspace, str(state)) if workspace else None)
     argv = server_bwrap_argv(bwrap, program=program, state=state, workspace=workspace,
                              real_home=home, paths=paths, disable_userns=disable_userns,
                              handshake_fds=start.child_fds,
@@ -100,7 +107,9 @@ def sandboxed_launch(config: McpServerConfig, env: Mapping[str, str], *, paths: 
                              resolv_conf=resolv_conf(paths.data / "sandbox-net"),
                              marks=marks,
                              stage_fds=start.stage.child_fds if start.stage else None,
-                             seccomp_fd=start.seccomp_fd)
+                             seccomp_fd=start.seccomp_fd,
+                             path_vars=settings.path_vars(env),
+                             read_only_paths=map(str, settings.shown_paths()))
     return ServerLaunch(tuple(argv), inner, config.cwd or str(state), start)
 
 
@@ -126,6 +135,7 @@ def launch_builder(paths: AppPaths, exec_settings: ExecSettings | None = None,
             raise ServerSandboxUnavailable(f"the entry asks for a sandbox, whose network needs "
                                            f"pasta, which is not installed ({FIX_PASTA})")
         return sandboxed_launch(config, env, paths=paths, bwrap=status.bwrap_path,
-                                disable_userns=status.nested_userns_blocked, pasta=pasta)
+                                disable_userns=status.nested_userns_blocked, pasta=pasta,
+                                settings=settings)
 
     return launch_for

@@ -27,14 +27,10 @@ command never needs (kernel.sandbox.seccomp: keyrings, mounts, namespaces, bpf, 
 
 from __future__ import annotations
 
-import functools
 import os
-import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from kernel.hardlinks import anchored
-from kernel.pathrules import SECRET_PATTERNS
 from kernel.paths import AppPaths
 from kernel.sandbox.marks import Mark
 from kernel.sandbox.seccomp import seccomp_args
@@ -63,18 +59,9 @@ NAMESPACE_FLAGS = (
 NO_NESTED_USERNS = ("--disable-userns",)
 """No user namespace can be made inside (where it would bring a full set of capabilities
 back, if only over namespaces of its own): bubblewrap 0.8 and later."""
-SESSION_SOCKETS = ("/run/user", "/var/run/docker.sock", "/run/docker.sock")
-"""What an MCP server's sandbox hides of the root it shows (a command's has no /run)."""
 TRANSACTION_FOLDER = "/tmp/.reins-transaction"
 """Where a command's sandbox shows the call's folder until the binder has mounted the
 overlay from it and detached it (on the sandbox's private /tmp)."""
-
-
-def base_mounts() -> list[str]:
-    """The base of an MCP server's sandbox (kernel.sandbox.server): the root read-only, a
-    minimal /dev, a fresh /proc, a private /tmp. Commands get a view built from nothing
-    instead (`command_view`)."""
-    return ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
 
 
 def probe_mounts() -> list[str]:
@@ -109,31 +96,6 @@ def resolv_mounts(resolv_conf: Path) -> list[str]:
     """`resolv_conf` (kernel.sandbox.network) shown as the system's resolv.conf."""
     target = os.path.realpath("/etc/resolv.conf")
     return ["--ro-bind", str(resolv_conf), target] if os.path.isfile(target) else []
-
-
-@functools.cache
-def _session_sockets() -> tuple[str, ...]:
-    """The session socket paths with symlinks resolved (/var/run is often /run)."""
-    return tuple(dict.fromkeys(os.path.realpath(p) for p in SESSION_SOCKETS))
-
-
-def _hide(path: str) -> list[str]:
-    """Mount something empty over `path` (a tmpfs for a folder, /dev/null for a file)."""
-    try:
-        mode = os.lstat(path).st_mode
-    except OSError:
-        return []
-    if stat.S_ISDIR(mode):
-        return ["--tmpfs", path]
-    if stat.S_ISLNK(mode):
-        return []
-    return ["--ro-bind", "/dev/null", path]
-
-
-def home_secrets(home: str) -> list[str]:
-    """The secret locations of kernel.pathrules anchored at the home folder (`~/.ssh`,
-    `~/.cargo/credentials.toml`, `~/.bash_history`), as they exist now."""
-    return anchored(home, SECRET_PATTERNS)
 
 
 def hidden_secrets(workspace: str, marks: Iterable[Mark]) -> list[tuple[str, bool]]:

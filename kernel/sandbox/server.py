@@ -6,39 +6,37 @@ the same namespaces as a command (`NAMESPACE_FLAGS`: its own user namespace with
 capability, pid, ipc, uts; no nested user namespace where bubblewrap can forbid it) and,
 with `own_network`, a network namespace of its own that kernel.sandbox.server_start gives
 the internet through pasta (not this machine's loopback services or abstract sockets);
-without it, it shares the host's network (the user's `exec.local_network`). Its mounts, in
-order (later ones lie on top of earlier ones):
-1. the root read-only, the user's home with it (git identity and the user's tools are
-   read, nothing in the home can be changed), a minimal /dev, a fresh /proc, a private /tmp;
-2. the secret locations of kernel.pathrules in the home hidden, and the sockets of the
-   user's session (/run/user: D-Bus, keyring, agents; the Docker socket);
-3. its workspace (the entry's `cwd`, when it has one) read-write, with the secrets in it
+without it, it shares the host's network (the user's `exec.local_network`). It sees of the
+machine what a command sees, built from nothing (kernel.sandbox.view: the system folders,
+`/etc` minus what others may not read, the login PATH's tool folders and
+`exec.read_only_paths`, all read-only with the one list of secret locations hidden; no
+`/run`, `/var`, `/srv`, `/opt`, `/home`, so no host socket by path and no secret outside),
+and besides, read-only, what its entry names: its program's folder, shown as a PATH folder
+is, and each argument that is an existing absolute path (a file's folder), unless that is
+too broad (`/`, a top-level folder, the home or above it). Its mounts, in order:
+1. that view's system part, and a fresh /proc with the keyrings' listings hidden;
+2. its workspace (the entry's `cwd`, when it has one) read-write, with the secrets in it
    hidden and its protected entries (git directories and what git reads in them as code,
    editor folders, …) read-only at any depth, as for commands (kernel.sandbox.marks), since
    those run outside the sandbox later, and its marked links bound onto themselves before
    it starts (kernel.sandbox.pin); between calls all of it is read-only, writable only
    while a call is in flight (kernel.sandbox.workspace_gate: a server lives long, and what
    a thread of its own made between calls would not be undone);
-4. Reins' own config and data folders hidden (the sandbox homes commands write lie there);
-5. its own state folder (under Reins' data) read-write: its HOME-independent caches;
-6. the hiding tmpfs mounts of step 4 remounted read-only.
+3. the view's rest: Reins' own folders hidden where something shown holds them, its own
+   state folder (under Reins' data) read-write as its HOME, and the root sealed.
 The seccomp filter of commands (kernel.sandbox.seccomp) is installed on it too.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from kernel.paths import AppPaths
 from kernel.sandbox.bwrap import (
     NAMESPACE_FLAGS,
     NO_NESTED_USERNS,
-    _hide,
-    _session_sockets,
-    base_mounts,
-    home_secrets,
     mark_mounts,
     proc_hides,
     resolv_mounts,
@@ -48,7 +46,7 @@ from kernel.sandbox.marks import Mark
 from kernel.sandbox.pin import staged_shell
 from kernel.sandbox.samefiles import look_up, same_marks
 from kernel.sandbox.seccomp import seccomp_args
-from kernel.sandbox.view import inside
+from kernel.sandbox.view import View, inside, plan_view, too_broad, view_facts
 from kernel.sandbox.workspace_index import WorkspaceIndex, sandbox_marks
 
 
@@ -71,6 +69,8 @@ def server_bwrap_argv(
     marks: Mapping[str, Mark] | None = None,
     stage_fds: tuple[int, int] | None = None,
     seccomp_fd: int | None = None,
+    path_vars: Iterable[str] = (),
+    read_only_paths: Iterable[str] = (),
 ) -> list[str]:
     """`bwrap … -- PROGRAM` for one server (see the module docstring); it starts in its
     workspace, else in its state folder. Raises UnsafeServerSandbox for a workspace that is
@@ -81,23 +81,23 @@ def server_bwrap_argv(
     `marks` are `server_marks(...)` (made here when None); with a workspace, PROGRAM runs
     after the stage of `stage_fds` (kernel.sandbox.pin: its links pinned, the workspace made
     read-only), which needs `handshake_fds`. `seccomp_fd` holds the filter bwrap installs on
-    PROGRAM (kernel.sandbox.seccomp, as for a command)."""
-    home = os.path.realpath(real_home)
+    PROGRAM (kernel.sandbox.seccomp, as for a command). `path_vars` (PATH-like strings: the
+    login PATH, `exec.path`) and `read_only_paths` (`exec.read_only_paths`) are shown as for
+    a command."""
     ws = safe_workspace(workspace, real_home, paths)
+    view = server_view(program=program, state=str(state), workspace=ws,
+                       home=os.path.realpath(real_home), paths=paths, path_vars=path_vars,
+                       read_only_paths=read_only_paths)
     argv = [bwrap, *NAMESPACE_FLAGS, *(NO_NESTED_USERNS if disable_userns else ())]
     if handshake_fds is not None:
         info_fd, block_fd = handshake_fds
         argv += [*(["--unshare-net"] if own_network else []), "--info-fd", str(info_fd),
                  "--block-fd", str(block_fd)]
     argv += seccomp_args(seccomp_fd)
-    argv += base_mounts()
+    argv += view.system_argv()
     argv += proc_hides()
     if handshake_fds is not None and own_network and resolv_conf is not None:
         argv += resolv_mounts(resolv_conf)
-    for secret in home_secrets(home):
-        argv += _hide(secret)
-    for socket in _session_sockets():
-        argv += _hide(socket)
     if ws is not None:
         if marks is None:
             marks = server_marks(ws, real_home, paths)
@@ -105,14 +105,35 @@ def server_bwrap_argv(
             raise ValueError("a server's workspace is made read-only from a stage")
         program = staged_shell(*stage_fds, program)
         argv += ["--bind", ws, ws, *mark_mounts(ws, marks.values())]
-    hidden = [folder for folder in _own_folders(paths) if os.path.isdir(folder)]
-    for folder in hidden:
-        argv += ["--tmpfs", folder]
-    argv += ["--bind", str(state), str(state)]
-    for folder in hidden:
-        argv += ["--remount-ro", folder]
+    argv += view.after_argv()
     argv += ["--chdir", ws or str(state), "--", *program]
     return argv
+
+
+def server_view(*, program: Sequence[str], state: str, workspace: str | None, home: str,
+                paths: AppPaths, path_vars: Iterable[str] = (),
+                read_only_paths: Iterable[str] = ()) -> View:
+    """What a server sees of the machine (see the module docstring): a command's view with
+    its state folder as its home, and what its entry names."""
+    own = [*path_vars, *([os.path.dirname(program[0])] if program and os.path.isabs(
+        program[0]) else [])]
+    named = [shown for shown in map(lambda arg: entry_path(arg, home), program[1:])
+             if shown is not None]
+    return plan_view(view_facts(
+        workspace=workspace, sandbox_home=os.path.realpath(state), home=home,
+        own_folders=_own_folders(paths), path_vars=own,
+        read_only_paths=[*map(os.path.realpath, read_only_paths), *named]))
+
+
+def entry_path(arg: str, home: str) -> str | None:
+    """The folder an entry's argument names, shown to its server read-only: the argument
+    when it is an existing absolute folder, its folder when a file; None for anything
+    else, or a folder too broad to show (kernel.sandbox.view.too_broad)."""
+    if not os.path.isabs(arg) or not os.path.exists(arg):
+        return None
+    resolved = os.path.realpath(arg)
+    folder = resolved if os.path.isdir(resolved) else os.path.dirname(resolved)
+    return None if too_broad(folder, home) else folder
 
 
 def safe_workspace(workspace: Path | str | None, real_home: Path, paths: AppPaths

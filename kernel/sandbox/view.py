@@ -137,7 +137,8 @@ class ViewFacts:
     """Everything `plan_view` decides from (`view_facts` gathers it; paths resolved)."""
 
     host: HostFacts
-    workspace: str
+    workspace: str | None
+    """None for a sandbox without one (an MCP server's, kernel.sandbox.server)."""
     sandbox_home: str
     home: str
     own_folders: tuple[str, ...] = ()
@@ -164,7 +165,7 @@ def _system_roots(host: HostFacts) -> list[str]:
     return [*SYSTEM, *(path for path, _ in host.top)]
 
 
-def _too_broad(folder: str, home: str) -> bool:
+def too_broad(folder: str, home: str) -> bool:
     """Showing `folder` would show far more than a tool: `/`, a top-level folder, the home,
     a folder above it, or `~/.local` (every application's data)."""
     return (folder.count("/") < 2 or inside(home, folder)
@@ -175,9 +176,9 @@ def tool_folder(folder: str, home: str) -> str | None:
     """The folder shown for the PATH folder `folder`: its parent for a `bin`, `sbin` or
     `shims`, unless too broad (then itself); None when itself is too broad."""
     parent = os.path.dirname(folder)
-    if os.path.basename(folder) in TOOL_FOLDERS and not _too_broad(parent, home):
+    if os.path.basename(folder) in TOOL_FOLDERS and not too_broad(parent, home):
         return parent
-    return None if _too_broad(folder, home) else folder
+    return None if too_broad(folder, home) else folder
 
 
 def shown_folders(facts: ViewFacts) -> list[tuple[str, str]]:
@@ -235,8 +236,8 @@ def plan_view(facts: ViewFacts) -> View:
     folders = shown_folders(facts)
     system += [Mount(folder, "read-only", why) for folder, why in folders]
     for path, folder in sorted(facts.secrets):
-        if any(inside(path, shown) for shown, _ in folders) and not inside(path,
-                                                                           facts.workspace):
+        if any(inside(path, shown) for shown, _ in folders) and not (
+                facts.workspace is not None and inside(path, facts.workspace)):
             system.append(Mount(path, "hidden", "a secret location (kernel.pathrules)",
                                 folder=folder))
     return View(tuple(system), tuple(_after(facts, [f for f, _ in folders])))
@@ -248,9 +249,10 @@ SEALED_ROOT = Mount("/", "sealed", "nothing can be made outside the writable fol
 def _after(facts: ViewFacts, folders: Sequence[str]) -> list[Mount]:
     """Reins' own folders hidden where something shown holds them, the sandbox home, and
     the root sealed."""
-    shown = [facts.workspace, *folders, *(path for path, _ in facts.host.etc_named)]
+    workspace = [facts.workspace] if facts.workspace is not None else []
+    shown = [*workspace, *folders, *(path for path, _ in facts.host.etc_named)]
     hidden = [own for own in facts.own_folders
-              if not inside(facts.workspace, own) and overlaps(own, shown)]
+              if not any(inside(ws, own) for ws in workspace) and overlaps(own, shown)]
     after = [Mount(own, "private", "Reins' own folder, hidden (it lies in a shown folder)",
                    source="tmpfs") for own in hidden]
     after.append(Mount(facts.sandbox_home, "writable", "the sandbox home (HOME)"))
@@ -427,7 +429,7 @@ def _resolved(entry: str, device: int, inode: int) -> str:
     return os.path.realpath(entry)
 
 
-def view_facts(*, workspace: str, sandbox_home: str, home: str,
+def view_facts(*, workspace: str | None, sandbox_home: str, home: str,
                own_folders: Iterable[str], path_vars: Iterable[str],
                read_only_paths: Iterable[str]) -> ViewFacts:
     """The facts of one command's view, as the file system is now (paths resolved)."""

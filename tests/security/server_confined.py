@@ -1,7 +1,8 @@
 """Runs a probe in the sandbox of a `"sandbox": true` MCP server as a chosen user; prints JSON.
 
 `python server_confined.py AS FOLDER [COMMANDS]` where AS is `current` or `nobody` (see
-confined.py) and FOLDER holds `home/` (the user's home), `workspace/` and Reins' folders.
+confined.py) and FOLDER holds `home/` (the user's home), `workspace/`, Reins' folders, and
+outside them a secret (`srv/.env`) and a listening Unix socket (`host.sock`).
 Without COMMANDS the probe, run as a server with its workspace writable as while a call is
 in flight, reports capabilities and what it could read and write, one `name=value` line
 each. With COMMANDS (a JSON list of shell commands) each runs as a server
@@ -32,6 +33,12 @@ grep -E '^Cap(Eff|Bnd)' /proc/self/status | tr -d '\\t' | sed 's/:/=/'
 echo "key=$(cat "$H/.ssh/id_rsa" 2>/dev/null)"
 echo "env=$(cat "$W/.env" 2>/dev/null)"
 echo "gitconfig=$(cat "$H/.gitconfig" 2>/dev/null)"
+echo "shadow=$(head -c 16 /etc/shadow 2>/dev/null)"
+echo "outside=$(cat "$O/srv/.env" 2>/dev/null; cat /srv/.reins-canary 2>/dev/null)"
+python3 -c "import socket,sys; socket.socket(socket.AF_UNIX).connect(sys.argv[1])" \
+    "$O/host.sock" 2>/dev/null; echo "socket=$?"
+echo "run=$(ls -A /run /home /opt /srv 2>/dev/null | wc -l)"
+echo "var_tmp=$(ls -A /var/tmp 2>/dev/null | tr '\n' ' ')"
 touch "$H/planted" 2>/dev/null; echo "home_write=$?"
 touch "$S/cache" 2>/dev/null; echo "state_write=$?"
 touch "$W/made" 2>/dev/null; echo "workspace_write=$?"
@@ -83,7 +90,7 @@ def main(who: str, folder: Path, commands: list[str] | None) -> None:
         folder / "home"
     state.mkdir(parents=True, exist_ok=True)
     env = {"PATH": "/usr/bin:/bin", "H": str(home), "W": str(workspace), "S": str(state),
-           "D": str(folder / "data" / "sessions")}
+           "D": str(folder / "data" / "sessions"), "O": str(folder)}
     out, err = asyncio.run(_probed(status, paths, state, workspace, home, env))
     found = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
     sys.stdout.write(json.dumps({"probe": found, "stderr": err[-2000:]}) + "\n")
