@@ -9,6 +9,7 @@ folder is removed; a cancelled command's changes are not applied, a timed-out on
 from __future__ import annotations
 
 import os
+import secrets
 import subprocess
 from pathlib import Path
 
@@ -77,9 +78,12 @@ def _live(marker: str) -> list[str]:
 
 def test_background_processes_end_with_the_call_and_its_folder_goes(
         confined: Confined) -> None:
+    mark = f"{secrets.randbelow(10**6):06d}"  # this run's sleeps, not another test's
+    seconds = [f"{n}.{mark}" for n in (137, 138, 139, 140)]
     commands = [
-        {"command": "sleep 137 & setsid sleep 138 & (sleep 139 &) & "
-                    "nohup sh -c 'sleep 140; echo late > late.txt' >/dev/null 2>&1 & "
+        {"command": f"sleep {seconds[0]} & setsid sleep {seconds[1]} & "
+                    f"(sleep {seconds[2]} &) & "
+                    f"nohup sh -c 'sleep {seconds[3]}; echo late > late.txt' >/dev/null 2>&1 & "
                     "echo now > now.txt"},
         {"command": "echo x > partial.txt; sleep 30", "cancel_after_s": 1.5},
         {"command": "echo x > timed.txt; sleep 30", "timeout_s": 2, "undo": True},
@@ -91,8 +95,8 @@ def test_background_processes_end_with_the_call_and_its_folder_goes(
         assert not (ws / "partial.txt").exists()
         assert not (ws / "timed.txt").exists()  # applied, then undone
         assert not list((folder / "data/transactions").iterdir())
-        for seconds in ("137", "138", "139", "140"):
-            assert not _live(f"sleep {seconds}"), seconds
+        for each in seconds:
+            assert not _live(f"sleep {each}"), each
 
     outcomes, _ = run_txn(confined, commands, inspect=inspect)
     background, cancelled, timed = outcomes
