@@ -55,10 +55,13 @@ from kernel.transaction.diff import (
 from kernel.transaction.fsat import (
     ABSENT,
     DIR_FLAGS,
+    READ_FLAGS,
     RENAME_EXCHANGE,
     RENAME_NOREPLACE,
     Folders,
     State,
+    fs_bytes,
+    fs_text,
     hash_fd,
     open_dir,
     open_file,
@@ -205,7 +208,7 @@ def _row(values: Sequence[Any]) -> _Row:
 def _state(kind: str, mode: int, digest: bytes) -> State:
     if kind == "absent":
         return ABSENT
-    return State(kind, mode, os.fsdecode(digest))  # type: ignore[arg-type]
+    return State(kind, mode, fs_text(digest))  # type: ignore[arg-type]
 
 
 class Checkpoints:
@@ -372,18 +375,17 @@ class Checkpoints:
         finally:
             os.close(fd)
 
-    def _small(self, digests: Iterable[str], columns: str = "digest, data"
-               ) -> list[tuple[Any, ...]]:
-        """`columns` of the rows of those of `digests` whose bytes the index keeps."""
+    def _small(self, digests: Iterable[str]) -> dict[str, bytes]:
+        """The bytes of those of `digests` kept in the index."""
         wanted = sorted(set(digests))
-        found: list[tuple[Any, ...]] = []
+        small: dict[str, bytes] = {}
         with self._lock:
             for start in range(0, len(wanted), 500):
                 batch = wanted[start:start + 500]
-                found += self._db.execute(
-                    f"SELECT {columns} FROM blobs WHERE data IS NOT NULL AND digest IN "
-                    f"({','.join('?' * len(batch))})", batch).fetchall()
-        return found
+                small.update(self._db.execute(
+                    f"SELECT digest, data FROM blobs WHERE data IS NOT NULL AND digest IN "
+                    f"({','.join('?' * len(batch))})", batch).fetchall())
+        return small
 
     def _fetch(self, digests: Iterable[str]) -> Fetch:
         """The kept bytes of `digests`: the bytes, or a read descriptor of the blob file
@@ -508,12 +510,15 @@ class Checkpoints:
         return UndoResult(undone=(row.call_id,), restored=tuple(sorted(entries)))
 
     def _cannot_restore(self, row: _Row, entries: dict[str, tuple[State, State]]) -> str:
-        in_index = {digest for (digest,) in self._small(
-            (b.digest for b, _a in entries.values() if b.kind == "file"), "digest")}
+        with self._lock:  # the kept files whose bytes are not rows of the index
+            elsewhere = {os.fsdecode(digest) for (digest,) in self._db.execute(
+                "SELECT before_digest FROM entries e WHERE step_id = ? AND before_kind = "
+                "'file' AND NOT EXISTS (SELECT 1 FROM blobs b WHERE b.digest = "
+                "CAST(e.before_digest AS TEXT) AND b.data IS NOT NULL)", (row.id,))}
         for path, (before, _after) in sorted(entries.items()):
             if before.kind == "other":
                 return f"{path} was a socket, FIFO or device, which cannot be put back"
-            if before.kind == "file" and before.digest not in in_index and not self.blobs.has(
+            if before.kind == "file" and before.digest in elsewhere and not self.blobs.has(
                     before.digest):
                 return (f"call {row.call_id} can no longer be undone: the kept bytes of "
                         f"{path} are gone")
@@ -592,7 +597,7 @@ class Checkpoints:
         step_id = cursor.lastrowid
         assert step_id is not None
         db.executemany("INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                       [(step_id, os.fsencode(path), *_columns(b), *_columns(a))
+                       [(step_id, fs_bytes(path), *_columns(b), *_columns(a))
                         for path, (b, a) in entries.items()])
         db.executemany("INSERT INTO blobs(digest, size, data) VALUES (?, ?, ?) ON CONFLICT"
                        "(digest) DO UPDATE SET data = excluded.data WHERE data IS NULL",
@@ -617,7 +622,7 @@ class Checkpoints:
                 db.executemany(  # what `pending` did not write already
                     "UPDATE entries SET after_kind = ?, after_mode = ?, after_digest = ? "
                     "WHERE step_id = ? AND path = ?",
-                    [(*_columns(a), step_id, os.fsencode(path))
+                    [(*_columns(a), step_id, fs_bytes(path))
                      for path, (_b, a) in entries.items() if recorder.intended(path) != a])
             if recorder.undoes is not None:
                 db.execute("UPDATE steps SET undone_by = ? WHERE id = ?",
@@ -768,36 +773,35 @@ def _inverse(change: Change, entries: dict[str, tuple[State, State]]) -> Change:
                   executable=before.kind == "file" and bool(before.mode & 0o100))
 
 
-def _reuse(stash: Folders, dir_fd: int, name: str, path: str, want: State) -> bool:
+def _reuse(stash: Folders, dir_fd: int, name: str, path: str, want: State, there: bool
+           ) -> bool:
     """Move the stash's file at `path` back to `name` in `dir_fd` when it holds exactly
-    `want` (its digest and mode; never through a link); what was there goes into the stash
-    in its place. False when it cannot (then the caller writes the kept bytes)."""
+    `want` (its digest and mode; never through a link); what was there (`there`: something
+    that is not a folder, as the undo just read it; looked at again, since a folder made
+    meanwhile must never be swapped into the stash) goes into the stash in its place.
+    False when it cannot (then the caller writes the kept bytes)."""
     try:
         head, kept = split(path)
         folder = stash.open(head)
-        fd = open_file(folder, kept)
+        fd = os.open(kept, READ_FLAGS, dir_fd=folder)
         try:
-            same = (stat.S_IMODE(os.fstat(fd).st_mode) == want.mode
-                    and hash_fd(fd) == want.digest)
+            st = os.fstat(fd)
+            same = (stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) == want.mode
+                    and hash_fd(fd, st.st_size) == want.digest)
         finally:
             os.close(fd)
         if not same:
             return False
-        try:
-            there = stat.S_ISDIR(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
-        except FileNotFoundError:
-            rename2(folder, kept, dir_fd, name, RENAME_NOREPLACE)
-            return True
-        if there:
+        if there and stat.S_ISDIR(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode):
             return False
-        rename2(folder, kept, dir_fd, name, RENAME_EXCHANGE)
+        rename2(folder, kept, dir_fd, name, RENAME_EXCHANGE if there else RENAME_NOREPLACE)
     except OSError:
         return False
     return True
 
 
 def _columns(state: State) -> tuple[str, int, bytes]:
-    return state.kind, state.mode, os.fsencode(state.digest)
+    return state.kind, state.mode, fs_bytes(state.digest)
 
 
 def _owner() -> str:

@@ -14,6 +14,7 @@ import errno
 import hashlib
 import os
 import stat
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Literal
@@ -30,6 +31,21 @@ RENAME_EXCHANGE = 2
 _LIBC = ctypes.CDLL(None, use_errno=True)
 _RENAMEAT2 = getattr(_LIBC, "renameat2", None)
 """glibc 2.28 and later; without it every file is copied (`move_in` says so)."""
+
+_FS_ENCODING = sys.getfilesystemencoding()
+_FS_ERRORS = sys.getfilesystemencodeerrors()
+
+
+def fs_bytes(name: str) -> bytes:
+    """`os.fsencode` of a str, without its checks: it runs several times a file, thousands
+    of times an apply."""
+    return name.encode(_FS_ENCODING, _FS_ERRORS)
+
+
+def fs_text(name: bytes) -> str:
+    """`os.fsdecode` of bytes, without its checks (see `fs_bytes`)."""
+    return name.decode(_FS_ENCODING, _FS_ERRORS)
+
 
 StateKind = Literal["absent", "file", "dir", "link", "other"]
 """An EntryType (kernel.transaction.changeset), or nothing there."""
@@ -101,8 +117,13 @@ def read_link(dir_fd: int, name: str) -> str:
     return os.fsdecode(os.readlink(name, dir_fd=dir_fd))
 
 
-def hash_fd(fd: int) -> str:
-    """The sha256 of an open file's bytes from its start, read in chunks."""
+def hash_fd(fd: int, size: int | None = None) -> str:
+    """The sha256 of an open file's bytes from its start, read in chunks. `size`, its size
+    when the caller has just taken it: a small file is read in one call."""
+    if size is not None and size < CHUNK:
+        data = os.pread(fd, size + 1, 0)
+        if len(data) <= size:
+            return hashlib.sha256(data).hexdigest()
     digest = hashlib.sha256()
     os.lseek(fd, 0, os.SEEK_SET)
     while chunk := os.read(fd, CHUNK):
@@ -305,7 +326,7 @@ def rename2(src_dir: int, src: str, dst_dir: int, dst: str, flags: int) -> None:
     fails (EEXIST) rather than replace one. OSError(ENOSYS) without it."""
     if _RENAMEAT2 is None:
         raise OSError(errno.ENOSYS, "renameat2 is not available")
-    if _RENAMEAT2(src_dir, os.fsencode(src), dst_dir, os.fsencode(dst), flags) != 0:
+    if _RENAMEAT2(src_dir, fs_bytes(src), dst_dir, fs_bytes(dst), flags) != 0:
         code = ctypes.get_errno()
         raise OSError(code, f"{os.strerror(code)}: {src!r} → {dst!r}")
 

@@ -27,9 +27,10 @@ from kernel.transaction.fsat import (
     write_link_at,
 )
 
-Reuse = Callable[[int, str, str, State], bool]
+Reuse = Callable[[int, str, str, State, bool], bool]
 """Put a file back by moving in a kept inode that holds its bytes (folder descriptor,
-name, path, the state wanted): False when there is none."""
+name, path, the state wanted, whether something that is not a folder is there now): False
+when there is none."""
 Fetch = Callable[[str], "bytes | int"]
 """A file's kept bytes by their sha256: the bytes, or a read descriptor (the caller closes
 it); -1 when they are no longer kept."""
@@ -65,7 +66,7 @@ def restore(root_fd: int, targets: Mapping[str, State], fetch: Fetch,
             elif want.kind == "file":
                 _at(folders, path, "write", functools.partial(
                     _put_file, path=path, want=want, fetch=fetch, displaced=displaced,
-                    reuse=reuse))
+                    reuse=reuse, there=now.kind not in ("absent", "dir")))
             elif want.kind == "link":
                 _at(folders, path, "make the link",
                     functools.partial(write_link_at, target=want.digest))
@@ -79,8 +80,8 @@ def restore(root_fd: int, targets: Mapping[str, State], fetch: Fetch,
 
 
 def _put_file(dir_fd: int, name: str, path: str, want: State, fetch: Fetch,
-              displaced: Displaced | None, reuse: Reuse | None) -> None:
-    if reuse is not None and reuse(dir_fd, name, path, want):
+              displaced: Displaced | None, reuse: Reuse | None, there: bool) -> None:
+    if reuse is not None and reuse(dir_fd, name, path, want, there):
         return
     kept = fetch(want.digest)
     if isinstance(kept, bytes):

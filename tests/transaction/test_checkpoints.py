@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from kernel.transaction.changeset import Change, ChangeSet
-from kernel.transaction.checkpoints import OUTSIDE, CheckpointError, Checkpoints
+from kernel.transaction.checkpoints import OUTSIDE, SMALL_BYTES, CheckpointError, Checkpoints
 from tests.transaction.overlaykit import Link, build, manifest
 
 
@@ -297,3 +297,25 @@ def test_an_index_of_schema_1_is_migrated_and_its_steps_still_undo(ws: Path, tmp
     assert db.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND name = "
                       "'entries_path'").fetchall() == []
     db.close()
+
+
+@pytest.mark.parametrize("lost", ["the large file's blob", "nothing"])
+def test_an_undo_whose_kept_bytes_are_gone_is_refused_and_changes_nothing(
+        checkpoints: Checkpoints, ws: Path, lost: str) -> None:
+    """Small kept bytes are rows of the index, large ones files beside it: a step whose
+    file is gone (a disk cleaned by hand) is refused, naming the path, before any change."""
+    big = "x" * (SMALL_BYTES + 1) + "\n"
+    (ws / "big.txt").write_text(big)
+    step(checkpoints, ws, "c1", {"a.txt": "a1\n", "big.txt": "y\n"})
+    if lost != "nothing":
+        [blob] = [p for p in (checkpoints.root / "blobs").rglob("*") if p.is_file()]
+        blob.unlink()
+    before = manifest(ws)
+    result = checkpoints.undo("s1", "c1")
+    if lost == "nothing":
+        assert result.ok and (ws / "big.txt").read_text() == big
+        assert (ws / "a.txt").read_text() == "a0\n"
+        return
+    assert not result.ok and manifest(ws) == before
+    assert result.refused == ("call c1 can no longer be undone: the kept bytes of big.txt "
+                              "are gone")
