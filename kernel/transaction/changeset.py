@@ -61,7 +61,7 @@ class Change:
     def from_json(cls, data: Any) -> Change:
         if not isinstance(data, Mapping):
             raise ChangeSetError(f"a change must be an object, got {type(data).__name__}")
-        unknown = set(data) - {"path", "kind", "entry", *_OPTIONAL}
+        unknown = data.keys() - _FIELDS
         if unknown:
             raise ChangeSetError(f"a change has unknown fields: {sorted(unknown)}")
         path = data.get("path")
@@ -73,24 +73,26 @@ class Change:
             raise ChangeSetError(f"entry {entry!r} is not one of {list(ENTRY_TYPES)}")
         values: dict[str, Any] = {}
         for name, default in _OPTIONAL.items():
-            value = data.get(name, default)
-            if type(value) is not type(default) or (isinstance(value, int)
-                                                    and not isinstance(value, bool)
-                                                    and value < 0):
+            if name not in data:  # the default: valid
+                continue
+            value = data[name]
+            if type(value) is not type(default) or (type(value) is int and value < 0):
                 raise ChangeSetError(f"change field {name!r} must be a "
                                      f"{'non-negative ' if type(default) is int else ''}"
                                      f"{type(default).__name__}, got {value!r}")
             values[name] = value
         path = check_path(path)
+        previous = values.get("previous", "")
         if kind == "renamed":
-            check_path(values["previous"])
-        elif values["previous"]:
+            check_path(previous)
+        elif previous:
             raise ChangeSetError(f"{path!r}: only a renamed change has a previous path")
         return cls(path=path, kind=kind, entry=entry, **values)
 
 
 _OPTIONAL: dict[str, Any] = {"previous": "", "added": 0, "removed": 0, "binary": False,
                              "executable": False}
+_FIELDS = frozenset({"path", "kind", "entry", *_OPTIONAL})
 
 
 def check_path(path: Any) -> str:
