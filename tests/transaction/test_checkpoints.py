@@ -14,7 +14,13 @@ from pathlib import Path
 import pytest
 
 from kernel.transaction.changeset import Change, ChangeSet
-from kernel.transaction.checkpoints import OUTSIDE, SMALL_BYTES, CheckpointError, Checkpoints
+from kernel.transaction.checkpoints import (
+    OUTSIDE,
+    SCHEMA_VERSION,
+    SMALL_BYTES,
+    CheckpointError,
+    Checkpoints,
+)
 from tests.transaction.overlaykit import Link, build, manifest
 
 
@@ -260,6 +266,24 @@ def test_a_steps_diff_is_bounded(ws: Path, checkpoints: Checkpoints):
     assert len(text.splitlines()) <= 401 and "more lines not shown" in text
 
 
+def test_bytes_two_steps_keep_stay_until_neither_keeps_them(ws: Path, tmp_path: Path):
+    """Pruning the oldest step frees what only it kept; what a later step keeps too stays,
+    and that step still undoes."""
+    root = tmp_path / "data" / "checkpoints"
+    checkpoints = Checkpoints(root, max_bytes=350)
+    build(ws, {"a": "A" * 100, "u": "U" * 100, "b": "A" * 100, "c": "C" * 100,
+               "d": "D" * 100})
+    step(checkpoints, ws, "c1", {"a": "x\n", "u": "x\n"})
+    step(checkpoints, ws, "c2", {"b": "y\n"})  # the same bytes as a: kept once
+    step(checkpoints, ws, "c3", {"c": "z\n"})
+    assert kept_blobs(root) == 3
+    step(checkpoints, ws, "c4", {"d": "w\n"})  # 400 > 350: c1's bytes go, a's stay
+    assert [s.undoable for s in checkpoints.steps("s1")] == [False, True, True, True]
+    assert kept_blobs(root) == 3
+    assert checkpoints.undo("s1", "c2").ok
+    assert (ws / "b").read_text() == "A" * 100
+
+
 def test_an_index_of_schema_1_is_migrated_and_its_steps_still_undo(ws: Path, tmp_path: Path):
     """Schema 1 (steps only written when done, every kept file a blob file, entries indexed
     by path): opened by this Reins, its steps are listed and undone from their blob files,
@@ -276,7 +300,8 @@ def test_an_index_of_schema_1_is_migrated_and_its_steps_still_undo(ws: Path, tmp
     finally:
         os.close(fd)
     db = sqlite3.connect(root / "index.sqlite3")
-    db.executescript(_SCHEMA + "CREATE INDEX entries_path ON entries(path, step_id);")
+    db.executescript(_SCHEMA + "CREATE INDEX entries_path ON entries(path, step_id);"
+                     "CREATE INDEX entries_blob ON entries(before_digest);")
     db.execute("PRAGMA user_version = 1")
     db.execute("INSERT INTO steps(id, session_id, call_id, at, workspace, changes) VALUES "
                "(1, 's1', 'c1', 0, ?, ?)", (os.fsencode(str(ws)), json.dumps(
@@ -293,9 +318,13 @@ def test_an_index_of_schema_1_is_migrated_and_its_steps_still_undo(ws: Path, tmp
         assert migrated.undo("s1", "c1").ok
     assert (ws / "a.txt").read_text() == "a0\n"
     db = sqlite3.connect(root / "index.sqlite3")
-    assert db.execute("PRAGMA user_version").fetchone()[0] == 3
-    assert db.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND name = "
-                      "'entries_path'").fetchall() == []
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+    assert db.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND name IN "
+                      "('entries_path', 'entries_blob')").fetchall() == []
+    # the undo is a step that keeps a1's bytes: each digest counts the steps keeping it
+    assert db.execute("SELECT refs FROM blobs WHERE digest = ?", (digest,)).fetchone() == (1,)
+    assert db.execute("SELECT value FROM totals").fetchone() == db.execute(
+        "SELECT SUM(size) FROM blobs").fetchone()
     db.close()
 
 
