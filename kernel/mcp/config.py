@@ -9,8 +9,9 @@
 
 A `command` entry is a stdio server; a `url` entry is a streamable-HTTP server. Reins adds
 `"disabled": true` (keep the entry, don't start it), `"sandbox": true` (a stdio server runs
-under bubblewrap: the network, its `cwd` and its own state folder, the home read-only and
-its secrets hidden; see kernel.sandbox.server), `"startup_timeout_s"` (default 60: a first
+under bubblewrap: the network, its `cwd` and its own state folder as its HOME, of the rest
+what a command sees and the folders its command and arguments name; see
+kernel.sandbox.server), `"startup_timeout_s"` (default 60: a first
 `npx -y` or `uvx` start downloads the package), `"tool_timeout_s"` (default 120: how long a
 call may go without an answer or a progress notification) and accepts an explicit `"type"`. Unknown
 keys are refused with a message naming them: a pasted `autoApprove` list from another client
