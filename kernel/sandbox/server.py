@@ -125,15 +125,30 @@ def server_view(*, program: Sequence[str], state: str, workspace: str | None, ho
         read_only_paths=[*map(os.path.realpath, read_only_paths), *named]))
 
 
+PROJECT_MARKERS = ("package.json", "pyproject.toml")
+"""What marks the root of a project a server's script may import from: Node resolves a
+package in every `node_modules` above the script, Python a project's own modules from its
+root (the two languages MCP's SDKs are written in). `node ~/mcp/x/build/index.js` needs
+`~/mcp/x/node_modules`, beside `build`, not below it."""
+
+
 def entry_path(arg: str, home: str) -> str | None:
     """The folder an entry's argument names, shown to its server read-only: the argument
-    when it is an existing absolute folder, its folder when a file; None for anything
-    else, or a folder too broad to show (kernel.sandbox.view.too_broad)."""
+    when it is an existing absolute folder, its folder when a file, or the outermost
+    folder above that holds a PROJECT_MARKERS file (below the first folder too broad to
+    show: kernel.sandbox.view.too_broad); None for anything else, or a folder too broad."""
     if not os.path.isabs(arg) or not os.path.exists(arg):
         return None
     resolved = os.path.realpath(arg)
     folder = resolved if os.path.isdir(resolved) else os.path.dirname(resolved)
-    return None if too_broad(folder, home) else folder
+    if too_broad(folder, home):
+        return None
+    shown, above = folder, os.path.dirname(folder)
+    while not too_broad(above, home):
+        if any(os.path.isfile(os.path.join(above, marker)) for marker in PROJECT_MARKERS):
+            shown = above
+        above = os.path.dirname(above)
+    return shown
 
 
 def safe_workspace(workspace: Path | str | None, real_home: Path, paths: AppPaths

@@ -15,6 +15,12 @@ from kernel.sandbox.server import entry_path, server_view
 def tree(tmp_path: Path) -> Path:
     (tmp_path / "home" / "mcp" / "dist").mkdir(parents=True)
     (tmp_path / "home" / "mcp" / "dist" / "index.js").write_text("")
+    pkg = tmp_path / "home" / "code" / "node_modules" / "@scope" / "server"
+    (pkg / "dist").mkdir(parents=True)
+    (pkg / "dist" / "index.js").write_text("")
+    (pkg / "package.json").write_text("{}")
+    (tmp_path / "home" / "code" / "package.json").write_text("{}")
+    (tmp_path / "home" / "package.json").write_text("{}")  # the home: never shown
     (tmp_path / "opt" / "tool" / "bin").mkdir(parents=True)
     (tmp_path / "opt" / "tool" / "bin" / "serve").write_text("")
     return tmp_path
@@ -22,6 +28,8 @@ def tree(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize(("arg", "shown"), [
     ("{t}/home/mcp/dist/index.js", "{t}/home/mcp/dist"),  # a script: its folder
+    # a package's script: the outermost project above it, whose node_modules it imports
+    ("{t}/home/code/node_modules/@scope/server/dist/index.js", "{t}/home/code"),
     ("{t}/home/mcp", "{t}/home/mcp"),  # a folder: itself
     ("{t}/home", None),  # the home
     ("{t}/home/../home/mcp/dist", "{t}/home/mcp/dist"),  # resolved

@@ -23,6 +23,7 @@ from kernel.tools.pathpolicy import PathPolicy
 from kernel.tools.registry import ToolRegistry
 from kernel.tools.spec import ToolCall
 from tests.mcp.conftest import EDGE
+from tests.mcp.everything import everything_entry, install
 
 
 def test_a_sandboxed_server_works_and_is_confined(
@@ -112,3 +113,34 @@ def test_a_sandboxed_server_without_pasta_is_not_started(
     summary, _ = asyncio.run(state(ExecSettings(pasta="/nonexistent/pasta",
                                                 local_network=True)))
     assert summary.startswith("ready"), summary
+
+
+def test_the_reference_server_installed_in_a_folder_runs_sandboxed(
+        tmp_path: Path, reins_home: AppPaths) -> None:
+    """`node …/node_modules/@modelcontextprotocol/server-everything/dist/index.js`, as an
+    npm install in a folder of its own leaves it: its dependencies lie in the install's
+    `node_modules` above the script, which the sandbox shows because the entry names it
+    (the outermost project above the script: kernel.sandbox.server.entry_path)."""
+    if not detect_sandbox().available:
+        pytest.skip(detect_sandbox().reason)
+    problem = install()
+    if problem:
+        pytest.skip(f"@modelcontextprotocol/server-everything: {problem}")
+
+    async def main() -> tuple[str, str]:
+        registry = ToolRegistry()
+        manager = await start_mcp_servers(registry, reins_home, {"boxed": {
+            **everything_entry(), "sandbox": True}})
+        try:
+            [s] = await manager.wait_settled(60)
+            assert s.summary.startswith("ready"), (s.summary, s.stderr_tail)
+            d = Dispatcher(registry, session_id="s", workspace=tmp_path,
+                           outputs=OutputStore(tmp_path / "out"),
+                           path_policy=PathPolicy(tmp_path))
+            r = await d.dispatch(ToolCall("c1", "mcp__boxed__echo", {"message": "boxed hi"}))
+            return s.summary, r.text
+        finally:
+            await manager.aclose()
+
+    summary, text = asyncio.run(main())
+    assert summary.startswith("ready") and "boxed hi" in text, (summary, text)
