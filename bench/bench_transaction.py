@@ -27,7 +27,7 @@ from bench.common import fmt_seconds, report
 from kernel.transaction.apply import apply, start_stamp
 from kernel.transaction.checkpoints import SMALL_BYTES, SMALL_HELD, Checkpoints
 from kernel.transaction.fsat import AT_FDCWD, RENAME_EXCHANGE, rename2
-from kernel.transaction.seen import Seen
+from kernel.transaction.seen import SeenFiles
 from kernel.transaction.upper import read_upper
 
 FILES = 1_000
@@ -99,7 +99,7 @@ def run() -> None:
                 time.sleep(0.01)
                 since = start_stamp()
                 started = time.perf_counter()
-                seen = Seen(data_up_to=SMALL_BYTES, max_data=SMALL_HELD)  # as settle reads
+                seen = SeenFiles(data_up_to=SMALL_BYTES, max_data=SMALL_HELD)  # as settle reads
                 changes = read_upper(root / "upper", root / "lower", seen)
                 applying = time.perf_counter()
                 reads.append(applying - started)
@@ -144,7 +144,7 @@ def _read_and_apply(root: Path, checkpoints: Checkpoints, call: str) -> float:
     time.sleep(0.01)
     since = start_stamp()
     started = time.perf_counter()
-    seen = Seen(data_up_to=SMALL_BYTES, max_data=SMALL_HELD)
+    seen = SeenFiles(data_up_to=SMALL_BYTES, max_data=SMALL_HELD)
     changes = read_upper(root / "upper", root / "lower", seen)
     applied = apply(root / "upper", root / "lower", changes.changes, since_ns=since,
                     recorder=checkpoints.begin("bench", call, root / "lower"), durable=False,

@@ -54,7 +54,7 @@ from kernel.transaction.fsat import (
     write_file_at,
     write_link_at,
 )
-from kernel.transaction.seen import Seen
+from kernel.transaction.seen import SeenFiles
 
 if TYPE_CHECKING:
     from kernel.transaction.checkpoints import Recorder, Step
@@ -103,7 +103,7 @@ def start_stamp() -> int:
 
 def apply(upper: Path, workspace: Path, changes: Sequence[Change], *, since_ns: int,
           recorder: Recorder, durable: bool = True, last: bool = False,
-          seen: Seen | None = None) -> Applied:
+          seen: SeenFiles | None = None) -> Applied:
     """Apply exactly `changes` (a subset of `read_upper(upper, workspace)`: see
     kernel.transaction.changeset.split_held) from `upper` to `workspace`, and commit them
     to `recorder` as one step (no changes: no step). `durable`: the kept bytes are on disk
@@ -293,7 +293,7 @@ def _judge(st: os.stat_result | OSError | None, expected: tuple[EntryType | None
     return ""
 
 
-def _intended(upper_fd: int, chosen: ChangeSet, kept: dict[str, State], seen: Seen | None,
+def _intended(upper_fd: int, chosen: ChangeSet, kept: dict[str, State], seen: SeenFiles | None,
               sources: dict[str, os.stat_result]) -> dict[str, State]:
     """What each kept path is to become: absent where removed, else what the upper layer
     holds there (the bytes of a file moved in are those bytes; a file `seen` read and

@@ -71,7 +71,7 @@ from kernel.transaction.fsat import (
     state_at,
 )
 from kernel.transaction.restore import Fetch, restore
-from kernel.transaction.seen import Read, Seen
+from kernel.transaction.seen import Read, SeenFiles
 from kernel.transaction.trash import Trash
 
 DEFAULT_MAX_BYTES = DEFAULT_CHECKPOINT_BYTES
@@ -860,7 +860,7 @@ class Recorder:
             self._fd = os.open(self.workspace, DIR_FLAGS)
         return self._fd
 
-    def keep(self, rel_path: str, folders: Folders | None = None, seen: Seen | None = None,
+    def keep(self, rel_path: str, folders: Folders | None = None, seen: SeenFiles | None = None,
              looked: Mapping[str, os.stat_result | OSError | None] | None = None) -> None:
         """Keep what `rel_path` is now (bytes, mode, link text or absence); call before
         changing it. Keeping a path twice keeps the first. The missing folders above an
@@ -877,7 +877,7 @@ class Recorder:
                 self.kept[parent] = ABSENT
 
     def keep_all(self, paths: Iterable[str], *, durable: bool = False,
-                 seen: Seen | None = None,
+                 seen: SeenFiles | None = None,
                  looked: Mapping[str, os.stat_result | OSError | None] | None = None) -> None:
         """`keep` each path; `durable`: the kept bytes are on disk when this returns.
         `looked`: each path's lstat, when the caller has just taken it (apply's check)."""
@@ -887,7 +887,7 @@ class Recorder:
         if durable and len(self.sizes) > len(self.small):
             self.owner.blobs.sync()
 
-    def _known(self, rel: str, folders: Folders | None, seen: Seen | None,
+    def _known(self, rel: str, folders: Folders | None, seen: SeenFiles | None,
                looked: Mapping[str, os.stat_result | OSError | None] | None) -> State | None:
         """The state of `rel` from `seen`, its small bytes kept, when the file is still
         what was read (kernel.transaction.seen); None: read it."""

@@ -32,7 +32,7 @@ def identity(st: os.stat_result) -> Identity:
 
 class Read(NamedTuple):
     """One side of a file as it was read: its identity then, its state, and its bytes when
-    they are at most `Seen.data_up_to` (None otherwise). A tuple: one is made per changed
+    they are at most `SeenFiles.data_up_to` (None otherwise). A tuple: one is made per changed
     file on each side, and a frozen dataclass costs several times as much to make."""
 
     identity: Identity
@@ -41,7 +41,7 @@ class Read(NamedTuple):
 
 
 @dataclass
-class Seen:
+class SeenFiles:
     """The notes of one `read_upper`, by side and workspace-relative path."""
 
     data_up_to: int = 0

@@ -29,7 +29,7 @@ from kernel.transaction.changeset import Change, ChangeSet, split_held
 from kernel.transaction.checkpoints import SMALL_BYTES, SMALL_HELD, CheckpointError, Checkpoints
 from kernel.transaction.diff import Shown, shown_changes
 from kernel.transaction.judge import Classify, Held, Judged, judge
-from kernel.transaction.seen import Seen
+from kernel.transaction.seen import SeenFiles
 from kernel.transaction.upper import read_upper
 
 Ask = Callable[[str, Shown], Awaitable[bool]]
@@ -140,7 +140,7 @@ async def settle(folder: Path, workspace: Path, *, since_ns: int, classify: Clas
     a change to a path the user's deny rule names is not applied, one their ask rule names
     is held."""
     upper = folder / "upper"
-    seen = Seen(data_up_to=SMALL_BYTES, max_data=SMALL_HELD)
+    seen = SeenFiles(data_up_to=SMALL_BYTES, max_data=SMALL_HELD)
     read = await asyncio.to_thread(read_upper, upper, workspace, seen)
     found, dropped = without_specials(read, upper)
     found, refused = without_denied(found, rules)

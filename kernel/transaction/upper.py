@@ -37,7 +37,7 @@ from kernel.transaction.fsat import (
     read_link,
     same_bytes,
 )
-from kernel.transaction.seen import Seen
+from kernel.transaction.seen import SeenFiles
 
 OPAQUE_XATTRS = ("user.overlay.opaque", "trusted.overlay.opaque")
 WHITEOUT_XATTRS = ("user.overlay.whiteout", "trusted.overlay.whiteout")
@@ -55,7 +55,7 @@ class UpperError(OSError):
 class _Found:
     """The walk's findings: the changes, rename candidates by size, and what was read."""
 
-    seen: Seen
+    seen: SeenFiles
     changes: dict[str, Change] = field(default_factory=dict)
     deleted_files: dict[int, list[str]] = field(
         default_factory=lambda: collections.defaultdict(list))
@@ -63,7 +63,7 @@ class _Found:
         default_factory=lambda: collections.defaultdict(list))
 
 
-def read_upper(upper: Path, lower: Path, seen: Seen | None = None) -> ChangeSet:
+def read_upper(upper: Path, lower: Path, seen: SeenFiles | None = None) -> ChangeSet:
     """Every change the upper layer `upper` makes to `lower` (see the module's text);
     what was read of each changed file is noted in `seen`."""
     try:
@@ -76,7 +76,7 @@ def read_upper(upper: Path, lower: Path, seen: Seen | None = None) -> ChangeSet:
         os.close(upper_fd)
         raise UpperError(exc.errno, f"the workspace {lower} cannot be read: {exc}") from exc
     try:
-        found = _Found(seen if seen is not None else Seen())
+        found = _Found(seen if seen is not None else SeenFiles())
         _walk(found, upper_fd, lower_fd, "", opaque=False)
         _pair_renames(found, upper_fd, lower_fd)
         return ChangeSet(tuple(found.changes.values()))

@@ -13,7 +13,7 @@ import pytest
 
 from kernel.transaction.apply import apply, start_stamp
 from kernel.transaction.checkpoints import SMALL_BYTES, SMALL_HELD, Checkpoints
-from kernel.transaction.seen import Seen
+from kernel.transaction.seen import SeenFiles
 from kernel.transaction.upper import read_upper
 from tests.transaction.overlaykit import build, mount_and_run
 
@@ -33,7 +33,7 @@ def test_a_note_keeps_small_bytes_of_the_workspace_side(
         kept: bool) -> None:
     data = b"x" * size
     (tmp_path / "f").write_bytes(data)
-    seen = Seen(data_up_to=data_up_to, max_data=max_data)
+    seen = SeenFiles(data_up_to=data_up_to, max_data=max_data)
     st = os.lstat(tmp_path / "f")
     seen.note("lower", "f", st, data)
     seen.note("upper", "f", st, data)
@@ -50,7 +50,7 @@ def test_what_is_not_a_whole_file_is_not_noted(tmp_path: Path, what: str) -> Non
     (tmp_path / "f").write_bytes(b"abcdef")
     path = tmp_path if what == "not a file" else tmp_path / "f"
     st = os.lstat(path)
-    seen = Seen(data_up_to=64, max_data=1000)
+    seen = SeenFiles(data_up_to=64, max_data=1000)
     seen.note("lower", "f", st, b"abc")
     assert seen.known("lower", "f", st) is None
 
@@ -60,7 +60,7 @@ def test_a_rewritten_file_is_not_known_even_with_its_size_and_mtime_put_back(
     path = tmp_path / "f"
     path.write_bytes(b"old!")
     before = os.lstat(path)
-    seen = Seen(data_up_to=64, max_data=1000)
+    seen = SeenFiles(data_up_to=64, max_data=1000)
     seen.note("lower", "f", before, b"old!")
     path.write_bytes(b"new!")
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
@@ -78,12 +78,12 @@ def _rewrite_keeping_size_and_mtime(path: Path, data: bytes) -> None:
 
 
 @pytest.fixture
-def command(tmp_path: Path) -> tuple[Path, Seen]:
+def command(tmp_path: Path) -> tuple[Path, SeenFiles]:
     """A command appended a line to a.txt and b.txt over a real overlay; its upper layer
-    was read with a Seen, as settle reads it."""
+    was read with a SeenFiles, as settle reads it."""
     build(tmp_path / "lower", {"a.txt": "a\n", "b.txt": "b\n"})
     mount_and_run(tmp_path, "echo more >> a.txt && echo more >> b.txt")
-    seen = Seen(data_up_to=SMALL_BYTES, max_data=SMALL_HELD)
+    seen = SeenFiles(data_up_to=SMALL_BYTES, max_data=SMALL_HELD)
     changes = read_upper(tmp_path / "upper", tmp_path / "lower", seen)
     assert {c.path for c in changes} == {"a.txt", "b.txt"}
     assert set(seen.lower) == set(seen.upper) == {"a.txt", "b.txt"}
@@ -99,7 +99,7 @@ def command(tmp_path: Path) -> tuple[Path, Seen]:
     ("upper", "a.txt", b"a\nMORE\n", b"a\n"),
 ])
 def test_a_file_changed_after_it_was_read_is_recorded_as_it_is(
-        command: tuple[Path, Seen], side: str, path: str, data: bytes,
+        command: tuple[Path, SeenFiles], side: str, path: str, data: bytes,
         undone_to: bytes) -> None:
     folder, seen = command
     _rewrite_keeping_size_and_mtime(folder / side / path, data)
