@@ -680,7 +680,8 @@ class Checkpoints:
     def _forget(self, step_id: int) -> list[str]:
         """Remove a step that was never done, and the bytes only it kept; their digests."""
         with self._write() as db:
-            unused = _release(db, step_id)
+            pruned = db.execute("SELECT pruned FROM steps WHERE id = ?", (step_id,)).fetchone()
+            unused = _release(db, step_id) if pruned == (0,) else []  # pruning released it
             db.execute("DELETE FROM entries WHERE step_id = ?", (step_id,))
             db.execute("DELETE FROM steps WHERE id = ?", (step_id,))
         return unused

@@ -348,3 +348,19 @@ def test_an_undo_whose_kept_bytes_are_gone_is_refused_and_changes_nothing(
     assert not result.ok and manifest(ws) == before
     assert result.refused == ("call c1 can no longer be undone: the kept bytes of big.txt "
                               "are gone")
+
+
+def test_a_step_pruned_while_it_applies_and_then_rolled_back_frees_its_bytes_once(
+        ws: Path, tmp_path: Path):
+    """A step written before it applies can be pruned by another step's commit; rolled back
+    after, it must not count its bytes off again: what the other step keeps stays."""
+    checkpoints = Checkpoints(tmp_path / "data" / "checkpoints", max_bytes=150)
+    build(ws, {"x": "X" * 100, "w": "W" * 50, "y": "X" * 100, "z": "Z" * 10})
+    applying = checkpoints.begin("s1", "a", ws)
+    applying.keep("x")
+    applying.keep("w")
+    applying.pending({})
+    step(checkpoints, ws, "b", {"y": "y\n", "z": "z\n"})  # 160 > 150: a is pruned
+    applying.rollback()
+    assert checkpoints.undo("s1", "b").ok
+    assert (ws / "y").read_text() == "X" * 100
