@@ -145,16 +145,21 @@ def _hide_secret(target: str, folder: bool) -> list[str]:
             else ["--ro-bind", "/dev/null", target])
 
 
+def secret_mounts(folder: str, marks: Iterable[Mark]) -> list[str]:
+    """The mounts that hide the secrets among `marks` (a workspace index's, relative to
+    `folder`, at any depth)."""
+    return [arg for target, is_folder in hidden_secrets(folder, marks)
+            for arg in _hide_secret(target, is_folder)]
+
+
 def transaction_mounts(workspace: str, marks: Iterable[Mark], folder: Path) -> list[str]:
     """The workspace of a command run as a transaction: bound read-only with its secrets
     hidden (the lower layer of the overlay the binder mounts on it, kernel.sandbox.binder),
     and the call's `folder` (its `upper/` and `work/`) at TRANSACTION_FOLDER for the binder.
     No protected entry needs a mark: the lower layer cannot be written, and what the
     command changed is judged from the upper layer after it (kernel.transaction)."""
-    argv = ["--ro-bind", workspace, workspace]
-    for target, is_folder in hidden_secrets(workspace, marks):
-        argv += _hide_secret(target, is_folder)
-    return [*argv, "--bind", str(folder), TRANSACTION_FOLDER]
+    return ["--ro-bind", workspace, workspace, *secret_mounts(workspace, marks),
+            "--bind", str(folder), TRANSACTION_FOLDER]
 
 
 def bwrap_argv(

@@ -12,9 +12,12 @@ machine what a command sees, built from nothing (kernel.sandbox.view: the system
 `exec.read_only_paths`, all read-only with the one list of secret locations hidden; no
 `/run`, `/var`, `/srv`, `/opt`, `/home`, so no host socket by path and no secret outside),
 and besides, read-only, what its entry names: its program's folder, shown as a PATH folder
-is, and each argument that is an existing absolute path (a file's folder), unless that is
-too broad (`/`, a top-level folder, the home or above it). Its mounts, in order:
-1. that view's system part, and a fresh /proc with the keyrings' listings hidden;
+is, and each argument that is an existing absolute path (a file's folder, or the project
+above it: `entry_path`), unless that is too broad (`/`, a top-level folder, the home or
+above it), with the secret locations in those folders hidden at any depth (one walk of
+each when the server starts, as a workspace's index walks). Its mounts, in order:
+1. that view's system part, the secrets of what the entry names hidden, and a fresh /proc
+   with the keyrings' listings hidden;
 2. its workspace (the entry's `cwd`, when it has one) read-write, with the secrets in it
    hidden and its protected entries (git directories and what git reads in them as code,
    editor folders, …) read-only at any depth, as for commands (kernel.sandbox.marks), since
@@ -40,6 +43,7 @@ from kernel.sandbox.bwrap import (
     mark_mounts,
     proc_hides,
     resolv_mounts,
+    secret_mounts,
 )
 from kernel.sandbox.git_named import named_paths
 from kernel.sandbox.marks import Mark
@@ -85,9 +89,10 @@ def server_bwrap_argv(
     login PATH, `exec.path`) and `read_only_paths` (`exec.read_only_paths`) are shown as for
     a command."""
     ws = safe_workspace(workspace, real_home, paths)
-    view = server_view(program=program, state=str(state), workspace=ws,
-                       home=os.path.realpath(real_home), paths=paths, path_vars=path_vars,
-                       read_only_paths=read_only_paths)
+    home = os.path.realpath(real_home)
+    named = entry_folders(program, home)
+    view = server_view(program=program, state=str(state), workspace=ws, home=home,
+                       paths=paths, path_vars=path_vars, read_only_paths=read_only_paths)
     argv = [bwrap, *NAMESPACE_FLAGS, *(NO_NESTED_USERNS if disable_userns else ())]
     if handshake_fds is not None:
         info_fd, block_fd = handshake_fds
@@ -95,6 +100,9 @@ def server_bwrap_argv(
                  "--block-fd", str(block_fd)]
     argv += seccomp_args(seccomp_fd)
     argv += view.system_argv()
+    for folder in named:  # its secrets at any depth, as a workspace's
+        index = WorkspaceIndex(folder, watch=False, excluded=tuple(_own_folders(paths)))
+        argv += secret_mounts(folder, index.marks.values())
     argv += proc_hides()
     if handshake_fds is not None and own_network and resolv_conf is not None:
         argv += resolv_mounts(resolv_conf)
@@ -117,12 +125,17 @@ def server_view(*, program: Sequence[str], state: str, workspace: str | None, ho
     its state folder as its home, and what its entry names."""
     own = [*path_vars, *([os.path.dirname(program[0])] if program and os.path.isabs(
         program[0]) else [])]
-    named = [shown for shown in map(lambda arg: entry_path(arg, home), program[1:])
-             if shown is not None]
     return plan_view(view_facts(
         workspace=workspace, sandbox_home=os.path.realpath(state), home=home,
         own_folders=_own_folders(paths), path_vars=own,
-        read_only_paths=[*map(os.path.realpath, read_only_paths), *named]))
+        read_only_paths=[*map(os.path.realpath, read_only_paths),
+                         *entry_folders(program, home)]))
+
+
+def entry_folders(program: Sequence[str], home: str) -> list[str]:
+    """The folders the arguments of an entry's program name (`entry_path`), each once."""
+    return list(dict.fromkeys(shown for shown in (entry_path(arg, home) for arg in program[1:])
+                              if shown is not None))
 
 
 PROJECT_MARKERS = ("package.json", "pyproject.toml")

@@ -9,6 +9,7 @@ import asyncio
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,33 @@ from kernel.tools.registry import ToolRegistry
 from kernel.tools.spec import ToolCall
 from tests.mcp.conftest import EDGE
 from tests.mcp.everything import everything_entry, install
+
+Calls = dict[str, tuple[str, dict[str, object]]]
+
+
+def _called(reins_home: AppPaths, folder: Path, entry: dict[str, object], calls: Calls,
+            before: Callable[[], None] = lambda: None) -> dict[str, tuple[bool, str]]:
+    """Start the sandboxed server `entry` as "boxed", make each call (key: tool, arguments)
+    through the dispatcher once it is ready (`before` first), and say how each went."""
+    async def main() -> dict[str, tuple[bool, str]]:
+        registry = ToolRegistry()
+        manager = await start_mcp_servers(registry, reins_home, {"boxed": {
+            **entry, "sandbox": True}})
+        try:
+            [s] = await manager.wait_settled(60)
+            assert s.summary.startswith("ready"), (s.summary, s.stderr_tail)
+            d = Dispatcher(registry, session_id="s", workspace=folder,
+                           outputs=OutputStore(folder / "out"), path_policy=PathPolicy(folder))
+            before()
+            out = {}
+            for key, (tool, args) in calls.items():
+                r = await d.dispatch(ToolCall(f"c-{key}", f"mcp__boxed__{tool}", args))
+                out[key] = (not r.is_error, r.text)
+            return out
+        finally:
+            await manager.aclose()
+
+    return asyncio.run(main())
 
 
 def test_a_sandboxed_server_works_and_is_confined(
@@ -42,39 +70,22 @@ def test_a_sandboxed_server_works_and_is_confined(
     monkeypatch.setenv("SHELL", "/nonexistent")
     state = mcp_state_dir(reins_home, "boxed")
 
-    async def main() -> dict[str, tuple[bool, str]]:
-        registry = ToolRegistry()
-        manager = await start_mcp_servers(registry, reins_home, {"boxed": {
-            "command": sys.executable, "args": [str(EDGE)], "sandbox": True,
-            "cwd": str(workspace)}})
-        try:
-            [s] = await manager.wait_settled(60)
-            assert s.summary.startswith("ready"), (s.summary, s.stderr_tail)
-            d = Dispatcher(registry, session_id="s", workspace=workspace,
-                           outputs=OutputStore(tmp_path / "out"), path_policy=PathPolicy(workspace))
-            calls = {
-                "echo": ("echo", {"text": "hi"}),
-                "status": ("read", {"path": "/proc/self/status"}),
-                "gitconfig": ("read", {"path": str(home / ".gitconfig")}),
-                "secret": ("read", {"path": str(home / ".ssh" / "id_rsa")}),
-                "home": ("touch", {"path": str(home / "planted")}),
-                "state": ("touch", {"path": str(state / "cache.db")}),
-                "workspace": ("touch", {"path": str(workspace / "out.txt")}),
-                "hook": ("touch", {"path": str(workspace / ".git" / "hooks" / "pre-commit")}),
-                "sandbox_home": ("touch", {"path": str(reins_home.sandbox_homes / "x.pth")}),
-                "envrc": ("touch", {"path": str(workspace / "deep" / ".envrc")}),
-                "editor": ("touch", {"path": str(workspace / ".vscode")}),
-            }
-            (workspace / "deep").mkdir()
-            out = {}
-            for key, (tool, args) in calls.items():
-                r = await d.dispatch(ToolCall(f"c-{key}", f"mcp__boxed__{tool}", args))
-                out[key] = (not r.is_error, r.text)
-            return out
-        finally:
-            await manager.aclose()
-
-    out = asyncio.run(main())
+    calls: Calls = {
+        "echo": ("echo", {"text": "hi"}),
+        "status": ("read", {"path": "/proc/self/status"}),
+        "gitconfig": ("read", {"path": str(home / ".gitconfig")}),
+        "secret": ("read", {"path": str(home / ".ssh" / "id_rsa")}),
+        "home": ("touch", {"path": str(home / "planted")}),
+        "state": ("touch", {"path": str(state / "cache.db")}),
+        "workspace": ("touch", {"path": str(workspace / "out.txt")}),
+        "hook": ("touch", {"path": str(workspace / ".git" / "hooks" / "pre-commit")}),
+        "sandbox_home": ("touch", {"path": str(reins_home.sandbox_homes / "x.pth")}),
+        "envrc": ("touch", {"path": str(workspace / "deep" / ".envrc")}),
+        "editor": ("touch", {"path": str(workspace / ".vscode")}),
+    }
+    out = _called(reins_home, tmp_path, {"command": sys.executable, "args": [str(EDGE)],
+                                         "cwd": str(workspace)}, calls,
+                  before=lambda: (workspace / "deep").mkdir())
     assert out["echo"] == (True, "hi")
     assert "CapEff:\t0000000000000000" in out["status"][1]
     assert not out["gitconfig"][0] and "Real User" not in out["gitconfig"][1]
@@ -127,20 +138,32 @@ def test_the_reference_server_installed_in_a_folder_runs_sandboxed(
     if problem:
         pytest.skip(f"@modelcontextprotocol/server-everything: {problem}")
 
-    async def main() -> tuple[str, str]:
-        registry = ToolRegistry()
-        manager = await start_mcp_servers(registry, reins_home, {"boxed": {
-            **everything_entry(), "sandbox": True}})
-        try:
-            [s] = await manager.wait_settled(60)
-            assert s.summary.startswith("ready"), (s.summary, s.stderr_tail)
-            d = Dispatcher(registry, session_id="s", workspace=tmp_path,
-                           outputs=OutputStore(tmp_path / "out"),
-                           path_policy=PathPolicy(tmp_path))
-            r = await d.dispatch(ToolCall("c1", "mcp__boxed__echo", {"message": "boxed hi"}))
-            return s.summary, r.text
-        finally:
-            await manager.aclose()
+    out = _called(reins_home, tmp_path, everything_entry(),
+                  {"echo": ("echo", {"message": "boxed hi"})})
+    assert out["echo"][0] and "boxed hi" in out["echo"][1], out
 
-    summary, text = asyncio.run(main())
-    assert summary.startswith("ready") and "boxed hi" in text, (summary, text)
+
+def test_a_project_an_entry_names_is_shown_without_its_secrets_at_any_depth(
+        tmp_path: Path, reins_home: AppPaths) -> None:
+    """A server whose script lies in a project is shown the project read-only (it imports
+    from it), minus the secret locations in it at any depth, as a workspace's are hidden."""
+    if not detect_sandbox().available:
+        pytest.skip(detect_sandbox().reason)
+    project = tmp_path / "proj"
+    (project / "server").mkdir(parents=True)
+    (project / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    shutil.copy(EDGE, project / "server" / "edge.py")
+    (project / "notes.txt").write_text("plain notes")
+    (project / "apps" / "web").mkdir(parents=True)
+    (project / "apps" / "web" / ".env").write_text("TOKEN=canary-deep-91")
+    (project / "apps" / "web" / ".ssh").mkdir()
+    (project / "apps" / "web" / ".ssh" / "id_ed25519").write_text("canary-key-91")
+
+    web = project / "apps" / "web"
+    out = _called(reins_home, tmp_path, {"command": sys.executable,
+                                         "args": [str(project / "server" / "edge.py")]},
+                  {"notes": ("read", {"path": str(project / "notes.txt")}),
+                   "env": ("read", {"path": str(web / ".env")}),
+                   "key": ("read", {"path": str(web / ".ssh" / "id_ed25519")})})
+    assert out["notes"] == (True, "plain notes")
+    assert "canary-deep-91" not in out["env"][1] and "canary-key-91" not in out["key"][1]
