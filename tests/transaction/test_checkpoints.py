@@ -47,7 +47,7 @@ def kept_blobs(root: Path) -> int:
     """How many distinct kept bytes the store holds (rows of the index, files beside it)."""
     db = sqlite3.connect(root / "index.sqlite3")
     try:
-        in_index = db.execute("SELECT COUNT(*) FROM blobs WHERE data IS NOT NULL").fetchone()[0]
+        in_index = db.execute("SELECT COUNT(DISTINCT digest) FROM kept").fetchone()[0]
     finally:
         db.close()
     return int(in_index) + sum(1 for p in (root / "blobs").rglob("*") if p.is_file())
@@ -190,19 +190,19 @@ def test_latest_undoable_takes_the_step_before_after_each_undo(ws: Path,
 
 def test_the_bound_drops_the_oldest_steps_bytes(ws: Path, tmp_path: Path):
     root = tmp_path / "data" / "checkpoints"
-    checkpoints = Checkpoints(root, max_bytes=150)
-    build(ws, {"big1": "1" * 100, "big2": "2" * 100, "same": "2" * 100})
-    step(checkpoints, ws, "c1", {"big1": "x\n"})
-    step(checkpoints, ws, "c2", {"same": "y\n"})  # the same bytes as big2
-    assert [s.undoable for s in checkpoints.steps("s1")] == [False, True]
-    assert kept_blobs(root) == 1
-    step(checkpoints, ws, "c3", {"big2": "z\n"})  # shares c2's blob: nothing dropped
+    checkpoints = Checkpoints(root, max_bytes=250)
+    build(ws, {"f1": "1" * 100, "f2": "2" * 100, "f3": "3" * 100})
+    step(checkpoints, ws, "c1", {"f1": "x\n"})
+    step(checkpoints, ws, "c2", {"f2": "y\n"})
+    assert [s.undoable for s in checkpoints.steps("s1")] == [True, True]
+    step(checkpoints, ws, "c3", {"f3": "z\n"})  # 300 > 250: c1's bytes go
     assert [s.undoable for s in checkpoints.steps("s1")] == [False, True, True]
+    assert kept_blobs(root) == 2
     result = checkpoints.undo("s1", "c1")
     assert "dropped to stay under checkpoints.max_bytes" in result.refused
-    assert (ws / "big1").read_text() == "x\n"
+    assert (ws / "f1").read_text() == "x\n"
     assert checkpoints.undo("s1", "c3").ok and checkpoints.undo("s1", "c2").ok
-    assert (ws / "same").read_text() == "2" * 100
+    assert (ws / "f2").read_text() == "2" * 100
 
 
 def test_a_new_object_on_the_same_folder_sees_and_undoes_the_steps(ws: Path, tmp_path: Path):
@@ -266,22 +266,26 @@ def test_a_steps_diff_is_bounded(ws: Path, checkpoints: Checkpoints):
     assert len(text.splitlines()) <= 401 and "more lines not shown" in text
 
 
-def test_bytes_two_steps_keep_stay_until_neither_keeps_them(ws: Path, tmp_path: Path):
-    """Pruning the oldest step frees what only it kept; what a later step keeps too stays,
-    and that step still undoes."""
+BIG = SMALL_BYTES + 1
+"""Kept bytes this large are content-addressed files shared by the steps keeping them."""
+
+
+def test_a_file_two_steps_keep_stays_until_neither_keeps_it(ws: Path, tmp_path: Path):
+    """Pruning the oldest step frees what only it kept; a kept file a later step keeps too
+    stays, and that step still undoes."""
     root = tmp_path / "data" / "checkpoints"
-    checkpoints = Checkpoints(root, max_bytes=350)
-    build(ws, {"a": "A" * 100, "u": "U" * 100, "b": "A" * 100, "c": "C" * 100,
-               "d": "D" * 100})
+    checkpoints = Checkpoints(root, max_bytes=int(3.5 * BIG))
+    build(ws, {"a": "A" * BIG, "u": "U" * BIG, "b": "A" * BIG, "c": "C" * BIG,
+               "d": "D" * BIG})
     step(checkpoints, ws, "c1", {"a": "x\n", "u": "x\n"})
-    step(checkpoints, ws, "c2", {"b": "y\n"})  # the same bytes as a: kept once
+    step(checkpoints, ws, "c2", {"b": "y\n"})  # the same bytes as a: one file
     step(checkpoints, ws, "c3", {"c": "z\n"})
     assert kept_blobs(root) == 3
-    step(checkpoints, ws, "c4", {"d": "w\n"})  # 400 > 350: c1's bytes go, a's stay
+    step(checkpoints, ws, "c4", {"d": "w\n"})  # 4 > 3.5: c1's bytes go, a's stay
     assert [s.undoable for s in checkpoints.steps("s1")] == [False, True, True, True]
     assert kept_blobs(root) == 3
     assert checkpoints.undo("s1", "c2").ok
-    assert (ws / "b").read_text() == "A" * 100
+    assert (ws / "b").read_text() == "A" * BIG
 
 
 def test_an_index_of_schema_1_is_migrated_and_its_steps_still_undo(ws: Path, tmp_path: Path):
@@ -318,13 +322,56 @@ def test_an_index_of_schema_1_is_migrated_and_its_steps_still_undo(ws: Path, tmp
         assert migrated.undo("s1", "c1").ok
     assert (ws / "a.txt").read_text() == "a0\n"
     db = sqlite3.connect(root / "index.sqlite3")
-    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
     assert db.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND name IN "
                       "('entries_path', 'entries_blob')").fetchall() == []
-    # the undo is a step that keeps a1's bytes: each digest counts the steps keeping it
+    # the blob file counts the one step keeping it; the undo keeps a1's bytes as its row
     assert db.execute("SELECT refs FROM blobs WHERE digest = ?", (digest,)).fetchone() == (1,)
-    assert db.execute("SELECT value FROM totals").fetchone() == db.execute(
-        "SELECT SUM(size) FROM blobs").fetchone()
+    assert db.execute("SELECT data FROM kept").fetchall() == [(b"a1\n",)]
+    assert _totals_agree(db)
+    db.close()
+
+
+def _totals_agree(db: sqlite3.Connection) -> bool:
+    """The running total of kept bytes is what the rows and blob files hold."""
+    total = db.execute("SELECT value FROM totals").fetchone()[0]
+    return bool(total == db.execute("SELECT COALESCE(SUM(size), 0) FROM blobs").fetchone()[0]
+                + db.execute("SELECT COALESCE(SUM(length(data)), 0) FROM kept").fetchone()[0])
+
+
+def test_an_index_of_schema_4_moves_small_kept_bytes_to_their_steps(ws: Path, tmp_path: Path):
+    """Schema 4 kept small bytes as rows keyed by digest (shared by the steps keeping
+    them): opened by this Reins, each step gets its own row of them and still undoes."""
+    from kernel.transaction.checkpoints import _MIGRATIONS, _SCHEMA
+
+    root = tmp_path / "old"
+    root.mkdir()
+    db = sqlite3.connect(root / "index.sqlite3", isolation_level=None)
+    db.executescript(_SCHEMA)
+    for version in (2, 3, 4):
+        for statement in _MIGRATIONS[version]:
+            db.execute(statement)
+    db.execute("PRAGMA user_version = 4")
+    a0 = hashlib.sha256(b"a0\n").hexdigest()
+    for step_id, call, path in ((1, "c1", "a.txt"), (2, "c2", "b.txt")):
+        (ws / path).write_text("x\n")
+        db.execute("INSERT INTO steps(id, session_id, call_id, at, workspace, changes) VALUES "
+                   "(?, 's1', ?, 0, ?, ?)", (step_id, call, os.fsencode(str(ws)), json.dumps(
+                       ChangeSet((Change(path, "modified", "file"),)).to_json())))
+        db.execute("INSERT INTO entries VALUES (?, ?, 'file', 420, ?, 'file', 420, ?)",
+                   (step_id, path.encode(), a0.encode(),
+                    hashlib.sha256(b"x\n").hexdigest().encode()))
+    (ws / "b.txt").write_text("x\n")
+    db.execute("INSERT INTO blobs(digest, size, data, refs) VALUES (?, 3, ?, 2)", (a0, b"a0\n"))
+    db.close()
+    with Checkpoints(root) as migrated:
+        assert migrated.undo("s1", "c2").ok and migrated.undo("s1", "c1").ok
+    assert (ws / "a.txt").read_text() == (ws / "b.txt").read_text() == "a0\n"
+    db = sqlite3.connect(root / "index.sqlite3")
+    assert db.execute("SELECT step_id FROM kept WHERE digest = ? ORDER BY step_id",
+                      (a0,)).fetchall() == [(1,), (2,)]
+    assert db.execute("SELECT COUNT(*) FROM blobs").fetchone() == (0,)
+    assert _totals_agree(db)
     db.close()
 
 
@@ -353,14 +400,14 @@ def test_an_undo_whose_kept_bytes_are_gone_is_refused_and_changes_nothing(
 def test_a_step_pruned_while_it_applies_and_then_rolled_back_frees_its_bytes_once(
         ws: Path, tmp_path: Path):
     """A step written before it applies can be pruned by another step's commit; rolled back
-    after, it must not count its bytes off again: what the other step keeps stays."""
-    checkpoints = Checkpoints(tmp_path / "data" / "checkpoints", max_bytes=150)
-    build(ws, {"x": "X" * 100, "w": "W" * 50, "y": "X" * 100, "z": "Z" * 10})
+    after, it must not count its files off again: what the other step keeps stays."""
+    checkpoints = Checkpoints(tmp_path / "data" / "checkpoints", max_bytes=2 * BIG)
+    build(ws, {"x": "X" * BIG, "w": "W" * BIG, "y": "X" * BIG, "z": "Z" * 10})
     applying = checkpoints.begin("s1", "a", ws)
     applying.keep("x")
     applying.keep("w")
     applying.pending({})
-    step(checkpoints, ws, "b", {"y": "y\n", "z": "z\n"})  # 160 > 150: a is pruned
+    step(checkpoints, ws, "b", {"y": "y\n", "z": "z\n"})  # past the bound: a is pruned
     applying.rollback()
     assert checkpoints.undo("s1", "b").ok
-    assert (ws / "y").read_text() == "X" * 100
+    assert (ws / "y").read_text() == "X" * BIG
