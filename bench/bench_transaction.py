@@ -138,8 +138,10 @@ def run() -> None:
 
 
 def _read_and_apply(root: Path, checkpoints: Checkpoints, call: str) -> float:
-    """The command run again (untimed), then its change set read and applied as settle
-    does: the time of both."""
+    """The workspace's files put back to their first bytes and the command run again
+    (untimed: the same change set as the first rounds', not one of files grown by every
+    round), then its change set read and applied as settle does: the time of both."""
+    _lower(root)
     _command(root)
     time.sleep(0.01)
     since = start_stamp()
