@@ -180,6 +180,7 @@ def bwrap_argv(
     marks: Iterable[Mark] = (),
     transaction: Path | None = None,
     seccomp_fd: int | None = None,
+    shown_secrets: Iterable[tuple[str, bool]] = (),
 ) -> list[str]:
     """The full argv: `bwrap … -- PROGRAM`. Paths must be absolute and resolved.
 
@@ -190,7 +191,8 @@ def bwrap_argv(
     `read_only_paths` and the folders of `path_vars` (PATH-like strings) are shown read-only
     (kernel.sandbox.view). `marks` are the workspace index's (kernel.sandbox.workspace_index).
     With `transaction` (the call's folder) the workspace is the lower layer of an overlay
-    (`transaction_mounts`).
+    (`transaction_mounts`). `shown_secrets` (absolute path, is a folder) are the secret
+    locations at any depth of `read_only_paths`, hidden on them.
     `seccomp_fd` holds the filter bwrap installs on PROGRAM
     (kernel.sandbox.seccomp.open_program).
     """
@@ -205,6 +207,7 @@ def bwrap_argv(
     if not network:
         argv.append("--unshare-net")
     argv += view.system_argv()
+    argv += [arg for target, folder in shown_secrets for arg in _hide_secret(target, folder)]
     argv += proc_hides()
     if resolv_conf is not None:
         argv += resolv_mounts(resolv_conf)

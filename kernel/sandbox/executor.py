@@ -292,7 +292,8 @@ class CommandExecutor:
         raise SandboxUnavailable(status)
 
     def _request(self, workspace: Path, cwd: Path, network: bool, limits: ResourceLimits,
-                 marks: dict[str, Mark]) -> LaunchRequest:
+                 marks: dict[str, Mark],
+                 shown_secrets: tuple[tuple[str, bool], ...] = ()) -> LaunchRequest:
         net = scope(network, self.settings.local_network)
         return LaunchRequest(
             cwd=cwd,
@@ -308,6 +309,7 @@ class CommandExecutor:
             read_only_paths=self.settings.shown_paths(),
             path_vars=self.settings.path_vars(os.environ),
             marks=tuple(marks.values()),
+            shown_secrets=shown_secrets,
         )
 
     def protected_links(self, workspace: Path) -> dict[Path, str]:
@@ -338,7 +340,9 @@ class CommandExecutor:
         async def make() -> None:
             with contextlib.suppress(CommandRefused):
                 marks = await self._guards.marks(request.workspace)
-                self._ensure_ahead(launcher, replace(request, marks=tuple(marks.values())), env)
+                shown = await self._guards.shown_secrets(request.read_only_paths)
+                self._ensure_ahead(launcher, replace(request, marks=tuple(marks.values()),
+                                                     shown_secrets=shown), env)
 
         task = asyncio.get_running_loop().create_task(make())
         self._tasks.add(task)
@@ -384,7 +388,9 @@ class CommandExecutor:
             )
             before = (await self._guards.marks(workspace) if launcher.kernel_sets_limits
                       else None)
-            request = self._request(workspace, cwd, network, limits, before or {})
+            shown = (await self._guards.shown_secrets(self.settings.shown_paths())
+                     if launcher.kernel_sets_limits else ())
+            request = self._request(workspace, cwd, network, limits, before or {}, shown)
 
             def next_ahead() -> None:
                 self._ahead_later(launcher, replace(request, limits=self.settings.limits), env)

@@ -24,12 +24,13 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from kernel.hardlinks import Named, verdict_text
 from kernel.pathrules import describe_secret, secret_match
 from kernel.paths import AppPaths
+from kernel.sandbox.bwrap import hidden_secrets
 from kernel.sandbox.git_named import NamedPaths, named_paths, protected_paths
 from kernel.sandbox.marks import Mark
 from kernel.sandbox.refusal import CommandRefused
@@ -49,6 +50,8 @@ class WorkspaceGuards:
     def __init__(self, paths: AppPaths) -> None:
         self.paths = paths
         self._indexes: OrderedDict[str, WorkspaceIndex] = OrderedDict()
+        self._shown: dict[str, WorkspaceIndex] = {}
+        """The folders of `exec.read_only_paths`, indexed for their secrets."""
         self._same: dict[str, SameFiles] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._using = threading.Lock()
@@ -82,6 +85,30 @@ class WorkspaceGuards:
                     index, named = await asyncio.to_thread(self._current, key)  # else no
                     # thread hop: the usual case, nothing changed
             return sandbox_marks(key, index, self._same[key].marks(index.linked), named)
+
+    async def shown_secrets(self, folders: Sequence[Path]) -> tuple[tuple[str, bool], ...]:
+        """The secret locations at any depth of the folders the user shows every command
+        read-only (`exec.read_only_paths`): (absolute path, is a folder), outermost first.
+        A project shown there (`/srv/projects`) is no route to its `.env`: the one list of
+        secret locations holds inside what is shown, as inside a workspace. One index of
+        each, kept current by inotify as a workspace's (the first command pays its walk)."""
+        shown = [str(f) for f in folders if f.is_dir()]
+        if not shown:
+            return ()
+        return await asyncio.to_thread(self._shown_now, shown)
+
+    def _shown_now(self, folders: Sequence[str]) -> tuple[tuple[str, bool], ...]:
+        found: list[tuple[str, bool]] = []
+        with self._using:
+            for folder in folders:
+                index = self._shown.get(folder)
+                if index is None:
+                    index = WorkspaceIndex(folder, excluded=self._excluded())
+                    self._shown[folder] = index
+                elif not index.current:
+                    index.refresh()
+                found += hidden_secrets(folder, index.marks.values())
+        return tuple(sorted(dict.fromkeys(found)))
 
     def _current(self, key: str) -> tuple[WorkspaceIndex, NamedPaths]:
         """The workspace's index, made or refreshed now (blocking), following what its git
@@ -152,10 +179,11 @@ class WorkspaceGuards:
         return tuple(await asyncio.to_thread(undo_now))
 
     def close(self) -> None:
-        for index in self._indexes.values():
+        for index in (*self._indexes.values(), *self._shown.values()):
             index.close()
         for same in self._same.values():
             same.close()
         self._indexes.clear()
+        self._shown.clear()
         self._same.clear()
 

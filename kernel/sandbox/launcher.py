@@ -79,6 +79,9 @@ class LaunchRequest:
     transaction: Path | None = None
     """The call's folder (`upper/`, `work/`) when the command runs as a transaction: the
     workspace is then an overlay whose upper layer is there (kernel.sandbox.bwrap)."""
+    shown_secrets: tuple[tuple[str, bool], ...] = ()
+    """The secret locations at any depth of `read_only_paths` (absolute; True for a
+    folder), hidden (kernel.sandbox.guard.WorkspaceGuards.shown_secrets)."""
 
     @property
     def staged(self) -> bool:
@@ -154,6 +157,7 @@ class BwrapLauncher:
             marks=request.marks,
             transaction=request.transaction,
             seccomp_fd=request.seccomp_fd,
+            shown_secrets=request.shown_secrets,
         )
 
 

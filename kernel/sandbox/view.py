@@ -34,7 +34,10 @@ named (a workspace under one of them shows only itself), and no Unix socket outs
 sandbox's own folders can be reached by path (sockets live under /run, /var, /tmp and the
 home; /etc is walked, the tool folders are not). Abstract sockets belong to the network
 namespace: a command without the network, or with the internet through pasta, has its own.
-Not covered: a secret deeper in a shown tool folder than the patterns anchored there.
+In the folders of `exec.read_only_paths` the secret locations are hidden at any depth too,
+from an index of each (kernel.sandbox.guard.WorkspaceGuards.shown_secrets, mounted by
+kernel.sandbox.bwrap). Not covered: a secret deeper in a tool folder of the PATH than the
+patterns anchored there (a tool's own files, large, and no place for a project).
 
 What does not change between commands (the top-level links, the walk of `/etc`) is cached
 and followed with inotify, or checked by one stat per folder it came from where inotify is

@@ -86,3 +86,31 @@ def test_a_workspace_under_an_absent_folder_is_shown_alone(
     assert set(lines["var"].split()) <= {"tmp", "lib"}, text
     assert lines["var-tmp"].split() == [base.name] and lines["base"].split() == ["ws"], text
     assert (var_tmp_workspace / "made").exists()
+
+
+def test_a_folder_the_settings_show_hides_its_secrets_at_any_depth(
+    tmp_path: Path, reins_home: AppPaths, outputs: OutputStore, workspace: Path,
+    sandbox_status: SandboxStatus,
+) -> None:
+    """`exec.read_only_paths` showing a folder of projects is no route to a project's
+    `.env` or `.ssh/` deep inside it, nor to one made after the first command (the folder's
+    index follows it with inotify); the projects' other files are read."""
+    projects = tmp_path / "srv" / "projects"
+    app = projects / "team" / "app"
+    (app / ".ssh").mkdir(parents=True)
+    (app / "README").write_text("readme-visible")
+    (app / ".env").write_text(CANARY)
+    (app / ".ssh" / "id_ed25519").write_text(CANARY)
+    executor = CommandExecutor(reins_home, ExecSettings(
+        grace_s=0.5, read_only_paths=(str(projects),)))
+    try:
+        run = make_runner(executor, workspace, outputs)
+        _, first = run(f"cat {app}/README; cat {app}/.env {app}/.ssh/id_ed25519 2>&1; "
+                       f"grep -r {CANARY} {projects} 2>&1")
+        (app / "later").mkdir()
+        (app / "later" / ".netrc").write_text(CANARY)
+        _, second = run(f"cat {app}/later/.netrc 2>&1; grep -r {CANARY} {projects} 2>&1")
+    finally:
+        executor.shutdown()
+    assert "readme-visible" in first
+    assert CANARY not in first and CANARY not in second, (first, second)

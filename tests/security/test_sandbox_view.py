@@ -138,6 +138,39 @@ def test_break_2_secrets_outside_the_home_and_workspace(confined: Confined,
     assert not leaked, f"secrets outside the workspace reached a command: {leaked}"
 
 
+@pytest.fixture
+def shown_projects() -> Iterator[Path]:
+    """A folder of projects (/var/tmp/…/team/app) with secrets in a project, readable by
+    anyone, to be shown by `exec.read_only_paths`."""
+    shown = Path("/var/tmp") / f"reins-shown-{TAG}"
+    app = shown / "team" / "app"
+    try:
+        for rel in PROJECT_SECRETS:
+            (app / rel).parent.mkdir(parents=True, exist_ok=True)
+            (app / rel).write_text(f"token={CANARY}\n")
+            (app / rel).chmod(0o644)
+        (app / "README").write_text("readme-visible\n")
+        (app / "README").chmod(0o644)
+        for folder in (shown, shown / "team", app, app / ".ssh", app / ".aws"):
+            folder.chmod(0o755)
+        yield shown
+    finally:
+        shutil.rmtree(shown, ignore_errors=True)
+
+
+def test_break_2_secrets_deep_in_a_folder_the_settings_show(confined: Confined,
+                                                            shown_projects: Path) -> None:
+    """`exec.read_only_paths` showing a folder of projects: the one list of secret
+    locations holds inside it at any depth, as inside a workspace."""
+    app = shown_projects / "team" / "app"
+    report = confined([f"cat {app / 'README'}", *_reads(app)],
+                      settings={"read_only_paths": [str(shown_projects)]})
+    outputs = [o["output"] for o in report["outcomes"]]
+    assert "readme-visible" in outputs[0], outputs[0]
+    leaked = [o["command"] for o in report["outcomes"] if CANARY in o["output"]]
+    assert not leaked, f"secrets deep in a shown folder reached a command: {leaked}"
+
+
 def test_break_2_etc_credentials_as_root(confined: Confined) -> None:
     """/etc/shadow and /etc/gshadow (and every /etc entry others may not read) cannot be
     read, by name, by a recursive grep or an archive of /etc."""
