@@ -12,6 +12,7 @@ when no sandbox (or no pasta) is available here.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import shutil
 from collections.abc import Awaitable, Callable, Mapping
@@ -134,8 +135,10 @@ def launch_builder(paths: AppPaths, exec_settings: ExecSettings | None = None,
         if pasta is None and not settings.local_network:
             raise ServerSandboxUnavailable(f"the entry asks for a sandbox, whose network needs "
                                            f"pasta, which is not installed ({FIX_PASTA})")
-        return sandboxed_launch(config, env, paths=paths, bwrap=status.bwrap_path,
-                                disable_userns=status.nested_userns_blocked, pasta=pasta,
-                                settings=settings)
+        return await asyncio.to_thread(  # it walks the folders it shows: off the loop
+            functools.partial(sandboxed_launch, config, env, paths=paths,
+                              bwrap=status.bwrap_path,
+                              disable_userns=status.nested_userns_blocked, pasta=pasta,
+                              settings=settings))
 
     return launch_for
