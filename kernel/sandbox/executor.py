@@ -340,7 +340,8 @@ class CommandExecutor:
         async def make() -> None:
             with contextlib.suppress(CommandRefused):
                 marks = await self._guards.marks(request.workspace)
-                shown = await self._guards.shown_secrets(request.read_only_paths)
+                shown = await self._guards.shown_secrets(request.read_only_paths,
+                                                         request.real_home)
                 self._ensure_ahead(launcher, replace(request, marks=tuple(marks.values()),
                                                      shown_secrets=shown), env)
 
@@ -388,7 +389,8 @@ class CommandExecutor:
             )
             before = (await self._guards.marks(workspace) if launcher.kernel_sets_limits
                       else None)
-            shown = (await self._guards.shown_secrets(self.settings.shown_paths())
+            shown = (await self._guards.shown_secrets(self.settings.shown_paths(),
+                                                      Path.home().resolve())
                      if launcher.kernel_sets_limits else ())
             request = self._request(workspace, cwd, network, limits, before or {}, shown)
 

@@ -36,6 +36,7 @@ from kernel.sandbox.marks import Mark
 from kernel.sandbox.refusal import CommandRefused
 from kernel.sandbox.revert import Reverted, quarantine, restore, to_restore, to_revert
 from kernel.sandbox.samefiles import SameFiles
+from kernel.sandbox.view import holds_home
 from kernel.sandbox.workspace_index import WorkspaceIndex, sandbox_marks
 
 KEPT = 8
@@ -46,12 +47,21 @@ def _named(root: str, index: WorkspaceIndex) -> NamedPaths:
     return named_paths(root, index.marks, home=str(Path.home()), environ=os.environ)
 
 
+def _secrets_of(folders: Sequence[str], indexes: Sequence[WorkspaceIndex]
+                ) -> tuple[tuple[str, bool], ...]:
+    found = [secret for folder, index in zip(folders, indexes, strict=True)
+             for secret in hidden_secrets(folder, index.marks.values())]
+    return tuple(sorted(dict.fromkeys(found)))
+
+
 class WorkspaceGuards:
     def __init__(self, paths: AppPaths) -> None:
         self.paths = paths
         self._indexes: OrderedDict[str, WorkspaceIndex] = OrderedDict()
         self._shown: dict[str, WorkspaceIndex] = {}
         """The folders of `exec.read_only_paths`, indexed for their secrets."""
+        self._shown_lock = asyncio.Lock()
+        """One caller of those indexes at a time (commands of one batch run together)."""
         self._same: dict[str, SameFiles] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._using = threading.Lock()
@@ -86,19 +96,26 @@ class WorkspaceGuards:
                     # thread hop: the usual case, nothing changed
             return sandbox_marks(key, index, self._same[key].marks(index.linked), named)
 
-    async def shown_secrets(self, folders: Sequence[Path]) -> tuple[tuple[str, bool], ...]:
+    async def shown_secrets(self, folders: Sequence[Path], home: Path
+                            ) -> tuple[tuple[str, bool], ...]:
         """The secret locations at any depth of the folders the user shows every command
-        read-only (`exec.read_only_paths`): (absolute path, is a folder), outermost first.
-        A project shown there (`/srv/projects`) is no route to its `.env`: the one list of
-        secret locations holds inside what is shown, as inside a workspace. One index of
-        each, kept current by inotify as a workspace's (the first command pays its walk)."""
-        shown = [str(f) for f in folders if f.is_dir()]
+        read-only (`exec.read_only_paths`; none that holds the home: kernel.sandbox.view
+        does not show those): (absolute path, is a folder), outermost first. A project
+        shown there (`/srv/projects`) is no route to its `.env`: the one list of secret
+        locations holds inside what is shown, as inside a workspace. One index of each,
+        kept current by inotify as a workspace's (the first command pays its walk; later
+        ones, when nothing changed, no thread hop)."""
+        shown = [str(f) for f in folders if f.is_dir() and not holds_home(str(f), str(home))]
         if not shown:
             return ()
-        return await asyncio.to_thread(self._shown_now, shown)
+        async with self._shown_lock:
+            indexes = [self._shown.get(folder) for folder in shown]
+            if all(index is not None and index.current for index in indexes):
+                return _secrets_of(shown, [i for i in indexes if i is not None])
+            return await asyncio.to_thread(self._shown_now, shown)
 
     def _shown_now(self, folders: Sequence[str]) -> tuple[tuple[str, bool], ...]:
-        found: list[tuple[str, bool]] = []
+        indexes: list[WorkspaceIndex] = []
         with self._using:
             for folder in folders:
                 index = self._shown.get(folder)
@@ -107,8 +124,8 @@ class WorkspaceGuards:
                     self._shown[folder] = index
                 elif not index.current:
                     index.refresh()
-                found += hidden_secrets(folder, index.marks.values())
-        return tuple(sorted(dict.fromkeys(found)))
+                indexes.append(index)
+            return _secrets_of(folders, indexes)
 
     def _current(self, key: str) -> tuple[WorkspaceIndex, NamedPaths]:
         """The workspace's index, made or refreshed now (blocking), following what its git

@@ -60,11 +60,12 @@ from kernel.hardlinks import anchored
 from kernel.pathrules import SECRET_PATTERNS
 from kernel.sandbox.inotify import FOLDER_CHANGES, Inotify, InotifyError
 
-How = Literal["read-only", "writable", "hidden", "symlink", "private", "sealed"]
+How = Literal["read-only", "writable", "hidden", "symlink", "private", "sealed", "refused"]
 """read-only / writable: a host path bound; hidden: covered by something empty (a folder
 by an empty read-only tmpfs, a file by /dev/null); symlink: a link made in the sandbox;
 private: a file system of the sandbox's own (tmpfs, /dev, /proc); sealed: made read-only
-once everything inside it is in place."""
+once everything inside it is in place; refused: named by the settings and not shown
+(mounts nothing; `reins doctor` says why)."""
 
 SYSTEM = ("/usr", "/etc")
 TOP_LINKS = ("bin", "sbin")
@@ -98,6 +99,8 @@ class Mount:
         if self.how == "hidden":
             return (["--tmpfs", self.path, "--remount-ro", self.path] if self.folder
                     else ["--ro-bind", "/dev/null", self.path])
+        if self.how == "refused":
+            return []
         if self.how == "symlink":
             return ["--symlink", self.source, self.path]
         if self.how == "private":
@@ -175,6 +178,13 @@ def too_broad(folder: str, home: str) -> bool:
             or folder == os.path.join(home, ".local"))
 
 
+def holds_home(folder: str, home: str) -> bool:
+    """`folder` is the home, a folder above it, or the root: shown, it would show the whole
+    home (and, for `/`, every socket and secret of the machine), everything the view is
+    built to leave out. `exec.read_only_paths` cannot show one."""
+    return inside(home, folder)
+
+
 def tool_folder(folder: str, home: str) -> str | None:
     """The folder shown for the PATH folder `folder`: its parent for a `bin`, `sbin` or
     `shims`, unless too broad (then itself); None when itself is too broad."""
@@ -194,7 +204,8 @@ def shown_folders(facts: ViewFacts) -> list[tuple[str, str]]:
             why = ("a folder of the login PATH" if shown == folder
                    else f"the tool folder of {folder} (in the login PATH)")
             candidates.append((shown, why))
-    candidates += [(p, "named in exec.read_only_paths") for p in facts.read_only_paths]
+    candidates += [(p, "named in exec.read_only_paths") for p in facts.read_only_paths
+                   if not holds_home(p, facts.home)]
     system = _system_roots(facts.host)
     kept: list[tuple[str, str]] = []
     for folder, why in sorted(candidates, key=lambda c: (c[0].count("/"), c[0])):
@@ -237,6 +248,9 @@ def plan_view(facts: ViewFacts) -> View:
     same view, so a sandbox made ahead can be compared (kernel.sandbox.standby)."""
     system = system_mounts(facts.host)
     folders = shown_folders(facts)
+    system += [Mount(p, "refused", "named in exec.read_only_paths, not shown: it holds the "
+                     "home, everything this view leaves out") for p in facts.read_only_paths
+               if holds_home(p, facts.home)]
     system += [Mount(folder, "read-only", why) for folder, why in folders]
     for path, folder in sorted(facts.secrets):
         if any(inside(path, shown) for shown, _ in folders) and not (

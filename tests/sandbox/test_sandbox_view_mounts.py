@@ -114,3 +114,27 @@ def test_a_folder_the_settings_show_hides_its_secrets_at_any_depth(
         executor.shutdown()
     assert "readme-visible" in first
     assert CANARY not in first and CANARY not in second, (first, second)
+
+
+def test_a_settings_folder_that_holds_the_home_is_not_shown_nor_walked(
+    tmp_path: Path, reins_home: AppPaths, outputs: OutputStore, workspace: Path,
+    sandbox_status: SandboxStatus,
+) -> None:
+    """`exec.read_only_paths` naming `/` or the home would show every socket and secret the
+    view leaves out, and indexing it for its secrets would walk the machine before each
+    command: it is refused (reins doctor says so), not walked. The command sees what it
+    sees without the setting (of the home, only the login PATH's tool folders)."""
+    home = Path.home().resolve()
+    seen, walked = [], []
+    for named in (("/", str(home), str(home.parent)), ()):
+        executor = CommandExecutor(reins_home, ExecSettings(grace_s=0.5,
+                                                            read_only_paths=named))
+        try:
+            run = make_runner(executor, workspace, outputs)
+            _, text = run(f"ls -A /run /srv 2>/dev/null | wc -l; ls -A {home} 2>&1; echo done")
+            seen.append(text)
+            walked.append(dict(executor._guards._shown))
+        finally:
+            executor.shutdown()
+    assert seen[0] == seen[1] and seen[0].split()[0] == "0", seen
+    assert walked == [{}, {}]

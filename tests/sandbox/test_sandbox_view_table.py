@@ -96,6 +96,8 @@ def test_a_split_usr_binds_its_folders() -> None:
     ((f"{HOME}/.cargo/bin",), (f"{HOME}/.rustup", "/srv/data"),
      [f"{HOME}/.cargo", f"{HOME}/.rustup", "/srv/data"]),
     ((), (f"{HOME}/.nvm", f"{HOME}/.nvm/versions"), [f"{HOME}/.nvm"]),
+    # what holds the home shows everything the view leaves out: refused, however spelt
+    ((), ("/", HOME, os.path.dirname(HOME), "/srv/data"), ["/srv/data"]),
 ])
 def test_the_folders_shown(path_folders: tuple[str, ...], read_only: tuple[str, ...],
                            expected: list[str]) -> None:
@@ -161,3 +163,13 @@ def test_cached_facts_follow_a_mode_changed_in_place(tmp_path: Path) -> None:
     (tmp_path / "b.key").write_text("k")
     (tmp_path / "b.key").chmod(0o600)
     assert facts.get() == ("a.conf", "b.key")
+
+
+@pytest.mark.parametrize("named", ["/", HOME, os.path.dirname(HOME)])
+def test_a_settings_folder_that_holds_the_home_is_refused_and_said(named: str) -> None:
+    view = plan_view(facts(read_only_paths=(named, "/srv/data")))
+    [refused] = [m for m in view.system if m.path == named]  # "/" is also sealed, after
+    assert refused.how == "refused" and "holds the home" in refused.why
+    assert refused.argv() == []
+    assert ["--ro-bind", named, named] not in [m.argv() for m in view.system]
+    assert by_path(view)["/srv/data"].how == "read-only"
