@@ -129,7 +129,7 @@ def mark_mounts(workspace: str, marks: Iterable[Mark]) -> list[str]:
             continue
         if mark.kind == "secret":
             hidden.append(mark.path)
-            argv += _hide_secret(target, mark.entry == "dir")
+            argv += hide_secret(target, mark.entry == "dir")
         elif mark.kind == "git-dir":
             argv += ["--bind", target, target]
             hooks = os.path.join(target, "hooks")
@@ -140,7 +140,7 @@ def mark_mounts(workspace: str, marks: Iterable[Mark]) -> list[str]:
     return argv
 
 
-def _hide_secret(target: str, folder: bool) -> list[str]:
+def hide_secret(target: str, folder: bool) -> list[str]:
     return (["--tmpfs", target, "--remount-ro", target] if folder
             else ["--ro-bind", "/dev/null", target])
 
@@ -149,7 +149,7 @@ def secret_mounts(folder: str, marks: Iterable[Mark]) -> list[str]:
     """The mounts that hide the secrets among `marks` (a workspace index's, relative to
     `folder`, at any depth)."""
     return [arg for target, is_folder in hidden_secrets(folder, marks)
-            for arg in _hide_secret(target, is_folder)]
+            for arg in hide_secret(target, is_folder)]
 
 
 def transaction_mounts(workspace: str, marks: Iterable[Mark], folder: Path) -> list[str]:
@@ -207,7 +207,7 @@ def bwrap_argv(
     if not network:
         argv.append("--unshare-net")
     argv += view.system_argv()
-    argv += [arg for target, folder in shown_secrets for arg in _hide_secret(target, folder)]
+    argv += [arg for target, folder in shown_secrets for arg in hide_secret(target, folder)]
     argv += proc_hides()
     if resolv_conf is not None:
         argv += resolv_mounts(resolv_conf)

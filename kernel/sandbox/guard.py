@@ -35,7 +35,7 @@ from kernel.sandbox.git_named import NamedPaths, named_paths, protected_paths
 from kernel.sandbox.marks import Mark
 from kernel.sandbox.refusal import CommandRefused
 from kernel.sandbox.revert import Reverted, quarantine, restore, to_restore, to_revert
-from kernel.sandbox.samefiles import SameFiles
+from kernel.sandbox.samefiles import SameFiles, look_up, same_marks, with_same
 from kernel.sandbox.view import holds_home
 from kernel.sandbox.workspace_index import WorkspaceIndex, sandbox_marks
 
@@ -47,11 +47,12 @@ def _named(root: str, index: WorkspaceIndex) -> NamedPaths:
     return named_paths(root, index.marks, home=str(Path.home()), environ=os.environ)
 
 
-def _secrets_of(folders: Sequence[str], indexes: Sequence[WorkspaceIndex]
-                ) -> tuple[tuple[str, bool], ...]:
-    found = [secret for folder, index in zip(folders, indexes, strict=True)
-             for secret in hidden_secrets(folder, index.marks.values())]
-    return tuple(sorted(dict.fromkeys(found)))
+def folder_secrets(folder: str, index: WorkspaceIndex, home: str) -> tuple[tuple[str, bool], ...]:
+    """The secret locations of a folder shown read-only (its `index`'s, at any depth), and
+    the other names (hard links) there of a secret file of it or of the home
+    (kernel.sandbox.samefiles): (absolute path, is a folder), outermost first."""
+    same = same_marks(folder, look_up(home, folder, index.marks), index.linked)
+    return tuple(hidden_secrets(folder, with_same(index.marks, same).values()))
 
 
 class WorkspaceGuards:
@@ -60,6 +61,8 @@ class WorkspaceGuards:
         self._indexes: OrderedDict[str, WorkspaceIndex] = OrderedDict()
         self._shown: dict[str, WorkspaceIndex] = {}
         """The folders of `exec.read_only_paths`, indexed for their secrets."""
+        self._shown_found: dict[str, tuple[tuple[str, bool], ...]] = {}
+        """Each of those folders' secrets, as last found (`folder_secrets`)."""
         self._shown_lock = asyncio.Lock()
         """One caller of those indexes at a time (commands of one batch run together)."""
         self._same: dict[str, SameFiles] = {}
@@ -109,23 +112,26 @@ class WorkspaceGuards:
         if not shown:
             return ()
         async with self._shown_lock:
-            indexes = [self._shown.get(folder) for folder in shown]
-            if all(index is not None and index.current for index in indexes):
-                return _secrets_of(shown, [i for i in indexes if i is not None])
-            return await asyncio.to_thread(self._shown_now, shown)
+            if not all(folder in self._shown_found and self._shown[folder].current
+                       for folder in shown):
+                await asyncio.to_thread(self._shown_now, shown, str(home))
+            found = [secret for folder in shown for secret in self._shown_found[folder]]
+            return tuple(sorted(dict.fromkeys(found)))
 
-    def _shown_now(self, folders: Sequence[str]) -> tuple[tuple[str, bool], ...]:
-        indexes: list[WorkspaceIndex] = []
+    def _shown_now(self, folders: Sequence[str], home: str) -> None:
+        """Index the folders not indexed yet, refresh those that changed, and find their
+        secrets again (`_shown_found`)."""
         with self._using:
             for folder in folders:
                 index = self._shown.get(folder)
                 if index is None:
                     index = WorkspaceIndex(folder, excluded=self._excluded())
                     self._shown[folder] = index
-                elif not index.current:
+                elif index.current and folder in self._shown_found:
+                    continue
+                else:
                     index.refresh()
-                indexes.append(index)
-            return _secrets_of(folders, indexes)
+                self._shown_found[folder] = folder_secrets(folder, index, home)
 
     def _current(self, key: str) -> tuple[WorkspaceIndex, NamedPaths]:
         """The workspace's index, made or refreshed now (blocking), following what its git
@@ -202,5 +208,6 @@ class WorkspaceGuards:
             same.close()
         self._indexes.clear()
         self._shown.clear()
+        self._shown_found.clear()
         self._same.clear()
 

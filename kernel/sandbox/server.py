@@ -40,12 +40,13 @@ from kernel.paths import AppPaths
 from kernel.sandbox.bwrap import (
     NAMESPACE_FLAGS,
     NO_NESTED_USERNS,
+    hide_secret,
     mark_mounts,
     proc_hides,
     resolv_mounts,
-    secret_mounts,
 )
 from kernel.sandbox.git_named import named_paths
+from kernel.sandbox.guard import folder_secrets
 from kernel.sandbox.marks import Mark
 from kernel.sandbox.pin import staged_shell
 from kernel.sandbox.samefiles import look_up, same_marks
@@ -102,7 +103,8 @@ def server_bwrap_argv(
     argv += view.system_argv()
     for folder in named:  # its secrets at any depth, as a workspace's
         index = WorkspaceIndex(folder, watch=False, excluded=tuple(_own_folders(paths)))
-        argv += secret_mounts(folder, index.marks.values())
+        argv += [arg for target, is_folder in folder_secrets(folder, index, home)
+                 for arg in hide_secret(target, is_folder)]
     argv += proc_hides()
     if handshake_fds is not None and own_network and resolv_conf is not None:
         argv += resolv_mounts(resolv_conf)

@@ -6,6 +6,7 @@ the workspace's git hooks)."""
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import sys
 import tempfile
@@ -158,12 +159,15 @@ def test_a_project_an_entry_names_is_shown_without_its_secrets_at_any_depth(
     (project / "apps" / "web" / ".env").write_text("TOKEN=canary-deep-91")
     (project / "apps" / "web" / ".ssh").mkdir()
     (project / "apps" / "web" / ".ssh" / "id_ed25519").write_text("canary-key-91")
+    os.link(project / "apps" / "web" / ".env", project / "linked.txt")  # another name
 
     web = project / "apps" / "web"
     out = _called(reins_home, tmp_path, {"command": sys.executable,
                                          "args": [str(project / "server" / "edge.py")]},
                   {"notes": ("read", {"path": str(project / "notes.txt")}),
                    "env": ("read", {"path": str(web / ".env")}),
-                   "key": ("read", {"path": str(web / ".ssh" / "id_ed25519")})})
+                   "key": ("read", {"path": str(web / ".ssh" / "id_ed25519")}),
+                   "linked": ("read", {"path": str(project / "linked.txt")})})
     assert out["notes"] == (True, "plain notes")
     assert "canary-deep-91" not in out["env"][1] and "canary-key-91" not in out["key"][1]
+    assert "canary-deep-91" not in out["linked"][1]

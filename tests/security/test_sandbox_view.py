@@ -151,6 +151,7 @@ def shown_projects() -> Iterator[Path]:
             (app / rel).chmod(0o644)
         (app / "README").write_text("readme-visible\n")
         (app / "README").chmod(0o644)
+        os.link(app / ".env", app / "docs.txt")  # the .env under another name
         for folder in (shown, shown / "team", app, app / ".ssh", app / ".aws"):
             folder.chmod(0o755)
         yield shown
@@ -161,9 +162,10 @@ def shown_projects() -> Iterator[Path]:
 def test_break_2_secrets_deep_in_a_folder_the_settings_show(confined: Confined,
                                                             shown_projects: Path) -> None:
     """`exec.read_only_paths` showing a folder of projects: the one list of secret
-    locations holds inside it at any depth, as inside a workspace."""
+    locations holds inside it at any depth, and for another name (a hard link) of a
+    secret, as inside a workspace."""
     app = shown_projects / "team" / "app"
-    report = confined([f"cat {app / 'README'}", *_reads(app)],
+    report = confined([f"cat {app / 'README'}", f"cat {app / 'docs.txt'}", *_reads(app)],
                       settings={"read_only_paths": [str(shown_projects)]})
     outputs = [o["output"] for o in report["outcomes"]]
     assert "readme-visible" in outputs[0], outputs[0]
